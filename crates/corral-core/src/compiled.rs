@@ -1,0 +1,212 @@
+//! A grammar compiled against a vocabulary: the vocabulary index of the Outlines paper
+//! (Algorithms 3-4), built lazily per state by walking the token trie, or eagerly.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use crate::dfa::{Dfa, DEAD};
+use crate::error::Result;
+use crate::grammar::Grammar;
+use crate::limits::Limits;
+use crate::regex;
+use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
+
+/// The allowed tokens of one automaton state.
+#[derive(Debug)]
+pub(crate) struct StateMask {
+    repr: MaskRepr,
+    /// Number of allowed token ids (EOS included).
+    pub(crate) count: u32,
+    /// The allowed token when `count == 1`.
+    pub(crate) only: Option<u32>,
+}
+
+/// Dense bitmaps for states that allow many tokens; sorted id lists for the rest
+/// (most states of most patterns allow a handful of tokens).
+#[derive(Debug)]
+enum MaskRepr {
+    Dense(Box<[u32]>),
+    Sparse(Box<[u32]>),
+}
+
+impl StateMask {
+    fn from_bits(bits: Vec<u32>) -> StateMask {
+        let count: u32 = bits.iter().map(|w| w.count_ones()).sum();
+        let only = if count == 1 {
+            bits.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, &w)| (i * 32) as u32 + w.trailing_zeros())
+        } else {
+            None
+        };
+        if (count as usize) > bits.len() / 4 {
+            return StateMask { repr: MaskRepr::Dense(bits.into_boxed_slice()), count, only };
+        }
+        let mut ids = Vec::with_capacity(count as usize);
+        for (w, &word) in bits.iter().enumerate() {
+            let mut x = word;
+            while x != 0 {
+                ids.push((w * 32) as u32 + x.trailing_zeros());
+                x &= x - 1;
+            }
+        }
+        StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
+    }
+
+    /// Writes the mask into `out` (one row of `mask_words` words).
+    pub(crate) fn write(&self, out: &mut [u32]) {
+        match &self.repr {
+            MaskRepr::Dense(bits) => out.copy_from_slice(bits),
+            MaskRepr::Sparse(ids) => {
+                out.fill(0);
+                for &t in ids.iter() {
+                    out[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+            }
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match &self.repr {
+                MaskRepr::Dense(b) | MaskRepr::Sparse(b) => b.len() * 4,
+            }
+    }
+}
+
+/// A DFA state stack that the token trie walks.
+struct DfaWalker<'a> {
+    dfa: &'a Dfa,
+    stack: Vec<u32>,
+}
+
+impl ByteRecognizer for DfaWalker<'_> {
+    #[inline(always)]
+    fn push_byte(&mut self, byte: u8) -> bool {
+        let s = self.dfa.next(*self.stack.last().unwrap_or(&DEAD), byte);
+        if s == DEAD {
+            false
+        } else {
+            self.stack.push(s);
+            true
+        }
+    }
+
+    #[inline(always)]
+    fn pop_bytes(&mut self, n: usize) {
+        let len = self.stack.len() - n;
+        self.stack.truncate(len);
+    }
+}
+
+/// A grammar compiled against a vocabulary. Immutable after construction except for the
+/// lazily filled mask cache, which is safe to fill from many threads at once.
+#[derive(Debug)]
+pub struct CompiledGrammar {
+    vocab: Arc<Vocabulary>,
+    grammar: Grammar,
+    dfa: Dfa,
+    masks: Vec<OnceLock<StateMask>>,
+    mask_bytes: AtomicUsize,
+    limits: Limits,
+}
+
+impl CompiledGrammar {
+    /// Compiles `grammar` for `vocab` under `limits`. With `eager`, the mask of every state
+    /// is computed now (the full index of the Outlines paper); otherwise each state's mask
+    /// is computed the first time a matcher reaches it.
+    pub fn new(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
+        let dfa = match grammar {
+            Grammar::Regex(parsed) => regex::build_dfa(parsed, limits)?,
+        };
+        let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
+        let compiled = CompiledGrammar {
+            vocab,
+            grammar: grammar.clone(),
+            dfa,
+            masks,
+            mask_bytes: AtomicUsize::new(0),
+            limits: limits.clone(),
+        };
+        if eager {
+            for s in 1..compiled.dfa.num_states() as u32 {
+                compiled.state_mask(s);
+            }
+        }
+        Ok(compiled)
+    }
+
+    /// The vocabulary this grammar was compiled for.
+    pub fn vocab(&self) -> &Arc<Vocabulary> {
+        &self.vocab
+    }
+
+    /// The grammar.
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// The limits it was compiled under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The automaton.
+    pub fn dfa(&self) -> &Dfa {
+        &self.dfa
+    }
+
+    /// Number of automaton states whose mask is cached.
+    pub fn cached_states(&self) -> usize {
+        self.masks.iter().filter(|m| m.get().is_some()).count()
+    }
+
+    /// Heap bytes used by the automaton and the cached masks (not the vocabulary).
+    pub fn memory_bytes(&self) -> usize {
+        self.dfa.memory_bytes() + self.masks.len() * std::mem::size_of::<OnceLock<StateMask>>()
+            + self.mask_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The mask of a live state, computed on first use.
+    pub(crate) fn state_mask(&self, state: u32) -> &StateMask {
+        self.masks[state as usize].get_or_init(|| {
+            let m = self.compute_mask(state);
+            self.mask_bytes.fetch_add(m.memory_bytes(), Ordering::Relaxed);
+            m
+        })
+    }
+
+    /// Walks the token trie from `state` (Algorithm 4 with shared prefixes walked once and
+    /// dead subtrees skipped).
+    fn compute_mask(&self, state: u32) -> StateMask {
+        let mut bits = vec![0u32; self.vocab.mask_words()];
+        let mut walker = DfaWalker { dfa: &self.dfa, stack: Vec::with_capacity(self.vocab.trie().max_depth() + 1) };
+        walker.stack.push(state);
+        self.vocab.trie().walk(&mut walker, |t| bits[(t >> 5) as usize] |= 1 << (t & 31));
+        if self.dfa.is_accepting(state) {
+            for &e in self.vocab.eos_ids() {
+                bits[(e >> 5) as usize] |= 1 << (e & 31);
+            }
+        }
+        StateMask::from_bits(bits)
+    }
+
+    /// The state after reading token `id` in `state`, or None if the token is not allowed.
+    pub(crate) fn next_state(&self, state: u32, id: u32) -> Option<u32> {
+        if self.vocab.kind(id) != TokenKind::Normal {
+            return None;
+        }
+        let s = self.dfa.walk(state, self.vocab.token_bytes(id));
+        (s != DEAD).then_some(s)
+    }
+}
+
+impl CompiledGrammar {
+    /// Does the constraint accept the whole of `data`?
+    pub fn matches(&self, data: &[u8]) -> bool {
+        self.dfa.matches(data)
+    }
+
+    /// Is the mask of `state` already computed?
+    pub(crate) fn is_cached(&self, state: u32) -> bool {
+        self.masks[state as usize].get().is_some()
+    }
+}

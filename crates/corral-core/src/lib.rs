@@ -1,0 +1,27 @@
+//! corral-core: token masks for constrained decoding of language models.
+//!
+//! The pieces, in data-flow order:
+//! * [`Vocabulary`]: every token id's exact bytes, EOS ids, and the [`vocab::TokenTrie`].
+//! * [`Grammar`]: a validated constraint (today a Python-syntax regex; see `regex`).
+//! * [`CompiledGrammar`]: grammar × vocabulary, with the lazily (or eagerly) built
+//!   state → allowed-tokens index. Immutable and shareable across threads.
+//! * [`Matcher`]: one sequence's position in the grammar; fills int32 bitmasks
+//!   (bit t of word t/32), advances, rolls back.
+//!
+//! [`Limits`] bounds every resource a constraint can consume. This crate has no Python in it.
+
+pub mod compiled;
+pub mod dfa;
+pub mod error;
+pub mod grammar;
+pub mod limits;
+pub mod matcher;
+pub mod regex;
+pub mod vocab;
+
+pub use compiled::CompiledGrammar;
+pub use error::{Error, Result};
+pub use grammar::Grammar;
+pub use limits::Limits;
+pub use matcher::{MaskInfo, Matcher};
+pub use vocab::{TokenKind, Vocabulary};

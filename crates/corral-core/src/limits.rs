@@ -1,0 +1,32 @@
+//! The one place where corral's resource limits live, with their defaults.
+
+/// Caps on the size and time a constraint may cost. Pathological input hits one of these
+/// and gets [`crate::Error::LimitExceeded`] naming it, instead of eating memory or hanging.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// Longest accepted regex pattern, in bytes.
+    pub max_pattern_bytes: usize,
+    /// Deepest nesting of groups/repetitions in a regex.
+    pub regex_nest_limit: u32,
+    /// Heap bytes the Thompson NFA of a regex may use.
+    pub nfa_size_limit: usize,
+    /// Heap bytes the determinized DFA of a regex may use (also bounds determinization work).
+    pub dfa_size_limit: usize,
+    /// Most DFA states a compiled regex may have (after pruning dead states).
+    pub max_dfa_states: usize,
+    /// Most tokens `forced_tokens()` returns in one call.
+    pub max_forced_tokens: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_pattern_bytes: 1 << 20,
+            regex_nest_limit: 250,
+            nfa_size_limit: 64 << 20,
+            dfa_size_limit: 256 << 20,
+            max_dfa_states: 200_000,
+            max_forced_tokens: 256,
+        }
+    }
+}

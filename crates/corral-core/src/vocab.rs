@@ -1,0 +1,372 @@
+//! The vocabulary: token id → exact bytes, EOS ids, and the token trie the masks walk.
+//!
+//! Grammar code meets the vocabulary only through [`TokenTrie::walk`] and a
+//! [`ByteRecognizer`]: it sees bytes, never token strings.
+
+use crate::error::{Error, Result};
+
+/// What a token id is, as far as constraints are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// An ordinary token with at least one byte: allowed when a grammar allows its bytes.
+    Normal,
+    /// A control token (BOS, chat markers, ...): never allowed by a grammar.
+    Special,
+    /// An end-of-sequence token: allowed exactly where the constraint may end.
+    Eos,
+    /// An id with no bytes (a gap, padding up to the logits width, an empty token): never allowed.
+    Missing,
+}
+
+/// One node of the flattened trie. Nodes are stored in depth-first preorder, so a node's
+/// subtree is the index range `self+1 .. subtree_end`, and skipping a dead subtree is one jump.
+#[derive(Debug, Clone, Copy)]
+struct TrieNode {
+    /// One past the last node of this node's subtree.
+    subtree_end: u32,
+    /// Tokens ending at this node are `token_ids[tokens_start .. next node's tokens_start]`.
+    tokens_start: u32,
+    /// Depth = length of the byte string this node spells.
+    depth: u16,
+    /// The last byte of the string this node spells.
+    byte: u8,
+}
+
+/// Something that reads bytes one at a time and can undo them: a DFA state stack, a parser.
+pub trait ByteRecognizer {
+    /// Tries to read `byte`. Returns false (and changes nothing) if no match can follow.
+    fn push_byte(&mut self, byte: u8) -> bool;
+    /// Undoes the last `n` successful `push_byte` calls.
+    fn pop_bytes(&mut self, n: usize);
+}
+
+/// A trie over the byte strings of all normal tokens.
+#[derive(Debug, Clone)]
+pub struct TokenTrie {
+    nodes: Vec<TrieNode>,
+    token_ids: Vec<u32>,
+    max_depth: usize,
+}
+
+impl TokenTrie {
+    /// Builds the trie of `(id, bytes)` pairs (bytes non-empty, at most 65535 long).
+    fn build(tokens: &[(u32, &[u8])]) -> TokenTrie {
+        let mut order: Vec<usize> = (0..tokens.len()).collect();
+        order.sort_unstable_by(|&a, &b| tokens[a].1.cmp(tokens[b].1).then(tokens[a].0.cmp(&tokens[b].0)));
+        let mut nodes = vec![TrieNode { subtree_end: 0, tokens_start: 0, depth: 0, byte: 0 }];
+        let mut token_ids = Vec::with_capacity(tokens.len());
+        // open[d] = index of the node at depth d on the current path.
+        let mut open: Vec<usize> = vec![0];
+        let mut prev: &[u8] = &[];
+        let mut max_depth = 0;
+        for &k in &order {
+            let (id, bytes) = tokens[k];
+            let lcp = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            while open.len() > lcp + 1 {
+                let done = open.pop().unwrap_or(0);
+                nodes[done].subtree_end = nodes.len() as u32;
+            }
+            for (d, &byte) in bytes.iter().enumerate().skip(lcp) {
+                open.push(nodes.len());
+                nodes.push(TrieNode {
+                    subtree_end: 0,
+                    tokens_start: token_ids.len() as u32,
+                    depth: (d + 1) as u16,
+                    byte,
+                });
+            }
+            // Sorted order guarantees the last node is the one spelling `bytes`.
+            token_ids.push(id);
+            max_depth = max_depth.max(bytes.len());
+            prev = bytes;
+        }
+        while let Some(done) = open.pop() {
+            nodes[done].subtree_end = nodes.len() as u32;
+        }
+        // Sentinel so that the last node's token range has an end.
+        nodes.push(TrieNode { subtree_end: 0, tokens_start: token_ids.len() as u32, depth: 0, byte: 0 });
+        TokenTrie { nodes, token_ids, max_depth }
+    }
+
+    /// Number of trie nodes (the root included).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    /// Length in bytes of the longest token.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Walks the trie with `rec`, pruning every subtree whose prefix `rec` rejects, and calls
+    /// `allow(token_id)` for every token whose whole byte string `rec` read. `rec` is left as
+    /// it was.
+    pub fn walk<R: ByteRecognizer, F: FnMut(u32)>(&self, rec: &mut R, mut allow: F) {
+        let nodes = &self.nodes[..];
+        let end = nodes.len() - 1;
+        let mut depth = 0usize; // bytes currently pushed into rec
+        let mut i = 1;
+        while i < end {
+            let node = nodes[i];
+            let parent_depth = node.depth as usize - 1;
+            if depth > parent_depth {
+                rec.pop_bytes(depth - parent_depth);
+                depth = parent_depth;
+            }
+            if rec.push_byte(node.byte) {
+                depth += 1;
+                let (a, b) = (node.tokens_start as usize, nodes[i + 1].tokens_start as usize);
+                for &t in &self.token_ids[a..b] {
+                    allow(t);
+                }
+                i += 1;
+            } else {
+                i = node.subtree_end as usize;
+            }
+        }
+        rec.pop_bytes(depth);
+    }
+
+    /// Heap bytes used.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<TrieNode>() + self.token_ids.len() * 4
+    }
+}
+
+/// A tokenizer's vocabulary as corral sees it: every id's exact bytes and kind.
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    bytes: Vec<u8>,
+    /// Token i's bytes are `bytes[offsets[i]..offsets[i+1]]`.
+    offsets: Vec<u32>,
+    kinds: Vec<TokenKind>,
+    eos: Vec<u32>,
+    size: usize,
+    trie: TokenTrie,
+    fingerprint: u64,
+}
+
+/// FNV-1a: a stable content hash for cache keys (not for security).
+#[derive(Clone, Copy)]
+pub(crate) struct Fnv(pub u64);
+
+impl Fnv {
+    pub(crate) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    pub(crate) fn write(&mut self, data: &[u8]) {
+        for &b in data {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    pub(crate) fn write_u64(&mut self, v: u64) {
+        self.write(&v.to_le_bytes());
+    }
+}
+
+impl Vocabulary {
+    /// Builds a vocabulary.
+    ///
+    /// * `tokens[id]`: the exact bytes of token `id`, or None for an id with no token.
+    /// * `special_ids`: control tokens, never allowed by a grammar.
+    /// * `eos_ids`: end-of-sequence tokens (at least one), allowed exactly where the
+    ///   constraint may end.
+    /// * `size`: the logits width (the model's embedding rows), at least `tokens.len()`;
+    ///   defaults to `tokens.len()`. Ids past the tokens are never allowed.
+    pub fn new(
+        tokens: Vec<Option<Vec<u8>>>,
+        special_ids: &[u32],
+        eos_ids: &[u32],
+        size: Option<usize>,
+    ) -> Result<Vocabulary> {
+        let size = size.unwrap_or(tokens.len());
+        if size < tokens.len() {
+            return Err(Error::Vocabulary(format!(
+                "size {size} is smaller than the number of token ids {}",
+                tokens.len()
+            )));
+        }
+        if size >= u32::MAX as usize {
+            return Err(Error::Vocabulary(format!("size {size} is too large")));
+        }
+        if eos_ids.is_empty() {
+            return Err(Error::Vocabulary("no EOS token id given".into()));
+        }
+        let mut kinds: Vec<TokenKind> = tokens
+            .iter()
+            .map(|t| match t {
+                Some(b) if !b.is_empty() => TokenKind::Normal,
+                _ => TokenKind::Missing,
+            })
+            .collect();
+        kinds.resize(size, TokenKind::Missing);
+        for &id in special_ids {
+            let slot = kinds.get_mut(id as usize).ok_or_else(|| {
+                Error::Vocabulary(format!("special token id {id} is not below size {size}"))
+            })?;
+            *slot = TokenKind::Special;
+        }
+        for &id in eos_ids {
+            let slot = kinds.get_mut(id as usize).ok_or_else(|| {
+                Error::Vocabulary(format!("EOS token id {id} is not below size {size}"))
+            })?;
+            *slot = TokenKind::Eos;
+        }
+        let mut bytes = Vec::new();
+        let mut offsets = Vec::with_capacity(size + 1);
+        offsets.push(0u32);
+        for (id, t) in tokens.iter().enumerate() {
+            if let Some(b) = t {
+                if b.len() > u16::MAX as usize {
+                    return Err(Error::Vocabulary(format!(
+                        "token {id} is {} bytes long; the longest supported is {}",
+                        b.len(),
+                        u16::MAX
+                    )));
+                }
+                bytes.extend_from_slice(b);
+            }
+            if bytes.len() >= u32::MAX as usize {
+                return Err(Error::Vocabulary("token bytes exceed 4 GiB".into()));
+            }
+            offsets.push(bytes.len() as u32);
+        }
+        offsets.resize(size + 1, bytes.len() as u32);
+        let mut eos: Vec<u32> = eos_ids.to_vec();
+        eos.sort_unstable();
+        eos.dedup();
+        let normal: Vec<(u32, &[u8])> = (0..tokens.len())
+            .filter(|&i| kinds[i] == TokenKind::Normal)
+            .map(|i| (i as u32, &bytes[offsets[i] as usize..offsets[i + 1] as usize]))
+            .collect();
+        let trie = TokenTrie::build(&normal);
+        let mut h = Fnv::new();
+        h.write_u64(size as u64);
+        for (i, k) in kinds.iter().enumerate() {
+            h.write(&[*k as u8]);
+            h.write(&bytes[offsets[i] as usize..offsets[i + 1] as usize]);
+            h.write(&[0xff]);
+        }
+        Ok(Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0 })
+    }
+
+    /// The logits width: number of ids a mask covers.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Number of int32 words in one mask row: `ceil(size / 32)`.
+    pub fn mask_words(&self) -> usize {
+        self.size.div_ceil(32)
+    }
+
+    /// The exact bytes of token `id` (empty for special, EOS and missing ids).
+    pub fn token_bytes(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        if i >= self.size || self.kinds[i] != TokenKind::Normal {
+            return &[];
+        }
+        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// The raw bytes stored for `id`, whatever its kind (e.g. a special token's text).
+    pub fn raw_token_bytes(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        if i >= self.size {
+            return &[];
+        }
+        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// The kind of token `id` (`Missing` past the end).
+    pub fn kind(&self, id: u32) -> TokenKind {
+        self.kinds.get(id as usize).copied().unwrap_or(TokenKind::Missing)
+    }
+
+    /// The end-of-sequence ids, sorted.
+    pub fn eos_ids(&self) -> &[u32] {
+        &self.eos
+    }
+
+    /// The token trie over all normal tokens.
+    pub fn trie(&self) -> &TokenTrie {
+        &self.trie
+    }
+
+    /// A content hash of the whole vocabulary (bytes, kinds, size).
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// Heap bytes used.
+    pub fn memory_bytes(&self) -> usize {
+        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Accepts any byte string that is a prefix of one of `words`.
+    struct PrefixOf {
+        words: Vec<Vec<u8>>,
+        buf: Vec<u8>,
+    }
+
+    impl ByteRecognizer for PrefixOf {
+        fn push_byte(&mut self, byte: u8) -> bool {
+            self.buf.push(byte);
+            if self.words.iter().any(|w| w.starts_with(&self.buf)) {
+                true
+            } else {
+                self.buf.pop();
+                false
+            }
+        }
+        fn pop_bytes(&mut self, n: usize) {
+            let len = self.buf.len() - n;
+            self.buf.truncate(len);
+        }
+    }
+
+    fn vocab(tokens: &[&str]) -> Vocabulary {
+        let mut t: Vec<Option<Vec<u8>>> = tokens.iter().map(|s| Some(s.as_bytes().to_vec())).collect();
+        t.push(None); // eos
+        let eos = t.len() as u32 - 1;
+        Vocabulary::new(t, &[], &[eos], None).unwrap()
+    }
+
+    #[test]
+    fn trie_walk_matches_brute_force() {
+        let toks = ["a", "ab", "abc", "b", "ba", "abc", "c", "bab", "x", "abd"];
+        let v = vocab(&toks);
+        for words in [vec!["abc"], vec!["ba", "x"], vec!["abdx"], vec![""]] {
+            let mut rec = PrefixOf { words: words.iter().map(|w| w.as_bytes().to_vec()).collect(), buf: vec![] };
+            let mut got = vec![];
+            v.trie().walk(&mut rec, |t| got.push(t));
+            got.sort();
+            let mut want: Vec<u32> = (0..toks.len() as u32)
+                .filter(|&i| words.iter().any(|w| w.as_bytes().starts_with(toks[i as usize].as_bytes())))
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{words:?}");
+            assert!(rec.buf.is_empty());
+        }
+    }
+
+    #[test]
+    fn kinds_and_errors() {
+        let v = Vocabulary::new(vec![Some(b"a".to_vec()), Some(b"".to_vec()), Some(b"<s>".to_vec())], &[2], &[2], Some(40))
+            .unwrap();
+        assert_eq!(v.kind(0), TokenKind::Normal);
+        assert_eq!(v.kind(1), TokenKind::Missing);
+        assert_eq!(v.kind(2), TokenKind::Eos);
+        assert_eq!(v.kind(39), TokenKind::Missing);
+        assert_eq!(v.mask_words(), 2);
+        assert!(Vocabulary::new(vec![Some(b"a".to_vec())], &[], &[], None).is_err());
+        assert!(Vocabulary::new(vec![Some(b"a".to_vec())], &[], &[5], None).is_err());
+        assert!(Vocabulary::new(vec![Some(b"a".to_vec()); 4], &[], &[0], Some(2)).is_err());
+    }
+}

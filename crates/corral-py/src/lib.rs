@@ -1,0 +1,641 @@
+//! `corral._core`: the thin PyO3 binding of corral-core.
+//!
+//! It only converts arguments, checks buffers, releases the GIL around mask work, and maps
+//! errors to the exception classes defined in `corral/errors.py` (all under
+//! `corral.CorralError`). A Rust panic becomes `corral.InternalError`, never an abort.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use corral_core as core;
+
+/// Raises the `corral.errors` class `name` with `message` and extra attributes.
+fn raise(py: Python<'_>, name: &str, message: String, attrs: &[(&str, Py<PyAny>)]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("corral.errors")?.getattr(name)?;
+        let exc = cls.call1((message.clone(),))?;
+        for (k, v) in attrs {
+            exc.setattr(*k, v.bind(py))?;
+        }
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
+    let message = err.to_string();
+    match err {
+        core::Error::RegexSyntax { pattern, position, .. } => raise(
+            py,
+            "RegexSyntaxError",
+            message,
+            &[("pattern", pattern.into_pyobject(py).unwrap().into_any().unbind()), ("position", position.into_pyobject(py).unwrap().into_any().unbind())],
+        ),
+        core::Error::UnsupportedRegex { construct, pattern, position } => raise(
+            py,
+            "UnsupportedFeatureError",
+            message,
+            &[
+                ("construct", construct.into_pyobject(py).unwrap().into_any().unbind()),
+                ("pattern", pattern.into_pyobject(py).unwrap().into_any().unbind()),
+                ("position", position.into_pyobject(py).unwrap().into_any().unbind()),
+            ],
+        ),
+        core::Error::LimitExceeded { limit, value, .. } => raise(
+            py,
+            "LimitExceededError",
+            message,
+            &[("limit", limit.into_pyobject(py).unwrap().into_any().unbind()), ("value", value.into_pyobject(py).unwrap().into_any().unbind())],
+        ),
+        core::Error::EmptyLanguage { .. } => raise(py, "EmptyLanguageError", message, &[]),
+        core::Error::Vocabulary(_) => raise(py, "VocabularyError", message, &[]),
+        core::Error::InvalidArgument(_) => raise(py, "MatcherError", message, &[]),
+    }
+}
+
+/// Runs `f`, turning a panic into `corral.InternalError` and a core error into its class.
+fn guard<T>(py: Python<'_>, f: impl FnOnce() -> core::Result<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_py_err(py, e)),
+        Err(panic) => Err(internal(py, panic)),
+    }
+}
+
+fn internal(py: Python<'_>, panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    let what = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into());
+    raise(py, "InternalError", format!("internal error in corral (please report this bug): {what}"), &[])
+}
+
+/// Like [`guard`], with the GIL released while `f` runs.
+fn guard_detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) -> PyResult<T> {
+    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_py_err(py, e)),
+        Err(panic) => Err(internal(py, panic)),
+    }
+}
+
+/// Resource limits; see `corral.Limits` in the docs. Defaults come from corral-core.
+#[pyclass(module = "corral._core", name = "Limits", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PyLimits {
+    inner: core::Limits,
+}
+
+#[pymethods]
+impl PyLimits {
+    #[new]
+    #[pyo3(signature = (*, max_pattern_bytes=None, regex_nest_limit=None, nfa_size_limit=None, dfa_size_limit=None, max_dfa_states=None, max_forced_tokens=None))]
+    fn new(
+        max_pattern_bytes: Option<usize>,
+        regex_nest_limit: Option<u32>,
+        nfa_size_limit: Option<usize>,
+        dfa_size_limit: Option<usize>,
+        max_dfa_states: Option<usize>,
+        max_forced_tokens: Option<usize>,
+    ) -> Self {
+        let d = core::Limits::default();
+        PyLimits {
+            inner: core::Limits {
+                max_pattern_bytes: max_pattern_bytes.unwrap_or(d.max_pattern_bytes),
+                regex_nest_limit: regex_nest_limit.unwrap_or(d.regex_nest_limit),
+                nfa_size_limit: nfa_size_limit.unwrap_or(d.nfa_size_limit),
+                dfa_size_limit: dfa_size_limit.unwrap_or(d.dfa_size_limit),
+                max_dfa_states: max_dfa_states.unwrap_or(d.max_dfa_states),
+                max_forced_tokens: max_forced_tokens.unwrap_or(d.max_forced_tokens),
+            },
+        }
+    }
+
+    /// Longest regex pattern, in bytes.
+    #[getter]
+    fn max_pattern_bytes(&self) -> usize {
+        self.inner.max_pattern_bytes
+    }
+    /// Deepest group/repetition nesting in a regex.
+    #[getter]
+    fn regex_nest_limit(&self) -> u32 {
+        self.inner.regex_nest_limit
+    }
+    /// Heap bytes for a regex's NFA.
+    #[getter]
+    fn nfa_size_limit(&self) -> usize {
+        self.inner.nfa_size_limit
+    }
+    /// Heap bytes for a regex's DFA (also bounds determinization).
+    #[getter]
+    fn dfa_size_limit(&self) -> usize {
+        self.inner.dfa_size_limit
+    }
+    /// Most DFA states after pruning.
+    #[getter]
+    fn max_dfa_states(&self) -> usize {
+        self.inner.max_dfa_states
+    }
+    /// Most tokens one `forced_tokens()` call returns.
+    #[getter]
+    fn max_forced_tokens(&self) -> usize {
+        self.inner.max_forced_tokens
+    }
+
+    fn __repr__(&self) -> String {
+        let l = &self.inner;
+        format!(
+            "Limits(max_pattern_bytes={}, regex_nest_limit={}, nfa_size_limit={}, dfa_size_limit={}, max_dfa_states={}, max_forced_tokens={})",
+            l.max_pattern_bytes, l.regex_nest_limit, l.nfa_size_limit, l.dfa_size_limit, l.max_dfa_states, l.max_forced_tokens
+        )
+    }
+}
+
+/// Token id → exact bytes, EOS and special ids, the logits width, and the token trie.
+#[pyclass(module = "corral._core", name = "Vocabulary", frozen)]
+struct PyVocabulary {
+    inner: Arc<core::Vocabulary>,
+}
+
+#[pymethods]
+impl PyVocabulary {
+    #[new]
+    #[pyo3(signature = (token_bytes, eos_token_ids, special_token_ids, size=None))]
+    fn new(
+        py: Python<'_>,
+        token_bytes: Vec<Option<Vec<u8>>>,
+        eos_token_ids: Vec<u32>,
+        special_token_ids: Vec<u32>,
+        size: Option<usize>,
+    ) -> PyResult<Self> {
+        let v = guard_detached(py, move || core::Vocabulary::new(token_bytes, &special_token_ids, &eos_token_ids, size))?;
+        Ok(PyVocabulary { inner: Arc::new(v) })
+    }
+
+    /// The logits width (number of ids a mask covers).
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    /// int32 words per mask row: ceil(size / 32).
+    #[getter]
+    fn mask_width(&self) -> usize {
+        self.inner.mask_words()
+    }
+
+    /// End-of-sequence ids.
+    #[getter]
+    fn eos_token_ids(&self) -> Vec<u32> {
+        self.inner.eos_ids().to_vec()
+    }
+
+    /// Ids that a grammar never allows (special, EOS, and ids with no bytes).
+    #[getter]
+    fn special_token_ids(&self) -> Vec<u32> {
+        (0..self.inner.size() as u32).filter(|&i| self.inner.kind(i) == core::TokenKind::Special).collect()
+    }
+
+    /// Content hash of the vocabulary, used for caching compiled grammars.
+    #[getter]
+    fn fingerprint(&self) -> String {
+        format!("{:016x}", self.inner.fingerprint())
+    }
+
+    /// Number of nodes in the token trie.
+    #[getter]
+    fn trie_nodes(&self) -> usize {
+        self.inner.trie().num_nodes()
+    }
+
+    /// The exact bytes token `id` stands for ('' for special, EOS and missing ids).
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        if id as usize >= self.inner.size() {
+            return Err(to_py_err(py, core::Error::Vocabulary(format!("token id {id} is out of range (size {})", self.inner.size()))));
+        }
+        Ok(PyBytes::new(py, self.inner.token_bytes(id)))
+    }
+
+    /// The kind of token `id`: "normal", "special", "eos" or "missing".
+    fn token_kind(&self, id: u32) -> &'static str {
+        match self.inner.kind(id) {
+            core::TokenKind::Normal => "normal",
+            core::TokenKind::Special => "special",
+            core::TokenKind::Eos => "eos",
+            core::TokenKind::Missing => "missing",
+        }
+    }
+
+    /// Concatenated bytes of a token sequence (special tokens contribute nothing).
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> Bound<'py, PyBytes> {
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend_from_slice(self.inner.token_bytes(id));
+        }
+        PyBytes::new(py, &out)
+    }
+}
+
+/// A validated constraint, not yet tied to a vocabulary.
+#[pyclass(module = "corral._core", name = "Grammar", frozen)]
+struct PyGrammar {
+    inner: core::Grammar,
+}
+
+#[pymethods]
+impl PyGrammar {
+    /// Parses a Python `re` pattern (fullmatch meaning). Raises on syntax errors and on
+    /// constructs a DFA cannot express.
+    ///
+    /// `classes`: `(digit, word, space)` lists of inclusive code-point ranges giving the
+    /// interpreter's `\d \w \s`; without it, corral's built-in Unicode tables are used.
+    #[staticmethod]
+    #[pyo3(signature = (pattern, limits=None, classes=None))]
+    #[allow(clippy::type_complexity)]
+    fn regex(
+        py: Python<'_>,
+        pattern: &str,
+        limits: Option<PyRef<'_, PyLimits>>,
+        classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+    ) -> PyResult<Self> {
+        let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
+        let inner = guard(py, || core::Grammar::regex(pattern, &limits, classes.as_ref()))?;
+        Ok(PyGrammar { inner })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<corral._core.Grammar {}>", self.inner.describe())
+    }
+}
+
+/// A grammar compiled for one vocabulary: immutable and shareable across threads.
+#[pyclass(module = "corral._core", name = "CompiledGrammar", frozen)]
+struct PyCompiledGrammar {
+    inner: Arc<core::CompiledGrammar>,
+}
+
+#[pymethods]
+impl PyCompiledGrammar {
+    /// A new matcher at the start of the grammar.
+    fn matcher(&self) -> PyMatcher {
+        PyMatcher { inner: core::Matcher::new(self.inner.clone()) }
+    }
+
+    /// Number of automaton states (the dead state included).
+    #[getter]
+    fn num_states(&self) -> usize {
+        self.inner.dfa().num_states()
+    }
+
+    /// Number of states whose mask has been computed.
+    #[getter]
+    fn cached_states(&self) -> usize {
+        self.inner.cached_states()
+    }
+
+    /// Heap bytes of the automaton and cached masks.
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+
+    /// Does the constraint accept the whole of `data` (as output bytes)?
+    fn matches(&self, data: &[u8]) -> bool {
+        self.inner.matches(data)
+    }
+
+    /// The vocabulary's logits width.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab().size()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<corral.CompiledGrammar {} states={} cached={}>",
+            self.inner.grammar().describe(),
+            self.inner.dfa().num_states(),
+            self.inner.cached_states()
+        )
+    }
+}
+
+/// Compiles a grammar against a vocabulary (GIL released).
+#[pyfunction]
+#[pyo3(signature = (grammar, vocab, limits=None, eager=false))]
+fn compile(
+    py: Python<'_>,
+    grammar: PyRef<'_, PyGrammar>,
+    vocab: PyRef<'_, PyVocabulary>,
+    limits: Option<PyRef<'_, PyLimits>>,
+    eager: bool,
+) -> PyResult<PyCompiledGrammar> {
+    let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+    let g = grammar.inner.clone();
+    let v = vocab.inner.clone();
+    let compiled = guard_detached(py, move || core::CompiledGrammar::new(&g, v, &limits, eager))?;
+    Ok(PyCompiledGrammar { inner: Arc::new(compiled) })
+}
+
+/// A writable, C-contiguous int32 buffer: its base pointer and shape as (rows, words).
+struct MaskBuffer {
+    buf: PyBuffer<i32>,
+    rows: usize,
+    words: usize,
+}
+
+impl MaskBuffer {
+    fn get(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<MaskBuffer> {
+        let buf = match PyBuffer::<i32>::get(obj) {
+            Ok(b) => b,
+            Err(first) => {
+                // torch tensors have no buffer protocol; CPU ones share memory via .numpy().
+                if obj.hasattr("numpy")? && obj.hasattr("device")? {
+                    let device = obj.getattr("device")?.getattr("type")?.extract::<String>()?;
+                    if device != "cpu" {
+                        return Err(raise(
+                            py,
+                            "MatcherError",
+                            format!(
+                                "bitmask is on device '{device}': fill a CPU bitmask (corral.allocate_bitmask) and copy it, \
+                                 or use corral.fill_bitmask_on_device"
+                            ),
+                            &[],
+                        ));
+                    }
+                    PyBuffer::<i32>::get(&obj.call_method0("numpy")?)?
+                } else {
+                    return Err(raise(
+                        py,
+                        "MatcherError",
+                        format!("bitmask must be an int32 array (numpy or torch), from corral.allocate_bitmask: {first}"),
+                        &[],
+                    ));
+                }
+            }
+        };
+        if buf.readonly() {
+            return Err(raise(py, "MatcherError", "bitmask is read-only".into(), &[]));
+        }
+        if !buf.is_c_contiguous() {
+            return Err(raise(py, "MatcherError", "bitmask must be C-contiguous".into(), &[]));
+        }
+        let (rows, words) = match buf.shape() {
+            [w] => (1, *w),
+            [r, w] => (*r, *w),
+            s => {
+                return Err(raise(py, "MatcherError", format!("bitmask must have 1 or 2 dimensions, got shape {s:?}"), &[]));
+            }
+        };
+        Ok(MaskBuffer { buf, rows, words })
+    }
+
+    /// The row as a raw pointer (address), checked against the expected width.
+    fn row(&self, py: Python<'_>, row: usize, expect_words: usize) -> PyResult<usize> {
+        if self.words != expect_words {
+            return Err(raise(
+                py,
+                "MatcherError",
+                format!("bitmask rows have {} int32 words, the vocabulary needs {expect_words}", self.words),
+                &[],
+            ));
+        }
+        if row >= self.rows {
+            return Err(raise(py, "MatcherError", format!("row {row} is out of range for a bitmask of {} rows", self.rows), &[]));
+        }
+        Ok(self.buf.buf_ptr() as usize + row * self.words * 4)
+    }
+}
+
+/// Writes one mask into the row at `addr` (a pointer into a live, checked buffer).
+fn fill_at(source: &core::matcher::MaskSource, addr: usize, words: usize) -> core::Result<core::MaskInfo> {
+    // SAFETY: `addr` points at `words` int32s inside a writable C-contiguous buffer that the
+    // caller keeps alive (the PyBuffer is held) for the duration of this call.
+    let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u32, words) };
+    source.fill(out)
+}
+
+fn dead_end(py: Python<'_>, tokens: usize) -> PyErr {
+    raise(
+        py,
+        "DeadEndError",
+        format!(
+            "no token of the vocabulary can continue the output after {tokens} tokens: the constraint \
+             needs bytes that no token provides"
+        ),
+        &[],
+    )
+}
+
+/// One sequence's position in a compiled grammar.
+#[pyclass(module = "corral._core", name = "Matcher")]
+struct PyMatcher {
+    inner: core::Matcher,
+}
+
+#[pymethods]
+impl PyMatcher {
+    /// Writes the allowed-token bitmask into `bitmask[row]` (int32, bit t of word t//32).
+    /// Mask computation runs with the GIL released. Raises DeadEndError if no token is
+    /// allowed.
+    #[pyo3(signature = (bitmask, row=0))]
+    fn fill_bitmask(&self, py: Python<'_>, bitmask: &Bound<'_, PyAny>, row: usize) -> PyResult<()> {
+        let buf = MaskBuffer::get(py, bitmask)?;
+        let words = self.inner.grammar().vocab().mask_words();
+        let addr = buf.row(py, row, words)?;
+        let source = self.inner.mask_source();
+        let info = if self.inner.mask_is_cached() {
+            // A cached mask is one memcpy: cheaper than releasing and retaking the GIL.
+            guard(py, || fill_at(&source, addr, words))?
+        } else {
+            guard_detached(py, move || fill_at(&source, addr, words))?
+        };
+        drop(buf);
+        if info.allowed == 0 {
+            return Err(dead_end(py, self.inner.num_tokens()));
+        }
+        Ok(())
+    }
+
+    /// Consumes `token`; returns False (state unchanged) if the grammar does not allow it.
+    fn advance(&mut self, py: Python<'_>, token: u32) -> PyResult<bool> {
+        guard(py, || self.inner.advance(token))
+    }
+
+    /// Would `token` be accepted now?
+    fn is_allowed(&self, token: u32) -> bool {
+        self.inner.is_allowed(token)
+    }
+
+    /// Undoes the last `n` accepted tokens.
+    #[pyo3(signature = (n=1))]
+    fn rollback(&mut self, py: Python<'_>, n: usize) -> PyResult<()> {
+        guard(py, || self.inner.rollback(n))
+    }
+
+    /// Returns to the start of the grammar.
+    fn reset(&mut self) {
+        self.inner.reset()
+    }
+
+    /// May the output end here (is EOS allowed)?
+    fn is_accepting(&self) -> bool {
+        self.inner.is_accepting()
+    }
+
+    /// Has EOS been accepted?
+    fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+
+    /// Tokens that are the only way forward (ending with EOS if ending is forced).
+    fn forced_tokens(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
+        guard_detached(py, || Ok(self.inner.forced_tokens()))
+    }
+
+    /// Number of tokens accepted so far (EOS included).
+    #[getter]
+    fn num_tokens(&self) -> usize {
+        self.inner.num_tokens()
+    }
+
+    /// An independent copy of this matcher (same grammar, same history).
+    fn copy(&self) -> PyMatcher {
+        PyMatcher { inner: self.inner.clone() }
+    }
+
+    fn __copy__(&self) -> PyMatcher {
+        self.copy()
+    }
+}
+
+/// Fills `bitmask[i]` for each matcher `i` (or rows given by `rows`), with the GIL released
+/// and the uncached rows computed in parallel.
+#[pyfunction]
+#[pyo3(signature = (matchers, bitmask, rows=None))]
+fn fill_bitmasks(
+    py: Python<'_>,
+    matchers: Vec<PyRef<'_, PyMatcher>>,
+    bitmask: &Bound<'_, PyAny>,
+    rows: Option<Vec<usize>>,
+) -> PyResult<()> {
+    let buf = MaskBuffer::get(py, bitmask)?;
+    let rows = rows.unwrap_or_else(|| (0..matchers.len()).collect());
+    if rows.len() != matchers.len() {
+        return Err(raise(py, "MatcherError", format!("{} matchers but {} rows", matchers.len(), rows.len()), &[]));
+    }
+    let mut jobs = Vec::with_capacity(matchers.len());
+    let mut seen = std::collections::HashSet::new();
+    for (m, &row) in matchers.iter().zip(&rows) {
+        if !seen.insert(row) {
+            return Err(raise(py, "MatcherError", format!("row {row} is given twice"), &[]));
+        }
+        let words = m.inner.grammar().vocab().mask_words();
+        jobs.push((m.inner.mask_source(), buf.row(py, row, words)?, words, m.inner.num_tokens()));
+    }
+    let results: Vec<core::Result<core::MaskInfo>> = py.detach(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
+        if threads == 1 {
+            return jobs.iter().map(|(s, a, w, _)| fill_at(s, *a, *w)).collect();
+        }
+        let chunk = jobs.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().map(|(s, a, w, _)| fill_at(s, *a, *w)).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(core::Error::InvalidArgument("mask thread panicked".into()))]))
+                .collect()
+        })
+    });
+    drop(buf);
+    for (r, job) in results.into_iter().zip(&jobs) {
+        let info = r.map_err(|e| to_py_err(py, e))?;
+        if info.allowed == 0 {
+            return Err(dead_end(py, job.3));
+        }
+    }
+    Ok(())
+}
+
+/// Sets `logits[i, t] = -inf` wherever bit t of `bitmask[i]` is clear (float32 or float64,
+/// C-contiguous, 1 or 2 dimensions). Ids past the mask's width are masked too.
+#[pyfunction]
+fn apply_bitmask_inplace(py: Python<'_>, logits: &Bound<'_, PyAny>, bitmask: &Bound<'_, PyAny>) -> PyResult<()> {
+    let mask = MaskBuffer::get(py, bitmask)?;
+    let m: Vec<i32> = mask.buf.to_vec(py)?;
+    if let Ok(buf) = PyBuffer::<f32>::get(logits) {
+        apply_typed(py, &buf, &m, mask.rows, mask.words, f32::NEG_INFINITY)
+    } else if let Ok(buf) = PyBuffer::<f64>::get(logits) {
+        apply_typed(py, &buf, &m, mask.rows, mask.words, f64::NEG_INFINITY)
+    } else {
+        Err(PyTypeError::new_err("logits must be a float32 or float64 buffer"))
+    }
+}
+
+fn apply_typed<T: pyo3::buffer::Element + Copy + Send + Sync>(
+    py: Python<'_>,
+    buf: &PyBuffer<T>,
+    mask: &[i32],
+    mask_rows: usize,
+    words: usize,
+    neg_inf: T,
+) -> PyResult<()> {
+    if buf.readonly() || !buf.is_c_contiguous() {
+        return Err(raise(py, "MatcherError", "logits must be writable and C-contiguous".into(), &[]));
+    }
+    let (rows, width) = match buf.shape() {
+        [w] => (1, *w),
+        [r, w] => (*r, *w),
+        s => return Err(raise(py, "MatcherError", format!("logits must have 1 or 2 dimensions, got {s:?}"), &[])),
+    };
+    if rows != mask_rows {
+        return Err(raise(py, "MatcherError", format!("logits have {rows} rows but the bitmask has {mask_rows}"), &[]));
+    }
+    let addr = buf.buf_ptr() as usize;
+    py.detach(|| {
+        // SAFETY: the buffer is held, writable, C-contiguous, rows * width elements of T.
+        let logits = unsafe { std::slice::from_raw_parts_mut(addr as *mut T, rows * width) };
+        for r in 0..rows {
+            let row = &mut logits[r * width..(r + 1) * width];
+            let bits = &mask[r * words..(r + 1) * words];
+            for (t, x) in row.iter_mut().enumerate() {
+                let w = t >> 5;
+                if w >= words || (bits[w] as u32 >> (t & 31)) & 1 == 0 {
+                    *x = neg_inf;
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Panics on purpose, to test that a Rust panic reaches Python as corral.InternalError.
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    guard(py, || -> core::Result<()> { panic!("deliberate test panic") })
+}
+
+/// The native module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyLimits>()?;
+    m.add_class::<PyVocabulary>()?;
+    m.add_class::<PyGrammar>()?;
+    m.add_class::<PyCompiledGrammar>()?;
+    m.add_class::<PyMatcher>()?;
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(fill_bitmasks, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_bitmask_inplace, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    Ok(())
+}

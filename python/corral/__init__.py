@@ -1,0 +1,49 @@
+"""corral: make a language model's output follow a constraint, with exact token masks.
+
+>>> import corral
+>>> vocab = corral.Vocabulary.from_token_bytes([b"1", b"2", b"a", b""], eos_token_ids=[3])
+>>> matcher = corral.compile(corral.Grammar.regex(r"\\d+"), vocab).matcher()
+"""
+
+from ._core import CompiledGrammar, Limits, Matcher
+from .compiler import clear_cache, compile
+from .errors import (
+    CorralError,
+    DeadEndError,
+    EmptyLanguageError,
+    GrammarError,
+    InternalError,
+    LimitExceededError,
+    MatcherError,
+    RegexSyntaxError,
+    UnsupportedFeatureError,
+    VocabularyError,
+)
+from .grammar import Grammar
+from .masking import allocate_bitmask, apply_bitmask, fill_bitmasks
+from .vocabulary import Vocabulary
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CompiledGrammar",
+    "CorralError",
+    "DeadEndError",
+    "EmptyLanguageError",
+    "Grammar",
+    "GrammarError",
+    "InternalError",
+    "Limits",
+    "LimitExceededError",
+    "Matcher",
+    "MatcherError",
+    "RegexSyntaxError",
+    "UnsupportedFeatureError",
+    "Vocabulary",
+    "VocabularyError",
+    "allocate_bitmask",
+    "apply_bitmask",
+    "clear_cache",
+    "compile",
+    "fill_bitmasks",
+]

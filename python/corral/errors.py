@@ -1,0 +1,70 @@
+"""corral's exceptions. Every error corral raises is a :class:`CorralError`."""
+
+from __future__ import annotations
+
+
+class CorralError(Exception):
+    """Base class of every error corral raises."""
+
+
+class GrammarError(CorralError, ValueError):
+    """A constraint (regex, grammar, schema) is invalid."""
+
+
+class RegexSyntaxError(GrammarError):
+    """A regex does not parse. ``position`` is the character offset of the problem."""
+
+    pattern: str = ""
+    position: int = -1
+
+
+class UnsupportedFeatureError(GrammarError):
+    """Valid syntax that corral cannot enforce exactly (e.g. a backreference in a regex).
+
+    ``construct`` names it; ``position`` is its character offset in ``pattern``.
+    """
+
+    construct: str = ""
+    pattern: str = ""
+    position: int = -1
+
+
+class EmptyLanguageError(GrammarError):
+    """The constraint matches no string at all, so no output could satisfy it."""
+
+
+class LimitExceededError(CorralError):
+    """A documented resource limit (:class:`corral.Limits`) was hit. ``limit`` names it."""
+
+    limit: str = ""
+    value: int = 0
+
+
+class VocabularyError(CorralError, ValueError):
+    """A vocabulary or tokenizer cannot be used."""
+
+
+class MatcherError(CorralError, ValueError):
+    """A bad call on a matcher or mask: wrong bitmask shape, rollback too far, bad token id."""
+
+
+class DeadEndError(CorralError):
+    """No token of the vocabulary can continue the output in the current state."""
+
+
+class InternalError(CorralError):
+    """A bug in corral (a Rust panic turned into an exception). Please report it."""
+
+
+__all__ = [
+    "CorralError",
+    "GrammarError",
+    "RegexSyntaxError",
+    "UnsupportedFeatureError",
+    "EmptyLanguageError",
+    "LimitExceededError",
+    "VocabularyError",
+    "MatcherError",
+    "DeadEndError",
+    "InternalError",
+]

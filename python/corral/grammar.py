@@ -1,0 +1,110 @@
+"""Constraint descriptions: :class:`Grammar` and its constructors."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Union
+
+from . import _core
+from .errors import GrammarError
+
+# Python `re` flags that have an inline spelling, in the order Python prints them.
+_INLINE_FLAGS = (
+    (re.ASCII, "a"),
+    (re.IGNORECASE, "i"),
+    (re.MULTILINE, "m"),
+    (re.DOTALL, "s"),
+    (re.VERBOSE, "x"),
+)
+
+
+# A backslash followed by d, w or s (either case) may be a Perl class.
+_PERL_CLASS = re.compile(r"\\[dwsDWS]")
+
+
+@functools.lru_cache(maxsize=1)
+def _python_perl_classes() -> tuple:
+    """This interpreter's ``\\d \\w \\s`` as code-point ranges, read off ``re`` itself.
+
+    Python's classes follow its own Unicode database, which may be older or newer than the
+    Rust tables; passing them makes a pattern mean exactly what ``re.fullmatch`` means here.
+    Costs ~0.1 s once per process, on the first pattern that uses one of them.
+    """
+    import numpy as np
+
+    low = np.arange(0, 0xD800, dtype="<u4")
+    high = np.arange(0xE000, 0x110000, dtype="<u4")
+    text = np.concatenate([low, high]).tobytes().decode("utf-32-le")
+
+    def code_point(index: int) -> int:
+        return index if index < 0xD800 else index + 0x800  # skip the surrogates
+
+    def ranges(pattern: str) -> list:
+        out = []
+        for m in re.finditer(pattern, text):
+            a, b = m.start(), m.end() - 1
+            if a < 0xD800 <= b:  # a run across the surrogate gap is two ranges
+                out.append((chr(a), chr(0xD7FF)))
+                a = 0xD800
+            out.append((chr(code_point(a)), chr(code_point(b))))
+        return out
+
+    return (ranges(r"\d+"), ranges(r"\w+"), ranges(r"\s+"))
+
+
+class Grammar:
+    """A validated constraint on the model's output, independent of any vocabulary.
+
+    Build one with a constructor (``Grammar.regex(...)``), then pair it with a
+    :class:`~corral.Vocabulary` through :func:`corral.compile`. Grammars compare and hash by
+    content, which is what the compile cache keys on.
+    """
+
+    __slots__ = ("_inner", "_kind", "_source")
+
+    def __init__(self, inner: _core.Grammar, kind: str, source: str):
+        self._inner = inner
+        self._kind = kind
+        self._source = source
+
+    @classmethod
+    def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
+        """A regular expression in Python ``re`` syntax, with the meaning of ``re.fullmatch``.
+
+        Unicode ``\\d \\w \\s`` as in Python; ``.`` and negated classes match whole UTF-8
+        characters. A compiled ``re.Pattern`` is accepted (its flags are kept).
+
+        Raises :class:`~corral.RegexSyntaxError` for invalid syntax and
+        :class:`~corral.UnsupportedFeatureError` for backreferences, look-around, possessive
+        quantifiers, atomic groups, word boundaries and anchors in the middle of the
+        pattern, each with its position.
+        """
+        if isinstance(pattern, re.Pattern):
+            if isinstance(pattern.pattern, bytes):
+                raise GrammarError("bytes patterns are not supported: use a str pattern")
+            flags = "".join(ch for flag, ch in _INLINE_FLAGS if pattern.flags & flag)
+            pattern = (f"(?{flags})" if flags else "") + pattern.pattern
+        if not isinstance(pattern, str):
+            raise TypeError(f"Grammar.regex expects a str pattern, got {type(pattern).__name__}")
+        classes = _python_perl_classes() if _PERL_CLASS.search(pattern) else None
+        return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern)
+
+    @property
+    def kind(self) -> str:
+        """The front-end that built this grammar (``"regex"``, ...)."""
+        return self._kind
+
+    @property
+    def source(self) -> str:
+        """The grammar's source text (the pattern, for a regex)."""
+        return self._source
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Grammar) and (self._kind, self._source) == (other._kind, other._source)
+
+    def __hash__(self) -> int:
+        return hash((self._kind, self._source))
+
+    def __repr__(self) -> str:
+        return f"Grammar.{self._kind}({self._source!r})"

