@@ -197,16 +197,75 @@ impl CompiledGrammar {
         let s = self.dfa.walk(state, self.vocab.token_bytes(id));
         (s != DEAD).then_some(s)
     }
-}
 
-impl CompiledGrammar {
     /// Does the constraint accept the whole of `data`?
     pub fn matches(&self, data: &[u8]) -> bool {
         self.dfa.matches(data)
     }
+}
 
-    /// Is the mask of `state` already computed?
-    pub(crate) fn is_cached(&self, state: u32) -> bool {
-        self.masks[state as usize].get().is_some()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Matcher;
+
+    /// Every byte string of length 1..=3 over a small alphabet that includes the halves of a
+    /// two-byte UTF-8 character, plus EOS.
+    fn all_short_tokens() -> Vocabulary {
+        let alphabet: [u8; 6] = [b'a', b'b', b'1', b'.', 0xc3, 0xa9];
+        let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
+        for len in 1..=3 {
+            for mut n in 0..alphabet.len().pow(len) {
+                let mut t = Vec::new();
+                for _ in 0..len {
+                    t.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                toks.push(Some(t));
+            }
+        }
+        toks.push(None);
+        let eos = toks.len() as u32 - 1;
+        Vocabulary::new(toks, &[], &[eos], None).unwrap()
+    }
+
+    #[test]
+    fn trie_masks_equal_brute_force_on_every_state() {
+        let vocab = Arc::new(all_short_tokens());
+        for pattern in [r"a+b?", r"(ab|1\.)*é", r"[^a]{2,5}", r"\d+(\.\d+)?", r"(a|é)b(1|\.)+", ""] {
+            let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+            let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), true).unwrap();
+            for state in 1..c.dfa().num_states() as u32 {
+                let mut got = vec![0u32; vocab.mask_words()];
+                c.state_mask(state).write(&mut got);
+                for id in 0..vocab.size() as u32 {
+                    let want = match vocab.kind(id) {
+                        TokenKind::Normal => c.dfa().walk(state, vocab.token_bytes(id)) != DEAD,
+                        TokenKind::Eos => c.dfa().is_accepting(state),
+                        _ => false,
+                    };
+                    let bit = got[(id >> 5) as usize] >> (id & 31) & 1 == 1;
+                    assert_eq!(bit, want, "/{pattern}/ state {state} token {id}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn matcher_rejects_and_rolls_back() {
+        let vocab = Arc::new(all_short_tokens());
+        let g = Grammar::regex(r"ab1", &Limits::default(), None).unwrap();
+        let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
+        let id = |s: &[u8]| (0..vocab.size() as u32).find(|&i| vocab.token_bytes(i) == s).unwrap();
+        let mut m = Matcher::new(c);
+        assert!(!m.advance(id(b"b")).unwrap());
+        assert!(m.advance(id(b"ab")).unwrap());
+        assert!(!m.is_accepting());
+        assert!(m.advance(id(b"1")).unwrap());
+        assert!(m.is_accepting());
+        m.rollback(1).unwrap();
+        assert!(!m.is_accepting());
+        assert!(m.rollback(2).is_err());
+        assert_eq!(m.forced_tokens(), vec![id(b"1"), vocab.eos_ids()[0]]);
     }
 }

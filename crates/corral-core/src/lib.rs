@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! corral-core: token masks for constrained decoding of language models.
 //!
 //! The pieces, in data-flow order:

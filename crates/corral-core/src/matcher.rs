@@ -50,12 +50,6 @@ impl Matcher {
         fill_state_mask(&self.grammar, self.current(), out)
     }
 
-    /// Is the mask of the current state already computed (so filling it is a copy)?
-    pub fn mask_is_cached(&self) -> bool {
-        let state = self.current();
-        state == FINISHED || self.grammar.is_cached(state)
-    }
-
     /// Would `token` be accepted now?
     pub fn is_allowed(&self, token: u32) -> bool {
         let state = self.current();

@@ -195,11 +195,9 @@ fn rewrite(pattern: &str) -> Result<Rewritten> {
                 ' ' | '\t' | '\n' | '\r' | '#' if verbose => out.push(&format!("\\{c}"), i),
                 _ => out.push(&c.to_string(), i),
             }
-            if c == '&' || c == '-' || c == '~' {
-                if next == Some(c) {
-                    i += 2;
-                    continue;
-                }
+            if matches!(c, '&' | '-' | '~') && next == Some(c) {
+                i += 2;
+                continue;
             }
             i += 1;
             continue;
@@ -344,9 +342,6 @@ fn rewrite(pattern: &str) -> Result<Rewritten> {
                     out.push("?", i + 1);
                     i += 2;
                     after_quantifier = false;
-                    if chars.get(i) == Some(&'+') {
-                        // `*?+` is a syntax error in Python too; let regex-syntax say so.
-                    }
                     continue;
                 }
                 i += 1;
