@@ -9,6 +9,7 @@ import numpy as np
 
 from .compiler import compile as compile_grammar
 from .grammar import Grammar
+from .errors import InternalError
 from .masking import allocate_bitmask, apply_bitmask
 
 
@@ -80,7 +81,7 @@ def generate_tokens(
             apply_bitmask(logits, bitmask[0])
         tok = _sample(logits, rng, temperature)
         if matcher is not None and not matcher.advance(tok):
-            raise AssertionError(f"sampled token {tok} that the mask allowed but the matcher rejected")
+            raise InternalError(f"sampled token {tok} that the mask allowed but the matcher rejected")
         if tok in eos:
             result.finished = True
             break

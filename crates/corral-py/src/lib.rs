@@ -10,6 +10,7 @@ use std::sync::Arc;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 use pyo3::types::PyBytes;
 
 use corral_core as core;
@@ -27,6 +28,11 @@ fn raise(py: Python<'_>, name: &str, message: String, attrs: &[(&str, Py<PyAny>)
     build().unwrap_or_else(|e| e)
 }
 
+/// A Python object for an exception attribute (None if the conversion fails).
+fn val<'py, T: IntoPyObjectExt<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
+    v.into_py_any(py).unwrap_or_else(|_| py.None())
+}
+
 fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
     let message = err.to_string();
     match err {
@@ -34,23 +40,23 @@ fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
             py,
             "RegexSyntaxError",
             message,
-            &[("pattern", pattern.into_pyobject(py).unwrap().into_any().unbind()), ("position", position.into_pyobject(py).unwrap().into_any().unbind())],
+            &[("pattern", val(py, pattern)), ("position", val(py, position))],
         ),
         core::Error::UnsupportedRegex { construct, pattern, position } => raise(
             py,
             "UnsupportedFeatureError",
             message,
             &[
-                ("construct", construct.into_pyobject(py).unwrap().into_any().unbind()),
-                ("pattern", pattern.into_pyobject(py).unwrap().into_any().unbind()),
-                ("position", position.into_pyobject(py).unwrap().into_any().unbind()),
+                ("construct", val(py, construct)),
+                ("pattern", val(py, pattern)),
+                ("position", val(py, position)),
             ],
         ),
         core::Error::LimitExceeded { limit, value, .. } => raise(
             py,
             "LimitExceededError",
             message,
-            &[("limit", limit.into_pyobject(py).unwrap().into_any().unbind()), ("value", value.into_pyobject(py).unwrap().into_any().unbind())],
+            &[("limit", val(py, limit)), ("value", val(py, value))],
         ),
         core::Error::EmptyLanguage { .. } => raise(py, "EmptyLanguageError", message, &[]),
         core::Error::Vocabulary(_) => raise(py, "VocabularyError", message, &[]),
