@@ -321,3 +321,18 @@ def test_vocabulary_errors():
         corral.Vocabulary.from_token_bytes([b"a"], eos_token_ids=[3])
     with pytest.raises(corral.VocabularyError, match="smaller"):
         corral.Vocabulary.from_token_bytes([b"a", b"b", b"c"], eos_token_ids=[0], size=2)
+
+
+def test_choice_grammar(deepseek):
+    options = ["yes", "no", "maybe so", "a.b*c", "日本", ""]
+    g = corral.Grammar.choice(options)
+    assert g.kind == "choice"
+    c = corral.compile(g, deepseek.vocab)
+    for s in options:
+        assert c.matches(s.encode())
+    for s in ["ye", "yes ", "abbc", "nope"]:
+        assert not c.matches(s.encode())
+    with pytest.raises(corral.GrammarError):
+        corral.Grammar.choice([])
+    with pytest.raises(TypeError):
+        corral.Grammar.choice([1])

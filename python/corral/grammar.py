@@ -90,6 +90,23 @@ class Grammar:
         classes = _python_perl_classes() if _PERL_CLASS.search(pattern) else None
         return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern)
 
+    @classmethod
+    def choice(cls, options, *, limits: "_core.Limits | None" = None) -> "Grammar":
+        """Exactly one of the given strings (e.g. ``["yes", "no", "maybe"]``).
+
+        Compiled as a regex of the escaped alternatives, so it shares the regex engine.
+        """
+        options = list(options)
+        if not options:
+            raise GrammarError("Grammar.choice needs at least one option")
+        for i, option in enumerate(options):
+            if not isinstance(option, str):
+                raise TypeError(f"Grammar.choice options must be str; option {i} is {type(option).__name__}")
+        pattern = "|".join(re.escape(o) for o in options)
+        grammar = cls.regex(pattern, limits=limits)
+        grammar._kind = "choice"
+        return grammar
+
     @property
     def kind(self) -> str:
         """The front-end that built this grammar (``"regex"``, ...)."""

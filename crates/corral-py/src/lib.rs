@@ -611,11 +611,29 @@ fn apply_typed<T: pyo3::buffer::Element + Copy + Send + Sync>(
         for r in 0..rows {
             let row = &mut logits[r * width..(r + 1) * width];
             let bits = &mask[r * words..(r + 1) * words];
-            for (t, x) in row.iter_mut().enumerate() {
-                let w = t >> 5;
-                if w >= words || (bits[w] as u32 >> (t & 31)) & 1 == 0 {
-                    *x = neg_inf;
+            // Word at a time: all-allowed words (the common case) cost one compare.
+            for (w, &word) in bits.iter().enumerate() {
+                let base = w * 32;
+                if base >= width {
+                    break;
                 }
+                let word = word as u32;
+                if word == u32::MAX {
+                    continue;
+                }
+                let chunk = &mut row[base..(base + 32).min(width)];
+                if word == 0 {
+                    chunk.fill(neg_inf);
+                    continue;
+                }
+                // Branchless select, so the compiler can vectorize mixed words.
+                for (k, x) in chunk.iter_mut().enumerate() {
+                    let keep = (word >> k) & 1 == 1;
+                    *x = if keep { *x } else { neg_inf };
+                }
+            }
+            if width > words * 32 {
+                row[words * 32..].fill(neg_inf);
             }
         }
     });
