@@ -13,13 +13,14 @@ from .errors import (
     EmptyLanguageError,
     GrammarError,
     InternalError,
+    InvalidGrammarError,
     LimitExceededError,
     MatcherError,
     RegexSyntaxError,
     UnsupportedFeatureError,
     VocabularyError,
 )
-from .grammar import Grammar
+from .grammar import Grammar, GrammarWarning
 from .masking import allocate_bitmask, apply_bitmask, fill_bitmasks
 from .vocabulary import Vocabulary
 
@@ -32,7 +33,9 @@ __all__ = [
     "EmptyLanguageError",
     "Grammar",
     "GrammarError",
+    "GrammarWarning",
     "InternalError",
+    "InvalidGrammarError",
     "Limits",
     "LimitExceededError",
     "Matcher",

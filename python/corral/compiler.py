@@ -39,7 +39,7 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
         raise TypeError(f"compile() expects a corral.Grammar, got {type(grammar).__name__}")
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"compile() expects a corral.Vocabulary, got {type(vocab).__name__}")
-    key = (grammar.kind, grammar.source, vocab.fingerprint, limits, eager)
+    key = (grammar._key(), vocab.fingerprint, limits, eager)
     if cache:
         with _cache_lock:
             hit = _cache.get(key)

@@ -29,6 +29,17 @@ class UnsupportedFeatureError(GrammarError):
     position: int = -1
 
 
+class InvalidGrammarError(GrammarError):
+    """A grammar text (EBNF, GBNF, Lark) is invalid: a syntax error, an undefined rule, a
+    rule that can never produce a finite string, a terminal that matches nothing.
+
+    ``line`` and ``column`` are 1-based (0 when the problem has no single place).
+    """
+
+    line: int = 0
+    column: int = 0
+
+
 class EmptyLanguageError(GrammarError):
     """The constraint matches no string at all, so no output could satisfy it."""
 
@@ -61,6 +72,7 @@ __all__ = [
     "GrammarError",
     "RegexSyntaxError",
     "UnsupportedFeatureError",
+    "InvalidGrammarError",
     "EmptyLanguageError",
     "LimitExceededError",
     "VocabularyError",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Union
+import warnings
+from typing import Optional, Union
 
 from . import _core
 from .errors import GrammarError
@@ -53,6 +54,10 @@ def _python_perl_classes() -> tuple:
     return (ranges(r"\d+"), ranges(r"\w+"), ranges(r"\s+"))
 
 
+class GrammarWarning(UserWarning):
+    """Something in a grammar that is allowed but probably unintended (an unused rule)."""
+
+
 class Grammar:
     """A validated constraint on the model's output, independent of any vocabulary.
 
@@ -61,12 +66,13 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source")
+    __slots__ = ("_inner", "_kind", "_source", "_start")
 
-    def __init__(self, inner: _core.Grammar, kind: str, source: str):
+    def __init__(self, inner: _core.Grammar, kind: str, source: str, start: Optional[str] = None):
         self._inner = inner
         self._kind = kind
         self._source = source
+        self._start = start
 
     @classmethod
     def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
@@ -107,6 +113,37 @@ class Grammar:
         grammar._kind = "choice"
         return grammar
 
+    @classmethod
+    def ebnf(cls, text: str, *, start: Optional[str] = None, limits: "_core.Limits | None" = None) -> "Grammar":
+        """A context-free grammar in corral's EBNF (see docs/grammars.md).
+
+        ``start`` names the start rule (default: ``start``, else ``root``, else the first
+        rule). Raises :class:`~corral.InvalidGrammarError` with ``line``/``column`` for
+        syntax errors, undefined rules, rules that can never produce a finite string and
+        terminals that match nothing; unused rules give a :class:`GrammarWarning`.
+        """
+        return cls._cfg(text, "ebnf", start, limits)
+
+    @classmethod
+    def gbnf(cls, text: str, *, start: Optional[str] = "root", limits: "_core.Limits | None" = None) -> "Grammar":
+        """A grammar in llama.cpp's GBNF (start rule ``root`` by default)."""
+        return cls._cfg(text, "gbnf", start, limits)
+
+    @classmethod
+    def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
+        if not isinstance(text, str):
+            raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
+        classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
+        inner = _core.Grammar.cfg(text, dialect, start, limits, classes)
+        for message in inner.warnings:
+            warnings.warn(message, GrammarWarning, stacklevel=3)
+        return cls(inner, dialect, text, start)
+
+    @property
+    def warnings(self) -> list:
+        """Non-fatal findings about the grammar (e.g. unused rules)."""
+        return self._inner.warnings
+
     @property
     def kind(self) -> str:
         """The front-end that built this grammar (``"regex"``, ...)."""
@@ -117,11 +154,19 @@ class Grammar:
         """The grammar's source text (the pattern, for a regex)."""
         return self._source
 
+    @property
+    def start(self) -> Optional[str]:
+        """The requested start rule of a grammar text (None: the default)."""
+        return self._start
+
+    def _key(self) -> tuple:
+        return (self._kind, self._source, self._start)
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Grammar) and (self._kind, self._source) == (other._kind, other._source)
+        return isinstance(other, Grammar) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self._kind, self._source))
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"Grammar.{self._kind}({self._source!r})"

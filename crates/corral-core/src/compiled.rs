@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::cfg::{advance_chart, Chart, EarleyGrammar, Overlay};
 use crate::dfa::{Dfa, DEAD};
 use crate::error::Result;
 use crate::grammar::Grammar;
@@ -97,38 +98,61 @@ impl ByteRecognizer for DfaWalker<'_> {
     }
 }
 
+/// How a compiled grammar recognizes bytes.
+#[derive(Debug)]
+pub(crate) enum Engine {
+    /// A regular constraint: one DFA, one cached mask per state.
+    Dfa {
+        dfa: Dfa,
+        masks: Vec<OnceLock<StateMask>>,
+    },
+    /// A context-free constraint: an Earley recognizer over DFA terminals.
+    Cfg {
+        earley: EarleyGrammar,
+        start: Chart,
+    },
+}
+
 /// A grammar compiled against a vocabulary. Immutable after construction except for the
 /// lazily filled mask cache, which is safe to fill from many threads at once.
 #[derive(Debug)]
 pub struct CompiledGrammar {
     vocab: Arc<Vocabulary>,
     grammar: Grammar,
-    dfa: Dfa,
-    masks: Vec<OnceLock<StateMask>>,
+    pub(crate) engine: Engine,
     mask_bytes: AtomicUsize,
     limits: Limits,
 }
 
 impl CompiledGrammar {
-    /// Compiles `grammar` for `vocab` under `limits`. With `eager`, the mask of every state
-    /// is computed now (the full index of the Outlines paper); otherwise each state's mask
-    /// is computed the first time a matcher reaches it.
+    /// Compiles `grammar` for `vocab` under `limits`. With `eager`, a regular grammar's
+    /// mask of every state is computed now (the full index of the Outlines paper);
+    /// otherwise each state's mask is computed the first time a matcher reaches it.
     pub fn new(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
-        let dfa = match grammar {
-            Grammar::Regex(parsed) => regex::build_dfa(parsed, limits)?,
+        let engine = match grammar {
+            Grammar::Regex(parsed) => {
+                let dfa = regex::build_dfa(parsed, limits)?;
+                let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
+                Engine::Dfa { dfa, masks }
+            }
+            Grammar::Cfg(cfg) => {
+                let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
+                let start = earley.start_chart()?;
+                Engine::Cfg { earley, start }
+            }
         };
-        let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
         let compiled = CompiledGrammar {
             vocab,
             grammar: grammar.clone(),
-            dfa,
-            masks,
+            engine,
             mask_bytes: AtomicUsize::new(0),
             limits: limits.clone(),
         };
         if eager {
-            for s in 1..compiled.dfa.num_states() as u32 {
-                compiled.state_mask(s);
+            if let Engine::Dfa { dfa, .. } = &compiled.engine {
+                for s in 1..dfa.num_states() as u32 {
+                    compiled.state_mask(s);
+                }
             }
         }
         Ok(compiled)
@@ -149,25 +173,42 @@ impl CompiledGrammar {
         &self.limits
     }
 
-    /// The automaton.
-    pub fn dfa(&self) -> &Dfa {
-        &self.dfa
+    /// The automaton of a regular grammar.
+    pub fn dfa(&self) -> Option<&Dfa> {
+        match &self.engine {
+            Engine::Dfa { dfa, .. } => Some(dfa),
+            Engine::Cfg { .. } => None,
+        }
     }
 
-    /// Number of automaton states whose mask is cached.
+    /// Number of automaton states of a regular grammar (0 for a context-free one).
+    pub fn num_states(&self) -> usize {
+        self.dfa().map_or(0, |d| d.num_states())
+    }
+
+    /// Number of states whose mask is cached.
     pub fn cached_states(&self) -> usize {
-        self.masks.iter().filter(|m| m.get().is_some()).count()
+        match &self.engine {
+            Engine::Dfa { masks, .. } => masks.iter().filter(|m| m.get().is_some()).count(),
+            Engine::Cfg { .. } => 0,
+        }
     }
 
     /// Heap bytes used by the automaton and the cached masks (not the vocabulary).
     pub fn memory_bytes(&self) -> usize {
-        self.dfa.memory_bytes() + self.masks.len() * std::mem::size_of::<OnceLock<StateMask>>()
-            + self.mask_bytes.load(Ordering::Relaxed)
+        let engine = match &self.engine {
+            Engine::Dfa { dfa, masks } => dfa.memory_bytes() + masks.len() * std::mem::size_of::<OnceLock<StateMask>>(),
+            Engine::Cfg { .. } => 0,
+        };
+        engine + self.mask_bytes.load(Ordering::Relaxed)
     }
 
-    /// The mask of a live state, computed on first use.
+    /// The mask of a live DFA state, computed on first use.
     pub(crate) fn state_mask(&self, state: u32) -> &StateMask {
-        self.masks[state as usize].get_or_init(|| {
+        let Engine::Dfa { masks, .. } = &self.engine else {
+            unreachable!("state_mask is only called on regular grammars")
+        };
+        masks[state as usize].get_or_init(|| {
             let m = self.compute_mask(state);
             self.mask_bytes.fetch_add(m.memory_bytes(), Ordering::Relaxed);
             m
@@ -177,11 +218,14 @@ impl CompiledGrammar {
     /// Walks the token trie from `state` (Algorithm 4 with shared prefixes walked once and
     /// dead subtrees skipped).
     fn compute_mask(&self, state: u32) -> StateMask {
+        let Engine::Dfa { dfa, .. } = &self.engine else {
+            unreachable!("compute_mask is only called on regular grammars")
+        };
         let mut bits = vec![0u32; self.vocab.mask_words()];
-        let mut walker = DfaWalker { dfa: &self.dfa, stack: Vec::with_capacity(self.vocab.trie().max_depth() + 1) };
+        let mut walker = DfaWalker { dfa, stack: Vec::with_capacity(self.vocab.trie().max_depth() + 1) };
         walker.stack.push(state);
         self.vocab.trie().walk(&mut walker, |t| bits[(t >> 5) as usize] |= 1 << (t & 31));
-        if self.dfa.is_accepting(state) {
+        if dfa.is_accepting(state) {
             for &e in self.vocab.eos_ids() {
                 bits[(e >> 5) as usize] |= 1 << (e & 31);
             }
@@ -189,18 +233,45 @@ impl CompiledGrammar {
         StateMask::from_bits(bits)
     }
 
-    /// The state after reading token `id` in `state`, or None if the token is not allowed.
+    /// The mask of a context-free parse `chart` (a trie walk with the Earley recognizer).
+    /// Returns the number of allowed ids.
+    pub(crate) fn chart_mask(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
+        let Engine::Cfg { earley, .. } = &self.engine else {
+            unreachable!("chart_mask is only called on context-free grammars")
+        };
+        out.fill(0);
+        let mut ov = Overlay::new(earley, chart);
+        self.vocab.trie().walk(&mut ov, |t| out[(t >> 5) as usize] |= 1 << (t & 31));
+        if let Some(e) = ov.error.take() {
+            return Err(e);
+        }
+        if chart.is_accepting() {
+            for &e in self.vocab.eos_ids() {
+                out[(e >> 5) as usize] |= 1 << (e & 31);
+            }
+        }
+        Ok(out.iter().map(|w| w.count_ones()).sum())
+    }
+
+    /// The state after reading token `id` in DFA `state`, or None if it is not allowed.
     pub(crate) fn next_state(&self, state: u32, id: u32) -> Option<u32> {
+        let dfa = self.dfa()?;
         if self.vocab.kind(id) != TokenKind::Normal {
             return None;
         }
-        let s = self.dfa.walk(state, self.vocab.token_bytes(id));
+        let s = dfa.walk(state, self.vocab.token_bytes(id));
         (s != DEAD).then_some(s)
     }
 
     /// Does the constraint accept the whole of `data`?
-    pub fn matches(&self, data: &[u8]) -> bool {
-        self.dfa.matches(data)
+    pub fn matches(&self, data: &[u8]) -> Result<bool> {
+        match &self.engine {
+            Engine::Dfa { dfa, .. } => Ok(dfa.matches(data)),
+            Engine::Cfg { earley, start } => {
+                let mut chart = start.clone();
+                Ok(advance_chart(earley, &mut chart, data)? && chart.is_accepting())
+            }
+        }
     }
 }
 
@@ -235,13 +306,13 @@ mod tests {
         for pattern in [r"a+b?", r"(ab|1\.)*é", r"[^a]{2,5}", r"\d+(\.\d+)?", r"(a|é)b(1|\.)+", ""] {
             let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
             let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), true).unwrap();
-            for state in 1..c.dfa().num_states() as u32 {
+            for state in 1..c.dfa().unwrap().num_states() as u32 {
                 let mut got = vec![0u32; vocab.mask_words()];
                 c.state_mask(state).write(&mut got);
                 for id in 0..vocab.size() as u32 {
                     let want = match vocab.kind(id) {
-                        TokenKind::Normal => c.dfa().walk(state, vocab.token_bytes(id)) != DEAD,
-                        TokenKind::Eos => c.dfa().is_accepting(state),
+                        TokenKind::Normal => c.dfa().unwrap().walk(state, vocab.token_bytes(id)) != DEAD,
+                        TokenKind::Eos => c.dfa().unwrap().is_accepting(state),
                         _ => false,
                     };
                     let bit = got[(id >> 5) as usize] >> (id & 31) & 1 == 1;
@@ -266,6 +337,6 @@ mod tests {
         m.rollback(1).unwrap();
         assert!(!m.is_accepting());
         assert!(m.rollback(2).is_err());
-        assert_eq!(m.forced_tokens(), vec![id(b"1"), vocab.eos_ids()[0]]);
+        assert_eq!(m.forced_tokens().unwrap(), vec![id(b"1"), vocab.eos_ids()[0]]);
     }
 }

@@ -170,6 +170,27 @@ impl Dfa {
         self.is_accepting(self.walk(self.start(), bytes))
     }
 
+    /// Does the DFA accept the empty string?
+    pub fn accepts_empty(&self) -> bool {
+        self.is_accepting(self.start())
+    }
+
+    /// The same language without the empty string (an error if nothing else is left).
+    pub fn without_empty(&self, limits: &Limits, what: &str) -> Result<Dfa> {
+        // A fresh, non-accepting start state (None) with the old start's transitions.
+        Dfa::from_automaton(
+            None::<u32>,
+            &self.class_of,
+            |s, b| {
+                let t = self.next(s.unwrap_or(self.start()), b);
+                (t != DEAD).then_some(Some(t))
+            },
+            |s| s.is_some_and(|t| self.is_accepting(t)),
+            limits,
+            what,
+        )
+    }
+
     /// Heap bytes used by the transition table.
     pub fn memory_bytes(&self) -> usize {
         self.table.len() * 4 + self.accepting.len()

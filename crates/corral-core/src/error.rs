@@ -24,6 +24,16 @@ pub enum Error {
         /// Character offset (0-based) of the construct.
         position: usize,
     },
+    /// A grammar (EBNF, GBNF, Lark) is invalid: syntax error, undefined or useless rule,
+    /// a terminal that matches nothing, ... `line`/`col` are 1-based (0 when unknown).
+    Grammar {
+        /// What is wrong.
+        message: String,
+        /// Line of the problem.
+        line: u32,
+        /// Column (in characters) of the problem.
+        col: u32,
+    },
     /// A documented resource limit (see [`crate::Limits`]) was hit.
     LimitExceeded {
         /// The name of the limit, as in `Limits`.
@@ -80,6 +90,13 @@ impl fmt::Display for Error {
                 "unsupported regex construct at position {position}: {construct}\n{}",
                 caret(pattern, *position)
             ),
+            Error::Grammar { message, line, col } => {
+                if *line == 0 {
+                    write!(f, "grammar error: {message}")
+                } else {
+                    write!(f, "grammar error at line {line}, column {col}: {message}")
+                }
+            }
             Error::LimitExceeded { limit, value, context } => write!(
                 f,
                 "limit exceeded: {context} needs more than Limits.{limit} = {value}; \

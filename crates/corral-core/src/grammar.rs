@@ -1,8 +1,20 @@
 //! Constraint descriptions, validated but not yet tied to a vocabulary.
 
+use std::sync::Arc;
+
+use crate::cfg::{self, Cfg, Dialect};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::regex::{self, ParsedRegex, PerlClasses};
+
+/// A context-free grammar, validated and normalized.
+#[derive(Debug)]
+pub struct CfgGrammar {
+    /// The normalized grammar.
+    pub cfg: Cfg,
+    /// What it is, for messages.
+    pub description: String,
+}
 
 /// A constraint on the output's bytes. Built by the front-ends; compiled against a
 /// vocabulary by [`crate::CompiledGrammar::new`].
@@ -13,6 +25,8 @@ use crate::regex::{self, ParsedRegex, PerlClasses};
 pub enum Grammar {
     /// A Python `re` pattern with `re.fullmatch` meaning.
     Regex(ParsedRegex),
+    /// A context-free grammar (from EBNF, GBNF or Lark text).
+    Cfg(Arc<CfgGrammar>),
 }
 
 impl Grammar {
@@ -23,10 +37,49 @@ impl Grammar {
         Ok(Grammar::Regex(regex::parse(pattern, limits, classes)?))
     }
 
+    /// Parses, validates and normalizes a grammar text (corral EBNF or GBNF). `start`
+    /// names the start rule (default: `start`, else `root`, else the first rule).
+    pub fn cfg_text(
+        text: &str,
+        dialect: Dialect,
+        start: Option<&str>,
+        limits: &Limits,
+        classes: Option<&PerlClasses>,
+    ) -> Result<Grammar> {
+        let ast = cfg::parse(text, dialect, limits)?;
+        Self::from_ast(&ast, start, limits, classes, &format!("{dialect:?} grammar").to_lowercase())
+    }
+
+    /// Validates and normalizes a parsed grammar.
+    pub fn from_ast(
+        ast: &cfg::ast::GrammarAst,
+        start: Option<&str>,
+        limits: &Limits,
+        classes: Option<&PerlClasses>,
+        description: &str,
+    ) -> Result<Grammar> {
+        let cfg = cfg::lower(ast, start, limits, classes)?;
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description: description.to_string() })))
+    }
+
+    /// Non-fatal findings (e.g. unused rules).
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            Grammar::Regex(_) => &[],
+            Grammar::Cfg(c) => &c.cfg.warnings,
+        }
+    }
+
     /// A short human description, for errors and reprs.
     pub fn describe(&self) -> String {
         match self {
             Grammar::Regex(r) => format!("regex /{}/", r.pattern()),
+            Grammar::Cfg(c) => format!(
+                "{} ({} rules, {} terminals)",
+                c.description,
+                c.cfg.productions.len(),
+                c.cfg.terminals.len()
+            ),
         }
     }
 }

@@ -11,6 +11,7 @@
 //!
 //! [`Limits`] bounds every resource a constraint can consume. This crate has no Python in it.
 
+pub mod cfg;
 pub mod compiled;
 pub mod dfa;
 pub mod error;

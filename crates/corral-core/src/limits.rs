@@ -16,6 +16,15 @@ pub struct Limits {
     pub max_dfa_states: usize,
     /// Most tokens `forced_tokens()` returns in one call.
     pub max_forced_tokens: usize,
+    /// Longest grammar text (EBNF, GBNF, Lark), in bytes.
+    pub max_grammar_bytes: usize,
+    /// Deepest nesting of groups in a grammar text.
+    pub max_grammar_nesting: u32,
+    /// Most productions after normalization (repetition expansion, nullable and unit
+    /// rule removal can multiply them).
+    pub max_grammar_productions: usize,
+    /// Most Earley items one byte of input may create (bounds the work of one step).
+    pub max_earley_items: usize,
 }
 
 impl Default for Limits {
@@ -27,6 +36,10 @@ impl Default for Limits {
             dfa_size_limit: 256 << 20,
             max_dfa_states: 200_000,
             max_forced_tokens: 256,
+            max_grammar_bytes: 4 << 20,
+            max_grammar_nesting: 200,
+            max_grammar_productions: 200_000,
+            max_earley_items: 100_000,
         }
     }
 }

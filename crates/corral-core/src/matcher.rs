@@ -2,12 +2,23 @@
 
 use std::sync::Arc;
 
-use crate::compiled::CompiledGrammar;
+use crate::cfg::{advance_chart, Chart, Overlay};
+use crate::compiled::{CompiledGrammar, Engine};
 use crate::error::{Error, Result};
 use crate::vocab::TokenKind;
 
 /// History entry meaning "EOS was accepted; the sequence is finished".
 const FINISHED: u32 = u32::MAX;
+
+/// Where a sequence is in its grammar.
+#[derive(Debug, Clone)]
+enum State {
+    /// `history[0]` is the start state; the last entry is the current state.
+    Dfa { history: Vec<u32> },
+    /// The parse so far, and the number of chart rows after each accepted token
+    /// (`FINISHED` for EOS), so that rollback truncates exactly.
+    Cfg { chart: Chart, bounds: Vec<u32> },
+}
 
 /// Tracks one generated sequence against a compiled grammar.
 ///
@@ -15,8 +26,7 @@ const FINISHED: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub struct Matcher {
     grammar: Arc<CompiledGrammar>,
-    /// `history[0]` is the start state; the last entry is the current state.
-    history: Vec<u32>,
+    state: State,
 }
 
 /// What `fill_mask` found.
@@ -29,8 +39,11 @@ pub struct MaskInfo {
 impl Matcher {
     /// A matcher at the start of the grammar.
     pub fn new(grammar: Arc<CompiledGrammar>) -> Matcher {
-        let start = grammar.dfa().start();
-        Matcher { grammar, history: vec![start] }
+        let state = match &grammar.engine {
+            Engine::Dfa { dfa, .. } => State::Dfa { history: vec![dfa.start()] },
+            Engine::Cfg { start, .. } => State::Cfg { chart: start.clone(), bounds: Vec::new() },
+        };
+        Matcher { grammar, state }
     }
 
     /// The compiled grammar.
@@ -38,27 +51,57 @@ impl Matcher {
         &self.grammar
     }
 
-    #[inline]
-    fn current(&self) -> u32 {
-        *self.history.last().unwrap_or(&FINISHED)
+    fn check_row(&self, out: &[u32]) -> Result<()> {
+        let words = self.grammar.vocab().mask_words();
+        if out.len() != words {
+            return Err(Error::InvalidArgument(format!(
+                "bitmask row has {} int32 words, the vocabulary needs {words} (ceil({} / 32))",
+                out.len(),
+                self.grammar.vocab().size()
+            )));
+        }
+        Ok(())
     }
 
     /// Writes the allowed-token bitmask (bit t of word t/32) into `out`, which must be
     /// exactly `vocab.mask_words()` long. Once finished, only EOS is allowed, so that
     /// batched generation can keep padding a finished row.
     pub fn fill_mask(&self, out: &mut [u32]) -> Result<MaskInfo> {
-        fill_state_mask(&self.grammar, self.current(), out)
+        self.check_row(out)?;
+        if self.is_finished() {
+            out.fill(0);
+            let eos = self.grammar.vocab().eos_ids();
+            for &e in eos {
+                out[(e >> 5) as usize] |= 1 << (e & 31);
+            }
+            return Ok(MaskInfo { allowed: eos.len() as u32 });
+        }
+        match &self.state {
+            State::Dfa { history } => {
+                let mask = self.grammar.state_mask(*history.last().unwrap_or(&FINISHED));
+                mask.write(out);
+                Ok(MaskInfo { allowed: mask.count })
+            }
+            State::Cfg { chart, .. } => Ok(MaskInfo { allowed: self.grammar.chart_mask(chart, out)? }),
+        }
     }
 
     /// Would `token` be accepted now?
     pub fn is_allowed(&self, token: u32) -> bool {
-        let state = self.current();
-        if state == FINISHED {
+        if self.is_finished() {
             return false;
         }
-        match self.grammar.vocab().kind(token) {
-            TokenKind::Eos => self.grammar.dfa().is_accepting(state),
-            TokenKind::Normal => self.grammar.next_state(state, token).is_some(),
+        let kind = self.grammar.vocab().kind(token);
+        match (&self.state, kind) {
+            (_, TokenKind::Eos) => self.is_accepting(),
+            (State::Dfa { history }, TokenKind::Normal) => {
+                self.grammar.next_state(*history.last().unwrap_or(&FINISHED), token).is_some()
+            }
+            (State::Cfg { chart, .. }, TokenKind::Normal) => {
+                let Engine::Cfg { earley, .. } = &self.grammar.engine else { return false };
+                let mut ov = Overlay::new(earley, chart);
+                self.grammar.vocab().token_bytes(token).iter().all(|&b| ov.push(b))
+            }
             _ => false,
         }
     }
@@ -66,122 +109,141 @@ impl Matcher {
     /// Consumes `token`. Returns false, leaving the state unchanged, if it is not allowed.
     /// A token id outside the vocabulary's size is an error.
     pub fn advance(&mut self, token: u32) -> Result<bool> {
-        let size = self.grammar.vocab().size();
+        let vocab = self.grammar.vocab().clone();
+        let size = vocab.size();
         if token as usize >= size {
             return Err(Error::InvalidArgument(format!("token id {token} is out of range (vocabulary size {size})")));
         }
-        let state = self.current();
-        if state == FINISHED {
+        if self.is_finished() {
             return Ok(false);
         }
-        let next = match self.grammar.vocab().kind(token) {
-            TokenKind::Eos if self.grammar.dfa().is_accepting(state) => FINISHED,
-            TokenKind::Normal => match self.grammar.next_state(state, token) {
-                Some(s) => s,
-                None => return Ok(false),
-            },
-            _ => return Ok(false),
-        };
-        self.history.push(next);
-        Ok(true)
+        let kind = vocab.kind(token);
+        match &mut self.state {
+            State::Dfa { history } => {
+                let state = *history.last().unwrap_or(&FINISHED);
+                let dfa = self.grammar.dfa().ok_or_else(|| Error::InvalidArgument("no DFA".into()))?;
+                let next = match kind {
+                    TokenKind::Eos if dfa.is_accepting(state) => FINISHED,
+                    TokenKind::Normal => match self.grammar.next_state(state, token) {
+                        Some(s) => s,
+                        None => return Ok(false),
+                    },
+                    _ => return Ok(false),
+                };
+                history.push(next);
+                Ok(true)
+            }
+            State::Cfg { chart, bounds } => {
+                let Engine::Cfg { earley, .. } = &self.grammar.engine else {
+                    return Err(Error::InvalidArgument("no parser".into()));
+                };
+                match kind {
+                    TokenKind::Eos if chart.is_accepting() => {
+                        bounds.push(FINISHED);
+                        Ok(true)
+                    }
+                    TokenKind::Normal => {
+                        if advance_chart(earley, chart, vocab.token_bytes(token))? {
+                            bounds.push(chart.num_rows() as u32);
+                            Ok(true)
+                        } else {
+                            Ok(false)
+                        }
+                    }
+                    _ => Ok(false),
+                }
+            }
+        }
     }
 
     /// Undoes the last `n` accepted tokens (EOS included).
     pub fn rollback(&mut self, n: usize) -> Result<()> {
-        let have = self.history.len() - 1;
+        let have = self.num_tokens();
         if n > have {
             return Err(Error::InvalidArgument(format!(
                 "cannot roll back {n} tokens: only {have} have been accepted"
             )));
         }
-        self.history.truncate(self.history.len() - n);
+        match &mut self.state {
+            State::Dfa { history } => history.truncate(history.len() - n),
+            State::Cfg { chart, bounds } => {
+                bounds.truncate(bounds.len() - n);
+                let rows = bounds.iter().rev().find(|&&b| b != FINISHED).copied().unwrap_or(1);
+                chart.truncate_rows(rows as usize);
+            }
+        }
         Ok(())
     }
 
     /// Returns to the start, forgetting all tokens.
     pub fn reset(&mut self) {
-        self.history.truncate(1);
+        let n = self.num_tokens();
+        // Cannot fail: n tokens were accepted.
+        let _ = self.rollback(n);
     }
 
     /// Number of tokens accepted so far (EOS included).
     pub fn num_tokens(&self) -> usize {
-        self.history.len() - 1
+        match &self.state {
+            State::Dfa { history } => history.len() - 1,
+            State::Cfg { bounds, .. } => bounds.len(),
+        }
     }
 
     /// May the output end here (would EOS be accepted)?
     pub fn is_accepting(&self) -> bool {
-        let state = self.current();
-        state != FINISHED && self.grammar.dfa().is_accepting(state)
+        if self.is_finished() {
+            return false;
+        }
+        match &self.state {
+            State::Dfa { history } => self.grammar.dfa().is_some_and(|d| d.is_accepting(*history.last().unwrap_or(&FINISHED))),
+            State::Cfg { chart, .. } => chart.is_accepting(),
+        }
     }
 
     /// Has EOS been accepted?
     pub fn is_finished(&self) -> bool {
-        self.current() == FINISHED
+        match &self.state {
+            State::Dfa { history } => history.last() == Some(&FINISHED),
+            State::Cfg { bounds, .. } => bounds.last() == Some(&FINISHED),
+        }
     }
 
     /// The tokens that are the only way forward from here: while exactly one token id is
     /// allowed, it is forced. Ends with an EOS id if ending is the only way forward.
     /// Does not change the matcher. At most `Limits::max_forced_tokens` are returned.
-    pub fn forced_tokens(&self) -> Vec<u32> {
+    pub fn forced_tokens(&self) -> Result<Vec<u32>> {
         let mut out = Vec::new();
-        let mut state = self.current();
         let limit = self.grammar.limits().max_forced_tokens;
-        while state != FINISHED && out.len() < limit {
-            let mask = self.grammar.state_mask(state);
-            let Some(only) = mask.only else { break };
+        if let State::Dfa { history } = &self.state {
+            let mut state = *history.last().unwrap_or(&FINISHED);
+            while state != FINISHED && out.len() < limit {
+                let mask = self.grammar.state_mask(state);
+                let Some(only) = mask.only else { break };
+                out.push(only);
+                state = match self.grammar.vocab().kind(only) {
+                    TokenKind::Normal => match self.grammar.next_state(state, only) {
+                        Some(s) => s,
+                        None => break,
+                    },
+                    _ => FINISHED,
+                };
+            }
+            return Ok(out);
+        }
+        let mut probe = self.clone();
+        let mut bits = vec![0u32; self.grammar.vocab().mask_words()];
+        while !probe.is_finished() && out.len() < limit {
+            if probe.fill_mask(&mut bits)?.allowed != 1 {
+                break;
+            }
+            let only = bits.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, &w)| (i * 32) as u32 + w.trailing_zeros());
+            let Some(only) = only else { break };
+            if !probe.advance(only)? {
+                break;
+            }
             out.push(only);
-            state = match self.grammar.vocab().kind(only) {
-                TokenKind::Normal => match self.grammar.next_state(state, only) {
-                    Some(s) => s,
-                    None => break,
-                },
-                _ => FINISHED,
-            };
         }
-        out
+        Ok(out)
     }
-}
-
-/// What is needed to fill one matcher's mask, detached from the matcher so that a batch of
-/// rows can be filled on several threads without holding the matchers.
-#[derive(Debug, Clone)]
-pub struct MaskSource {
-    grammar: Arc<CompiledGrammar>,
-    state: u32,
-}
-
-impl MaskSource {
-    /// Fills `out` exactly as [`Matcher::fill_mask`] would.
-    pub fn fill(&self, out: &mut [u32]) -> Result<MaskInfo> {
-        fill_state_mask(&self.grammar, self.state, out)
-    }
-}
-
-impl Matcher {
-    /// A detached handle for filling this matcher's current mask.
-    pub fn mask_source(&self) -> MaskSource {
-        MaskSource { grammar: self.grammar.clone(), state: self.current() }
-    }
-}
-
-fn fill_state_mask(grammar: &CompiledGrammar, state: u32, out: &mut [u32]) -> Result<MaskInfo> {
-    let words = grammar.vocab().mask_words();
-    if out.len() != words {
-        return Err(Error::InvalidArgument(format!(
-            "bitmask row has {} int32 words, the vocabulary needs {words} (ceil({} / 32))",
-            out.len(),
-            grammar.vocab().size()
-        )));
-    }
-    if state == FINISHED {
-        out.fill(0);
-        let eos = grammar.vocab().eos_ids();
-        for &e in eos {
-            out[(e >> 5) as usize] |= 1 << (e & 31);
-        }
-        return Ok(MaskInfo { allowed: eos.len() as u32 });
-    }
-    let mask = grammar.state_mask(state);
-    mask.write(out);
-    Ok(MaskInfo { allowed: mask.count })
 }

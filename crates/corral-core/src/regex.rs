@@ -586,8 +586,8 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
     Ok(ParsedRegex { pattern: pattern.to_string(), hir })
 }
 
-/// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
-pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
+/// Builds regex-automata's dense DFA (anchored, all matches) for a parsed pattern.
+fn build_dense(parsed: &ParsedRegex, limits: &Limits) -> Result<dense::DFA<Vec<u32>>> {
     let nfa = thompson::Compiler::new()
         .configure(
             thompson::Config::new()
@@ -629,9 +629,19 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
                 Error::InvalidArgument(format!("cannot compile /{}/: {e}", parsed.pattern))
             }
         })?;
-    let start = dense
+    Ok(dense)
+}
+
+fn anchored_start(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<regex_automata::util::primitives::StateID> {
+    dense
         .start_state(&start::Config::new().anchored(Anchored::Yes))
-        .map_err(|e| Error::InvalidArgument(format!("cannot start /{}/: {e}", parsed.pattern)))?;
+        .map_err(|e| Error::InvalidArgument(format!("cannot start /{pattern}/: {e}")))
+}
+
+/// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
+pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
+    let dense = build_dense(parsed, limits)?;
+    let start = anchored_start(&dense, &parsed.pattern)?;
     let classes = dense.byte_classes();
     let mut class_of = [0u8; 256];
     for b in 0..=255u8 {
@@ -652,6 +662,53 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
         limits,
         &parsed.pattern,
     )
+}
+
+/// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
+/// (seed 004's `except!`). `inner` is Python `re` source.
+pub fn build_except_dfa(inner: &str, limits: &Limits, classes: Option<&PerlClasses>, what: &str) -> Result<Dfa> {
+    let any = parse("(?s:.)*", limits, None)?;
+    let contains = parse(&format!("(?s:.)*(?:{inner})(?s:.)*"), limits, classes)?;
+    let any_dfa = build_dense(&any, limits)?;
+    let contains_dfa = build_dense(&contains, limits)?;
+    let start = (anchored_start(&any_dfa, "(?s:.)*")?, anchored_start(&contains_dfa, inner)?);
+    // The common refinement of both byte partitions.
+    let mut class_of = [0u8; 256];
+    let mut seen: Vec<(u8, u8)> = Vec::new();
+    for b in 0..=255u8 {
+        let key = (any_dfa.byte_classes().get(b), contains_dfa.byte_classes().get(b));
+        let id = match seen.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                seen.push(key);
+                seen.len() - 1
+            }
+        };
+        class_of[b as usize] = id as u8;
+    }
+    Dfa::from_automaton(
+        start,
+        &class_of,
+        |(u, c), b| {
+            let nu = any_dfa.next_state(u, b);
+            if any_dfa.is_dead_state(nu) || any_dfa.is_quit_state(nu) {
+                return None;
+            }
+            // Once a match is contained it stays contained, so co-reachability pruning
+            // turns those states dead.
+            Some((nu, contains_dfa.next_state(c, b)))
+        },
+        |(u, c)| {
+            any_dfa.is_match_state(any_dfa.next_eoi_state(u)) && !contains_dfa.is_match_state(contains_dfa.next_eoi_state(c))
+        },
+        limits,
+        what,
+    )
+}
+
+/// Parses and determinizes `pattern` with the interpreter's `\d \w \s` (see [`PerlClasses`]).
+pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Dfa> {
+    build_dfa(&parse(pattern, limits, classes)?, limits)
 }
 
 /// Parses and determinizes `pattern` (Python `re` syntax, `re.fullmatch` meaning).

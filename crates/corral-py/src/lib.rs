@@ -59,6 +59,9 @@ fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
             &[("limit", val(py, limit)), ("value", val(py, value))],
         ),
         core::Error::EmptyLanguage { .. } => raise(py, "EmptyLanguageError", message, &[]),
+        core::Error::Grammar { line, col, .. } => {
+            raise(py, "InvalidGrammarError", message, &[("line", val(py, line)), ("column", val(py, col))])
+        }
         core::Error::Vocabulary(_) => raise(py, "VocabularyError", message, &[]),
         core::Error::InvalidArgument(_) => raise(py, "MatcherError", message, &[]),
     }
@@ -91,76 +94,54 @@ fn guard_detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> +
     }
 }
 
-/// Resource limits; see `corral.Limits` in the docs. Defaults come from corral-core.
-#[pyclass(module = "corral._core", name = "Limits", frozen, eq, hash)]
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct PyLimits {
-    inner: core::Limits,
+/// Declares `PyLimits` with one keyword argument and one getter per `corral_core::Limits`
+/// field, so the Python class cannot drift from the Rust one.
+macro_rules! limits_class {
+    ($($field:ident: $ty:ty => $doc:literal),* $(,)?) => {
+        /// Resource limits; see docs/limits.md. Defaults come from corral-core.
+        #[pyclass(module = "corral._core", name = "Limits", frozen, eq, hash)]
+        #[derive(Clone, PartialEq, Eq, Hash)]
+        struct PyLimits {
+            inner: core::Limits,
+        }
+
+        #[pymethods]
+        impl PyLimits {
+            #[new]
+            #[pyo3(signature = (*, $($field=None),*))]
+            #[allow(clippy::too_many_arguments)]
+            fn new($($field: Option<$ty>),*) -> Self {
+                let d = core::Limits::default();
+                PyLimits { inner: core::Limits { $($field: $field.unwrap_or(d.$field)),* } }
+            }
+
+            $(
+                #[doc = $doc]
+                #[getter]
+                fn $field(&self) -> $ty {
+                    self.inner.$field
+                }
+            )*
+
+            fn __repr__(&self) -> String {
+                let parts: Vec<String> = vec![$(format!("{}={}", stringify!($field), self.inner.$field)),*];
+                format!("Limits({})", parts.join(", "))
+            }
+        }
+    };
 }
 
-#[pymethods]
-impl PyLimits {
-    #[new]
-    #[pyo3(signature = (*, max_pattern_bytes=None, regex_nest_limit=None, nfa_size_limit=None, dfa_size_limit=None, max_dfa_states=None, max_forced_tokens=None))]
-    fn new(
-        max_pattern_bytes: Option<usize>,
-        regex_nest_limit: Option<u32>,
-        nfa_size_limit: Option<usize>,
-        dfa_size_limit: Option<usize>,
-        max_dfa_states: Option<usize>,
-        max_forced_tokens: Option<usize>,
-    ) -> Self {
-        let d = core::Limits::default();
-        PyLimits {
-            inner: core::Limits {
-                max_pattern_bytes: max_pattern_bytes.unwrap_or(d.max_pattern_bytes),
-                regex_nest_limit: regex_nest_limit.unwrap_or(d.regex_nest_limit),
-                nfa_size_limit: nfa_size_limit.unwrap_or(d.nfa_size_limit),
-                dfa_size_limit: dfa_size_limit.unwrap_or(d.dfa_size_limit),
-                max_dfa_states: max_dfa_states.unwrap_or(d.max_dfa_states),
-                max_forced_tokens: max_forced_tokens.unwrap_or(d.max_forced_tokens),
-            },
-        }
-    }
-
-    /// Longest regex pattern, in bytes.
-    #[getter]
-    fn max_pattern_bytes(&self) -> usize {
-        self.inner.max_pattern_bytes
-    }
-    /// Deepest group/repetition nesting in a regex.
-    #[getter]
-    fn regex_nest_limit(&self) -> u32 {
-        self.inner.regex_nest_limit
-    }
-    /// Heap bytes for a regex's NFA.
-    #[getter]
-    fn nfa_size_limit(&self) -> usize {
-        self.inner.nfa_size_limit
-    }
-    /// Heap bytes for a regex's DFA (also bounds determinization).
-    #[getter]
-    fn dfa_size_limit(&self) -> usize {
-        self.inner.dfa_size_limit
-    }
-    /// Most DFA states after pruning.
-    #[getter]
-    fn max_dfa_states(&self) -> usize {
-        self.inner.max_dfa_states
-    }
-    /// Most tokens one `forced_tokens()` call returns.
-    #[getter]
-    fn max_forced_tokens(&self) -> usize {
-        self.inner.max_forced_tokens
-    }
-
-    fn __repr__(&self) -> String {
-        let l = &self.inner;
-        format!(
-            "Limits(max_pattern_bytes={}, regex_nest_limit={}, nfa_size_limit={}, dfa_size_limit={}, max_dfa_states={}, max_forced_tokens={})",
-            l.max_pattern_bytes, l.regex_nest_limit, l.nfa_size_limit, l.dfa_size_limit, l.max_dfa_states, l.max_forced_tokens
-        )
-    }
+limits_class! {
+    max_pattern_bytes: usize => "Longest regex pattern, in bytes.",
+    regex_nest_limit: u32 => "Deepest group/repetition nesting in a regex.",
+    nfa_size_limit: usize => "Heap bytes for a regex's NFA.",
+    dfa_size_limit: usize => "Heap bytes for a regex's DFA (also bounds determinization).",
+    max_dfa_states: usize => "Most DFA states after pruning.",
+    max_forced_tokens: usize => "Most tokens one forced_tokens() call returns.",
+    max_grammar_bytes: usize => "Longest grammar text, in bytes.",
+    max_grammar_nesting: u32 => "Deepest group nesting in a grammar text.",
+    max_grammar_productions: usize => "Most productions after grammar normalization.",
+    max_earley_items: usize => "Most Earley items one byte of input may create.",
 }
 
 /// Token id → exact bytes, EOS and special ids, the logits width, and the token trie.
@@ -276,6 +257,40 @@ impl PyGrammar {
         Ok(PyGrammar { inner })
     }
 
+    /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
+    /// (`dialect="gbnf"`). `start` names the start rule.
+    #[staticmethod]
+    #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None))]
+    #[allow(clippy::type_complexity)]
+    fn cfg(
+        py: Python<'_>,
+        text: &str,
+        dialect: &str,
+        start: Option<&str>,
+        limits: Option<PyRef<'_, PyLimits>>,
+        classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+    ) -> PyResult<Self> {
+        let dialect = match dialect {
+            "ebnf" => core::cfg::Dialect::Ebnf,
+            "gbnf" => core::cfg::Dialect::Gbnf,
+            other => return Err(PyTypeError::new_err(format!("unknown grammar dialect {other:?}"))),
+        };
+        let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
+        let text = text.to_string();
+        let start = start.map(str::to_string);
+        let inner = guard_detached(py, move || {
+            core::Grammar::cfg_text(&text, dialect, start.as_deref(), &limits, classes.as_ref())
+        })?;
+        Ok(PyGrammar { inner })
+    }
+
+    /// Non-fatal findings about the grammar (e.g. unused rules).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
+    }
+
     fn __repr__(&self) -> String {
         format!("<corral._core.Grammar {}>", self.inner.describe())
     }
@@ -294,10 +309,11 @@ impl PyCompiledGrammar {
         PyMatcher { inner: core::Matcher::new(self.inner.clone()) }
     }
 
-    /// Number of automaton states (the dead state included).
+    /// Number of automaton states of a regular grammar (the dead state included; 0 for
+    /// a context-free grammar).
     #[getter]
     fn num_states(&self) -> usize {
-        self.inner.dfa().num_states()
+        self.inner.num_states()
     }
 
     /// Number of states whose mask has been computed.
@@ -313,8 +329,8 @@ impl PyCompiledGrammar {
     }
 
     /// Does the constraint accept the whole of `data` (as output bytes)?
-    fn matches(&self, data: &[u8]) -> bool {
-        self.inner.matches(data)
+    fn matches(&self, py: Python<'_>, data: &[u8]) -> PyResult<bool> {
+        guard_detached(py, || self.inner.matches(data))
     }
 
     /// The vocabulary's logits width.
@@ -327,7 +343,7 @@ impl PyCompiledGrammar {
         format!(
             "<corral.CompiledGrammar {} states={} cached={}>",
             self.inner.grammar().describe(),
-            self.inner.dfa().num_states(),
+            self.inner.num_states(),
             self.inner.cached_states()
         )
     }
@@ -420,12 +436,12 @@ impl MaskBuffer {
     }
 }
 
-/// Writes one mask into the row at `addr` (a pointer into a live, checked buffer).
-fn fill_at(source: &core::matcher::MaskSource, addr: usize, words: usize) -> core::Result<core::MaskInfo> {
+/// Writes one matcher's mask into the row at `addr` (a pointer into a live, checked buffer).
+fn fill_at(matcher: &core::Matcher, addr: usize, words: usize) -> core::Result<core::MaskInfo> {
     // SAFETY: `addr` points at `words` int32s inside a writable C-contiguous buffer that the
     // caller keeps alive (the PyBuffer is held) for the duration of this call.
     let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u32, words) };
-    source.fill(out)
+    matcher.fill_mask(out)
 }
 
 fn dead_end(py: Python<'_>, tokens: usize) -> PyErr {
@@ -456,10 +472,10 @@ impl PyMatcher {
         let buf = MaskBuffer::get(py, bitmask)?;
         let words = self.inner.grammar().vocab().mask_words();
         let addr = buf.row(py, row, words)?;
-        let source = self.inner.mask_source();
         // Released even for a cached mask (a ~16 KiB copy): ~0.2 µs, and other threads
         // (the model's forward pass, other rows) keep running.
-        let info = guard_detached(py, move || fill_at(&source, addr, words))?;
+        let matcher = &self.inner;
+        let info = guard_detached(py, move || fill_at(matcher, addr, words))?;
         drop(buf);
         if info.allowed == 0 {
             return Err(dead_end(py, self.inner.num_tokens()));
@@ -500,7 +516,7 @@ impl PyMatcher {
 
     /// Tokens that are the only way forward (ending with EOS if ending is forced).
     fn forced_tokens(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
-        guard_detached(py, || Ok(self.inner.forced_tokens()))
+        guard_detached(py, || self.inner.forced_tokens())
     }
 
     /// Number of tokens accepted so far (EOS included).
@@ -541,7 +557,7 @@ fn fill_bitmasks(
             return Err(raise(py, "MatcherError", format!("row {row} is given twice"), &[]));
         }
         let words = m.inner.grammar().vocab().mask_words();
-        jobs.push((m.inner.mask_source(), buf.row(py, row, words)?, words, m.inner.num_tokens()));
+        jobs.push((&m.inner, buf.row(py, row, words)?, words, m.inner.num_tokens()));
     }
     let results: Vec<core::Result<core::MaskInfo>> = py.detach(|| {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);

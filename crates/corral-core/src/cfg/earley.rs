@@ -1,0 +1,543 @@
+//! An Earley recognizer over DFA terminals, read one byte at a time.
+//!
+//! Earley sets are built only where a terminal can end; between them, each byte only
+//! advances the DFA states of the terminals being read ("scans"). A scan whose DFA accepts
+//! both ends its terminal (building a new Earley set) and stays open (the terminal may go
+//! on): every split is kept, so no string of the grammar is lost to greedy lexing.
+//! The grammar has no ε-rules (but the start) and no unit rules (see `lower`), so
+//! completion never looks at the set being built, and Leo's optimization makes right
+//! recursion linear: a set memoizes, per nonterminal, the topmost item of a deterministic
+//! reduction chain.
+//!
+//! A [`Chart`] is a parse so far. An [`Overlay`] reads bytes on top of a chart without
+//! changing it (trie walks for masks) and can be committed into it (advancing a token).
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::lower::Cfg;
+use crate::dfa::DEAD;
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::vocab::ByteRecognizer;
+
+/// "No set here" / "complete item" marker.
+const NONE: u32 = u32::MAX;
+
+/// An Earley item: a dotted rule and the set where it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Item {
+    dr: u32,
+    origin: u32,
+}
+
+/// A cheap hasher for small integer keys (no DoS concern: keys come from the grammar).
+#[derive(Default)]
+pub(crate) struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (self.0.rotate_left(32) ^ i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0 ^ i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+pub(crate) type FastSet<T> = HashSet<T, BuildHasherDefault<IntHasher>>;
+
+/// The grammar with the tables the recognizer needs.
+#[derive(Debug)]
+pub struct EarleyGrammar {
+    cfg: Cfg,
+    /// Per dotted rule: the symbol after the dot (`NONE` when complete).
+    dr_next: Vec<u32>,
+    /// Per dotted rule: its production's left-hand side.
+    dr_lhs: Vec<u32>,
+    /// Per nonterminal: the dot-0 dotted rules its prediction adds (closed under
+    /// predicting leading nonterminals).
+    predict: Vec<Vec<u32>>,
+    /// Per dotted rule at dot 0: its index in `predict_slot` marks (for dedup).
+    num_dotted: usize,
+    max_items: usize,
+}
+
+impl EarleyGrammar {
+    /// Precomputes the recognizer's tables.
+    pub fn new(cfg: Cfg, limits: &Limits) -> EarleyGrammar {
+        let mut dr_next = Vec::new();
+        let mut dr_lhs = Vec::new();
+        let mut first_dr = Vec::with_capacity(cfg.productions.len());
+        for p in &cfg.productions {
+            first_dr.push(dr_next.len() as u32);
+            for s in &p.rhs {
+                dr_next.push(s.raw());
+                dr_lhs.push(p.lhs);
+            }
+            dr_next.push(NONE);
+            dr_lhs.push(p.lhs);
+        }
+        let n = cfg.nonterminals.len();
+        let mut predict = Vec::with_capacity(n);
+        for a in 0..n {
+            let mut seen_nt = vec![false; n];
+            let mut stack = vec![a as u32];
+            seen_nt[a] = true;
+            let mut out = Vec::new();
+            while let Some(x) = stack.pop() {
+                for &p in &cfg.productions_of[x as usize] {
+                    out.push(first_dr[p as usize]);
+                    let s = cfg.productions[p as usize].rhs[0];
+                    if !s.is_terminal() && !seen_nt[s.index() as usize] {
+                        seen_nt[s.index() as usize] = true;
+                        stack.push(s.index());
+                    }
+                }
+            }
+            out.sort_unstable();
+            predict.push(out);
+        }
+        let num_dotted = dr_next.len();
+        EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items }
+    }
+
+    /// The normalized grammar.
+    pub fn cfg(&self) -> &Cfg {
+        &self.cfg
+    }
+
+    /// A chart at the start of the input.
+    pub fn start_chart(&self) -> Result<Chart> {
+        let mut chart = Chart::default();
+        let mut ov = Overlay::new(self, &chart);
+        ov.initial_set()?;
+        let top = ov.into_top();
+        chart.commit(top);
+        Ok(chart)
+    }
+}
+
+/// One Earley set: ranges into the chart's arenas.
+#[derive(Debug, Clone, Copy)]
+struct SetData {
+    /// Items sorted by (next symbol, dotted rule, origin); complete items last.
+    items: (u32, u32),
+    /// Terminals some item waits for: ranges into `expected`.
+    expected: (u32, u32),
+    /// Leo memo: (nonterminal, topmost item) ranges into `leo`, sorted by nonterminal.
+    leo: (u32, u32),
+    accepting: bool,
+}
+
+/// A terminal being read: its DFA state and the set that expects it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Scan {
+    term: u32,
+    state: u32,
+    origin: u32,
+}
+
+/// Terminal `term` expected by the items `items` of a set.
+#[derive(Debug, Clone, Copy)]
+struct Expected {
+    term: u32,
+    items: (u32, u32),
+}
+
+/// One byte position.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    scans: (u32, u32),
+    /// The Earley set built at this position, or `NONE`.
+    set: u32,
+    /// Arena lengths after this row (to truncate on pop).
+    lens: [u32; 4],
+}
+
+/// A parse so far: Earley sets and byte rows in flat arenas.
+#[derive(Debug, Clone, Default)]
+pub struct Chart {
+    sets: Vec<SetData>,
+    items: Vec<Item>,
+    expected: Vec<Expected>,
+    leo: Vec<(u32, Item)>,
+    rows: Vec<Row>,
+    scans: Vec<Scan>,
+}
+
+impl Chart {
+    fn lens(&self) -> [u32; 4] {
+        [self.sets.len() as u32, self.items.len() as u32, self.expected.len() as u32, self.leo.len() as u32]
+    }
+
+    /// Number of Earley items stored (all sets).
+    pub fn num_items(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Number of byte rows (the start row included).
+    pub fn num_rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Forgets everything after the first `rows` rows.
+    pub fn truncate_rows(&mut self, rows: usize) {
+        self.rows.truncate(rows);
+        if let Some(last) = self.rows.last().copied() {
+            self.scans.truncate(last.scans.1 as usize);
+            let [s, i, e, l] = last.lens;
+            self.sets.truncate(s as usize);
+            self.items.truncate(i as usize);
+            self.expected.truncate(e as usize);
+            self.leo.truncate(l as usize);
+        }
+    }
+
+    /// May the input end here?
+    pub fn is_accepting(&self) -> bool {
+        self.rows.last().is_some_and(|r| r.set != NONE && self.sets[r.set as usize].accepting)
+    }
+
+    /// Appends an overlay's new rows and sets (their indices are already global).
+    fn commit(&mut self, top: Chart) {
+        let off = self.lens();
+        let scan_off = self.scans.len() as u32;
+        for mut s in top.sets {
+            s.items = (s.items.0 + off[1], s.items.1 + off[1]);
+            s.expected = (s.expected.0 + off[2], s.expected.1 + off[2]);
+            s.leo = (s.leo.0 + off[3], s.leo.1 + off[3]);
+            self.sets.push(s);
+        }
+        self.items.extend(top.items);
+        for mut e in top.expected {
+            e.items = (e.items.0 + off[1], e.items.1 + off[1]);
+            self.expected.push(e);
+        }
+        self.leo.extend(top.leo);
+        self.scans.extend(top.scans);
+        for mut r in top.rows {
+            r.scans = (r.scans.0 + scan_off, r.scans.1 + scan_off);
+            r.lens = [r.lens[0] + off[0], r.lens[1] + off[1], r.lens[2] + off[2], r.lens[3] + off[3]];
+            self.rows.push(r);
+        }
+    }
+}
+
+/// Reads bytes on top of a chart without changing it.
+pub struct Overlay<'a> {
+    g: &'a EarleyGrammar,
+    base: &'a Chart,
+    top: Chart,
+    /// Scratch for building a set.
+    pending: Vec<Item>,
+    seen: FastSet<Item>,
+    pred_mark: Vec<u32>,
+    generation: u32,
+    new_scans: Vec<Scan>,
+    /// Set when a limit was hit during a push (the push then fails).
+    pub error: Option<Error>,
+}
+
+impl<'a> Overlay<'a> {
+    /// An overlay at the chart's current position.
+    pub fn new(g: &'a EarleyGrammar, base: &'a Chart) -> Overlay<'a> {
+        Overlay {
+            g,
+            base,
+            top: Chart::default(),
+            pending: Vec::new(),
+            seen: FastSet::default(),
+            pred_mark: vec![0; g.num_dotted],
+            generation: 0,
+            new_scans: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The rows and sets read so far, to commit into the base chart.
+    pub fn into_top(self) -> Chart {
+        self.top
+    }
+
+    fn base_sets(&self) -> u32 {
+        self.base.sets.len() as u32
+    }
+
+    #[inline]
+    fn set(&self, k: u32) -> (&SetData, &Chart) {
+        let nb = self.base_sets();
+        if k < nb {
+            (&self.base.sets[k as usize], self.base)
+        } else {
+            (&self.top.sets[(k - nb) as usize], &self.top)
+        }
+    }
+
+    fn current_row(&self) -> (Row, &Chart) {
+        match self.top.rows.last() {
+            Some(r) => (*r, &self.top),
+            None => (*self.base.rows.last().expect("a chart always has its start row"), self.base),
+        }
+    }
+
+    /// Is the input read so far (base plus overlay) a complete sentence?
+    pub fn is_accepting(&self) -> bool {
+        let (row, _) = self.current_row();
+        row.set != NONE && self.set(row.set).0.accepting
+    }
+
+    /// Items of set `k` waiting for symbol `sym` (raw), as a slice.
+    fn waiting(&self, k: u32, sym: u32) -> &[Item] {
+        let (set, chart) = self.set(k);
+        let items = &chart.items[set.items.0 as usize..set.items.1 as usize];
+        let lo = items.partition_point(|it| self.g.dr_next[it.dr as usize] < sym);
+        let hi = lo + items[lo..].partition_point(|it| self.g.dr_next[it.dr as usize] == sym);
+        &items[lo..hi]
+    }
+
+    fn leo_item(&self, k: u32, nt: u32) -> Option<Item> {
+        let (set, chart) = self.set(k);
+        let leo = &chart.leo[set.leo.0 as usize..set.leo.1 as usize];
+        leo.binary_search_by_key(&nt, |(n, _)| *n).ok().map(|i| leo[i].1)
+    }
+
+    fn add(&mut self, item: Item) {
+        if self.seen.insert(item) {
+            self.pending.push(item);
+        }
+    }
+
+    /// Builds the set at the next position from completed terminals `(term, origin set)`
+    /// (or, for the initial set, from the start's prediction). Returns its global index.
+    fn build_set(&mut self, completed: &[(u32, u32)], initial: bool) -> Result<u32> {
+        let k = self.base_sets() + self.top.sets.len() as u32;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.pred_mark.iter_mut().for_each(|m| *m = 0);
+            self.generation = 1;
+        }
+        self.pending.clear();
+        self.seen.clear();
+        let mut done: Vec<Item> = Vec::new();
+        if initial {
+            self.predict(self.g.cfg.start, k, &mut done);
+        }
+        for &(term, origin) in completed {
+            let sym = term | (1 << 31);
+            let advanced: Vec<Item> =
+                self.waiting(origin, sym).iter().map(|it| Item { dr: it.dr + 1, origin: it.origin }).collect();
+            for it in advanced {
+                self.add(it);
+            }
+        }
+        while let Some(it) = self.pending.pop() {
+            done.push(it);
+            if done.len() > self.g.max_items {
+                return Err(Error::LimitExceeded {
+                    limit: "max_earley_items",
+                    value: self.g.max_items,
+                    context: "one Earley set".to_string(),
+                });
+            }
+            let next = self.g.dr_next[it.dr as usize];
+            if next == NONE {
+                let lhs = self.g.dr_lhs[it.dr as usize];
+                if let Some(top) = self.leo_item(it.origin, lhs) {
+                    self.add(top);
+                } else {
+                    let advanced: Vec<Item> =
+                        self.waiting(it.origin, lhs).iter().map(|w| Item { dr: w.dr + 1, origin: w.origin }).collect();
+                    for a in advanced {
+                        self.add(a);
+                    }
+                }
+            } else if next & (1 << 31) == 0 {
+                self.predict(next, k, &mut done);
+            }
+        }
+        // Sort by (next symbol, rule, origin): waiting items become binary-searchable.
+        let g = self.g;
+        done.sort_unstable_by_key(|it| (g.dr_next[it.dr as usize], it.dr, it.origin));
+        let start = self.top.items.len() as u32;
+        let accepting = if initial {
+            g.cfg.accepts_empty
+        } else {
+            done.iter().any(|it| g.dr_next[it.dr as usize] == NONE && g.dr_lhs[it.dr as usize] == g.cfg.start && it.origin == 0)
+        };
+        let exp_start = self.top.expected.len() as u32;
+        let leo_start = self.top.leo.len() as u32;
+        let mut i = 0;
+        while i < done.len() {
+            let sym = g.dr_next[done[i].dr as usize];
+            if sym == NONE {
+                break;
+            }
+            let mut j = i + 1;
+            while j < done.len() && g.dr_next[done[j].dr as usize] == sym {
+                j += 1;
+            }
+            if sym & (1 << 31) != 0 {
+                self.top.expected.push(Expected { term: sym & !(1 << 31), items: (start + i as u32, start + j as u32) });
+            } else if j - i == 1 && g.dr_next[done[i].dr as usize + 1] == NONE {
+                // Exactly one item waits for `sym` and completing it completes that item:
+                // a deterministic reduction chain. Memoize its topmost item.
+                let advanced = Item { dr: done[i].dr + 1, origin: done[i].origin };
+                let lhs = g.dr_lhs[advanced.dr as usize];
+                let topmost = self.leo_item(advanced.origin, lhs).unwrap_or(advanced);
+                self.top.leo.push((sym, topmost));
+            }
+            i = j;
+        }
+        self.top.items.extend_from_slice(&done);
+        let end = self.top.items.len() as u32;
+        self.top.sets.push(SetData {
+            items: (start, end),
+            expected: (exp_start, self.top.expected.len() as u32),
+            leo: (leo_start, self.top.leo.len() as u32),
+            accepting,
+        });
+        Ok(k)
+    }
+
+    fn predict(&mut self, nt: u32, k: u32, done: &mut Vec<Item>) {
+        let gen = self.generation;
+        let g = self.g;
+        for &dr in &g.predict[nt as usize] {
+            if self.pred_mark[dr as usize] != gen {
+                self.pred_mark[dr as usize] = gen;
+                // Predicted items are never complete (no ε-rules): no further work.
+                done.push(Item { dr, origin: k });
+            }
+        }
+    }
+
+    /// Creates the start row (only on an empty chart).
+    fn initial_set(&mut self) -> Result<()> {
+        let k = self.build_set(&[], true)?;
+        let lens = self.top.lens();
+        self.top.rows.push(Row { scans: (0, 0), set: k, lens });
+        Ok(())
+    }
+
+    /// Reads one byte; false (nothing changed) if no sentence can continue with it.
+    pub fn push(&mut self, byte: u8) -> bool {
+        let g = self.g;
+        let terms = &g.cfg.terminals;
+        let nb = self.base.sets.len() as u32;
+        let (row, in_top) = match self.top.rows.last() {
+            Some(r) => (*r, true),
+            None => match self.base.rows.last() {
+                Some(r) => (*r, false),
+                None => return false,
+            },
+        };
+        self.new_scans.clear();
+        let scans = if in_top { &self.top.scans } else { &self.base.scans };
+        for sc in &scans[row.scans.0 as usize..row.scans.1 as usize] {
+            let q = terms[sc.term as usize].dfa.next(sc.state, byte);
+            if q != DEAD {
+                self.new_scans.push(Scan { term: sc.term, state: q, origin: sc.origin });
+            }
+        }
+        if row.set != NONE {
+            let (set, schart) = if row.set < nb {
+                (&self.base.sets[row.set as usize], self.base)
+            } else {
+                (&self.top.sets[(row.set - nb) as usize], &self.top)
+            };
+            for e in &schart.expected[set.expected.0 as usize..set.expected.1 as usize] {
+                let dfa = &terms[e.term as usize].dfa;
+                let q = dfa.next(dfa.start(), byte);
+                if q != DEAD {
+                    self.new_scans.push(Scan { term: e.term, state: q, origin: row.set });
+                }
+            }
+        }
+        if self.new_scans.is_empty() {
+            return false;
+        }
+        self.new_scans.sort_unstable();
+        self.new_scans.dedup();
+        let completed: Vec<(u32, u32)> = self
+            .new_scans
+            .iter()
+            .filter(|s| terms[s.term as usize].dfa.is_accepting(s.state))
+            .map(|s| (s.term, s.origin))
+            .collect();
+        let set = if completed.is_empty() {
+            NONE
+        } else {
+            match self.build_set(&completed, false) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.error = Some(e);
+                    return false;
+                }
+            }
+        };
+        let scan_start = self.top.scans.len() as u32;
+        self.top.scans.extend_from_slice(&self.new_scans);
+        let lens = self.top.lens();
+        self.top.rows.push(Row { scans: (scan_start, self.top.scans.len() as u32), set, lens });
+        true
+    }
+
+    /// Undoes the last `n` pushes.
+    pub fn pop(&mut self, n: usize) {
+        let keep = self.top.rows.len() - n;
+        self.top.rows.truncate(keep);
+        match self.top.rows.last().copied() {
+            Some(last) => {
+                self.top.scans.truncate(last.scans.1 as usize);
+                let [s, i, e, l] = last.lens;
+                self.top.sets.truncate(s as usize);
+                self.top.items.truncate(i as usize);
+                self.top.expected.truncate(e as usize);
+                self.top.leo.truncate(l as usize);
+            }
+            None => self.top = Chart::default(),
+        }
+    }
+
+    /// Number of bytes read on top of the base.
+    pub fn depth(&self) -> usize {
+        self.top.rows.len()
+    }
+}
+
+impl ByteRecognizer for Overlay<'_> {
+    #[inline]
+    fn push_byte(&mut self, byte: u8) -> bool {
+        self.push(byte)
+    }
+
+    #[inline]
+    fn pop_bytes(&mut self, n: usize) {
+        self.pop(n)
+    }
+}
+
+/// Reads `bytes` on top of `chart`; on success appends them to it. Returns false (chart
+/// unchanged) if they cannot continue a sentence; an error if a limit was hit.
+pub fn advance_chart(g: &EarleyGrammar, chart: &mut Chart, bytes: &[u8]) -> Result<bool> {
+    let mut ov = Overlay::new(g, chart);
+    for &b in bytes {
+        if !ov.push(b) {
+            return match ov.error.take() {
+                Some(e) => Err(e),
+                None => Ok(false),
+            };
+        }
+    }
+    let top = ov.into_top();
+    chart.commit(top);
+    Ok(true)
+}

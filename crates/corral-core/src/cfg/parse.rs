@@ -1,0 +1,531 @@
+//! Parsers for corral's EBNF and llama.cpp's GBNF (one parser, two dialects).
+//!
+//! ```text
+//! grammar := rule*
+//! rule    := NAME "::=" alt [";"]
+//! alt     := seq ("|" seq)*
+//! seq     := item*            (ends before "|", ")", ";", EOF, or the next `NAME ::=`)
+//! item    := atom ("?" | "*" | "+" | "{m}" | "{m,}" | "{,n}" | "{m,n}")*
+//! atom    := "(" alt ")" | STRING | CLASS | "." | NAME | REGEX | "except!" "(" alt ")"
+//! ```
+//! Strings are `"..."` or `'...'` with `\n \t \r \\ \" \' \xHH \uHHHH \UHHHHHHHH` escapes;
+//! classes are `[...]` in regex syntax; REGEX (EBNF only) is `/.../flags` in Python `re`
+//! syntax; comments are `#`, `//` (EBNF) and `/* */` (EBNF) to the end.
+
+use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+
+/// Which text syntax is being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// corral's EBNF.
+    Ebnf,
+    /// llama.cpp's GBNF.
+    Gbnf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tok {
+    Name(String),
+    Define,
+    Pipe,
+    LParen,
+    RParen,
+    Question,
+    Star,
+    Plus,
+    Braces(u32, Option<u32>),
+    Str(String),
+    Class(String),
+    Regex(String),
+    Dot,
+    Semi,
+    Except,
+    Eof,
+}
+
+pub(crate) fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Name(n) => format!("rule name `{n}`"),
+        Tok::Define => "`::=`".into(),
+        Tok::Pipe => "`|`".into(),
+        Tok::LParen => "`(`".into(),
+        Tok::RParen => "`)`".into(),
+        Tok::Question => "`?`".into(),
+        Tok::Star => "`*`".into(),
+        Tok::Plus => "`+`".into(),
+        Tok::Braces(..) => "a `{m,n}` repetition".into(),
+        Tok::Str(_) => "a string".into(),
+        Tok::Class(_) => "a character class".into(),
+        Tok::Regex(_) => "a regex".into(),
+        Tok::Dot => "`.`".into(),
+        Tok::Semi => "`;`".into(),
+        Tok::Except => "`except!`".into(),
+        Tok::Eof => "the end of the grammar".into(),
+    }
+}
+
+/// A grammar syntax error at a position.
+pub(crate) fn grammar_error(pos: Pos, message: impl Into<String>) -> Error {
+    Error::Grammar { message: message.into(), line: pos.line, col: pos.col }
+}
+
+/// Character scanner with line/column tracking, shared by the grammar parsers.
+pub(crate) struct Scanner<'a> {
+    chars: Vec<char>,
+    i: usize,
+    line: u32,
+    col: u32,
+    _text: &'a str,
+}
+
+impl<'a> Scanner<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Scanner { chars: text.chars().collect(), i: 0, line: 1, col: 1, _text: text }
+    }
+
+    pub(crate) fn pos(&self) -> Pos {
+        Pos { line: self.line, col: self.col }
+    }
+
+    pub(crate) fn peek(&self) -> Option<char> {
+        self.chars.get(self.i).copied()
+    }
+
+    pub(crate) fn peek_at(&self, k: usize) -> Option<char> {
+        self.chars.get(self.i + k).copied()
+    }
+
+    pub(crate) fn bump(&mut self) -> Option<char> {
+        let c = self.chars.get(self.i).copied()?;
+        self.i += 1;
+        if c == '\n' {
+            self.line += 1;
+            self.col = 1;
+        } else {
+            self.col += 1;
+        }
+        Some(c)
+    }
+
+    pub(crate) fn starts_with(&self, s: &str) -> bool {
+        s.chars().enumerate().all(|(k, c)| self.peek_at(k) == Some(c))
+    }
+
+    /// Reads the body of a quoted string after its opening quote, decoding escapes.
+    pub(crate) fn string_body(&mut self, quote: char, start: Pos) -> Result<String> {
+        let mut out = String::new();
+        loop {
+            let here = self.pos();
+            match self.bump() {
+                None => return Err(grammar_error(start, "unterminated string")),
+                Some('\n') if quote != '`' => {
+                    return Err(grammar_error(start, "unterminated string (a string cannot span lines; use \\n)"))
+                }
+                Some(c) if c == quote => return Ok(out),
+                Some('\\') => out.push(self.escape(here)?),
+                Some(c) => out.push(c),
+            }
+        }
+    }
+
+    fn hex(&mut self, n: usize, at: Pos) -> Result<char> {
+        let mut v: u32 = 0;
+        for _ in 0..n {
+            let d = self
+                .bump()
+                .and_then(|c| c.to_digit(16))
+                .ok_or_else(|| grammar_error(at, format!("escape needs {n} hex digits")))?;
+            v = v * 16 + d;
+        }
+        char::from_u32(v).ok_or_else(|| grammar_error(at, format!("escape U+{v:X} is not a valid character")))
+    }
+
+    /// Decodes one escape (after the backslash) in a string.
+    fn escape(&mut self, at: Pos) -> Result<char> {
+        match self.bump() {
+            Some('n') => Ok('\n'),
+            Some('t') => Ok('\t'),
+            Some('r') => Ok('\r'),
+            Some('0') => Ok('\0'),
+            Some('f') => Ok('\x0c'),
+            Some('v') => Ok('\x0b'),
+            Some('x') => self.hex(2, at),
+            Some('u') => self.hex(4, at),
+            Some('U') => self.hex(8, at),
+            Some(c) if !c.is_alphanumeric() => Ok(c),
+            Some(c) => Err(grammar_error(at, format!("unknown escape \\{c} in a string"))),
+            None => Err(grammar_error(at, "unterminated string")),
+        }
+    }
+
+    /// Reads a `[...]` class starting at `[`, returning its source (brackets included).
+    pub(crate) fn class(&mut self) -> Result<String> {
+        let start = self.pos();
+        let mut out = String::new();
+        self.bump();
+        out.push('[');
+        if self.peek() == Some('^') {
+            self.bump();
+            out.push('^');
+        }
+        let mut first = true;
+        loop {
+            match self.bump() {
+                None | Some('\n') => return Err(grammar_error(start, "unterminated character class")),
+                Some(']') if !first => {
+                    out.push(']');
+                    return Ok(out);
+                }
+                Some('\\') => {
+                    out.push('\\');
+                    match self.bump() {
+                        Some(c) => out.push(c),
+                        None => return Err(grammar_error(start, "unterminated character class")),
+                    }
+                }
+                Some(c) => out.push(c),
+            }
+            first = false;
+        }
+    }
+
+    /// Reads `/.../flags` starting at `/`, returning a Python-syntax regex.
+    pub(crate) fn regex(&mut self) -> Result<String> {
+        let start = self.pos();
+        self.bump();
+        let mut body = String::new();
+        loop {
+            match self.bump() {
+                None | Some('\n') => return Err(grammar_error(start, "unterminated regex /.../")),
+                Some('/') => break,
+                Some('\\') => match self.bump() {
+                    Some('/') => body.push('/'),
+                    Some(c) => {
+                        body.push('\\');
+                        body.push(c);
+                    }
+                    None => return Err(grammar_error(start, "unterminated regex /.../")),
+                },
+                Some(c) => body.push(c),
+            }
+        }
+        let mut flags = String::new();
+        while let Some(c) = self.peek() {
+            if "aimsux".contains(c) {
+                flags.push(c);
+                self.bump();
+            } else {
+                break;
+            }
+        }
+        Ok(if flags.is_empty() { body } else { format!("(?{flags}:{body})") })
+    }
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Splits the grammar text into tokens with their positions.
+fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
+    let mut s = Scanner::new(text);
+    let mut out = Vec::new();
+    loop {
+        // Whitespace and comments.
+        loop {
+            match s.peek() {
+                Some(c) if c.is_whitespace() => {
+                    s.bump();
+                }
+                Some('#') => {
+                    while !matches!(s.peek(), None | Some('\n')) {
+                        s.bump();
+                    }
+                }
+                Some('/') if dialect == Dialect::Ebnf && s.peek_at(1) == Some('/') => {
+                    while !matches!(s.peek(), None | Some('\n')) {
+                        s.bump();
+                    }
+                }
+                Some('/') if dialect == Dialect::Ebnf && s.peek_at(1) == Some('*') => {
+                    let start = s.pos();
+                    s.bump();
+                    s.bump();
+                    while !s.starts_with("*/") {
+                        if s.bump().is_none() {
+                            return Err(grammar_error(start, "unterminated comment /* ... */"));
+                        }
+                    }
+                    s.bump();
+                    s.bump();
+                }
+                _ => break,
+            }
+        }
+        let pos = s.pos();
+        let Some(c) = s.peek() else {
+            out.push((Tok::Eof, pos));
+            return Ok(out);
+        };
+        let tok = match c {
+            ':' if s.starts_with("::=") => {
+                s.bump();
+                s.bump();
+                s.bump();
+                Tok::Define
+            }
+            '|' => {
+                s.bump();
+                Tok::Pipe
+            }
+            '(' => {
+                s.bump();
+                Tok::LParen
+            }
+            ')' => {
+                s.bump();
+                Tok::RParen
+            }
+            '?' => {
+                s.bump();
+                Tok::Question
+            }
+            '*' => {
+                s.bump();
+                Tok::Star
+            }
+            '+' => {
+                s.bump();
+                Tok::Plus
+            }
+            ';' => {
+                s.bump();
+                Tok::Semi
+            }
+            '.' => {
+                s.bump();
+                Tok::Dot
+            }
+            '"' | '\'' => {
+                s.bump();
+                Tok::Str(s.string_body(c, pos)?)
+            }
+            '[' => Tok::Class(s.class()?),
+            '/' if dialect == Dialect::Ebnf => Tok::Regex(s.regex()?),
+            '{' => {
+                s.bump();
+                let mut body = String::new();
+                loop {
+                    match s.bump() {
+                        Some('}') => break,
+                        Some(ch) if ch.is_ascii_digit() || ch == ',' || ch == ' ' => body.push(ch),
+                        _ => return Err(grammar_error(pos, "a repetition must look like {m}, {m,}, {,n} or {m,n}")),
+                    }
+                }
+                let body: String = body.chars().filter(|c| *c != ' ').collect();
+                let bad = || grammar_error(pos, "a repetition must look like {m}, {m,}, {,n} or {m,n}");
+                let num = |t: &str| -> Result<u32> {
+                    t.parse::<u32>().map_err(|_| grammar_error(pos, format!("repetition count `{t}` is not a number")))
+                };
+                match body.split_once(',') {
+                    None if !body.is_empty() => {
+                        let n = num(&body)?;
+                        Tok::Braces(n, Some(n))
+                    }
+                    Some((a, b)) if !(a.is_empty() && b.is_empty()) => {
+                        let lo = if a.is_empty() { 0 } else { num(a)? };
+                        let hi = if b.is_empty() { None } else { Some(num(b)?) };
+                        if hi.is_some_and(|h| h < lo) {
+                            return Err(grammar_error(pos, format!("repetition {{{lo},{}}} has max < min", hi.unwrap_or(0))));
+                        }
+                        Tok::Braces(lo, hi)
+                    }
+                    _ => return Err(bad()),
+                }
+            }
+            c if is_name_start(c) => {
+                let mut name = String::new();
+                while let Some(ch) = s.peek() {
+                    if is_name_char(ch) {
+                        name.push(ch);
+                        s.bump();
+                    } else {
+                        break;
+                    }
+                }
+                if name == "except" && s.peek() == Some('!') {
+                    s.bump();
+                    Tok::Except
+                } else {
+                    Tok::Name(name)
+                }
+            }
+            other => return Err(grammar_error(pos, format!("unexpected character `{other}`"))),
+        };
+        out.push((tok, pos));
+    }
+}
+
+struct Parser {
+    toks: Vec<(Tok, Pos)>,
+    i: usize,
+    depth: u32,
+    max_depth: u32,
+}
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.i].0
+    }
+
+    fn pos(&self) -> Pos {
+        self.toks[self.i].1
+    }
+
+    fn next(&mut self) -> (Tok, Pos) {
+        let t = self.toks[self.i].clone();
+        if self.i + 1 < self.toks.len() {
+            self.i += 1;
+        }
+        t
+    }
+
+    fn at_rule_start(&self) -> bool {
+        matches!(self.peek(), Tok::Name(_)) && matches!(self.toks.get(self.i + 1), Some((Tok::Define, _)))
+    }
+
+    fn expect(&mut self, want: Tok, context: &str) -> Result<Pos> {
+        let (t, p) = self.next();
+        if t == want {
+            Ok(p)
+        } else {
+            Err(grammar_error(p, format!("expected {} {context}, found {}", describe(&want), describe(&t))))
+        }
+    }
+
+    fn grammar(&mut self) -> Result<GrammarAst> {
+        let mut g = GrammarAst::default();
+        while *self.peek() != Tok::Eof {
+            let (t, pos) = self.next();
+            let Tok::Name(name) = t else {
+                return Err(grammar_error(pos, format!("expected a rule name (`name ::= ...`), found {}", describe(&t))));
+            };
+            self.expect(Tok::Define, &format!("after the rule name `{name}`"))?;
+            let expr = self.alt()?;
+            if *self.peek() == Tok::Semi {
+                self.next();
+            }
+            match self.peek() {
+                Tok::Eof | Tok::Name(_) => {}
+                t => {
+                    let msg = format!("unexpected {} in rule `{name}`", describe(t));
+                    return Err(grammar_error(self.pos(), msg));
+                }
+            }
+            g.rules.push(RuleDef { name, expr, pos, is_terminal: false });
+        }
+        Ok(g)
+    }
+
+    fn alt(&mut self) -> Result<Expr> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(Error::LimitExceeded {
+                limit: "max_grammar_nesting",
+                value: self.max_depth as usize,
+                context: format!("the nesting of the grammar at {}", self.pos()),
+            });
+        }
+        let mut alts = vec![self.seq()?];
+        while *self.peek() == Tok::Pipe {
+            self.next();
+            alts.push(self.seq()?);
+        }
+        self.depth -= 1;
+        Ok(if alts.len() == 1 { alts.pop().unwrap_or(Expr::Empty) } else { Expr::Alt(alts) })
+    }
+
+    fn seq(&mut self) -> Result<Expr> {
+        let mut items = Vec::new();
+        loop {
+            match self.peek() {
+                Tok::Pipe | Tok::RParen | Tok::Semi | Tok::Eof => break,
+                Tok::Name(_) if self.at_rule_start() => break,
+                _ => items.push(self.item()?),
+            }
+        }
+        Ok(match items.len() {
+            0 => Expr::Empty,
+            1 => items.pop().unwrap_or(Expr::Empty),
+            _ => Expr::Seq(items),
+        })
+    }
+
+    fn item(&mut self) -> Result<Expr> {
+        let mut e = self.atom()?;
+        loop {
+            let pos = self.pos();
+            let (min, max) = match self.peek() {
+                Tok::Question => (0, Some(1)),
+                Tok::Star => (0, None),
+                Tok::Plus => (1, None),
+                Tok::Braces(a, b) => (*a, *b),
+                _ => break,
+            };
+            self.next();
+            e = Expr::Repeat { expr: Box::new(e), min, max, pos };
+        }
+        Ok(e)
+    }
+
+    fn atom(&mut self) -> Result<Expr> {
+        let (t, pos) = self.next();
+        Ok(match t {
+            Tok::LParen => {
+                let e = self.alt()?;
+                self.expect(Tok::RParen, &format!("to close the group opened at {pos}"))?;
+                e
+            }
+            Tok::Str(s) => {
+                if s.is_empty() {
+                    Expr::Empty
+                } else {
+                    Expr::Term { term: Term::Literal(s), pos }
+                }
+            }
+            Tok::Class(c) => Expr::Term { term: Term::Regex(c), pos },
+            Tok::Regex(r) => Expr::Term { term: Term::Regex(r), pos },
+            Tok::Dot => Expr::Term { term: Term::Regex("(?s:.)".into()), pos },
+            Tok::Name(name) => Expr::Ref { name, pos },
+            Tok::Except => {
+                self.expect(Tok::LParen, "after `except!`")?;
+                let inner = self.alt()?;
+                self.expect(Tok::RParen, "to close `except!(`")?;
+                Expr::Except { expr: Box::new(inner), pos }
+            }
+            other => {
+                return Err(grammar_error(pos, format!("expected an expression, found {}", describe(&other))));
+            }
+        })
+    }
+}
+
+/// Parses EBNF or GBNF text into the grammar AST.
+pub fn parse(text: &str, dialect: Dialect, limits: &Limits) -> Result<GrammarAst> {
+    if text.len() > limits.max_grammar_bytes {
+        return Err(Error::LimitExceeded {
+            limit: "max_grammar_bytes",
+            value: limits.max_grammar_bytes,
+            context: format!("a grammar of {} bytes", text.len()),
+        });
+    }
+    let toks = tokenize(text, dialect)?;
+    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting };
+    p.grammar()
+}
