@@ -2,8 +2,10 @@
 //! (Algorithms 3-4), built lazily per state by walking the token trie, or eagerly.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
+use crate::cfg::earley::FastMap;
+use crate::cfg::lexmask::{self, LexMask};
 use crate::cfg::{advance_chart, Chart, EarleyGrammar, Overlay};
 use crate::dfa::{Dfa, DEAD};
 use crate::error::Result;
@@ -98,6 +100,9 @@ impl ByteRecognizer for DfaWalker<'_> {
     }
 }
 
+/// Longest parser-state key cached (deeper states are computed every time).
+const STATE_KEY_MAX_WORDS: usize = 1 << 14;
+
 /// How a compiled grammar recognizes bytes.
 #[derive(Debug)]
 pub(crate) enum Engine {
@@ -106,10 +111,14 @@ pub(crate) enum Engine {
         dfa: Dfa,
         masks: Vec<OnceLock<StateMask>>,
     },
-    /// A context-free constraint: an Earley recognizer over DFA terminals.
+    /// A context-free constraint: an Earley recognizer over DFA terminals, and the lexer
+    /// masks computed so far, by their sorted (terminal, state) pairs.
     Cfg {
         earley: EarleyGrammar,
         start: Chart,
+        lex_cache: RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        /// Whole masks by canonical parser state (see `Chart::state_key`).
+        state_cache: RwLock<FastMap<Box<[u32]>, Arc<StateMask>>>,
     },
 }
 
@@ -138,7 +147,12 @@ impl CompiledGrammar {
             Grammar::Cfg(cfg) => {
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
                 let start = earley.start_chart()?;
-                Engine::Cfg { earley, start }
+                Engine::Cfg {
+                    earley,
+                    start,
+                    lex_cache: RwLock::new(FastMap::default()),
+                    state_cache: RwLock::new(FastMap::default()),
+                }
             }
         };
         let compiled = CompiledGrammar {
@@ -190,7 +204,7 @@ impl CompiledGrammar {
     pub fn cached_states(&self) -> usize {
         match &self.engine {
             Engine::Dfa { masks, .. } => masks.iter().filter(|m| m.get().is_some()).count(),
-            Engine::Cfg { .. } => 0,
+            Engine::Cfg { state_cache, .. } => state_cache.read().map_or(0, |c| c.len()),
         }
     }
 
@@ -233,9 +247,115 @@ impl CompiledGrammar {
         StateMask::from_bits(bits)
     }
 
-    /// The mask of a context-free parse `chart` (a trie walk with the Earley recognizer).
-    /// Returns the number of allowed ids.
+    /// The mask of a context-free parse `chart`: the cached lexer mask of the terminals
+    /// open here, plus the tokens in which a terminal ends and the parser goes on (a trie
+    /// walk with the Earley recognizer below each such node). Returns the number of
+    /// allowed ids.
     pub(crate) fn chart_mask(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
+        let Engine::Cfg { earley, lex_cache, state_cache, .. } = &self.engine else {
+            unreachable!("chart_mask is only called on context-free grammars")
+        };
+        let mut key = Vec::new();
+        let keyed = chart.state_key(&mut key, STATE_KEY_MAX_WORDS);
+        if keyed {
+            if let Some(m) = state_cache.read().ok().and_then(|c| c.get(key.as_slice()).cloned()) {
+                m.write(out);
+                return Ok(m.count);
+            }
+        }
+        let count = self.chart_mask_uncached(earley, lex_cache, chart, out)?;
+        if keyed && self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes {
+            let m = StateMask::from_bits(out.to_vec());
+            self.mask_bytes.fetch_add(m.memory_bytes() + key.len() * 4, Ordering::Relaxed);
+            if let Ok(mut c) = state_cache.write() {
+                c.insert(key.into_boxed_slice(), Arc::new(m));
+            }
+        }
+        Ok(count)
+    }
+
+    fn chart_mask_uncached(
+        &self,
+        earley: &EarleyGrammar,
+        lex_cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        chart: &Chart,
+        out: &mut [u32],
+    ) -> Result<u32> {
+        let open = chart.lex_entries(earley);
+        let mut pairs: Vec<(u32, u32)> = open.iter().map(|&(t, q, _)| (t, q)).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        out.fill(0);
+        let trie = self.vocab.trie();
+        let mut ov: Option<Overlay<'_>> = None;
+        for &(term, state) in &pairs {
+            let lex = self.lex_mask(earley, lex_cache, term, state);
+            for (o, &w) in out.iter_mut().zip(&lex.bits) {
+                *o |= w;
+            }
+            if lex.completions.is_empty() {
+                continue;
+            }
+            // Below a node where the terminal may end, the parser takes over.
+            let completed: Vec<(u32, u32)> =
+                open.iter().filter(|&&(t, q, _)| (t, q) == (term, state)).map(|&(t, _, origin)| (t, origin)).collect();
+            let ov = ov.get_or_insert_with(|| Overlay::new(earley, chart));
+            if !ov.push_completed(&completed) {
+                break;
+            }
+            let first = ov.first_bytes();
+            for &node in &lex.completions {
+                for (child, byte) in trie.children(node) {
+                    if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 || !ov.push(byte) {
+                        continue;
+                    }
+                    for &t in trie.tokens_at(child) {
+                        out[(t >> 5) as usize] |= 1 << (t & 31);
+                    }
+                    trie.walk_nodes(child, ov, |_, _, tokens| {
+                        for &t in tokens {
+                            out[(t >> 5) as usize] |= 1 << (t & 31);
+                        }
+                    });
+                    ov.pop(1);
+                }
+            }
+            ov.pop(1);
+        }
+        if let Some(e) = ov.and_then(|mut o| o.error.take()) {
+            return Err(e);
+        }
+        if chart.is_accepting() {
+            for &e in self.vocab.eos_ids() {
+                out[(e >> 5) as usize] |= 1 << (e & 31);
+            }
+        }
+        Ok(out.iter().map(|w| w.count_ones()).sum())
+    }
+
+    /// The cached lexer mask of terminal `term` in DFA state `state`.
+    fn lex_mask(
+        &self,
+        earley: &EarleyGrammar,
+        cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        term: u32,
+        state: u32,
+    ) -> Arc<LexMask> {
+        if let Some(l) = cache.read().ok().and_then(|c| c.get(&(term, state)).cloned()) {
+            return l;
+        }
+        let dfa = &earley.cfg().terminals[term as usize].dfa;
+        let l = Arc::new(lexmask::compute(self.vocab.trie(), dfa, state, self.vocab.mask_words()));
+        self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
+        if let Ok(mut c) = cache.write() {
+            c.insert((term, state), l.clone());
+        }
+        l
+    }
+
+    /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer
+    /// cache): the reference the fast path is tested against.
+    pub(crate) fn chart_mask_reference(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
         let Engine::Cfg { earley, .. } = &self.engine else {
             unreachable!("chart_mask is only called on context-free grammars")
         };
@@ -267,7 +387,7 @@ impl CompiledGrammar {
     pub fn matches(&self, data: &[u8]) -> Result<bool> {
         match &self.engine {
             Engine::Dfa { dfa, .. } => Ok(dfa.matches(data)),
-            Engine::Cfg { earley, start } => {
+            Engine::Cfg { earley, start, .. } => {
                 let mut chart = start.clone();
                 Ok(advance_chart(earley, &mut chart, data)? && chart.is_accepting())
             }
@@ -338,5 +458,46 @@ mod tests {
         assert!(!m.is_accepting());
         assert!(m.rollback(2).is_err());
         assert_eq!(m.forced_tokens().unwrap(), vec![id(b"1"), vocab.eos_ids()[0]]);
+    }
+
+    /// The cached lexer path and the plain Earley trie walk give the same masks, along
+    /// random walks through several grammars.
+    #[test]
+    fn cfg_fast_masks_equal_reference() {
+        use crate::cfg::Dialect;
+        let vocab = Arc::new(all_short_tokens());
+        let grammars = [
+            r#"s ::= "a" s "b" | "1" | s "." s ;"#,
+            r#"s ::= ws v ; v ::= "[" ws (v ("." ws v)*)? "b" ws | [a1]+ ws | "é" ; ws ::= "b"* ;"#,
+            r#"s ::= x "ab" ; x ::= [a]+ | "1" s "." ;"#,
+            r#"s ::= "1" except!("a.") "a." s? ;"#,
+            r#"e ::= e e | "a" | "b1" | "(" e ")" ;"#,
+        ];
+        for text in grammars {
+            let g = Grammar::cfg_text(text, Dialect::Ebnf, None, &Limits::default(), None).unwrap();
+            let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
+            let mut seed = 12345u64;
+            for _walk in 0..20 {
+                let mut m = Matcher::new(c.clone());
+                for _step in 0..12 {
+                    let mut fast = vec![0u32; vocab.mask_words()];
+                    let mut slow = vec![0u32; vocab.mask_words()];
+                    m.fill_mask(&mut fast).unwrap();
+                    let Some(chart) = m.chart() else { panic!("a grammar has a chart") };
+                    c.chart_mask_reference(chart, &mut slow).unwrap();
+                    assert_eq!(fast, slow, "{text}");
+                    let allowed: Vec<u32> = (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+                    if allowed.is_empty() {
+                        break;
+                    }
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let t = allowed[(seed >> 33) as usize % allowed.len()];
+                    assert!(m.advance(t).unwrap());
+                    if m.is_finished() {
+                        break;
+                    }
+                }
+            }
+        }
     }
 }

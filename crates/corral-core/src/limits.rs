@@ -25,6 +25,9 @@ pub struct Limits {
     pub max_grammar_productions: usize,
     /// Most Earley items one byte of input may create (bounds the work of one step).
     pub max_earley_items: usize,
+    /// Heap bytes a context-free grammar may spend caching masks of parser states; past
+    /// it, new states are computed but not cached (never an error).
+    pub max_mask_cache_bytes: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +43,7 @@ impl Default for Limits {
             max_grammar_nesting: 200,
             max_grammar_productions: 200_000,
             max_earley_items: 100_000,
+            max_mask_cache_bytes: 256 << 20,
         }
     }
 }

@@ -86,6 +86,26 @@ impl Matcher {
         }
     }
 
+    /// Like [`Matcher::fill_mask`], but for a context-free grammar by a plain trie walk
+    /// with the parser, without the lexer cache: a slow reference for tests.
+    pub fn fill_mask_reference(&self, out: &mut [u32]) -> Result<MaskInfo> {
+        match &self.state {
+            State::Cfg { chart, .. } if !self.is_finished() => {
+                self.check_row(out)?;
+                Ok(MaskInfo { allowed: self.grammar.chart_mask_reference(chart, out)? })
+            }
+            _ => self.fill_mask(out),
+        }
+    }
+
+    /// The parse so far, for a context-free grammar.
+    pub fn chart(&self) -> Option<&Chart> {
+        match &self.state {
+            State::Cfg { chart, .. } => Some(chart),
+            State::Dfa { .. } => None,
+        }
+    }
+
     /// Would `token` be accepted now?
     pub fn is_allowed(&self, token: u32) -> bool {
         if self.is_finished() {

@@ -102,13 +102,22 @@ impl TokenTrie {
     /// `allow(token_id)` for every token whose whole byte string `rec` read. `rec` is left as
     /// it was.
     pub fn walk<R: ByteRecognizer, F: FnMut(u32)>(&self, rec: &mut R, mut allow: F) {
+        self.walk_nodes(0, rec, |_, _, tokens| tokens.iter().for_each(|&t| allow(t)));
+    }
+
+    /// Walks the subtree below `root` (0 = the whole trie; `rec` stands at `root`'s
+    /// string). After each byte `rec` accepts, calls `on_node(rec, node, tokens)` with the
+    /// node's index and the tokens ending there. `rec` is left as it was.
+    pub fn walk_nodes<R: ByteRecognizer, F: FnMut(&mut R, u32, &[u32])>(&self, root: u32, rec: &mut R, mut on_node: F) {
         let nodes = &self.nodes[..];
-        let end = nodes.len() - 1;
-        let mut depth = 0usize; // bytes currently pushed into rec
-        let mut i = 1;
+        let root = root as usize;
+        let end = if root == 0 { nodes.len() - 1 } else { nodes[root].subtree_end as usize };
+        let base = nodes[root].depth as usize;
+        let mut depth = 0usize; // bytes pushed into rec below the root
+        let mut i = root + 1;
         while i < end {
             let node = nodes[i];
-            let parent_depth = node.depth as usize - 1;
+            let parent_depth = node.depth as usize - 1 - base;
             if depth > parent_depth {
                 rec.pop_bytes(depth - parent_depth);
                 depth = parent_depth;
@@ -116,15 +125,34 @@ impl TokenTrie {
             if rec.push_byte(node.byte) {
                 depth += 1;
                 let (a, b) = (node.tokens_start as usize, nodes[i + 1].tokens_start as usize);
-                for &t in &self.token_ids[a..b] {
-                    allow(t);
-                }
+                on_node(rec, i as u32, &self.token_ids[a..b]);
                 i += 1;
             } else {
                 i = node.subtree_end as usize;
             }
         }
         rec.pop_bytes(depth);
+    }
+
+    /// The tokens whose bytes end exactly at `node`.
+    pub fn tokens_at(&self, node: u32) -> &[u32] {
+        let i = node as usize;
+        &self.token_ids[self.nodes[i].tokens_start as usize..self.nodes[i + 1].tokens_start as usize]
+    }
+
+    /// The children of `node`: (index, byte) pairs.
+    pub fn children(&self, node: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
+        let end = self.nodes[node as usize].subtree_end;
+        let mut i = node + 1;
+        std::iter::from_fn(move || {
+            if i >= end {
+                return None;
+            }
+            let idx = i;
+            let n = self.nodes[i as usize];
+            i = n.subtree_end;
+            Some((idx, n.byte))
+        })
     }
 
     /// Heap bytes used.

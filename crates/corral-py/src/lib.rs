@@ -142,6 +142,7 @@ limits_class! {
     max_grammar_nesting: u32 => "Deepest group nesting in a grammar text.",
     max_grammar_productions: usize => "Most productions after grammar normalization.",
     max_earley_items: usize => "Most Earley items one byte of input may create.",
+    max_mask_cache_bytes: usize => "Heap bytes a grammar may spend caching parser-state masks.",
 }
 
 /// Token id → exact bytes, EOS and special ids, the logits width, and the token trie.
@@ -480,6 +481,22 @@ impl PyMatcher {
         if info.allowed == 0 {
             return Err(dead_end(py, self.inner.num_tokens()));
         }
+        Ok(())
+    }
+
+    /// Fills the mask the slow way (a plain parser trie walk, no caches): a reference for
+    /// tests of the fast path.
+    #[pyo3(signature = (bitmask, row=0))]
+    fn _fill_bitmask_reference(&self, py: Python<'_>, bitmask: &Bound<'_, PyAny>, row: usize) -> PyResult<()> {
+        let buf = MaskBuffer::get(py, bitmask)?;
+        let words = self.inner.grammar().vocab().mask_words();
+        let addr = buf.row(py, row, words)?;
+        let matcher = &self.inner;
+        guard_detached(py, move || {
+            // SAFETY: as in fill_at: a checked, held, writable row of `words` int32s.
+            let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u32, words) };
+            matcher.fill_mask_reference(out)
+        })?;
         Ok(())
     }
 

@@ -40,7 +40,12 @@ impl Hasher for IntHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(29) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        for &b in chunks.remainder() {
             self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
     }
@@ -53,6 +58,7 @@ impl Hasher for IntHasher {
 }
 
 pub(crate) type FastSet<T> = HashSet<T, BuildHasherDefault<IntHasher>>;
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// The grammar with the tables the recognizer needs.
 #[derive(Debug)]
@@ -68,6 +74,8 @@ pub struct EarleyGrammar {
     /// Per dotted rule at dot 0: its index in `predict_slot` marks (for dedup).
     num_dotted: usize,
     max_items: usize,
+    /// Per terminal: the bytes that can start it (a 256-bit set).
+    first_bytes: Vec<[u64; 4]>,
 }
 
 impl EarleyGrammar {
@@ -106,7 +114,20 @@ impl EarleyGrammar {
             predict.push(out);
         }
         let num_dotted = dr_next.len();
-        EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items }
+        let first_bytes = cfg
+            .terminals
+            .iter()
+            .map(|t| {
+                let mut set = [0u64; 4];
+                for b in 0..=255u8 {
+                    if t.dfa.next(t.dfa.start(), b) != DEAD {
+                        set[(b >> 6) as usize] |= 1 << (b & 63);
+                    }
+                }
+                set
+            })
+            .collect();
+        EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items, first_bytes }
     }
 
     /// The normalized grammar.
@@ -178,6 +199,66 @@ impl Chart {
         [self.sets.len() as u32, self.items.len() as u32, self.expected.len() as u32, self.leo.len() as u32]
     }
 
+    /// The terminals being read at the current position: `(terminal, DFA state, origin set)`
+    /// for the open scans, and `(terminal, start state, this set)` for the terminals the
+    /// set built here expects.
+    pub(crate) fn lex_entries(&self, g: &EarleyGrammar) -> Vec<(u32, u32, u32)> {
+        let Some(row) = self.rows.last() else { return Vec::new() };
+        let mut out: Vec<(u32, u32, u32)> =
+            self.scans[row.scans.0 as usize..row.scans.1 as usize].iter().map(|s| (s.term, s.state, s.origin)).collect();
+        if row.set != NONE {
+            let set = self.sets[row.set as usize];
+            for e in &self.expected[set.expected.0 as usize..set.expected.1 as usize] {
+                out.push((e.term, g.cfg.terminals[e.term as usize].dfa.start(), row.set));
+            }
+        }
+        out
+    }
+
+    /// A canonical description of everything the rest of the parse can depend on: the
+    /// open scans, and every Earley set reachable from them through item origins, with
+    /// sets renumbered in order of discovery (seed 004's compacted Earley sets). Two
+    /// positions with equal keys allow exactly the same continuations, so they share a
+    /// cached mask. Returns false if the key would exceed `max_len` words.
+    pub(crate) fn state_key(&self, out: &mut Vec<u32>, max_len: usize) -> bool {
+        out.clear();
+        let Some(row) = self.rows.last() else { return true };
+        // Set id → canonical id, in order of discovery.
+        let mut canon: std::collections::HashMap<u32, u32, BuildHasherDefault<IntHasher>> = Default::default();
+        let mut queue: Vec<u32> = Vec::new();
+        let id_of = |k: u32, canon: &mut std::collections::HashMap<u32, u32, BuildHasherDefault<IntHasher>>, queue: &mut Vec<u32>| -> u32 {
+            let next = canon.len() as u32;
+            *canon.entry(k).or_insert_with(|| {
+                queue.push(k);
+                next
+            })
+        };
+        let row_set = if row.set == NONE { NONE } else { id_of(row.set, &mut canon, &mut queue) };
+        out.push(row_set);
+        for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
+            let o = id_of(sc.origin, &mut canon, &mut queue);
+            out.extend_from_slice(&[sc.term, sc.state, o]);
+        }
+        out.push(NONE);
+        let mut qi = 0;
+        while qi < queue.len() {
+            let k = queue[qi];
+            qi += 1;
+            let set = self.sets[k as usize];
+            // Set 0 is the only one holding start items: its identity matters for acceptance.
+            out.push(if k == 0 { NONE - 1 } else { NONE - 2 });
+            for it in &self.items[set.items.0 as usize..set.items.1 as usize] {
+                let o = id_of(it.origin, &mut canon, &mut queue);
+                out.push(it.dr);
+                out.push(o);
+            }
+            if out.len() > max_len {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Number of Earley items stored (all sets).
     pub fn num_items(&self) -> usize {
         self.items.len()
@@ -231,40 +312,87 @@ impl Chart {
     }
 }
 
+/// Reusable buffers for building Earley sets (kept per thread, so that reading a byte
+/// allocates nothing in the steady state).
+#[derive(Default)]
+struct Scratch {
+    pending: Vec<Item>,
+    done: Vec<Item>,
+    seen: FastSet<Item>,
+    pred_mark: Vec<u32>,
+    generation: u32,
+    new_scans: Vec<Scan>,
+    completed: Vec<(u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Adds the prediction of nonterminal `nt` at set `k` (predicted items are never complete:
+/// there are no ε-rules, so they need no further work).
+fn predict(g: &EarleyGrammar, sc: &mut Scratch, nt: u32, k: u32) {
+    let gen = sc.generation;
+    for &dr in &g.predict[nt as usize] {
+        if sc.pred_mark[dr as usize] != gen {
+            sc.pred_mark[dr as usize] = gen;
+            sc.done.push(Item { dr, origin: k });
+        }
+    }
+}
+
 /// Reads bytes on top of a chart without changing it.
 pub struct Overlay<'a> {
     g: &'a EarleyGrammar,
     base: &'a Chart,
     top: Chart,
-    /// Scratch for building a set.
-    pending: Vec<Item>,
-    seen: FastSet<Item>,
-    pred_mark: Vec<u32>,
-    generation: u32,
-    new_scans: Vec<Scan>,
+    scratch: Scratch,
     /// Set when a limit was hit during a push (the push then fails).
     pub error: Option<Error>,
+}
+
+impl Drop for Overlay<'_> {
+    fn drop(&mut self) {
+        let scratch = std::mem::take(&mut self.scratch);
+        SCRATCH.with(|pool| pool.borrow_mut().push(scratch));
+    }
+}
+
+/// Items of set `k` waiting for symbol `sym` (raw).
+#[inline]
+fn waiting<'c>(g: &EarleyGrammar, base: &'c Chart, top: &'c Chart, k: u32, sym: u32) -> &'c [Item] {
+    let nb = base.sets.len() as u32;
+    let (set, chart) = if k < nb { (&base.sets[k as usize], base) } else { (&top.sets[(k - nb) as usize], top) };
+    let items = &chart.items[set.items.0 as usize..set.items.1 as usize];
+    let lo = items.partition_point(|it| g.dr_next[it.dr as usize] < sym);
+    let hi = lo + items[lo..].partition_point(|it| g.dr_next[it.dr as usize] == sym);
+    &items[lo..hi]
+}
+
+/// The Leo memo of set `k` for nonterminal `nt`.
+#[inline]
+fn leo_item(base: &Chart, top: &Chart, k: u32, nt: u32) -> Option<Item> {
+    let nb = base.sets.len() as u32;
+    let (set, chart) = if k < nb { (&base.sets[k as usize], base) } else { (&top.sets[(k - nb) as usize], top) };
+    let leo = &chart.leo[set.leo.0 as usize..set.leo.1 as usize];
+    leo.binary_search_by_key(&nt, |(n, _)| *n).ok().map(|i| leo[i].1)
 }
 
 impl<'a> Overlay<'a> {
     /// An overlay at the chart's current position.
     pub fn new(g: &'a EarleyGrammar, base: &'a Chart) -> Overlay<'a> {
-        Overlay {
-            g,
-            base,
-            top: Chart::default(),
-            pending: Vec::new(),
-            seen: FastSet::default(),
-            pred_mark: vec![0; g.num_dotted],
-            generation: 0,
-            new_scans: Vec::new(),
-            error: None,
+        let mut scratch = SCRATCH.with(|pool| pool.borrow_mut().pop()).unwrap_or_default();
+        if scratch.pred_mark.len() != g.num_dotted {
+            scratch.pred_mark.clear();
+            scratch.pred_mark.resize(g.num_dotted, 0);
+            scratch.generation = 0;
         }
+        Overlay { g, base, top: Chart::default(), scratch, error: None }
     }
 
     /// The rows and sets read so far, to commit into the base chart.
-    pub fn into_top(self) -> Chart {
-        self.top
+    pub fn into_top(mut self) -> Chart {
+        std::mem::take(&mut self.top)
     }
 
     fn base_sets(&self) -> u32 {
@@ -294,77 +422,63 @@ impl<'a> Overlay<'a> {
         row.set != NONE && self.set(row.set).0.accepting
     }
 
-    /// Items of set `k` waiting for symbol `sym` (raw), as a slice.
-    fn waiting(&self, k: u32, sym: u32) -> &[Item] {
-        let (set, chart) = self.set(k);
-        let items = &chart.items[set.items.0 as usize..set.items.1 as usize];
-        let lo = items.partition_point(|it| self.g.dr_next[it.dr as usize] < sym);
-        let hi = lo + items[lo..].partition_point(|it| self.g.dr_next[it.dr as usize] == sym);
-        &items[lo..hi]
-    }
-
-    fn leo_item(&self, k: u32, nt: u32) -> Option<Item> {
-        let (set, chart) = self.set(k);
-        let leo = &chart.leo[set.leo.0 as usize..set.leo.1 as usize];
-        leo.binary_search_by_key(&nt, |(n, _)| *n).ok().map(|i| leo[i].1)
-    }
-
-    fn add(&mut self, item: Item) {
-        if self.seen.insert(item) {
-            self.pending.push(item);
-        }
-    }
-
     /// Builds the set at the next position from completed terminals `(term, origin set)`
     /// (or, for the initial set, from the start's prediction). Returns its global index.
     fn build_set(&mut self, completed: &[(u32, u32)], initial: bool) -> Result<u32> {
-        let k = self.base_sets() + self.top.sets.len() as u32;
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.pred_mark.iter_mut().for_each(|m| *m = 0);
-            self.generation = 1;
+        let g = self.g;
+        let base = self.base;
+        let k = base.sets.len() as u32 + self.top.sets.len() as u32;
+        let sc = &mut self.scratch;
+        sc.generation = sc.generation.wrapping_add(1);
+        if sc.generation == 0 {
+            sc.pred_mark.iter_mut().for_each(|m| *m = 0);
+            sc.generation = 1;
         }
-        self.pending.clear();
-        self.seen.clear();
-        let mut done: Vec<Item> = Vec::new();
+        sc.pending.clear();
+        sc.seen.clear();
+        sc.done.clear();
+        let top = &self.top;
         if initial {
-            self.predict(self.g.cfg.start, k, &mut done);
+            predict(g, sc, g.cfg.start, k);
         }
         for &(term, origin) in completed {
-            let sym = term | (1 << 31);
-            let advanced: Vec<Item> =
-                self.waiting(origin, sym).iter().map(|it| Item { dr: it.dr + 1, origin: it.origin }).collect();
-            for it in advanced {
-                self.add(it);
+            for it in waiting(g, base, top, origin, term | (1 << 31)) {
+                let a = Item { dr: it.dr + 1, origin: it.origin };
+                if sc.seen.insert(a) {
+                    sc.pending.push(a);
+                }
             }
         }
-        while let Some(it) = self.pending.pop() {
-            done.push(it);
-            if done.len() > self.g.max_items {
+        while let Some(it) = sc.pending.pop() {
+            sc.done.push(it);
+            if sc.done.len() > g.max_items {
                 return Err(Error::LimitExceeded {
                     limit: "max_earley_items",
-                    value: self.g.max_items,
+                    value: g.max_items,
                     context: "one Earley set".to_string(),
                 });
             }
-            let next = self.g.dr_next[it.dr as usize];
+            let next = g.dr_next[it.dr as usize];
             if next == NONE {
-                let lhs = self.g.dr_lhs[it.dr as usize];
-                if let Some(top) = self.leo_item(it.origin, lhs) {
-                    self.add(top);
+                let lhs = g.dr_lhs[it.dr as usize];
+                if let Some(topmost) = leo_item(base, top, it.origin, lhs) {
+                    if sc.seen.insert(topmost) {
+                        sc.pending.push(topmost);
+                    }
                 } else {
-                    let advanced: Vec<Item> =
-                        self.waiting(it.origin, lhs).iter().map(|w| Item { dr: w.dr + 1, origin: w.origin }).collect();
-                    for a in advanced {
-                        self.add(a);
+                    for w in waiting(g, base, top, it.origin, lhs) {
+                        let a = Item { dr: w.dr + 1, origin: w.origin };
+                        if sc.seen.insert(a) {
+                            sc.pending.push(a);
+                        }
                     }
                 }
             } else if next & (1 << 31) == 0 {
-                self.predict(next, k, &mut done);
+                predict(g, sc, next, k);
             }
         }
         // Sort by (next symbol, rule, origin): waiting items become binary-searchable.
-        let g = self.g;
+        let mut done = std::mem::take(&mut sc.done);
         done.sort_unstable_by_key(|it| (g.dr_next[it.dr as usize], it.dr, it.origin));
         let start = self.top.items.len() as u32;
         let accepting = if initial {
@@ -391,12 +505,13 @@ impl<'a> Overlay<'a> {
                 // a deterministic reduction chain. Memoize its topmost item.
                 let advanced = Item { dr: done[i].dr + 1, origin: done[i].origin };
                 let lhs = g.dr_lhs[advanced.dr as usize];
-                let topmost = self.leo_item(advanced.origin, lhs).unwrap_or(advanced);
+                let topmost = leo_item(base, &self.top, advanced.origin, lhs).unwrap_or(advanced);
                 self.top.leo.push((sym, topmost));
             }
             i = j;
         }
         self.top.items.extend_from_slice(&done);
+        self.scratch.done = done;
         let end = self.top.items.len() as u32;
         self.top.sets.push(SetData {
             items: (start, end),
@@ -407,24 +522,52 @@ impl<'a> Overlay<'a> {
         Ok(k)
     }
 
-    fn predict(&mut self, nt: u32, k: u32, done: &mut Vec<Item>) {
-        let gen = self.generation;
-        let g = self.g;
-        for &dr in &g.predict[nt as usize] {
-            if self.pred_mark[dr as usize] != gen {
-                self.pred_mark[dr as usize] = gen;
-                // Predicted items are never complete (no ε-rules): no further work.
-                done.push(Item { dr, origin: k });
-            }
-        }
-    }
-
     /// Creates the start row (only on an empty chart).
     fn initial_set(&mut self) -> Result<()> {
         let k = self.build_set(&[], true)?;
         let lens = self.top.lens();
         self.top.rows.push(Row { scans: (0, 0), set: k, lens });
         Ok(())
+    }
+
+    /// Pushes a row where the terminals `completed` (terminal, origin set) have just ended
+    /// and nothing else is being read. Used by masks: the bytes before were checked by the
+    /// lexer alone.
+    pub(crate) fn push_completed(&mut self, completed: &[(u32, u32)]) -> bool {
+        let set = match self.build_set(completed, false) {
+            Ok(k) => k,
+            Err(e) => {
+                self.error = Some(e);
+                return false;
+            }
+        };
+        let scan_start = self.top.scans.len() as u32;
+        let lens = self.top.lens();
+        self.top.rows.push(Row { scans: (scan_start, scan_start), set, lens });
+        true
+    }
+
+    /// The bytes that can start a terminal expected at the current position's set.
+    pub(crate) fn first_bytes(&self) -> [u64; 4] {
+        let mut out = [0u64; 4];
+        let row = match self.top.rows.last() {
+            Some(r) => *r,
+            None => match self.base.rows.last() {
+                Some(r) => *r,
+                None => return out,
+            },
+        };
+        if row.set == NONE {
+            return out;
+        }
+        let (set, chart) = self.set(row.set);
+        for e in &chart.expected[set.expected.0 as usize..set.expected.1 as usize] {
+            let f = &self.g.first_bytes[e.term as usize];
+            for k in 0..4 {
+                out[k] |= f[k];
+            }
+        }
+        out
     }
 
     /// Reads one byte; false (nothing changed) if no sentence can continue with it.
@@ -439,12 +582,13 @@ impl<'a> Overlay<'a> {
                 None => return false,
             },
         };
-        self.new_scans.clear();
+        let mut new_scans = std::mem::take(&mut self.scratch.new_scans);
+        new_scans.clear();
         let scans = if in_top { &self.top.scans } else { &self.base.scans };
         for sc in &scans[row.scans.0 as usize..row.scans.1 as usize] {
             let q = terms[sc.term as usize].dfa.next(sc.state, byte);
             if q != DEAD {
-                self.new_scans.push(Scan { term: sc.term, state: q, origin: sc.origin });
+                new_scans.push(Scan { term: sc.term, state: q, origin: sc.origin });
             }
         }
         if row.set != NONE {
@@ -457,21 +601,23 @@ impl<'a> Overlay<'a> {
                 let dfa = &terms[e.term as usize].dfa;
                 let q = dfa.next(dfa.start(), byte);
                 if q != DEAD {
-                    self.new_scans.push(Scan { term: e.term, state: q, origin: row.set });
+                    new_scans.push(Scan { term: e.term, state: q, origin: row.set });
                 }
             }
         }
-        if self.new_scans.is_empty() {
+        if new_scans.is_empty() {
+            self.scratch.new_scans = new_scans;
             return false;
         }
-        self.new_scans.sort_unstable();
-        self.new_scans.dedup();
-        let completed: Vec<(u32, u32)> = self
-            .new_scans
-            .iter()
-            .filter(|s| terms[s.term as usize].dfa.is_accepting(s.state))
-            .map(|s| (s.term, s.origin))
-            .collect();
+        if new_scans.len() > 1 {
+            new_scans.sort_unstable();
+            new_scans.dedup();
+        }
+        let mut completed = std::mem::take(&mut self.scratch.completed);
+        completed.clear();
+        completed.extend(
+            new_scans.iter().filter(|s| terms[s.term as usize].dfa.is_accepting(s.state)).map(|s| (s.term, s.origin)),
+        );
         let set = if completed.is_empty() {
             NONE
         } else {
@@ -479,12 +625,16 @@ impl<'a> Overlay<'a> {
                 Ok(k) => k,
                 Err(e) => {
                     self.error = Some(e);
+                    self.scratch.completed = completed;
+                    self.scratch.new_scans = new_scans;
                     return false;
                 }
             }
         };
+        self.scratch.completed = completed;
         let scan_start = self.top.scans.len() as u32;
-        self.top.scans.extend_from_slice(&self.new_scans);
+        self.top.scans.extend_from_slice(&new_scans);
+        self.scratch.new_scans = new_scans;
         let lens = self.top.lens();
         self.top.rows.push(Row { scans: (scan_start, self.top.scans.len() as u32), set, lens });
         true

@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod earley;
+pub(crate) mod lexmask;
 pub mod lower;
 pub mod parse;
 
