@@ -62,6 +62,15 @@ impl Grammar {
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description: description.to_string() })))
     }
 
+    /// A random sentence of the grammar (about `budget` bytes), for tests and examples.
+    /// None for a regular grammar.
+    pub fn sample(&self, seed: u64, budget: usize) -> Option<Vec<u8>> {
+        match self {
+            Grammar::Regex(_) => None,
+            Grammar::Cfg(c) => Some(cfg::sample::sample(&c.cfg, seed, budget)),
+        }
+    }
+
     /// Non-fatal findings (e.g. unused rules).
     pub fn warnings(&self) -> &[String] {
         match self {

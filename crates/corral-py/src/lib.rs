@@ -286,6 +286,23 @@ impl PyGrammar {
         Ok(PyGrammar { inner })
     }
 
+    /// A random sentence of a context-free grammar (about `budget` bytes): for tests and
+    /// examples. None for a regex.
+    #[pyo3(signature = (seed, budget=64))]
+    fn sample<'py>(&self, py: Python<'py>, seed: u64, budget: usize) -> Option<Bound<'py, PyBytes>> {
+        self.inner.sample(seed, budget).map(|b| PyBytes::new(py, &b))
+    }
+
+    /// The grammar text translated to Lark syntax (a test oracle: an independent parser
+    /// can check corral's outputs). Rules become r0, r1, ...; terminals become regexes.
+    #[staticmethod]
+    #[pyo3(signature = (text, dialect, start))]
+    fn _to_lark(py: Python<'_>, text: &str, dialect: &str, start: &str) -> PyResult<String> {
+        let dialect = if dialect == "gbnf" { core::cfg::Dialect::Gbnf } else { core::cfg::Dialect::Ebnf };
+        let ast = guard(py, || core::cfg::parse(text, dialect, &core::Limits::default()))?;
+        ast.to_lark(start).map_err(PyTypeError::new_err)
+    }
+
     /// Non-fatal findings about the grammar (e.g. unused rules).
     #[getter]
     fn warnings(&self) -> Vec<String> {

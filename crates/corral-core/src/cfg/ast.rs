@@ -114,3 +114,73 @@ pub struct GrammarAst {
     /// Expressions that may appear between any two tokens (Lark's `%ignore`).
     pub ignore: Vec<Expr>,
 }
+
+impl GrammarAst {
+    /// The grammar in Lark's syntax, for checking corral against an independent parser
+    /// in tests. Rules become `r0`, `r1`, ...; every terminal piece becomes a regex.
+    /// `except!` has no Lark equivalent and is an error.
+    pub fn to_lark(&self, start: &str) -> std::result::Result<String, String> {
+        let mut names: Vec<&str> = Vec::new();
+        for r in &self.rules {
+            if !names.contains(&r.name.as_str()) {
+                names.push(r.name.as_str());
+            }
+        }
+        let id = |n: &str| names.iter().position(|x| *x == n).map(|i| format!("r{i}"));
+        let start_id = id(start).ok_or_else(|| format!("no rule `{start}`"))?;
+        let mut out = format!("start: {start_id}\n");
+        for (i, name) in names.iter().enumerate() {
+            let alts: Vec<String> = self
+                .rules
+                .iter()
+                .filter(|r| r.name == *name)
+                .map(|r| lark_expr(&r.expr, &id))
+                .collect::<std::result::Result<_, _>>()?;
+            out.push_str(&format!("r{i}: {}\n", alts.join("\n    | ")));
+        }
+        Ok(out)
+    }
+}
+
+fn lark_expr(e: &Expr, id: &dyn Fn(&str) -> Option<String>) -> std::result::Result<String, String> {
+    Ok(match e {
+        Expr::Empty => String::new(),
+        Expr::Term { term, .. } => {
+            let src = term.regex_source().replace('/', "\\/").replace('\n', "\\n").replace('\r', "\\r");
+            format!("/{src}/")
+        }
+        Expr::Ref { name, .. } => id(name).ok_or_else(|| format!("undefined rule `{name}`"))?,
+        Expr::Seq(items) => {
+            let parts: Vec<String> = items.iter().map(|x| lark_expr(x, id)).collect::<std::result::Result<_, _>>()?;
+            parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("({p})")).collect::<Vec<_>>().join(" ")
+        }
+        Expr::Alt(items) => {
+            let parts: Vec<String> = items.iter().map(|x| lark_expr(x, id)).collect::<std::result::Result<_, _>>()?;
+            let nonempty: Vec<String> = parts.iter().filter(|p| !p.is_empty()).cloned().collect();
+            let body = nonempty.iter().map(|p| format!("({p})")).collect::<Vec<_>>().join(" | ");
+            if nonempty.len() < parts.len() {
+                format!("({body})?")
+            } else {
+                format!("({body})")
+            }
+        }
+        Expr::Repeat { expr, min, max, .. } => {
+            let inner = lark_expr(expr, id)?;
+            if inner.is_empty() {
+                return Ok(String::new());
+            }
+            let inner = format!("({inner})");
+            match (min, max) {
+                (0, Some(1)) => format!("{inner}?"),
+                (0, None) => format!("{inner}*"),
+                (1, None) => format!("{inner}+"),
+                (0, Some(0)) => String::new(),
+                (m, None) => format!("{inner} ~ {m} {inner}*"),
+                (0, Some(n)) => format!("({inner} ~ 1..{n})?"),
+                (m, Some(n)) if m == n => format!("{inner} ~ {m}"),
+                (m, Some(n)) => format!("{inner} ~ {m}..{n}"),
+            }
+        }
+        Expr::Except { .. } => return Err("except! has no Lark equivalent".into()),
+    })
+}

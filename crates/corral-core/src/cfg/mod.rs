@@ -6,6 +6,7 @@ pub mod earley;
 pub(crate) mod lexmask;
 pub mod lower;
 pub mod parse;
+pub mod sample;
 
 pub use earley::{advance_chart, Chart, EarleyGrammar, Overlay};
 pub use lower::{lower, Cfg};

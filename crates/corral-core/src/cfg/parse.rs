@@ -41,6 +41,7 @@ pub(crate) enum Tok {
     Regex(String),
     Dot,
     Semi,
+    Comma,
     Except,
     Eof,
 }
@@ -61,6 +62,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Regex(_) => "a regex".into(),
         Tok::Dot => "`.`".into(),
         Tok::Semi => "`;`".into(),
+        Tok::Comma => "`,`".into(),
         Tok::Except => "`except!`".into(),
         Tok::Eof => "the end of the grammar".into(),
     }
@@ -253,13 +255,15 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                         s.bump();
                     }
                 }
-                Some('/') if dialect == Dialect::Ebnf && s.peek_at(1) == Some('*') => {
+                Some(open @ ('/' | '(')) if dialect == Dialect::Ebnf && s.peek_at(1) == Some('*') => {
+                    // `/* ... */`, and ISO EBNF's `(* ... *)`.
+                    let close = if open == '/' { "*/" } else { "*)" };
                     let start = s.pos();
                     s.bump();
                     s.bump();
-                    while !s.starts_with("*/") {
+                    while !s.starts_with(close) {
                         if s.bump().is_none() {
-                            return Err(grammar_error(start, "unterminated comment /* ... */"));
+                            return Err(grammar_error(start, format!("unterminated comment {open}* ... {close}")));
                         }
                     }
                     s.bump();
@@ -308,6 +312,11 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 s.bump();
                 Tok::Semi
             }
+            ',' if dialect == Dialect::Ebnf => {
+                // ISO EBNF's concatenation operator: items may be separated by commas.
+                s.bump();
+                Tok::Comma
+            }
             '.' => {
                 s.bump();
                 Tok::Dot
@@ -349,7 +358,7 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                     _ => return Err(bad()),
                 }
             }
-            c if is_name_start(c) => {
+            c if is_name_start(c) || (dialect == Dialect::Gbnf && c.is_ascii_digit()) => {
                 let mut name = String::new();
                 while let Some(ch) = s.peek() {
                     if is_name_char(ch) {
@@ -457,6 +466,9 @@ impl Parser {
             match self.peek() {
                 Tok::Pipe | Tok::RParen | Tok::Semi | Tok::Eof => break,
                 Tok::Name(_) if self.at_rule_start() => break,
+                Tok::Comma if !items.is_empty() => {
+                    self.next();
+                }
                 _ => items.push(self.item()?),
             }
         }

@@ -1,0 +1,149 @@
+//! Random sentences of a grammar: a generator over the normalized grammar, used by the
+//! completeness tests (every generated sentence must be accepted under any tokenization).
+
+use super::lower::{Cfg, Sym};
+use crate::dfa::{Dfa, DEAD};
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+}
+
+/// Bytes from each DFA state to the nearest accepting state (u32::MAX: none).
+fn distances(dfa: &Dfa) -> Vec<u32> {
+    let n = dfa.num_states();
+    let mut dist = vec![u32::MAX; n];
+    for s in 1..n as u32 {
+        if dfa.is_accepting(s) {
+            dist[s as usize] = 0;
+        }
+    }
+    // Relax until stable (DFAs of grammar terminals are small).
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for s in 1..n as u32 {
+            for b in 0..=255u8 {
+                let t = dfa.next(s, b);
+                if t != DEAD && dist[t as usize] != u32::MAX && dist[t as usize] + 1 < dist[s as usize] {
+                    dist[s as usize] = dist[t as usize] + 1;
+                    changed = true;
+                }
+            }
+        }
+    }
+    dist
+}
+
+/// A random string of terminal `dfa`, about `target` bytes long, biased to ASCII.
+fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, rng: &mut Rng, out: &mut Vec<u8>) {
+    let mut s = dfa.start();
+    let mut len = 0;
+    loop {
+        let done = dfa.is_accepting(s);
+        if done && (len >= target || rng.chance(0.3)) {
+            return;
+        }
+        let live: Vec<u8> = (0..=255u8).filter(|&b| dfa.next(s, b) != DEAD).collect();
+        let over = len >= target;
+        let candidates: Vec<u8> = if over {
+            // Head for the nearest accepting state.
+            let best = live.iter().map(|&b| dist[dfa.next(s, b) as usize]).min().unwrap_or(u32::MAX);
+            live.iter().copied().filter(|&b| dist[dfa.next(s, b) as usize] == best).collect()
+        } else {
+            let ascii: Vec<u8> = live.iter().copied().filter(|&b| (0x20..0x7f).contains(&b) || b == b'\n').collect();
+            if !ascii.is_empty() && rng.chance(0.9) {
+                ascii
+            } else {
+                live
+            }
+        };
+        if candidates.is_empty() {
+            return;
+        }
+        let b = candidates[rng.below(candidates.len())];
+        out.push(b);
+        s = dfa.next(s, b);
+        len += 1;
+    }
+}
+
+/// A random sentence of `cfg` (about `budget` bytes; it may run longer to finish), or
+/// None if the grammar only accepts the empty string.
+pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let dists: Vec<Vec<u32>> = cfg.terminals.iter().map(|t| distances(&t.dfa)).collect();
+    // Shortest expansion length in symbols-to-terminals steps, to steer toward termination.
+    let n = cfg.nonterminals.len();
+    let mut cost = vec![u64::MAX; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for p in &cfg.productions {
+            let c: Option<u64> = p.rhs.iter().try_fold(1u64, |acc, s| {
+                if s.is_terminal() {
+                    Some(acc + 1)
+                } else {
+                    let v = cost[s.index() as usize];
+                    (v != u64::MAX).then(|| acc.saturating_add(v))
+                }
+            });
+            if let Some(c) = c {
+                if c < cost[p.lhs as usize] {
+                    cost[p.lhs as usize] = c;
+                    changed = true;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if cfg.productions_of[cfg.start as usize].is_empty() || (cfg.accepts_empty && rng.chance(0.1)) {
+        return out;
+    }
+    let mut stack: Vec<Sym> = vec![Sym::n(cfg.start)];
+    let mut expansions = 0usize;
+    while let Some(sym) = stack.pop() {
+        if sym.is_terminal() {
+            let t = &cfg.terminals[sym.index() as usize];
+            let target = 1 + rng.below(8);
+            sample_terminal(&t.dfa, &dists[sym.index() as usize], target, &mut rng, &mut out);
+            continue;
+        }
+        expansions += 1;
+        let prods = &cfg.productions_of[sym.index() as usize];
+        let over = out.len() + stack.len() > budget || expansions > budget * 4;
+        let pick = if over {
+            // Finish as fast as possible: the cheapest production.
+            *prods
+                .iter()
+                .min_by_key(|&&p| {
+                    cfg.productions[p as usize]
+                        .rhs
+                        .iter()
+                        .map(|s| if s.is_terminal() { 1 } else { cost[s.index() as usize] })
+                        .fold(0u64, |a, b| a.saturating_add(b))
+                })
+                .unwrap_or(&prods[0])
+        } else {
+            prods[rng.below(prods.len())]
+        };
+        for &s in cfg.productions[pick as usize].rhs.iter().rev() {
+            stack.push(s);
+        }
+    }
+    out
+}

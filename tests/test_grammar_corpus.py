@@ -1,0 +1,184 @@
+"""The grammar corpus (tests/corpus/grammars.json): every grammar, every front-end,
+every real tokenizer. Completeness by a random sentence generator; soundness by random
+masked walks checked with an independent parser (lark's Earley, on the same grammar
+translated to Lark syntax)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import corral
+
+from _util import accepts_tokens, allowed_ids, random_tokenization
+
+HERE = Path(__file__).parent
+CORPUS = json.loads((HERE / "corpus" / "grammars.json").read_text(encoding="utf-8"))
+IDS = [e["name"] for e in CORPUS]
+
+
+def grammar_text(entry) -> str:
+    return (HERE / "corpus" / "grammars" / entry["file"]).read_text(encoding="utf-8")
+
+
+def load(entry) -> corral.Grammar:
+    text = grammar_text(entry)
+    return corral.Grammar.ebnf(text) if entry["syntax"] == "ebnf" else corral.Grammar.gbnf(text)
+
+
+def start_rule(entry) -> str:
+    if entry["syntax"] == "gbnf":
+        return "root"
+    names = re.findall(r"^\s*([A-Za-z_][\w-]*)\s*::=", grammar_text(entry), re.M)
+    return "start" if "start" in names else ("root" if "root" in names else names[0])
+
+
+_LARK: dict = {}
+
+
+def lark_parser(entry):
+    """lark's Earley parser on the same grammar, or None where it has no Lark form."""
+    import lark
+
+    if entry["name"] not in _LARK:
+        try:
+            text = corral._core.Grammar._to_lark(grammar_text(entry), entry["syntax"], start_rule(entry))
+        except TypeError:
+            _LARK[entry["name"]] = None  # except! has no Lark equivalent
+        else:
+            _LARK[entry["name"]] = lark.Lark(text, parser="earley", lexer="dynamic_complete")
+    return _LARK[entry["name"]]
+
+
+def lark_accepts(parser, text: str) -> bool:
+    import lark
+
+    try:
+        parser.parse(text)
+        return True
+    except lark.exceptions.LarkError:
+        return False
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_corpus_byte_level(entry, byte_vocab):
+    compiled = corral.compile(load(entry), byte_vocab)
+    for s in entry["pass"]:
+        assert compiled.matches(s.encode()), s
+        ok, why = accepts_tokens(compiled, byte_vocab, list(s.encode()))
+        assert ok, f"{s!r}: {why}"
+    for s in entry["fail"]:
+        assert not compiled.matches(s.encode()), s
+        ok, _ = accepts_tokens(compiled, byte_vocab, list(s.encode()))
+        assert not ok, s
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_corpus_agrees_with_lark(entry):
+    parser = lark_parser(entry)
+    if parser is None:
+        assert "except!" in grammar_text(entry)
+        return
+    for s in entry["pass"]:
+        assert lark_accepts(parser, s), s
+    for s in entry["fail"]:
+        assert not lark_accepts(parser, s), s
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_corpus_real_tokenizers(entry, tokenizer):
+    compiled = corral.compile(load(entry), tokenizer.vocab)
+    for s in entry["pass"]:
+        ids = tokenizer.encode(s)
+        if not tokenizer.lossless and tokenizer.vocab.decode_bytes(ids) != s.encode():
+            continue  # SentencePiece's normalizer cannot spell this string at all
+        ok, why = accepts_tokens(compiled, tokenizer.vocab, ids)
+        assert ok, f"{tokenizer.name} {s!r} {ids}: {why}"
+    for s in entry["fail"]:
+        ok, _ = accepts_tokens(compiled, tokenizer.vocab, tokenizer.encode(s))
+        assert not ok, f"{tokenizer.name} accepted {s!r}"
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_completeness_generated_sentences(entry, tokenizer):
+    """Sentences from the grammar's random generator are accepted under the canonical
+    tokenization, and (DeepSeek) under random other tokenizations too."""
+    grammar = load(entry)
+    compiled = corral.compile(grammar, tokenizer.vocab)
+    vocab = tokenizer.vocab
+    by_bytes = None
+    if tokenizer.name == "deepseek":
+        by_bytes = {vocab.token_bytes(i): i for i in range(vocab.n_tokens) if vocab.token_kind(i) == "normal"}
+    parser = lark_parser(entry)
+    rng = random.Random(7)
+    checked = 0
+    for seed in range(25):
+        sentence = grammar._inner.sample(seed, 48)
+        text = sentence.decode("utf-8")
+        assert compiled.matches(sentence), text
+        if parser is not None:
+            assert lark_accepts(parser, text), f"generator produced {text!r}, which lark rejects"
+        ids = tokenizer.encode(text)
+        if not tokenizer.lossless and vocab.decode_bytes(ids) != sentence:
+            continue
+        ok, why = accepts_tokens(compiled, vocab, ids)
+        assert ok, f"{tokenizer.name} {text!r}: {why}"
+        checked += 1
+        if by_bytes is not None:
+            alt = random_tokenization(sentence, by_bytes, rng)
+            assert alt is not None
+            ok, why = accepts_tokens(compiled, vocab, alt)
+            assert ok, f"{text!r} as {alt}: {why}"
+    assert checked >= 10
+
+
+def finishing_token(m, vocab, normal, rng):
+    """Past the walk's budget: a one-byte token after which the output may end if there
+    is one, else a random one-byte token (so that walks through nested brackets can
+    close them), else any allowed token."""
+    short = [int(t) for t in normal if len(vocab.token_bytes(int(t))) == 1]
+    for t in short:
+        probe = m.copy()
+        if probe.advance(t) and probe.is_accepting():
+            return t
+    return int(rng.choice(short)) if short else None
+
+
+@pytest.mark.parametrize("entry", [e for e in CORPUS if e["name"] != "seed004"], ids=lambda e: e["name"])
+def test_soundness_random_walks(entry, tokenizer):
+    """Walks that sample only allowed tokens end in strings lark's parser accepts."""
+    parser = lark_parser(entry)
+    vocab = tokenizer.vocab
+    compiled = corral.compile(load(entry), vocab)
+    eos = set(vocab.eos_token_ids)
+    finished = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        m = compiled.matcher()
+        out = []
+        for step in range(240):
+            allowed = allowed_ids(m, vocab)
+            assert len(allowed) > 0
+            ends = [t for t in allowed if t in eos]
+            assert bool(ends) == m.is_accepting()
+            if ends and rng.random() < (0.3 if step < 40 else 0.9):
+                assert m.advance(int(ends[0]))
+                break
+            normal = [t for t in allowed if t not in eos]
+            tok = int(rng.choice(normal)) if normal else int(ends[0])
+            if step >= 40 and normal:
+                tok = finishing_token(m, vocab, normal, rng) or tok
+            assert m.advance(tok)
+            if tok in eos:
+                break
+            out.append(tok)
+        if m.is_finished():
+            finished += 1
+            text = vocab.decode_bytes(out).decode("utf-8")
+            assert lark_accepts(parser, text), f"{tokenizer.name}: corral allowed {text!r}, lark rejects it"
+    assert finished >= 1, "no walk finished: nothing was checked"
