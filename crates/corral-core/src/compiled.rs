@@ -8,7 +8,7 @@ use crate::cfg::earley::FastMap;
 use crate::cfg::lexmask::{self, LexMask};
 use crate::cfg::{advance_chart, Chart, EarleyGrammar, Overlay};
 use crate::dfa::{Dfa, DEAD};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::grammar::Grammar;
 use crate::limits::Limits;
 use crate::regex;
@@ -117,6 +117,8 @@ pub(crate) enum Engine {
         earley: EarleyGrammar,
         start: Chart,
         lex_cache: RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        /// Shortest strings of the grammar's symbols (for completions).
+        shortest: crate::cfg::complete::Shortest,
         /// Whole masks by canonical parser state (see `Chart::state_key`).
         state_cache: RwLock<FastMap<Box<[u32]>, Arc<StateMask>>>,
     },
@@ -144,12 +146,20 @@ impl CompiledGrammar {
                 let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
                 Engine::Dfa { dfa, masks }
             }
+            Grammar::Cfg(cfg) if cfg.cfg.regular.is_some() => {
+                // A regular grammar is matched by its DFA, exactly like a regex.
+                let dfa = cfg.cfg.regular.clone().ok_or_else(|| Error::InvalidArgument("no DFA".into()))?;
+                let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
+                Engine::Dfa { dfa, masks }
+            }
             Grammar::Cfg(cfg) => {
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
                 let start = earley.start_chart()?;
+                let shortest = crate::cfg::complete::Shortest::new(&earley);
                 Engine::Cfg {
                     earley,
                     start,
+                    shortest,
                     lex_cache: RwLock::new(FastMap::default()),
                     state_cache: RwLock::new(FastMap::default()),
                 }

@@ -98,6 +98,21 @@ impl Matcher {
         }
     }
 
+    /// Bytes that, appended to the output, make it complete (short, not always the
+    /// shortest). Empty if it may end now; None once finished.
+    pub fn completion(&self) -> Option<Vec<u8>> {
+        if self.is_finished() {
+            return None;
+        }
+        match (&self.state, &self.grammar.engine) {
+            (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
+                crate::cfg::complete::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED))
+            }
+            (State::Cfg { chart, .. }, Engine::Cfg { earley, shortest, .. }) => chart.completion(earley, shortest),
+            _ => None,
+        }
+    }
+
     /// The parse so far, for a context-free grammar.
     pub fn chart(&self) -> Option<&Chart> {
         match &self.state {

@@ -553,6 +553,14 @@ impl PyMatcher {
         guard_detached(py, || self.inner.forced_tokens())
     }
 
+    /// Bytes that, appended to the output, would make it complete (short, not always the
+    /// shortest): b"" if it may end now, None once finished.
+    fn completion<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let matcher = &self.inner;
+        let bytes = guard_detached(py, move || Ok(matcher.completion()))?;
+        Ok(bytes.map(|b| PyBytes::new(py, &b)))
+    }
+
     /// Number of tokens accepted so far (EOS included).
     #[getter]
     fn num_tokens(&self) -> usize {

@@ -12,10 +12,10 @@
 //! A [`Chart`] is a parse so far. An [`Overlay`] reads bytes on top of a chart without
 //! changing it (trie walks for masks) and can be committed into it (advancing a token).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::lower::Cfg;
+use super::lower::{Cfg, Sym};
 use crate::dfa::DEAD;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -259,6 +259,33 @@ impl Chart {
         true
     }
 
+    /// A short string that completes the input read so far into a sentence (not always
+    /// the shortest; None only if there is none, which a live parse never has).
+    pub(crate) fn completion(&self, g: &EarleyGrammar, shortest: &super::complete::Shortest) -> Option<Vec<u8>> {
+        if self.is_accepting() {
+            return Some(Vec::new());
+        }
+        let row = *self.rows.last()?;
+        let empty = Chart::default();
+        let search = Completion { g, chart: self, empty: &empty, shortest };
+        let mut starts: Vec<(Vec<u8>, Node)> = Vec::new();
+        for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
+            let dfa = &g.cfg.terminals[sc.term as usize].dfa;
+            if let Some(head) = super::complete::dfa_suffix(dfa, sc.state) {
+                starts.push((head, (sc.origin, sc.term | (1 << 31))));
+            }
+        }
+        if row.set != NONE {
+            let set = self.sets[row.set as usize];
+            for it in &self.items[set.items.0 as usize..set.items.1 as usize] {
+                if g.dr_next[it.dr as usize] != NONE {
+                    starts.push((search.rest(it.dr), search.completed(it.origin, g.dr_lhs[it.dr as usize])));
+                }
+            }
+        }
+        search.solve(starts)
+    }
+
     /// Number of Earley items stored (all sets).
     pub fn num_items(&self) -> usize {
         self.items.len()
@@ -338,6 +365,94 @@ fn predict(g: &EarleyGrammar, sc: &mut Scratch, nt: u32, k: u32) {
             sc.pred_mark[dr as usize] = gen;
             sc.done.push(Item { dr, origin: k });
         }
+    }
+}
+
+/// The search behind [`Chart::completion`]: shortest paths (in bytes) from "symbol `sym`
+/// was just read in set `k`" to acceptance, over the chain of waiting items.
+struct Completion<'c> {
+    g: &'c EarleyGrammar,
+    chart: &'c Chart,
+    empty: &'c Chart,
+    shortest: &'c super::complete::Shortest,
+}
+
+/// A search node: symbol (raw) read in set; `ACCEPT` is the goal.
+type Node = (u32, u32);
+const ACCEPT: Node = (NONE, NONE);
+
+impl Completion<'_> {
+    /// Shortest bytes for the symbols from dotted rule `dr` to the end of its rule.
+    fn rest(&self, mut dr: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        while self.g.dr_next[dr as usize] != NONE {
+            let raw = self.g.dr_next[dr as usize];
+            let sym = if raw & (1 << 31) != 0 { Sym::t(raw & !(1 << 31)) } else { Sym::n(raw) };
+            out.extend_from_slice(self.shortest.symbol(sym));
+            dr += 1;
+        }
+        out
+    }
+
+    /// Where finishing rule `nt` with origin `k` leads.
+    fn completed(&self, k: u32, nt: u32) -> Node {
+        if k == 0 && nt == self.g.cfg.start {
+            ACCEPT
+        } else {
+            (k, nt)
+        }
+    }
+
+    /// The edges out of a node: (bytes to produce, next node).
+    fn edges(&self, node: Node) -> Vec<(Vec<u8>, Node)> {
+        waiting(self.g, self.chart, self.empty, node.0, node.1)
+            .iter()
+            .map(|w| (self.rest(w.dr + 1), self.completed(w.origin, self.g.dr_lhs[w.dr as usize])))
+            .collect()
+    }
+
+    /// The cheapest completion from the given starting options (bytes, node).
+    fn solve(&self, starts: Vec<(Vec<u8>, Node)>) -> Option<Vec<u8>> {
+        // Collect the reachable nodes and their edges.
+        let mut edges: HashMap<Node, Vec<(Vec<u8>, Node)>> = HashMap::new();
+        let mut stack: Vec<Node> = starts.iter().map(|s| s.1).filter(|&n| n != ACCEPT).collect();
+        while let Some(n) = stack.pop() {
+            if edges.contains_key(&n) {
+                continue;
+            }
+            let out = self.edges(n);
+            stack.extend(out.iter().map(|e| e.1).filter(|&m| m != ACCEPT && !edges.contains_key(&m)));
+            edges.insert(n, out);
+        }
+        // Bellman-Ford relaxation (edge costs are non-negative).
+        let mut dist: HashMap<Node, usize> = HashMap::from([(ACCEPT, 0)]);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (&n, out) in &edges {
+                for (bytes, m) in out {
+                    if let Some(&dm) = dist.get(m) {
+                        let cand = dm + bytes.len();
+                        if dist.get(&n).is_none_or(|&d| cand < d) {
+                            dist.insert(n, cand);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+        let (mut text, mut node) = starts
+            .into_iter()
+            .filter_map(|(b, n)| dist.get(&n).map(|d| (b.len() + d, b, n)))
+            .min_by_key(|x| x.0)
+            .map(|(_, b, n)| (b, n))?;
+        while node != ACCEPT {
+            let d = dist[&node];
+            let (bytes, next) = edges[&node].iter().find(|(b, m)| dist.get(m).is_some_and(|dm| dm + b.len() == d))?;
+            text.extend_from_slice(bytes);
+            node = *next;
+        }
+        Some(text)
     }
 }
 

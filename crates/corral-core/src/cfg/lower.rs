@@ -84,6 +84,9 @@ pub struct Cfg {
     pub accepts_empty: bool,
     /// Non-fatal findings (unused rules), for the user.
     pub warnings: Vec<String>,
+    /// When the whole grammar is regular (its start rule references no recursive rule),
+    /// its DFA: such a grammar is matched exactly like a regex.
+    pub regular: Option<Dfa>,
 }
 
 /// Expression lowered to alternatives of symbol sequences, before normalization.
@@ -508,6 +511,17 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
             .unwrap_or(ast.rules[0].name.as_str()),
     };
     lw.find_regular()?;
+    let regular = match (ast.ignore.is_empty(), lw.regular.get(start_name)) {
+        (true, Some(src)) => Some(regex::compile_with(src, limits, classes).map_err(|e| match e {
+            Error::EmptyLanguage { .. } => Error::Grammar {
+                message: format!("the grammar matches no string at all (start rule `{start_name}`)"),
+                line: 0,
+                col: 0,
+            },
+            other => other,
+        })?),
+        _ => None,
+    };
     // Ignored expressions (Lark's %ignore): one optional-repeated terminal.
     let ignore: Option<Sym> = if ast.ignore.is_empty() {
         None
@@ -563,7 +577,9 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
     let nullable = remove_nullable(&mut bnf, limits)?;
     let accepts_empty = nullable[s_prime as usize];
     remove_units(&mut bnf, limits)?;
-    Ok(build_cfg(lw.nt_names, bnf, lw.terminals, s_prime, accepts_empty, warnings))
+    let mut cfg = build_cfg(lw.nt_names, bnf, lw.terminals, s_prime, accepts_empty, warnings);
+    cfg.regular = regular;
+    Ok(cfg)
 }
 
 fn unused_rules(ast: &GrammarAst, lw: &Lowering<'_>, start: &str) -> Vec<String> {
@@ -921,5 +937,6 @@ fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start
         start: nt_map[start as usize],
         accepts_empty,
         warnings,
+        regular: None,
     }
 }

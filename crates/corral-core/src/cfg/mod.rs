@@ -2,6 +2,7 @@
 //! byte-DFA terminals → an Earley recognizer read byte by byte.
 
 pub mod ast;
+pub(crate) mod complete;
 pub mod earley;
 pub(crate) mod lexmask;
 pub mod lower;
