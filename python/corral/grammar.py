@@ -130,6 +130,18 @@ class Grammar:
         return cls._cfg(text, "gbnf", start, limits)
 
     @classmethod
+    def lark(cls, text: str, *, start: Optional[str] = "start", limits: "_core.Limits | None" = None) -> "Grammar":
+        """A grammar in Lark's syntax: rules, UPPERCASE terminals (strings, ``/regex/``,
+        ``"a".."z"``), ``%import common.*`` and ``%ignore``.
+
+        The language is the grammar's exact language with ignored text allowed between
+        tokens (as Lark's Earley parser with ``lexer="dynamic_complete"`` sees it); tree
+        shaping (``?rule``, ``!rule``, ``-> alias``, priorities) is ignored. Templates and
+        ``%declare``/``%override``/``%extend`` raise :class:`~corral.InvalidGrammarError`.
+        """
+        return cls._cfg(text, "lark", start, limits)
+
+    @classmethod
     def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")

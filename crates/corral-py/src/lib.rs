@@ -274,6 +274,7 @@ impl PyGrammar {
         let dialect = match dialect {
             "ebnf" => core::cfg::Dialect::Ebnf,
             "gbnf" => core::cfg::Dialect::Gbnf,
+            "lark" => core::cfg::Dialect::Lark,
             other => return Err(PyTypeError::new_err(format!("unknown grammar dialect {other:?}"))),
         };
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
@@ -298,7 +299,11 @@ impl PyGrammar {
     #[staticmethod]
     #[pyo3(signature = (text, dialect, start))]
     fn _to_lark(py: Python<'_>, text: &str, dialect: &str, start: &str) -> PyResult<String> {
-        let dialect = if dialect == "gbnf" { core::cfg::Dialect::Gbnf } else { core::cfg::Dialect::Ebnf };
+        let dialect = match dialect {
+            "gbnf" => core::cfg::Dialect::Gbnf,
+            "lark" => core::cfg::Dialect::Lark,
+            _ => core::cfg::Dialect::Ebnf,
+        };
         let ast = guard(py, || core::cfg::parse(text, dialect, &core::Limits::default()))?;
         ast.to_lark(start).map_err(PyTypeError::new_err)
     }

@@ -113,6 +113,11 @@ pub struct GrammarAst {
     pub rules: Vec<RuleDef>,
     /// Expressions that may appear between any two tokens (Lark's `%ignore`).
     pub ignore: Vec<Expr>,
+    /// Lark semantics: only TERMINAL definitions are tokens; rules stay rules even when
+    /// they are not recursive, so that `%ignore`d text may appear between their tokens.
+    pub lark_tokens: bool,
+    /// Definitions pulled in by `%import` (never reported as unused).
+    pub imported: Vec<String>,
 }
 
 impl GrammarAst {

@@ -207,7 +207,8 @@ impl<'a> Lowering<'a> {
             collect_refs(e, &mut refs);
             has_except |= contains_except(e);
         }
-        let mut ok = !has_except;
+        // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
+        let mut ok = !has_except && (!self.ast.lark_tokens || self.ast.rules.iter().any(|r| r.name == name && r.is_terminal));
         for (r, _) in refs {
             // Visit every reference so cycles are found even after `ok` is false.
             let sub = self.visit_regular(r, state, is_regular);
@@ -569,7 +570,6 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
         lw.bnf[s_prime as usize] = first.into_iter().map(|mut seq| { seq.insert(0, Sym::n(opt)); seq }).collect();
     }
     let warnings = unused_rules(ast, &lw, start_name);
-
     merge_terminal_runs(&mut lw)?;
     split_nullable_terminals(&mut lw)?;
     check_productive(&lw, s_prime)?;
@@ -604,7 +604,7 @@ fn unused_rules(ast: &GrammarAst, lw: &Lowering<'_>, start: &str) -> Vec<String>
     let mut out = Vec::new();
     let mut reported = HashSet::new();
     for r in &ast.rules {
-        if !seen.contains(r.name.as_str()) && reported.insert(r.name.as_str()) {
+        if !seen.contains(r.name.as_str()) && !ast.imported.contains(&r.name) && reported.insert(r.name.as_str()) {
             out.push(format!("rule `{}` at line {}, column {} is never used", r.name, r.pos.line, r.pos.col));
         }
     }

@@ -4,6 +4,7 @@
 pub mod ast;
 pub(crate) mod complete;
 pub mod earley;
+pub mod lark;
 pub(crate) mod lexmask;
 pub mod lower;
 pub mod parse;

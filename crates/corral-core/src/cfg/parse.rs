@@ -23,6 +23,8 @@ pub enum Dialect {
     Ebnf,
     /// llama.cpp's GBNF.
     Gbnf,
+    /// Lark (the subset Outlines users write).
+    Lark,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -528,8 +530,11 @@ impl Parser {
     }
 }
 
-/// Parses EBNF or GBNF text into the grammar AST.
+/// Parses EBNF, GBNF or Lark text into the grammar AST.
 pub fn parse(text: &str, dialect: Dialect, limits: &Limits) -> Result<GrammarAst> {
+    if dialect == Dialect::Lark {
+        return super::lark::parse(text, limits);
+    }
     if text.len() > limits.max_grammar_bytes {
         return Err(Error::LimitExceeded {
             limit: "max_grammar_bytes",
