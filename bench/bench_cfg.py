@@ -346,16 +346,14 @@ class Walker:
             self.bm = xgrammar.allocate_token_bitmask(1, setup.ti.vocab_size)
             self.row = self.bm.numpy()[0]  # shares memory with the torch tensor
 
-    def fill_fn(self):
-        """A zero-argument callable doing exactly the engine's public mask-fill call."""
+    def fill_call(self):
+        """(function, arguments) of exactly the engine's public mask-fill call, bound once so
+        that the timed region holds nothing but ``f(*args)``."""
         if self.engine in ("corral", "corral-ebnf"):
-            f, bm = self.m.fill_bitmask, self.bm
-            return lambda: f(bm, 0)
+            return self.m.fill_bitmask, (self.bm, 0)
         if self.engine == "llguidance":
-            f, m, bm = llguidance.numpy.fill_next_token_bitmask, self.m, self.bm
-            return lambda: f(m, bm, 0)
-        f, bm = self.m.fill_next_token_bitmask, self.bm
-        return lambda: f(bm)
+            return llguidance.numpy.fill_next_token_bitmask, (self.m, self.bm, 0)
+        return self.m.fill_next_token_bitmask, (self.bm,)
 
     def reset(self):
         self.m.reset()
@@ -384,7 +382,7 @@ def timed_walk(engine, setup, text, xtext, docs):
     """One engine alone over all documents, on one compiled grammar. Each step times the
     fill call and the advance call separately (the first is what the tables report)."""
     w = Walker(engine, setup, text, xtext)
-    fill = w.fill_fn()
+    fill, fargs = w.fill_call()
     row = w.row
     eos = setup.eos[0]
     fills, advances, doc_of_step = [], [], []
@@ -395,7 +393,7 @@ def timed_walk(engine, setup, text, xtext, docs):
                 w.reset()
             for i, t in enumerate(ids):
                 t0 = ns()
-                fill()
+                fill(*fargs)
                 t1 = ns()
                 fills.append(t1 - t0)
                 doc_of_step.append(d)
@@ -411,7 +409,7 @@ def timed_walk(engine, setup, text, xtext, docs):
                     break
             else:
                 t0 = ns()
-                fill()
+                fill(*fargs)
                 fills.append(ns() - t0)
                 doc_of_step.append(d)
                 if not (bit(row, eos) and w.accepting()):
@@ -439,12 +437,12 @@ def timed_walk(engine, setup, text, xtext, docs):
         out["corral_memory_bytes"] = w.compiled.memory_bytes
     # repeated fills at the start state, already visited: the per-call floor
     w.reset()
-    fill()
+    fill(*fargs)
     floor = []
     with NoGC():
         for _ in range(setup_floor_calls[0]):
             t0 = ns()
-            fill()
+            fill(*fargs)
             floor.append(ns() - t0)
     out["floor_start_state"] = stats_us(floor)
     if engine == "llguidance":
@@ -483,7 +481,7 @@ def agreement_walk(setup, text, xtext, docs, ebnf_text):
     n = setup.cmp_size
     engines = list(ENGINES) + (["corral-ebnf"] if ebnf_text else [])
     ws = {e: Walker(e, setup, ebnf_text if e == "corral-ebnf" else text, xtext) for e in engines}
-    fills = {e: ws[e].fill_fn() for e in engines}
+    fills = {e: ws[e].fill_call() for e in engines}
     peers = [p for p in engines if p != "corral"]
     res = {p: {"steps_compared": 0, "steps_differing": 0, "ids_only_corral": 0, "ids_only_peer": 0,
                "only_corral_by_class": {}, "only_peer_by_class": {}, "examples": []} for p in peers}
@@ -498,7 +496,8 @@ def agreement_walk(setup, text, xtext, docs, ebnf_text):
             t = ids[i] if i < len(ids) else setup.eos[0]
             for e in engines:
                 if alive[e]:
-                    fills[e]()
+                    f, a = fills[e]
+                    f(*a)
             c_row = ws["corral"].row if alive["corral"] else None
             for p in peers:
                 if c_row is None or not alive[p]:

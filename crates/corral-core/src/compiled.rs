@@ -313,12 +313,23 @@ impl CompiledGrammar {
             if !ov.push_completed(&completed) {
                 break;
             }
+            // Group the completion nodes' children by byte: the parser state after the
+            // terminal ends is the same at every completion node, so each first byte is
+            // read once for all of them.
             let first = ov.first_bytes();
+            let mut by_byte: Vec<Vec<u32>> = vec![Vec::new(); 256];
             for &node in &lex.completions {
                 for (child, byte) in trie.children(node) {
-                    if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 || !ov.push(byte) {
-                        continue;
+                    if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 1 {
+                        by_byte[byte as usize].push(child);
                     }
+                }
+            }
+            for (byte, children) in by_byte.iter().enumerate() {
+                if children.is_empty() || !ov.push(byte as u8) {
+                    continue;
+                }
+                for &child in children {
                     for &t in trie.tokens_at(child) {
                         out[(t >> 5) as usize] |= 1 << (t & 31);
                     }
@@ -327,8 +338,8 @@ impl CompiledGrammar {
                             out[(t >> 5) as usize] |= 1 << (t & 31);
                         }
                     });
-                    ov.pop(1);
                 }
+                ov.pop(1);
             }
             ov.pop(1);
         }

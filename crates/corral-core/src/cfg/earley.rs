@@ -76,6 +76,9 @@ pub struct EarleyGrammar {
     max_items: usize,
     /// Per terminal: the bytes that can start it (a 256-bit set).
     first_bytes: Vec<[u64; 4]>,
+    /// Per dotted rule: its rank in (next symbol, dotted rule) order, so that a set's
+    /// items sort by one integer key.
+    dr_rank: Vec<u32>,
 }
 
 impl EarleyGrammar {
@@ -127,7 +130,13 @@ impl EarleyGrammar {
                 set
             })
             .collect();
-        EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items, first_bytes }
+        let mut order: Vec<u32> = (0..num_dotted as u32).collect();
+        order.sort_unstable_by_key(|&dr| (dr_next[dr as usize], dr));
+        let mut dr_rank = vec![0u32; num_dotted];
+        for (rank, &dr) in order.iter().enumerate() {
+            dr_rank[dr as usize] = rank as u32;
+        }
+        EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items, first_bytes, dr_rank }
     }
 
     /// The normalized grammar.
@@ -462,6 +471,13 @@ pub struct Overlay<'a> {
     base: &'a Chart,
     top: Chart,
     scratch: Scratch,
+    /// Sets built so far, by the completed terminals they were built from: an Earley set
+    /// is a function of those (and of the sets they name), so while those sets stand, a
+    /// repeat is served from here. Values: (global set id, serial of that set slot).
+    set_memo: FastMap<Vec<(u32, u32)>, (u32, u64)>,
+    /// Serial number of each top set (to detect a slot reused after a pop).
+    top_serials: Vec<u64>,
+    next_serial: u64,
     /// Set when a limit was hit during a push (the push then fails).
     pub error: Option<Error>,
 }
@@ -502,7 +518,16 @@ impl<'a> Overlay<'a> {
             scratch.pred_mark.resize(g.num_dotted, 0);
             scratch.generation = 0;
         }
-        Overlay { g, base, top: Chart::default(), scratch, error: None }
+        Overlay {
+            g,
+            base,
+            top: Chart::default(),
+            scratch,
+            set_memo: FastMap::default(),
+            top_serials: Vec::new(),
+            next_serial: 0,
+            error: None,
+        }
     }
 
     /// The rows and sets read so far, to commit into the base chart.
@@ -594,7 +619,7 @@ impl<'a> Overlay<'a> {
         }
         // Sort by (next symbol, rule, origin): waiting items become binary-searchable.
         let mut done = std::mem::take(&mut sc.done);
-        done.sort_unstable_by_key(|it| (g.dr_next[it.dr as usize], it.dr, it.origin));
+        done.sort_unstable_by_key(|it| ((g.dr_rank[it.dr as usize] as u64) << 32) | it.origin as u64);
         let start = self.top.items.len() as u32;
         let accepting = if initial {
             g.cfg.accepts_empty
@@ -643,6 +668,26 @@ impl<'a> Overlay<'a> {
         let lens = self.top.lens();
         self.top.rows.push(Row { scans: (0, 0), set: k, lens });
         Ok(())
+    }
+
+    /// [`Overlay::build_set`] through `set_memo`: a set equal to one still standing is
+    /// reused instead of rebuilt (the same terminals ending from the same sets).
+    fn build_set_memo(&mut self, completed: &[(u32, u32)]) -> Result<u32> {
+        let nb = self.base.sets.len() as u32;
+        if let Some(&(k, serial)) = self.set_memo.get(completed) {
+            let slot = (k - nb) as usize;
+            let live = k >= nb && slot < self.top.sets.len() && self.top_serials.get(slot) == Some(&serial);
+            if live {
+                return Ok(k);
+            }
+        }
+        let k = self.build_set(completed, false)?;
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        self.top_serials.truncate((k - nb) as usize);
+        self.top_serials.push(serial);
+        self.set_memo.insert(completed.to_vec(), (k, serial));
+        Ok(k)
     }
 
     /// Pushes a row where the terminals `completed` (terminal, origin set) have just ended
@@ -736,7 +781,7 @@ impl<'a> Overlay<'a> {
         let set = if completed.is_empty() {
             NONE
         } else {
-            match self.build_set(&completed, false) {
+            match self.build_set_memo(&completed) {
                 Ok(k) => k,
                 Err(e) => {
                     self.error = Some(e);
@@ -759,6 +804,8 @@ impl<'a> Overlay<'a> {
     pub fn pop(&mut self, n: usize) {
         let keep = self.top.rows.len() - n;
         self.top.rows.truncate(keep);
+        let sets_left = self.top.rows.last().map_or(0, |r| r.lens[0] as usize);
+        self.top_serials.truncate(sets_left);
         match self.top.rows.last().copied() {
             Some(last) => {
                 self.top.scans.truncate(last.scans.1 as usize);

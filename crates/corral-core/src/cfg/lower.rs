@@ -549,23 +549,37 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
         }
         lw.bnf[n as usize] = alts;
     }
-    // Lark's %ignore: an optional run of ignored text after every terminal and at the start.
+    // Lark's %ignore: ignored text may follow every terminal (merged into the terminal's
+    // DFA, which keeps the grammar small) and may precede the first one.
     if let Some(ig) = ignore {
+        let ig_src = lw.terminal_regex[ig.index() as usize].clone().unwrap_or_default();
+        let mut with_ignore: HashMap<u32, Sym> = HashMap::new();
+        let used: Vec<Sym> = {
+            let mut v: Vec<Sym> = lw.bnf.iter().flatten().flatten().copied().filter(|s| s.is_terminal() && *s != ig).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for t in used {
+            let name = lw.terminals[t.index() as usize].name.clone();
+            let merged = match lw.terminal_regex[t.index() as usize].clone() {
+                Some(src) => Sym::t(lw.terminal(format!("{}{}*", group(&src), group(&ig_src)), &name, None)?),
+                None => t,
+            };
+            with_ignore.insert(t.index(), merged);
+        }
+        for alts in lw.bnf.iter_mut() {
+            for seq in alts.iter_mut() {
+                for s in seq.iter_mut() {
+                    if let Some(m) = with_ignore.get(&s.index()).filter(|_| s.is_terminal()) {
+                        *s = *m;
+                    }
+                }
+            }
+        }
         let k = lw.nt_names.len();
         let opt = lw.new_nt(format!("%ignore#{k}"), origin.clone());
         lw.bnf[opt as usize] = vec![vec![], vec![ig]];
-        for alts in lw.bnf.iter_mut() {
-            for seq in alts.iter_mut() {
-                let mut out = Vec::with_capacity(seq.len() * 2);
-                for &s in seq.iter() {
-                    out.push(s);
-                    if s.is_terminal() && s != ig {
-                        out.push(Sym::n(opt));
-                    }
-                }
-                *seq = out;
-            }
-        }
         let first = lw.bnf[s_prime as usize].clone();
         lw.bnf[s_prime as usize] = first.into_iter().map(|mut seq| { seq.insert(0, Sym::n(opt)); seq }).collect();
     }
