@@ -83,8 +83,8 @@ GRAMMARS = [
 ]
 
 FULL = dict(json_docs=30, c_docs=len(cfg_documents.C_PROGRAMS), sql_docs=len(cfg_documents.SQL_QUERIES),
-            compile_reps=9, floor_calls=2000)
-QUICK = dict(json_docs=6, c_docs=3, sql_docs=6, compile_reps=3, floor_calls=200)
+            compile_reps=9, floor_calls=2000, walk_cap_s=60)
+QUICK = dict(json_docs=6, c_docs=3, sql_docs=6, compile_reps=3, floor_calls=200, walk_cap_s=8)
 
 ns = time.perf_counter_ns
 
@@ -197,6 +197,7 @@ class Setup:
         self.cmp_size = min(self.vocab.size, self.lt.vocab_size, self.ti.vocab_size)
         self.eos = list(self.vocab.eos_token_ids)
         self.special = set(int(t) for t in self.vocab.special_token_ids)
+        self.added_not_special = {int(i) for i, t in self.hf.added_tokens_decoder.items() if not t.special}
         self.info = {
             "tokenizer_json": TOKENIZER_JSON,
             "corral_size": self.vocab.size,
@@ -321,23 +322,22 @@ def compile_times(setup, text, xtext, reps, log, name):
 
 
 class Walker:
-    """One engine on one compiled grammar: fill (timed), check, advance (timed)."""
+    """One engine on one compiled grammar: fill, check, advance, reset."""
 
     def __init__(self, engine, setup, text, xtext):
         self.engine = engine
         self.setup = setup
-        if engine == "corral":
-            self.compiled = setup.corral_compile(text)
-            self.m = self.compiled.matcher()
-            self.bm = corral.allocate_bitmask(1, setup.size)
-            self.row = self.bm[0]
-        elif engine == "corral-ebnf":
-            self.compiled = setup.corral_compile(text, "ebnf")
+        self.pristine = None
+        if engine in ("corral", "corral-ebnf"):
+            self.compiled = setup.corral_compile(text, "ebnf" if engine == "corral-ebnf" else "gbnf")
             self.m = self.compiled.matcher()
             self.bm = corral.allocate_bitmask(1, setup.size)
             self.row = self.bm[0]
         elif engine == "llguidance":
             self.m = setup.llg_compile(text)
+            # An LLMatcher that rejected a token stays in its error state, even through
+            # reset(): the next document then starts from a copy of this untouched one.
+            self.pristine = self.m.deep_copy()
             self.bm = llguidance.numpy.allocate_token_bitmask(1, setup.lt.vocab_size)
             self.row = self.bm[0]
         else:
@@ -356,7 +356,10 @@ class Walker:
         return self.m.fill_next_token_bitmask, (self.bm,)
 
     def reset(self):
-        self.m.reset()
+        if self.engine == "llguidance" and self.m.is_error():
+            self.m = self.pristine.deep_copy()
+        else:
+            self.m.reset()
 
     def advance(self, t):
         if self.engine in ("corral", "corral-ebnf"):
@@ -366,106 +369,24 @@ class Walker:
         return bool(self.m.accept_token(t))
 
     def accepting(self):
-        if self.engine in ("corral", "corral-ebnf"):
-            return bool(self.m.is_accepting())
-        if self.engine == "llguidance":
-            return bool(self.m.is_accepting())
-        return bool(self.m.is_completed())
+        if self.engine == "xgrammar":
+            return bool(self.m.is_completed())
+        return bool(self.m.is_accepting())
 
     def error(self):
         if self.engine == "llguidance":
-            return self.m.get_error()
+            return self.m.get_error().split("\n<state>")[0][:300]
         return None
 
 
-def timed_walk(engine, setup, text, xtext, docs):
-    """One engine alone over all documents, on one compiled grammar. Each step times the
-    fill call and the advance call separately (the first is what the tables report)."""
-    w = Walker(engine, setup, text, xtext)
-    fill, fargs = w.fill_call()
-    row = w.row
-    eos = setup.eos[0]
-    fills, advances, doc_of_step = [], [], []
-    rejections = []
-    with NoGC():
-        for d, (_, desc, ids) in enumerate(docs):
-            if d:
-                w.reset()
-            for i, t in enumerate(ids):
-                t0 = ns()
-                fill(*fargs)
-                t1 = ns()
-                fills.append(t1 - t0)
-                doc_of_step.append(d)
-                allowed = bit(row, t)
-                t0 = ns()
-                ok = w.advance(t)
-                t1 = ns()
-                advances.append(t1 - t0)
-                if not (allowed and ok):
-                    rejections.append({"doc": d, "desc": desc, "step": i, "token": int(t),
-                                       "token_bytes": repr(setup.vocab.token_bytes(t)),
-                                       "allowed_by_mask": allowed, "advance_ok": ok, "error": w.error()})
-                    break
-            else:
-                t0 = ns()
-                fill(*fargs)
-                fills.append(ns() - t0)
-                doc_of_step.append(d)
-                if not (bit(row, eos) and w.accepting()):
-                    rejections.append({"doc": d, "desc": desc, "step": len(ids), "token": "EOS",
-                                       "allowed_by_mask": bit(row, eos), "accepting": w.accepting(),
-                                       "error": w.error()})
-    doc_of_step = np.asarray(doc_of_step)
-    fills = np.asarray(fills)
-    out = {
-        "fill_all": stats_us(fills),
-        "fill_first_doc": stats_us(fills[doc_of_step == 0]),
-        "advance_all": stats_us(advances),
-        "rejections": rejections,
-        "slowest_fill_steps": [],
-    }
-    # where the slowest fills happened (document, step within it)
-    starts = {}
-    for k, d in enumerate(doc_of_step):
-        starts.setdefault(int(d), k)
-    for k in np.argsort(fills)[::-1][:5]:
-        d = int(doc_of_step[k])
-        out["slowest_fill_steps"].append({"doc": d, "step": int(k - starts[d]), "us": float(fills[k]) / 1e3})
-    if engine == "corral":
-        out["corral_cached_states"] = w.compiled.cached_states
-        out["corral_memory_bytes"] = w.compiled.memory_bytes
-    # repeated fills at the start state, already visited: the per-call floor
-    w.reset()
-    fill(*fargs)
-    floor = []
-    with NoGC():
-        for _ in range(setup_floor_calls[0]):
-            t0 = ns()
-            fill(*fargs)
-            floor.append(ns() - t0)
-    out["floor_start_state"] = stats_us(floor)
-    if engine == "llguidance":
-        ptr, nbytes = w.row.ctypes.data, w.row.size * 4
-        raw = w.m.unsafe_compute_mask_ptr
-        floor = []
-        with NoGC():
-            for _ in range(setup_floor_calls[0]):
-                t0 = ns()
-                raw(ptr, nbytes)
-                floor.append(ns() - t0)
-        out["floor_start_state_raw_ptr"] = stats_us(floor)
-    return out
-
-
-setup_floor_calls = [1000]
-
-
 def classify(t, setup):
+    """What kind of token id t is, to explain where two engines' masks differ."""
     if t in setup.eos:
         return "EOS"
     if t in setup.special:
         return "special/control"
+    if t in setup.added_not_special:
+        return "added token (special=false)"
     b = setup.vocab.token_bytes(t)
     if not b:
         return "empty bytes"
@@ -476,73 +397,169 @@ def classify(t, setup):
     return "complete UTF-8"
 
 
-def agreement_walk(setup, text, xtext, docs, ebnf_text):
-    """Untimed: all engines side by side, full masks compared at every step."""
-    n = setup.cmp_size
-    engines = list(ENGINES) + (["corral-ebnf"] if ebnf_text else [])
-    ws = {e: Walker(e, setup, ebnf_text if e == "corral-ebnf" else text, xtext) for e in engines}
-    fills = {e: ws[e].fill_call() for e in engines}
-    peers = [p for p in engines if p != "corral"]
-    res = {p: {"steps_compared": 0, "steps_differing": 0, "ids_only_corral": 0, "ids_only_peer": 0,
-               "only_corral_by_class": {}, "only_peer_by_class": {}, "examples": []} for p in peers}
-    forced_rejected = []
-    for d, (doc, desc, ids) in enumerate(docs):
-        if d:
-            for w in ws.values():
+class Agreement:
+    """corral's masks along the walk (deduplicated), and a peer's compared against them."""
+
+    def __init__(self, setup):
+        self.setup = setup
+        n = setup.cmp_size
+        self.words = (n + 31) // 32
+        self.last = (1 << (n % 32)) - 1 if n % 32 else None
+        self.ref = {}      # (doc, step) -> index into self.masks
+        self.masks = []
+        self.index = {}
+
+    def canon(self, row):
+        """The row's bits for ids < cmp_size, as bytes (comparable across engines)."""
+        w = np.array(row[:self.words], dtype=np.int32)
+        if self.last is not None:
+            w[-1] &= np.int32(np.uint32(self.last).view(np.int32))
+        return w.tobytes()
+
+    def record(self, key, row):
+        b = self.canon(row)
+        i = self.index.get(b)
+        if i is None:
+            i = self.index[b] = len(self.masks)
+            self.masks.append(b)
+        self.ref[key] = i
+
+    def new_peer(self):
+        return {"steps_compared": 0, "steps_differing": 0, "ids_only_corral": 0, "ids_only_peer": 0,
+                "only_corral_by_class": {}, "only_peer_by_class": {}, "examples": []}
+
+    def compare(self, r, peer, key, row, desc, prefix, forced):
+        i = self.ref.get(key)
+        if i is None:
+            return
+        r["steps_compared"] += 1
+        b = self.canon(row)
+        if b == self.masks[i]:
+            return
+        n = self.setup.cmp_size
+        a = np.unpackbits(np.frombuffer(self.masks[i], dtype=np.uint8), bitorder="little")[:n].astype(bool)
+        p = np.unpackbits(np.frombuffer(b, dtype=np.uint8), bitorder="little")[:n].astype(bool)
+        only_c, only_p = np.nonzero(a & ~p)[0], np.nonzero(p & ~a)[0]
+        r["steps_differing"] += 1
+        r["ids_only_corral"] += int(only_c.size)
+        r["ids_only_peer"] += int(only_p.size)
+        for side, ids_ in (("only_corral_by_class", only_c), ("only_peer_by_class", only_p)):
+            for x in ids_:
+                k = classify(int(x), self.setup)
+                r[side][k] = r[side].get(k, 0) + 1
+        for side, ids_ in (("corral", only_c), (peer, only_p)):
+            for x in ids_[:64]:
+                k = classify(int(x), self.setup)
+                same = [ex for ex in r["examples"] if ex["only"] == side and ex["class"] == k]
+                if len(same) < 6 and not any(ex["token"] == int(x) for ex in same):
+                    r["examples"].append({
+                        "only": side, "class": k, "doc": key[0], "desc": desc, "step": key[1], "token": int(x),
+                        "token_bytes": repr(self.setup.vocab.token_bytes(int(x))),
+                        "context": prefix[-40:].decode("utf-8", "replace"), "forced_next": forced})
+
+
+def walk(engine, setup, text, xtext, docs, agreement, cap_s, floor_calls):
+    """One engine alone over the documents, in order, on one compiled grammar (matcher reset
+    between documents). Each step: the fill call timed alone, then (untimed) the forced
+    token checked against the mask and the mask compared with corral's at the same step
+    (corral records its own), then the advance call timed alone. After the last token the
+    final mask is filled and must allow EOS. Stops at a document boundary once cap_s
+    seconds have gone by (the number of documents covered is reported)."""
+    w = Walker(engine, setup, text, xtext)
+    eos = setup.eos[0]
+    vocab = setup.vocab
+    fills, advances, step_doc, step_idx = [], [], [], []
+    rejections = []
+    cmp_ = None if engine == "corral" else agreement.new_peer()
+    t_walk = ns()
+    docs_done = 0
+    with NoGC():
+        for d, (_, desc, ids) in enumerate(docs):
+            if d and (ns() - t_walk) / 1e9 > cap_s:
+                break
+            if d:
                 w.reset()
-        alive = {e: True for e in engines}
-        prefix = b""
-        for i in range(len(ids) + 1):
-            t = ids[i] if i < len(ids) else setup.eos[0]
-            for e in engines:
-                if alive[e]:
-                    f, a = fills[e]
-                    f(*a)
-            c_row = ws["corral"].row if alive["corral"] else None
-            for p in peers:
-                if c_row is None or not alive[p]:
-                    continue
-                r = res[p]
-                r["steps_compared"] += 1
-                a, b = bits(c_row, n), bits(ws[p].row, n)
-                if np.array_equal(a, b):
-                    continue
-                only_c, only_p = np.nonzero(a & ~b)[0], np.nonzero(b & ~a)[0]
-                r["steps_differing"] += 1
-                r["ids_only_corral"] += int(only_c.size)
-                r["ids_only_peer"] += int(only_p.size)
-                for side, ids_ in (("only_corral_by_class", only_c), ("only_peer_by_class", only_p)):
-                    for x in ids_:
-                        k = classify(int(x), setup)
-                        r[side][k] = r[side].get(k, 0) + 1
-                for side, ids_ in (("corral", only_c), (p, only_p)):
-                    for x in ids_[:64]:
-                        k = classify(int(x), setup)
-                        same = [ex for ex in r["examples"] if ex["only"] == side and ex["class"] == k]
-                        if len(same) < 6 and not any(ex["token"] == int(x) for ex in same):
-                            r["examples"].append({
-                                "only": side, "class": k, "doc": d, "desc": desc, "step": i, "token": int(x),
-                                "token_bytes": repr(setup.vocab.token_bytes(int(x))),
-                                "context": prefix[-40:].decode("utf-8", "replace"),
-                                "forced_next": repr(setup.vocab.token_bytes(t)) if i < len(ids) else "EOS"})
-            for e in engines:
-                if not alive[e]:
-                    continue
-                if i < len(ids):
-                    allowed = bit(ws[e].row, t)
-                    ok = ws[e].advance(t)
-                    if not (allowed and ok):
-                        forced_rejected.append({"engine": e, "doc": d, "desc": desc, "step": i, "token": int(t),
-                                                "token_bytes": repr(setup.vocab.token_bytes(t)),
-                                                "allowed_by_mask": allowed, "advance_ok": ok,
-                                                "error": ws[e].error()})
-                        alive[e] = False
-                elif not (bit(ws[e].row, t) and ws[e].accepting()):
-                    forced_rejected.append({"engine": e, "doc": d, "desc": desc, "step": i, "token": "EOS",
-                                            "allowed_by_mask": bit(ws[e].row, t), "error": ws[e].error()})
-            if i < len(ids):
-                prefix += setup.vocab.token_bytes(t)
-    return res, forced_rejected
+            fill, fargs = w.fill_call()
+            row = w.row
+            prefix = b""
+            for i in range(len(ids) + 1):
+                t0 = ns()
+                fill(*fargs)
+                t1 = ns()
+                fills.append(t1 - t0)
+                step_doc.append(d)
+                step_idx.append(i)
+                t = ids[i] if i < len(ids) else eos
+                forced = repr(vocab.token_bytes(t)) if i < len(ids) else "EOS"
+                if cmp_ is None:
+                    agreement.record((d, i), row)
+                else:
+                    agreement.compare(cmp_, engine, (d, i), row, desc, prefix, forced)
+                allowed = bit(row, t)
+                if i == len(ids):
+                    if not (allowed and w.accepting()):
+                        rejections.append({"doc": d, "desc": desc, "step": i, "token": "EOS",
+                                           "allowed_by_mask": allowed, "accepting": w.accepting(),
+                                           "error": w.error()})
+                    break
+                t0 = ns()
+                ok = w.advance(t)
+                t1 = ns()
+                advances.append(t1 - t0)
+                if not (allowed and ok):
+                    rejections.append({"doc": d, "desc": desc, "step": i, "token": int(t), "token_bytes": forced,
+                                       "context": prefix[-60:].decode("utf-8", "replace"),
+                                       "allowed_by_mask": allowed, "advance_ok": ok, "error": w.error()})
+                    break
+                prefix += vocab.token_bytes(t)
+            docs_done += 1
+    walk_s = (ns() - t_walk) / 1e9
+    step_doc = np.asarray(step_doc)
+    fills = np.asarray(fills)
+    out = {
+        "docs_walked": docs_done,
+        "docs_total": len(docs),
+        "steps": int(fills.size),
+        "walk_wall_s": walk_s,
+        "fill_all": stats_us(fills),
+        "fill_first_doc": stats_us(fills[step_doc == 0]),
+        "advance_all": stats_us(advances),
+        "rejections": rejections,
+        "agreement_with_corral": cmp_,
+        "slowest_fill_steps": [],
+    }
+    for k in np.argsort(fills)[::-1][:8]:
+        d, i = int(step_doc[k]), int(step_idx[k])
+        ids = docs[d][2]
+        before = vocab.decode_bytes(ids[:i])[-40:].decode("utf-8", "replace")
+        out["slowest_fill_steps"].append({"doc": d, "desc": docs[d][1], "step": i, "us": float(fills[k]) / 1e3,
+                                          "context": before,
+                                          "next": repr(vocab.token_bytes(ids[i])) if i < len(ids) else "EOS"})
+    if engine in ("corral", "corral-ebnf"):
+        out["corral_cached_states"] = w.compiled.cached_states
+        out["corral_memory_bytes"] = w.compiled.memory_bytes
+    # repeated fills at the start state, already visited: the per-call floor
+    w.reset()
+    fill, fargs = w.fill_call()
+    fill(*fargs)
+    floor = []
+    with NoGC():
+        for _ in range(floor_calls):
+            t0 = ns()
+            fill(*fargs)
+            floor.append(ns() - t0)
+    out["floor_start_state"] = stats_us(floor)
+    if engine == "llguidance":
+        ptr, nbytes = w.row.ctypes.data, w.row.size * 4
+        raw = w.m.unsafe_compute_mask_ptr
+        floor = []
+        with NoGC():
+            for _ in range(floor_calls):
+                t0 = ns()
+                raw(ptr, nbytes)
+                floor.append(ns() - t0)
+        out["floor_start_state_raw_ptr"] = stats_us(floor)
+    return out
 
 
 def bench_grammar(name, path, ebnf_path, setup, cfg, log):
@@ -579,21 +596,24 @@ def bench_grammar(name, path, ebnf_path, setup, cfg, log):
     out["compile"] = compile_times(setup, text, xtext, cfg["compile_reps"], log, name)
 
     out["walk"] = {}
-    for e in ENGINES:
-        out["walk"][e] = timed_walk(e, setup, text, xtext, docs)
-        fa, ff = out["walk"][e]["fill_all"], out["walk"][e]["fill_first_doc"]
-        log(f"  [{name}] {e:10s} fill median {fa['median_us']:.2f} p99 {fa['p99_us']:.2f} max {fa['max_us']:.0f} µs "
-            f"(first doc median {ff['median_us']:.2f} max {ff['max_us']:.0f}); "
-            f"rejections {len(out['walk'][e]['rejections'])}")
-
-    agree, rejected = agreement_walk(setup, text, xtext, docs, ebnf_text)
-    out["agreement"] = agree
-    out["agreement_pass_rejections"] = rejected
-    for p, r in agree.items():
-        log(f"  [{name}] corral vs {p}: {r['steps_differing']}/{r['steps_compared']} steps differ; "
-            f"only corral {r['only_corral_by_class']}, only {p} {r['only_peer_by_class']}")
-    if rejected:
-        log(f"  [{name}] forced tokens rejected: {rejected[:5]}")
+    agreement = Agreement(setup)
+    engines = list(ENGINES) + (["corral-ebnf"] if ebnf_text else [])
+    for e in engines:
+        wt = ebnf_text if e == "corral-ebnf" else text
+        r = out["walk"][e] = walk(e, setup, wt, xtext, docs, agreement, cfg["walk_cap_s"], cfg["floor_calls"])
+        fa, ff = r["fill_all"], r["fill_first_doc"]
+        msg = (f"  [{name}] {e:11s} {r['docs_walked']}/{r['docs_total']} docs, {r['steps']} steps in "
+               f"{r['walk_wall_s']:.1f} s: fill median {fa['median_us']:.2f} p99 {fa['p99_us']:.2f} "
+               f"max {fa['max_us']:.0f} µs (first doc median {ff['median_us']:.2f}); "
+               f"rejected {len(r['rejections'])}")
+        a = r["agreement_with_corral"]
+        if a:
+            msg += (f"; vs corral {a['steps_differing']}/{a['steps_compared']} masks differ, only corral "
+                    f"{a['only_corral_by_class']}, only {e} {a['only_peer_by_class']}")
+        log(msg)
+        for x in r["rejections"][:3]:
+            log(f"      rejected: {x}")
+    out["corral_distinct_masks_on_walk"] = len(agreement.masks)
 
     if ebnf_text:
         ce, cg = setup.corral_compile(ebnf_text, "ebnf"), setup.corral_compile(text)
@@ -658,32 +678,37 @@ def markdown(res, setup_info, machine, runtime_s):
                  f"{r['token_count']:,} tokens, {r['steps']:,} masks")
         L.append("")
         L.append("| engine | compile ms | mask µs median | p90 | p99 | max | first doc: median | p90 | p99 | max "
-                 "| advance µs median / p99 | rejected docs |")
-        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                 "| advance µs median / p99 | docs walked / rejected | masks timed |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for e in ENGINES:
             w = r["walk"][e]
             a, f, adv = w["fill_all"], w["fill_first_doc"], w["advance_all"]
             L.append(f"| {e} | {f2(r['compile'][e]['median_ms'])} | {f2(a['median_us'])} | {f2(a['p90_us'])} "
                      f"| {f2(a['p99_us'])} | {f2(a['max_us'])} | {f2(f['median_us'])} | {f2(f['p90_us'])} "
                      f"| {f2(f['p99_us'])} | {f2(f['max_us'])} | {f2(adv['median_us'])} / {f2(adv['p99_us'])} "
-                     f"| {len(w['rejections'])} |")
+                     f"| {w['docs_walked']} / {len(w['rejections'])} | {w['steps']:,} |")
         L.append("")
-        ag = r["agreement"]
         parts = []
         for p in PEERS:
-            a = ag[p]
+            a = r["walk"][p]["agreement_with_corral"]
             parts.append(f"corral vs {p}: {a['steps_differing']:,} of {a['steps_compared']:,} masks differ "
-                         f"({a['ids_only_corral']:,} token-steps only corral allows: {fmt_classes(a['only_corral_by_class'])}; "
-                         f"{a['ids_only_peer']:,} only {p}: {fmt_classes(a['only_peer_by_class'])})")
-        L.append("Mask agreement (every step, ids < " + f"{setup_info['compared_ids']:,}): " + "; ".join(parts) + ".")
-        if "corral-ebnf" in ag:
-            a = ag["corral-ebnf"]
+                         f"(token ids only corral allows, summed over steps: {a['ids_only_corral']:,} = "
+                         f"{fmt_classes(a['only_corral_by_class'])}; only {p}: {a['ids_only_peer']:,} = "
+                         f"{fmt_classes(a['only_peer_by_class'])})")
+        L.append(f"Mask agreement (ids < {setup_info['compared_ids']:,}): " + "; ".join(parts) + ".")
+        if "corral-ebnf" in r["walk"]:
+            a = r["walk"]["corral-ebnf"]["agreement_with_corral"]
             L.append(f"corral on `{r['ebnf_file']}` (EBNF) vs on the GBNF: {a['steps_differing']} of "
                      f"{a['steps_compared']:,} masks differ.")
-        rej = r["agreement_pass_rejections"]
-        L.append(f"Forced tokens rejected by an engine: {len(rej)}"
-                 + (": " + "; ".join(f"{x['engine']} {x['desc']} step {x['step']} {x.get('token_bytes', x['token'])}"
-                                     for x in rej[:6]) if rej else "") + ".")
+        for e in ENGINES:
+            w = r["walk"][e]
+            if w["docs_walked"] < w["docs_total"]:
+                L.append(f"{e} walked {w['docs_walked']} of {w['docs_total']} documents: the walk stops at a "
+                         f"document boundary after {FULL['walk_cap_s'] if machine['mode'] == 'full' else QUICK['walk_cap_s']} s.")
+            if w["rejections"]:
+                L.append(f"{e} rejected {len(w['rejections'])} document(s): " + "; ".join(
+                    f"{x['desc']} at token {x['step']} {x.get('token_bytes', x['token'])} after "
+                    f"`{x.get('context', '')[-30:]!r}`" for x in w["rejections"]) + ".")
         if r["corral_matches_rejects"]:
             L.append(f"corral's `matches()` rejects: {', '.join(r['corral_matches_rejects'])}.")
         if r.get("xgrammar_text_adaptation"):
@@ -697,7 +722,8 @@ def markdown(res, setup_info, machine, runtime_s):
                      f"hand labels on {len(e['label_differs'])}.")
         c = r["walk"]["corral"]
         L.append(f"corral after the walk: {c['corral_cached_states']:,} cached parser-state masks, "
-                 f"`memory_bytes` {c['corral_memory_bytes'] / 1024:,.0f} KiB.")
+                 f"`memory_bytes` {c['corral_memory_bytes'] / 1024:,.0f} KiB; {r['corral_distinct_masks_on_walk']:,} "
+                 "distinct masks along the walk.")
         L.append("")
     L.append("## Fill call on an already-visited state (start state, repeated)")
     L.append("")
@@ -759,7 +785,6 @@ def main():
     cfg = QUICK if args.quick else FULL
     out_dir = args.out or (tempfile.mkdtemp(prefix="corral-bench-cfg-") if args.quick else os.path.join(HERE, "results"))
     os.makedirs(out_dir, exist_ok=True)
-    setup_floor_calls[0] = cfg["floor_calls"]
     warnings.simplefilter("ignore", corral.GrammarWarning)
 
     t_start = time.perf_counter()

@@ -33,7 +33,7 @@ enum MaskRepr {
 }
 
 impl StateMask {
-    fn from_bits(bits: Vec<u32>) -> StateMask {
+    pub(crate) fn from_bits(bits: Vec<u32>) -> StateMask {
         let count: u32 = bits.iter().map(|w| w.count_ones()).sum();
         let only = if count == 1 {
             bits.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, &w)| (i * 32) as u32 + w.trailing_zeros())
@@ -54,6 +54,22 @@ impl StateMask {
         StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
     }
 
+    /// ORs the mask into `out`.
+    pub(crate) fn or_into(&self, out: &mut [u32]) {
+        match &self.repr {
+            MaskRepr::Dense(bits) => {
+                for (o, &w) in out.iter_mut().zip(bits.iter()) {
+                    *o |= w;
+                }
+            }
+            MaskRepr::Sparse(ids) => {
+                for &t in ids.iter() {
+                    out[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+            }
+        }
+    }
+
     /// Writes the mask into `out` (one row of `mask_words` words).
     pub(crate) fn write(&self, out: &mut [u32]) {
         match &self.repr {
@@ -67,7 +83,7 @@ impl StateMask {
         }
     }
 
-    fn memory_bytes(&self) -> usize {
+    pub(crate) fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + match &self.repr {
                 MaskRepr::Dense(b) | MaskRepr::Sparse(b) => b.len() * 4,
@@ -105,6 +121,7 @@ const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 
 /// How a compiled grammar recognizes bytes.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per compiled grammar, never in bulk
 pub(crate) enum Engine {
     /// A regular constraint: one DFA, one cached mask per state.
     Dfa {
@@ -300,10 +317,8 @@ impl CompiledGrammar {
         let mut ov: Option<Overlay<'_>> = None;
         for &(term, state) in &pairs {
             let lex = self.lex_mask(earley, lex_cache, term, state);
-            for (o, &w) in out.iter_mut().zip(&lex.bits) {
-                *o |= w;
-            }
-            if lex.completions.is_empty() {
+            lex.tokens.or_into(out);
+            if lex.children_by_byte.is_empty() {
                 continue;
             }
             // Below a node where the terminal may end, the parser takes over.
@@ -313,20 +328,10 @@ impl CompiledGrammar {
             if !ov.push_completed(&completed) {
                 break;
             }
-            // Group the completion nodes' children by byte: the parser state after the
-            // terminal ends is the same at every completion node, so each first byte is
-            // read once for all of them.
             let first = ov.first_bytes();
-            let mut by_byte: Vec<Vec<u32>> = vec![Vec::new(); 256];
-            for &node in &lex.completions {
-                for (child, byte) in trie.children(node) {
-                    if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 1 {
-                        by_byte[byte as usize].push(child);
-                    }
-                }
-            }
-            for (byte, children) in by_byte.iter().enumerate() {
-                if children.is_empty() || !ov.push(byte as u8) {
+            for (byte, children) in &lex.children_by_byte {
+                let byte = *byte;
+                if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 || !ov.push(byte) {
                     continue;
                 }
                 for &child in children {

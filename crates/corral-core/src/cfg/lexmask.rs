@@ -15,14 +15,18 @@ use crate::vocab::{ByteRecognizer, TokenTrie};
 #[derive(Debug)]
 pub(crate) struct LexMask {
     /// Tokens read entirely inside the terminal.
-    pub(crate) bits: Vec<u32>,
-    /// Trie nodes where the terminal may end (its DFA accepts there), in preorder.
-    pub(crate) completions: Vec<u32>,
+    pub(crate) tokens: crate::compiled::StateMask,
+    /// The children of the trie nodes where the terminal may end (its DFA accepts there),
+    /// grouped by their byte: below such a node the parser
+    /// reads on, and its state is the same at every completion, so each byte is read
+    /// once for all of them.
+    pub(crate) children_by_byte: Vec<(u8, Vec<u32>)>,
 }
 
 impl LexMask {
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.bits.len() * 4 + self.completions.len() * 4
+        self.tokens.memory_bytes()
+            + self.children_by_byte.iter().map(|(_, c)| c.len() * 4 + 32).sum::<usize>()
     }
 }
 
@@ -66,5 +70,13 @@ pub(crate) fn compute(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> 
             completions.push(node);
         }
     });
-    LexMask { bits, completions }
+    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); 256];
+    for &node in &completions {
+        for (child, byte) in trie.children(node) {
+            groups[byte as usize].push(child);
+        }
+    }
+    let children_by_byte =
+        groups.into_iter().enumerate().filter(|(_, c)| !c.is_empty()).map(|(b, c)| (b as u8, c)).collect();
+    LexMask { tokens: crate::compiled::StateMask::from_bits(bits), children_by_byte }
 }
