@@ -83,7 +83,7 @@ GRAMMARS = [
 ]
 
 FULL = dict(json_docs=30, c_docs=len(cfg_documents.C_PROGRAMS), sql_docs=len(cfg_documents.SQL_QUERIES),
-            compile_reps=9, floor_calls=2000, walk_cap_s=60)
+            compile_reps=9, floor_calls=2000, walk_cap_s=150)
 QUICK = dict(json_docs=6, c_docs=3, sql_docs=6, compile_reps=3, floor_calls=200, walk_cap_s=8)
 
 ns = time.perf_counter_ns
@@ -165,7 +165,28 @@ def machine_info(mode):
         "versions": versions,
         "threads_env": {k: os.environ[k] for k in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS")},
         "loadavg_start": loadavg(),
+        "corral_build": corral_build(),
     }
+
+
+def corral_build():
+    """Which corral was measured: the repository's HEAD, files changed since, and the native
+    module's modification time (the tree is under active development)."""
+    info = {}
+    try:
+        import subprocess
+        run = lambda *a: subprocess.run(a, cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()  # noqa: E731
+        info["git_head"] = run("git", "rev-parse", "--short", "HEAD")
+        info["git_changed_files"] = [line[3:] for line in run("git", "status", "--porcelain", "crates", "python").splitlines()]
+    except Exception as e:  # noqa: BLE001 - informational only
+        info["git_error"] = str(e)
+    try:
+        import corral._core as core
+        info["native_module_mtime"] = datetime.datetime.fromtimestamp(
+            os.path.getmtime(core.__file__), datetime.timezone.utc).isoformat(timespec="seconds")
+    except Exception as e:  # noqa: BLE001
+        info["native_module_error"] = str(e)
+    return info
 
 
 def bit(row, t):
@@ -443,18 +464,16 @@ class Agreement:
         r["steps_differing"] += 1
         r["ids_only_corral"] += int(only_c.size)
         r["ids_only_peer"] += int(only_p.size)
-        for side, ids_ in (("only_corral_by_class", only_c), ("only_peer_by_class", only_p)):
+        for counts, side, ids_ in (("only_corral_by_class", "corral", only_c), ("only_peer_by_class", peer, only_p)):
             for x in ids_:
-                k = classify(int(x), self.setup)
-                r[side][k] = r[side].get(k, 0) + 1
-        for side, ids_ in (("corral", only_c), (peer, only_p)):
-            for x in ids_[:64]:
-                k = classify(int(x), self.setup)
+                x = int(x)
+                k = classify(x, self.setup)
+                r[counts][k] = r[counts].get(k, 0) + 1
                 same = [ex for ex in r["examples"] if ex["only"] == side and ex["class"] == k]
-                if len(same) < 6 and not any(ex["token"] == int(x) for ex in same):
+                if len(same) < 6 and not any(ex["token"] == x for ex in same):
                     r["examples"].append({
-                        "only": side, "class": k, "doc": key[0], "desc": desc, "step": key[1], "token": int(x),
-                        "token_bytes": repr(self.setup.vocab.token_bytes(int(x))),
+                        "only": side, "class": k, "doc": key[0], "desc": desc, "step": key[1], "token": x,
+                        "token_bytes": repr(self.setup.vocab.token_bytes(x)),
                         "context": prefix[-40:].decode("utf-8", "replace"), "forced_next": forced})
 
 
@@ -526,8 +545,16 @@ def walk(engine, setup, text, xtext, docs, agreement, cap_s, floor_calls):
         "advance_all": stats_us(advances),
         "rejections": rejections,
         "agreement_with_corral": cmp_,
+        "per_doc": [],
         "slowest_fill_steps": [],
+        "_fills": fills,
+        "_step_doc": step_doc,
     }
+    for d in range(docs_done):
+        f = fills[step_doc == d] / 1e3
+        out["per_doc"].append({"doc": d, "desc": docs[d][1], "masks": int(f.size), "median_us": float(np.median(f)),
+                               "max_us": float(f.max()), "masks_over_1ms": int((f > 1000).sum()),
+                               "total_ms": float(f.sum()) / 1e3})
     for k in np.argsort(fills)[::-1][:8]:
         d, i = int(step_doc[k]), int(step_idx[k])
         ids = docs[d][2]
@@ -614,6 +641,13 @@ def bench_grammar(name, path, ebnf_path, setup, cfg, log):
         for x in r["rejections"][:3]:
             log(f"      rejected: {x}")
     out["corral_distinct_masks_on_walk"] = len(agreement.masks)
+    # if an engine stopped early (time cap), every engine's stats over the documents all walked
+    common = min(out["walk"][e]["docs_walked"] for e in ENGINES)
+    out["common_docs"] = common
+    for e in out["walk"]:
+        r = out["walk"].get(e)
+        r["fill_common_docs"] = stats_us(r["_fills"][r["_step_doc"] < common])
+        del r["_fills"], r["_step_doc"]
 
     if ebnf_text:
         ce, cg = setup.corral_compile(ebnf_text, "ebnf"), setup.corral_compile(text)
@@ -668,7 +702,8 @@ def markdown(res, setup_info, machine, runtime_s):
     L.append("")
     v = machine["versions"]
     L.append(f"{machine['date']} · CPU {machine['cpu_model']} ({machine['cpu_count']} cores, run single-threaded) · "
-             f"Python {machine['python']} · corral {v['corral']} · llguidance {v['llguidance']} · "
+             f"Python {machine['python']} · corral {v['corral']} (git {machine['corral_build'].get('git_head', '?')}, "
+             f"native module built {machine['corral_build'].get('native_module_mtime', '?')}) · llguidance {v['llguidance']} · "
              f"xgrammar {v['xgrammar']} · vocabulary: DeepSeek tokenizer.json, {setup_info['corral_size']:,} ids · "
              f"load average {machine['loadavg_start'][0]:.1f} at start, {machine['loadavg_end'][0]:.1f} at end · "
              f"script runtime {runtime_s:.0f} s")
@@ -678,16 +713,23 @@ def markdown(res, setup_info, machine, runtime_s):
                  f"{r['token_count']:,} tokens, {r['steps']:,} masks")
         L.append("")
         L.append("| engine | compile ms | mask µs median | p90 | p99 | max | first doc: median | p90 | p99 | max "
-                 "| advance µs median / p99 | docs walked / rejected | masks timed |")
-        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                 "| advance µs median / p99 | docs walked / rejected | masks timed | masks > 1 ms |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for e in ENGINES:
             w = r["walk"][e]
             a, f, adv = w["fill_all"], w["fill_first_doc"], w["advance_all"]
             L.append(f"| {e} | {f2(r['compile'][e]['median_ms'])} | {f2(a['median_us'])} | {f2(a['p90_us'])} "
                      f"| {f2(a['p99_us'])} | {f2(a['max_us'])} | {f2(f['median_us'])} | {f2(f['p90_us'])} "
                      f"| {f2(f['p99_us'])} | {f2(f['max_us'])} | {f2(adv['median_us'])} / {f2(adv['p99_us'])} "
-                     f"| {w['docs_walked']} / {len(w['rejections'])} | {w['steps']:,} |")
+                     f"| {w['docs_walked']} / {len(w['rejections'])} | {w['steps']:,} "
+                     f"| {sum(x['masks_over_1ms'] for x in w['per_doc']):,} |")
         L.append("")
+        if r["common_docs"] < r["doc_count"]:
+            L.append(f"Over the first {r['common_docs']} documents only (all that every engine walked), mask µs "
+                     "median / p99: " + ", ".join(
+                         f"{e} {f2(r['walk'][e]['fill_common_docs']['median_us'])} / "
+                         f"{f2(r['walk'][e]['fill_common_docs']['p99_us'])}" for e in ENGINES) + ".")
+            L.append("")
         parts = []
         for p in PEERS:
             a = r["walk"][p]["agreement_with_corral"]

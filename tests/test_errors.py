@@ -116,7 +116,9 @@ def test_limits_defaults_are_documented():
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "limits.md").read_text()
-    for name in ("max_pattern_bytes", "regex_nest_limit", "nfa_size_limit", "dfa_size_limit", "max_dfa_states", "max_forced_tokens"):
+    names = [n for n in dir(limits) if n.startswith(("max_", "regex_", "nfa_", "dfa_"))]
+    assert len(names) == 11, names
+    for name in names:
         row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}`"))
         assert f"| {getattr(limits, name)} |" in row, row
 
@@ -144,3 +146,48 @@ def test_cli_reports_bad_regex_on_stderr():
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert "look-ahead" in proc.stderr and "position 1" in proc.stderr
+
+
+def test_limit_grammar_size_and_nesting():
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.ebnf('start ::= "a" ;' + " " * 100, limits=corral.Limits(max_grammar_bytes=10))
+    assert info.value.limit == "max_grammar_bytes"
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.ebnf("start ::= " + "(" * 300 + '"a"' + ")" * 300 + " ;")
+    assert info.value.limit == "max_grammar_nesting"
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.lark("start: " + "(" * 300 + '"a"' + ")" * 300 + "\n")
+    assert info.value.limit == "max_grammar_nesting"
+
+
+def test_limit_grammar_productions():
+    text = 'start ::= x{5000} ; x ::= "a" | "(" x ")" ;'
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.ebnf(text, limits=corral.Limits(max_grammar_productions=1000))
+    assert info.value.limit == "max_grammar_productions"
+    assert corral.Grammar.ebnf('start ::= x{50} ; x ::= "a" | "(" x ")" ;').kind == "ebnf"
+
+
+def test_limit_earley_items_per_step(byte_vocab):
+    limits = corral.Limits(max_earley_items=60)
+    m = corral.compile(corral.Grammar.ebnf('s ::= s s | "a" ;'), byte_vocab, limits=limits).matcher()
+    with pytest.raises(corral.LimitExceededError) as info:
+        for _ in range(200):
+            m.advance(ord("a"))
+    assert info.value.limit == "max_earley_items"
+    # The failed token left the matcher as it was: it can still be used.
+    assert m.is_accepting() and m.num_tokens > 0
+
+
+def test_mask_cache_limit_changes_nothing_but_caching(byte_vocab):
+    text = 'start ::= "[" (start ("," start)*)? "]" ;'
+    uncached = corral.compile(corral.Grammar.ebnf(text), byte_vocab, limits=corral.Limits(max_mask_cache_bytes=0))
+    cached = corral.compile(corral.Grammar.ebnf(text), byte_vocab)
+    a, b = uncached.matcher(), cached.matcher()
+    for ch in "[[],[[]]]":
+        ma, mb = corral.allocate_bitmask(1, byte_vocab.size), corral.allocate_bitmask(1, byte_vocab.size)
+        a.fill_bitmask(ma)
+        b.fill_bitmask(mb)
+        assert (ma == mb).all()
+        assert a.advance(ord(ch)) and b.advance(ord(ch))
+    assert uncached.cached_states == 0 and cached.cached_states > 0

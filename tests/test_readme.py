@@ -41,3 +41,35 @@ def test_readme_run_command_works():
     )
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"\s*([Yy]es|[Nn]o|[Nn]ever|[Aa]lways)", proc.stdout[:-1]), repr(proc.stdout)
+
+
+def _byte_vocab():
+    import corral
+
+    return corral.Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"</s>"], eos_token_ids=[256])
+
+
+def test_readme_grammar_example_runs():
+    import corral
+
+    block = README[README.index("## Grammars") :]
+    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    ns = {"corral": corral, "vocab": _byte_vocab()}
+    exec(compile(code, "README.md", "exec"), ns)
+    m = ns["matcher"]
+    for b in b"[1,[-2]]":
+        assert m.advance(b)
+    assert m.is_accepting()
+
+
+def test_grammars_doc_example_runs():
+    import corral
+
+    doc = (REPO / "docs" / "grammars.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    ns = {"corral": corral, "vocab": _byte_vocab()}
+    exec(compile(code, "grammars.md", "exec"), ns)
+    m = ns["matcher"]
+    for b in b"[1, [2, -3]]":
+        assert m.advance(b)
+    assert m.is_accepting()

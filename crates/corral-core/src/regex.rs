@@ -68,7 +68,7 @@ struct Rewritten {
 impl Rewritten {
     fn push(&mut self, s: &str, at: usize) {
         self.text.push_str(s);
-        self.origin.extend(std::iter::repeat(at).take(s.len()));
+        self.origin.extend(std::iter::repeat_n(at, s.len()));
     }
 
     fn position(&self, byte_offset: usize) -> usize {
