@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import corral
@@ -106,3 +107,22 @@ def test_broken_grammars(text, line, column, message):
 def test_unused_rule_warns():
     with pytest.warns(corral.GrammarWarning, match="rule `spare` at line 2, column 1 is never used"):
         corral.Grammar.ebnf('start ::= "a" ;\nspare ::= "b" ;')
+
+
+@pytest.mark.parametrize("pattern", [r"\s*19[0-9]{2}", r"[^\W\d]\w*", r'"([^"\\]|\\.)*"', r"(ab|a)(bc|c)?"])
+def test_regex_as_grammar_behaves_as_regex(pattern, deepseek):
+    vocab = deepseek.vocab
+    as_regex = corral.compile(corral.Grammar.regex(pattern), vocab)
+    as_grammar = corral.compile(corral.Grammar.ebnf("start ::= /" + pattern.replace("/", "\\/") + "/ ;"), vocab)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        ms = [as_regex.matcher(), as_grammar.matcher()]
+        for _step in range(6):
+            masks = [allowed_ids(m, vocab).tolist() for m in ms]
+            assert masks[0] == masks[1]
+            if not masks[0]:
+                break
+            tok = int(rng.choice(masks[0]))
+            assert all(m.advance(tok) for m in ms)
+            if tok in vocab.eos_token_ids:
+                break
