@@ -286,6 +286,7 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 s.bump();
                 Tok::Define
             }
+            ':' => return Err(grammar_error(pos, "expected `::=` (rules are written `name ::= ...`)")),
             '|' => {
                 s.bump();
                 Tok::Pipe
