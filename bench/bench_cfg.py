@@ -19,14 +19,15 @@ tokenizer.json, 129,280 ids). For each grammar and engine (see bench/README.md):
    reuses a compiled grammar); every mask-fill call is timed on its own with
    ``perf_counter_ns`` (and every advance call, separately); statistics over all steps of
    all documents and over the first document alone (cold). Each engine walks alone, so the
-   others do not pollute its CPU caches;
-3. agreement: a second, untimed pass walks the three engines side by side and compares their
-   full masks at every step (corral vs each peer, ids below the smallest vocabulary size),
-   counting steps that differ and classifying the tokens only one side allows. Every forced
-   token must be allowed by every engine (checked in both passes; a rejection is reported,
-   never dropped). For SQL, corral's own EBNF (sql.ebnf) walks along too: its masks must
-   equal those of the GBNF transcription, and both must accept or reject each of a list of
-   labelled queries alike.
+   others do not pollute its CPU caches. An engine too slow to finish in ``walk_cap_s``
+   stops at a document boundary (reported, with every engine's stats over the documents
+   all of them walked);
+3. agreement, in the same walks but outside the timed calls: every forced token must be
+   allowed by every engine (a rejection is reported, never dropped), and each peer's full
+   mask is compared with corral's at the same step (ids below the smallest vocabulary
+   size), counting steps that differ and classifying the tokens only one side allows. For
+   SQL, corral's own EBNF (sql.ebnf) walks too: its masks must equal those of the GBNF
+   transcription, and both must accept or reject each of a list of labelled queries alike.
 
 Everything runs single-threaded, in one process.
 """
@@ -194,10 +195,6 @@ def bit(row, t):
     return bool((int(row[t >> 5]) >> (t & 31)) & 1)
 
 
-def bits(row, n):
-    return np.unpackbits(np.ascontiguousarray(row).view(np.uint8), bitorder="little")[:n].astype(bool)
-
-
 # ----------------------------------------------------------------------------- engines
 
 class Setup:
@@ -257,7 +254,7 @@ def xgrammar_text(text, compiler):
         compiler.compile_grammar(text)
         return text, None
     except Exception as e:  # noqa: BLE001 - xgrammar raises RuntimeError from C++
-        err = str(e).strip().splitlines()[-1][:300]
+        err = re.sub(r"^\[[0-9:]+\] ", "", str(e).strip().splitlines()[-1])[:300]
     # xgrammar 0.2 rejects an empty first alternative (`sp ::= | [ \t\n]{1,16}`): spell it "".
     fixed = re.sub(r"::=(\s*)\|", r'::=\1"" |', text)
     compiler.compile_grammar(fixed)

@@ -313,39 +313,22 @@ impl CompiledGrammar {
         pairs.sort_unstable();
         pairs.dedup();
         out.fill(0);
-        let trie = self.vocab.trie();
         let mut ov: Option<Overlay<'_>> = None;
         for &(term, state) in &pairs {
             let lex = self.lex_mask(earley, lex_cache, term, state);
             lex.tokens.or_into(out);
-            if lex.children_by_byte.is_empty() {
+            if lex.completions.is_empty() {
                 continue;
             }
-            // Below a node where the terminal may end, the parser takes over.
+            // Below a node where the terminal may end, the parser takes over: the parser
+            // state there is the same at every such node, so it is built once.
             let completed: Vec<(u32, u32)> =
                 open.iter().filter(|&&(t, q, _)| (t, q) == (term, state)).map(|&(t, _, origin)| (t, origin)).collect();
             let ov = ov.get_or_insert_with(|| Overlay::new(earley, chart));
             if !ov.push_completed(&completed) {
                 break;
             }
-            let first = ov.first_bytes();
-            for (byte, children) in &lex.children_by_byte {
-                let byte = *byte;
-                if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 || !ov.push(byte) {
-                    continue;
-                }
-                for &child in children {
-                    for &t in trie.tokens_at(child) {
-                        out[(t >> 5) as usize] |= 1 << (t & 31);
-                    }
-                    trie.walk_nodes(child, ov, |_, _, tokens| {
-                        for &t in tokens {
-                            out[(t >> 5) as usize] |= 1 << (t & 31);
-                        }
-                    });
-                }
-                ov.pop(1);
-            }
+            self.walk_after_end(earley, ov, &lex.completions, out);
             ov.pop(1);
         }
         if let Some(e) = ov.and_then(|mut o| o.error.take()) {
@@ -357,6 +340,61 @@ impl CompiledGrammar {
             }
         }
         Ok(out.iter().map(|w| w.count_ones()).sum())
+    }
+
+    /// Marks the tokens below the trie nodes `nodes` that the parse in `ov` (which stands
+    /// just after a terminal ended at each of them, with no terminal open) can read: for
+    /// each terminal the parser expects, a DFA walk of the children it can start with
+    /// marks the tokens read inside it; where it may end, the parser's next state is built
+    /// once for all those nodes and the walk recurses below them.
+    fn walk_after_end(&self, earley: &EarleyGrammar, ov: &mut Overlay<'_>, nodes: &[u32], out: &mut [u32]) {
+        let trie = self.vocab.trie();
+        let (set, expected) = ov.current_expected();
+        let fold = |f: &[u64; 4]| f.iter().fold(0u64, |a, &w| a | w);
+        let mut walker_stack: Vec<u32> = Vec::with_capacity(trie.max_depth() + 1);
+        let mut ends: Vec<u32> = Vec::new();
+        for term in expected {
+            let first = earley.first_bytes(term);
+            let first_folded = fold(first);
+            let dfa = &earley.cfg().terminals[term as usize].dfa;
+            ends.clear();
+            for &node in nodes {
+                if trie.child_bits(node) & first_folded == 0 {
+                    continue;
+                }
+                for (child, byte) in trie.children(node) {
+                    if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 {
+                        continue;
+                    }
+                    let q = dfa.next(dfa.start(), byte);
+                    for &t in trie.tokens_at(child) {
+                        out[(t >> 5) as usize] |= 1 << (t & 31);
+                    }
+                    if dfa.is_accepting(q) && trie.has_children(child) {
+                        ends.push(child);
+                    }
+                    let mut walker = lexmask::Walker::with_stack(dfa, q, std::mem::take(&mut walker_stack));
+                    trie.walk_nodes(child, &mut walker, |w, m, tokens| {
+                        for &t in tokens {
+                            out[(t >> 5) as usize] |= 1 << (t & 31);
+                        }
+                        if w.accepting && trie.has_children(m) {
+                            ends.push(m);
+                        }
+                    });
+                    walker_stack = walker.into_stack();
+                }
+            }
+            if ends.is_empty() {
+                continue;
+            }
+            if !ov.push_completed(&[(term, set)]) {
+                return;
+            }
+            let next = std::mem::take(&mut ends);
+            self.walk_after_end(earley, ov, &next, out);
+            ov.pop(1);
+        }
     }
 
     /// The cached lexer mask of terminal `term` in DFA state `state`.

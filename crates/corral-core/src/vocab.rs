@@ -46,6 +46,9 @@ pub struct TokenTrie {
     nodes: Vec<TrieNode>,
     token_ids: Vec<u32>,
     max_depth: usize,
+    /// Per node: the bytes of its children, folded to 64 bits (bit `byte % 64`), for a
+    /// quick "can any child start one of these terminals?" test.
+    child_bits: Vec<u64>,
 }
 
 impl TokenTrie {
@@ -85,7 +88,18 @@ impl TokenTrie {
         }
         // Sentinel so that the last node's token range has an end.
         nodes.push(TrieNode { subtree_end: 0, tokens_start: token_ids.len() as u32, depth: 0, byte: 0 });
-        TokenTrie { nodes, token_ids, max_depth }
+        let mut child_bits = vec![0u64; nodes.len()];
+        // Each node's parent is the nearest earlier node one level up (preorder).
+        let mut path: Vec<usize> = vec![0];
+        for i in 1..nodes.len() - 1 {
+            let d = nodes[i].depth as usize;
+            path.truncate(d);
+            if let Some(&parent) = path.last() {
+                child_bits[parent] |= 1 << (nodes[i].byte & 63);
+            }
+            path.push(i);
+        }
+        TokenTrie { nodes, token_ids, max_depth, child_bits }
     }
 
     /// Number of trie nodes (the root included).
@@ -134,6 +148,17 @@ impl TokenTrie {
         rec.pop_bytes(depth);
     }
 
+    /// The bytes of `node`'s children, folded to 64 bits (bit `byte % 64`).
+    #[inline]
+    pub fn child_bits(&self, node: u32) -> u64 {
+        self.child_bits[node as usize]
+    }
+
+    /// Does `node` have children (longer tokens below it)?
+    pub fn has_children(&self, node: u32) -> bool {
+        self.nodes[node as usize].subtree_end > node + 1
+    }
+
     /// The tokens whose bytes end exactly at `node`.
     pub fn tokens_at(&self, node: u32) -> &[u32] {
         let i = node as usize;
@@ -157,7 +182,7 @@ impl TokenTrie {
 
     /// Heap bytes used.
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<TrieNode>() + self.token_ids.len() * 4
+        self.nodes.len() * (std::mem::size_of::<TrieNode>() + 8) + self.token_ids.len() * 4
     }
 }
 

@@ -139,6 +139,11 @@ impl EarleyGrammar {
         EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items, first_bytes, dr_rank }
     }
 
+    /// The bytes that can start terminal `term` (a 256-bit set).
+    pub(crate) fn first_bytes(&self, term: u32) -> &[u64; 4] {
+        &self.first_bytes[term as usize]
+    }
+
     /// The normalized grammar.
     pub fn cfg(&self) -> &Cfg {
         &self.cfg
@@ -707,27 +712,21 @@ impl<'a> Overlay<'a> {
         true
     }
 
-    /// The bytes that can start a terminal expected at the current position's set.
-    pub(crate) fn first_bytes(&self) -> [u64; 4] {
-        let mut out = [0u64; 4];
+    /// The current position's Earley set and the terminals it expects (none if no set was
+    /// built here).
+    pub(crate) fn current_expected(&self) -> (u32, Vec<u32>) {
         let row = match self.top.rows.last() {
             Some(r) => *r,
             None => match self.base.rows.last() {
                 Some(r) => *r,
-                None => return out,
+                None => return (NONE, Vec::new()),
             },
         };
         if row.set == NONE {
-            return out;
+            return (NONE, Vec::new());
         }
         let (set, chart) = self.set(row.set);
-        for e in &chart.expected[set.expected.0 as usize..set.expected.1 as usize] {
-            let f = &self.g.first_bytes[e.term as usize];
-            for k in 0..4 {
-                out[k] |= f[k];
-            }
-        }
-        out
+        (row.set, chart.expected[set.expected.0 as usize..set.expected.1 as usize].iter().map(|e| e.term).collect())
     }
 
     /// Reads one byte; false (nothing changed) if no sentence can continue with it.

@@ -16,25 +16,44 @@ use crate::vocab::{ByteRecognizer, TokenTrie};
 pub(crate) struct LexMask {
     /// Tokens read entirely inside the terminal.
     pub(crate) tokens: crate::compiled::StateMask,
-    /// The children of the trie nodes where the terminal may end (its DFA accepts there),
-    /// grouped by their byte: below such a node the parser
-    /// reads on, and its state is the same at every completion, so each byte is read
-    /// once for all of them.
-    pub(crate) children_by_byte: Vec<(u8, Vec<u32>)>,
+    /// Trie nodes with children where the terminal may end (its DFA accepts there): below
+    /// them the parser goes on.
+    pub(crate) completions: Vec<u32>,
 }
 
 impl LexMask {
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.tokens.memory_bytes()
-            + self.children_by_byte.iter().map(|(_, c)| c.len() * 4 + 32).sum::<usize>()
+        self.tokens.memory_bytes() + self.completions.len() * 4
     }
 }
 
 /// One DFA's state per trie depth, and whether the last byte left it accepting.
-struct Walker<'a> {
+pub(crate) struct Walker<'a> {
     dfa: &'a Dfa,
     stack: Vec<u32>,
-    accepting: bool,
+    /// Does the DFA accept after the last byte pushed?
+    pub(crate) accepting: bool,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker standing in `state` of `dfa`, reusing `stack`'s allocation.
+    pub(crate) fn with_stack(dfa: &'a Dfa, state: u32, mut stack: Vec<u32>) -> Walker<'a> {
+        stack.clear();
+        stack.push(state);
+        Walker { dfa, stack, accepting: false }
+    }
+
+    /// Gives the stack's allocation back.
+    pub(crate) fn into_stack(self) -> Vec<u32> {
+        self.stack
+    }
+
+    /// A walker standing in `state` of `dfa`.
+    pub(crate) fn new(dfa: &'a Dfa, state: u32, depth: usize) -> Walker<'a> {
+        let mut stack = Vec::with_capacity(depth + 1);
+        stack.push(state);
+        Walker { dfa, stack, accepting: false }
+    }
 }
 
 impl ByteRecognizer for Walker<'_> {
@@ -58,25 +77,16 @@ impl ByteRecognizer for Walker<'_> {
 
 /// Computes the lexer mask of DFA `dfa` standing in `state`.
 pub(crate) fn compute(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
-    let mut walker = Walker { dfa, stack: Vec::with_capacity(trie.max_depth() + 1), accepting: false };
-    walker.stack.push(state);
+    let mut walker = Walker::new(dfa, state, trie.max_depth());
     let mut bits = vec![0u32; words];
     let mut completions = Vec::new();
     trie.walk_nodes(0, &mut walker, |w, node, tokens| {
         for &t in tokens {
             bits[(t >> 5) as usize] |= 1 << (t & 31);
         }
-        if w.accepting {
+        if w.accepting && trie.has_children(node) {
             completions.push(node);
         }
     });
-    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); 256];
-    for &node in &completions {
-        for (child, byte) in trie.children(node) {
-            groups[byte as usize].push(child);
-        }
-    }
-    let children_by_byte =
-        groups.into_iter().enumerate().filter(|(_, c)| !c.is_empty()).map(|(b, c)| (b as u8, c)).collect();
-    LexMask { tokens: crate::compiled::StateMask::from_bits(bits), children_by_byte }
+    LexMask { tokens: crate::compiled::StateMask::from_bits(bits), completions }
 }
