@@ -116,6 +116,14 @@ impl ByteRecognizer for DfaWalker<'_> {
     }
 }
 
+/// What a terminal T reads below a set of trie nodes: the tokens read inside T, and the
+/// nodes where T may end (where the parser goes on).
+#[derive(Debug)]
+pub(crate) struct AfterEnd {
+    tokens: StateMask,
+    ends: Vec<u32>,
+}
+
 /// Longest parser-state key cached (deeper states are computed every time).
 const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 
@@ -136,6 +144,9 @@ pub(crate) enum Engine {
         lex_cache: RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
         /// Shortest strings of the grammar's symbols (for completions).
         shortest: crate::cfg::complete::Shortest,
+        /// Below the nodes where terminal-state pair P may end, what expected terminal T
+        /// reads: by (P's terminal, P's state, T). Independent of the rest of the parse.
+        after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
         /// Whole masks by canonical parser state (see `Chart::state_key`).
         state_cache: RwLock<FastMap<Box<[u32]>, Arc<StateMask>>>,
     },
@@ -178,6 +189,7 @@ impl CompiledGrammar {
                     start,
                     shortest,
                     lex_cache: RwLock::new(FastMap::default()),
+                    after_end_cache: RwLock::new(FastMap::default()),
                     state_cache: RwLock::new(FastMap::default()),
                 }
             }
@@ -328,7 +340,16 @@ impl CompiledGrammar {
             if !ov.push_completed(&completed) {
                 break;
             }
-            self.walk_after_end(earley, ov, &lex.completions, out);
+            let (set, expected) = ov.current_expected();
+            for next in expected {
+                let after = self.after_end(earley, (term, state), next, &lex.completions);
+                after.tokens.or_into(out);
+                if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
+                    continue;
+                }
+                self.walk_after_end(earley, ov, &after.ends, out);
+                ov.pop(1);
+            }
             ov.pop(1);
         }
         if let Some(e) = ov.and_then(|mut o| o.error.take()) {
@@ -351,6 +372,13 @@ impl CompiledGrammar {
         let trie = self.vocab.trie();
         let (set, expected) = ov.current_expected();
         let fold = |f: &[u64; 4]| f.iter().fold(0u64, |a, &w| a | w);
+        // Most end nodes have no child that can start any expected terminal (an identifier
+        // ends at every letter, and letters follow): drop them once, for all terminals.
+        let any_first = expected.iter().fold(0u64, |a, &t| a | fold(earley.first_bytes(t)));
+        let candidates: Vec<u32> = nodes.iter().copied().filter(|&n| trie.child_bits(n) & any_first != 0).collect();
+        if candidates.is_empty() {
+            return;
+        }
         let mut walker_stack: Vec<u32> = Vec::with_capacity(trie.max_depth() + 1);
         let mut ends: Vec<u32> = Vec::new();
         for term in expected {
@@ -358,7 +386,7 @@ impl CompiledGrammar {
             let first_folded = fold(first);
             let dfa = &earley.cfg().terminals[term as usize].dfa;
             ends.clear();
-            for &node in nodes {
+            for &node in &candidates {
                 if trie.child_bits(node) & first_folded == 0 {
                     continue;
                 }
@@ -395,6 +423,57 @@ impl CompiledGrammar {
             self.walk_after_end(earley, ov, &next, out);
             ov.pop(1);
         }
+    }
+
+    /// What terminal `term` reads below `nodes` (the completions of `pair`), cached.
+    fn after_end(&self, earley: &EarleyGrammar, pair: (u32, u32), term: u32, nodes: &[u32]) -> Arc<AfterEnd> {
+        let Engine::Cfg { after_end_cache, .. } = &self.engine else {
+            unreachable!("after_end is only called on context-free grammars")
+        };
+        let key = (pair.0, pair.1, term);
+        if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+            return a;
+        }
+        let trie = self.vocab.trie();
+        let first = earley.first_bytes(term);
+        let first_folded = first.iter().fold(0u64, |a, &w| a | w);
+        let dfa = &earley.cfg().terminals[term as usize].dfa;
+        let mut bits = vec![0u32; self.vocab.mask_words()];
+        let mut ends = Vec::new();
+        let mut walker_stack: Vec<u32> = Vec::with_capacity(trie.max_depth() + 1);
+        for &node in nodes {
+            if trie.child_bits(node) & first_folded == 0 {
+                continue;
+            }
+            for (child, byte) in trie.children(node) {
+                if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 {
+                    continue;
+                }
+                let q = dfa.next(dfa.start(), byte);
+                for &t in trie.tokens_at(child) {
+                    bits[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+                if dfa.is_accepting(q) && trie.has_children(child) {
+                    ends.push(child);
+                }
+                let mut walker = lexmask::Walker::with_stack(dfa, q, std::mem::take(&mut walker_stack));
+                trie.walk_nodes(child, &mut walker, |w, m, tokens| {
+                    for &t in tokens {
+                        bits[(t >> 5) as usize] |= 1 << (t & 31);
+                    }
+                    if w.accepting && trie.has_children(m) {
+                        ends.push(m);
+                    }
+                });
+                walker_stack = walker.into_stack();
+            }
+        }
+        let a = Arc::new(AfterEnd { tokens: StateMask::from_bits(bits), ends });
+        self.mask_bytes.fetch_add(a.tokens.memory_bytes() + a.ends.len() * 4, Ordering::Relaxed);
+        if let Ok(mut c) = after_end_cache.write() {
+            c.insert(key, a.clone());
+        }
+        a
     }
 
     /// The cached lexer mask of terminal `term` in DFA state `state`.
