@@ -379,40 +379,10 @@ impl CompiledGrammar {
         if candidates.is_empty() {
             return;
         }
-        let mut walker_stack: Vec<u32> = Vec::with_capacity(trie.max_depth() + 1);
         let mut ends: Vec<u32> = Vec::new();
         for term in expected {
-            let first = earley.first_bytes(term);
-            let first_folded = fold(first);
-            let dfa = &earley.cfg().terminals[term as usize].dfa;
             ends.clear();
-            for &node in &candidates {
-                if trie.child_bits(node) & first_folded == 0 {
-                    continue;
-                }
-                for (child, byte) in trie.children(node) {
-                    if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 {
-                        continue;
-                    }
-                    let q = dfa.next(dfa.start(), byte);
-                    for &t in trie.tokens_at(child) {
-                        out[(t >> 5) as usize] |= 1 << (t & 31);
-                    }
-                    if dfa.is_accepting(q) && trie.has_children(child) {
-                        ends.push(child);
-                    }
-                    let mut walker = lexmask::Walker::with_stack(dfa, q, std::mem::take(&mut walker_stack));
-                    trie.walk_nodes(child, &mut walker, |w, m, tokens| {
-                        for &t in tokens {
-                            out[(t >> 5) as usize] |= 1 << (t & 31);
-                        }
-                        if w.accepting && trie.has_children(m) {
-                            ends.push(m);
-                        }
-                    });
-                    walker_stack = walker.into_stack();
-                }
-            }
+            self.read_terminal_below(earley, term, &candidates, out, &mut ends);
             if ends.is_empty() {
                 continue;
             }
@@ -425,21 +395,13 @@ impl CompiledGrammar {
         }
     }
 
-    /// What terminal `term` reads below `nodes` (the completions of `pair`), cached.
-    fn after_end(&self, earley: &EarleyGrammar, pair: (u32, u32), term: u32, nodes: &[u32]) -> Arc<AfterEnd> {
-        let Engine::Cfg { after_end_cache, .. } = &self.engine else {
-            unreachable!("after_end is only called on context-free grammars")
-        };
-        let key = (pair.0, pair.1, term);
-        if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
-            return a;
-        }
+    /// Walks terminal `term` (from its start) below each of `nodes`: marks in `out` the
+    /// tokens read inside it and appends to `ends` the nodes with children where it may end.
+    fn read_terminal_below(&self, earley: &EarleyGrammar, term: u32, nodes: &[u32], out: &mut [u32], ends: &mut Vec<u32>) {
         let trie = self.vocab.trie();
         let first = earley.first_bytes(term);
         let first_folded = first.iter().fold(0u64, |a, &w| a | w);
         let dfa = &earley.cfg().terminals[term as usize].dfa;
-        let mut bits = vec![0u32; self.vocab.mask_words()];
-        let mut ends = Vec::new();
         let mut walker_stack: Vec<u32> = Vec::with_capacity(trie.max_depth() + 1);
         for &node in nodes {
             if trie.child_bits(node) & first_folded == 0 {
@@ -451,7 +413,7 @@ impl CompiledGrammar {
                 }
                 let q = dfa.next(dfa.start(), byte);
                 for &t in trie.tokens_at(child) {
-                    bits[(t >> 5) as usize] |= 1 << (t & 31);
+                    out[(t >> 5) as usize] |= 1 << (t & 31);
                 }
                 if dfa.is_accepting(q) && trie.has_children(child) {
                     ends.push(child);
@@ -459,7 +421,7 @@ impl CompiledGrammar {
                 let mut walker = lexmask::Walker::with_stack(dfa, q, std::mem::take(&mut walker_stack));
                 trie.walk_nodes(child, &mut walker, |w, m, tokens| {
                     for &t in tokens {
-                        bits[(t >> 5) as usize] |= 1 << (t & 31);
+                        out[(t >> 5) as usize] |= 1 << (t & 31);
                     }
                     if w.accepting && trie.has_children(m) {
                         ends.push(m);
@@ -468,6 +430,20 @@ impl CompiledGrammar {
                 walker_stack = walker.into_stack();
             }
         }
+    }
+
+    /// What terminal `term` reads below `nodes` (the completions of `pair`), cached.
+    fn after_end(&self, earley: &EarleyGrammar, pair: (u32, u32), term: u32, nodes: &[u32]) -> Arc<AfterEnd> {
+        let Engine::Cfg { after_end_cache, .. } = &self.engine else {
+            unreachable!("after_end is only called on context-free grammars")
+        };
+        let key = (pair.0, pair.1, term);
+        if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+            return a;
+        }
+        let mut bits = vec![0u32; self.vocab.mask_words()];
+        let mut ends = Vec::new();
+        self.read_terminal_below(earley, term, nodes, &mut bits, &mut ends);
         let a = Arc::new(AfterEnd { tokens: StateMask::from_bits(bits), ends });
         self.mask_bytes.fetch_add(a.tokens.memory_bytes() + a.ends.len() * 4, Ordering::Relaxed);
         if let Ok(mut c) = after_end_cache.write() {

@@ -91,11 +91,10 @@ impl TokenTrie {
         let mut child_bits = vec![0u64; nodes.len()];
         // Each node's parent is the nearest earlier node one level up (preorder).
         let mut path: Vec<usize> = vec![0];
-        for i in 1..nodes.len() - 1 {
-            let d = nodes[i].depth as usize;
-            path.truncate(d);
+        for (i, node) in nodes.iter().enumerate().take(nodes.len() - 1).skip(1) {
+            path.truncate(node.depth as usize);
             if let Some(&parent) = path.last() {
-                child_bits[parent] |= 1 << (nodes[i].byte & 63);
+                child_bits[parent] |= 1 << (node.byte & 63);
             }
             path.push(i);
         }
