@@ -14,13 +14,16 @@ from .errors import (
     GrammarError,
     InternalError,
     InvalidGrammarError,
+    InvalidSchemaError,
     LimitExceededError,
     MatcherError,
     RegexSyntaxError,
+    SchemaError,
     UnsupportedFeatureError,
+    UnsupportedSchemaError,
     VocabularyError,
 )
-from .grammar import Grammar, GrammarWarning
+from .grammar import Grammar, GrammarWarning, SchemaWarning
 from .masking import allocate_bitmask, apply_bitmask, fill_bitmasks
 from .vocabulary import Vocabulary
 
@@ -36,12 +39,16 @@ __all__ = [
     "GrammarWarning",
     "InternalError",
     "InvalidGrammarError",
+    "InvalidSchemaError",
     "Limits",
     "LimitExceededError",
     "Matcher",
     "MatcherError",
     "RegexSyntaxError",
+    "SchemaError",
+    "SchemaWarning",
     "UnsupportedFeatureError",
+    "UnsupportedSchemaError",
     "Vocabulary",
     "VocabularyError",
     "allocate_bitmask",

@@ -44,6 +44,26 @@ class EmptyLanguageError(GrammarError):
     """The constraint matches no string at all, so no output could satisfy it."""
 
 
+class SchemaError(GrammarError):
+    """A JSON Schema that corral cannot turn into a grammar. ``pointer`` is the JSON
+    pointer of the offending subschema (``""`` for the root), ``keyword`` the keyword."""
+
+    def __init__(self, message: str, pointer: str = "", keyword: str = ""):
+        super().__init__(message)
+        self.pointer = pointer
+        self.keyword = keyword
+
+
+class InvalidSchemaError(SchemaError):
+    """The schema itself is invalid: an unknown type name, a keyword with a value of the
+    wrong kind, a ``$ref`` that cannot be resolved, a pattern that does not parse."""
+
+
+class UnsupportedSchemaError(SchemaError, UnsupportedFeatureError):
+    """A valid keyword that corral cannot enforce exactly (``strict=False`` drops it with a
+    :class:`SchemaWarning` instead)."""
+
+
 class LimitExceededError(CorralError):
     """A documented resource limit (:class:`corral.Limits`) was hit. ``limit`` names it."""
 
@@ -74,6 +94,9 @@ __all__ = [
     "UnsupportedFeatureError",
     "InvalidGrammarError",
     "EmptyLanguageError",
+    "SchemaError",
+    "InvalidSchemaError",
+    "UnsupportedSchemaError",
     "LimitExceededError",
     "VocabularyError",
     "MatcherError",

@@ -58,6 +58,10 @@ class GrammarWarning(UserWarning):
     """Something in a grammar that is allowed but probably unintended (an unused rule)."""
 
 
+class SchemaWarning(GrammarWarning):
+    """A JSON Schema keyword was dropped (``strict=False``) or is treated loosely."""
+
+
 class Grammar:
     """A validated constraint on the model's output, independent of any vocabulary.
 
@@ -66,13 +70,14 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source", "_start")
+    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings")
 
     def __init__(self, inner: _core.Grammar, kind: str, source: str, start: Optional[str] = None):
         self._inner = inner
         self._kind = kind
         self._source = source
         self._start = start
+        self._schema_warnings: list = []
 
     @classmethod
     def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
@@ -142,6 +147,63 @@ class Grammar:
         return cls._cfg(text, "lark", start, limits)
 
     @classmethod
+    def json_schema(
+        cls,
+        schema,
+        *,
+        strict: bool = True,
+        whitespace: str = "compact",
+        max_whitespace: int = 16,
+        property_order: str = "schema",
+        resolver=None,
+        limits: "_core.Limits | None" = None,
+    ) -> "Grammar":
+        r"""JSON that validates against a JSON Schema (see docs/json_schema.md).
+
+        ``schema`` is a dict, a JSON string, a Pydantic model class, or any type Pydantic's
+        ``TypeAdapter`` accepts (``list[int]``). Drafts 4, 6, 7, 2019-09 and 2020-12 are
+        read (by ``$schema``; 2020-12 by default).
+
+        * ``whitespace="compact"`` (default) allows no whitespace between tokens, as
+          ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` writes;
+          ``"flexible"`` allows up to ``max_whitespace`` of space, tab, CR and LF between
+          tokens and around the value.
+        * ``property_order="schema"`` (default): object properties come in the schema's
+          ``properties`` order, optional ones may be left out, other allowed properties come
+          after them. ``"any"``: any order (each property at most once, still exact about
+          ``required`` and counts; limited to objects of about 10 named properties).
+        * ``resolver`` resolves ``$ref``\s to other documents: a dict from URI to schema, or
+          a function of the URI.
+        * ``strict=True`` raises :class:`~corral.UnsupportedSchemaError` (with the keyword's
+          JSON pointer) for a keyword corral cannot enforce exactly; ``strict=False`` drops
+          it with a :class:`~corral.SchemaWarning` instead.
+
+        Invalid schemas raise :class:`~corral.InvalidSchemaError`.
+        """
+        from ._schema import schema_from, translate
+
+        from_python_type = not isinstance(schema, (dict, bool, str, bytes))
+        schema = schema_from(schema)
+        # A Python type (Pydantic) gets integers without a fraction: JSON Schema counts
+        # 1.0 as an integer, but Pydantic rejects large ones written that way.
+        text, translator = translate(
+            schema,
+            strict=strict,
+            whitespace=whitespace,
+            max_whitespace=max_whitespace,
+            resolver=resolver,
+            property_order=property_order,
+            integer_fraction=not from_python_type,
+        )
+        for message in translator.warnings:
+            warnings.warn(message, SchemaWarning, stacklevel=2)
+        classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
+        inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes)
+        grammar = cls(inner, "json_schema", text, "start")
+        grammar._schema_warnings = list(translator.warnings)
+        return grammar
+
+    @classmethod
     def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
@@ -153,8 +215,8 @@ class Grammar:
 
     @property
     def warnings(self) -> list:
-        """Non-fatal findings about the grammar (e.g. unused rules)."""
-        return self._inner.warnings
+        """Non-fatal findings about the grammar (e.g. unused rules, dropped schema keywords)."""
+        return list(self._inner.warnings) + self._schema_warnings
 
     @property
     def kind(self) -> str:

@@ -5,14 +5,256 @@
 //! merged into the dead state, so "the next state is not dead" means "this prefix can
 //! still be completed" — exactly the test a token mask needs.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::rc::Rc;
 
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 
 /// The dead state: no continuation can match.
 pub const DEAD: u32 = 0;
+
+/// A regular expression whose leaves are DFAs: the input of [`Dfa::from_expr`], which
+/// concatenates, unites and repeats automata that no regex source describes (e.g. the
+/// results of [`Dfa::intersect`] and [`Dfa::complement`]).
+#[derive(Debug, Clone)]
+pub enum DfaExpr<'a> {
+    /// The empty string.
+    Empty,
+    /// The language of a DFA.
+    Leaf(&'a Dfa),
+    /// Concatenation.
+    Seq(Vec<DfaExpr<'a>>),
+    /// Union.
+    Alt(Vec<DfaExpr<'a>>),
+    /// `expr{min,max}` (`max` None = unbounded).
+    Repeat {
+        /// What is repeated.
+        expr: Box<DfaExpr<'a>>,
+        /// Least number of repetitions.
+        min: u32,
+        /// Most (None: no bound).
+        max: Option<u32>,
+    },
+}
+
+/// The coarsest byte partition that refines every given one (so that a product automaton
+/// can be explored over one representative byte per class).
+fn refine(partitions: &[&[u8; 256]]) -> [u8; 256] {
+    let mut class_of = [0u8; 256];
+    let mut seen: HashMap<Vec<u8>, u8> = HashMap::new();
+    for b in 0..256 {
+        let key: Vec<u8> = partitions.iter().map(|p| p[b]).collect();
+        let n = seen.len();
+        // At most 256 distinct keys (one per byte), so the id fits in a u8.
+        class_of[b] = *seen.entry(key).or_insert(n as u8);
+    }
+    class_of
+}
+
+/// UTF-8 well-formedness (RFC 3629, no surrogates, at most U+10FFFF), as a byte machine:
+/// the state says which continuation bytes must come next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Utf8 {
+    /// Between characters (accepting).
+    Boundary,
+    /// `n` more continuation bytes 80..=BF.
+    Cont(u8),
+    /// After E0: A0..=BF, then one more.
+    E0,
+    /// After ED: 80..=9F (no surrogates), then one more.
+    Ed,
+    /// After F0: 90..=BF, then two more.
+    F0,
+    /// After F4: 80..=8F (at most U+10FFFF), then two more.
+    F4,
+}
+
+impl Utf8 {
+    fn next(self, b: u8) -> Option<Utf8> {
+        use Utf8::*;
+        let cont = |n: u8| if n == 0 { Boundary } else { Cont(n) };
+        match self {
+            Boundary => match b {
+                0x00..=0x7f => Some(Boundary),
+                0xc2..=0xdf => Some(Cont(1)),
+                0xe0 => Some(E0),
+                0xed => Some(Ed),
+                0xe1..=0xef => Some(Cont(2)),
+                0xf0 => Some(F0),
+                0xf1..=0xf3 => Some(Cont(3)),
+                0xf4 => Some(F4),
+                _ => None,
+            },
+            Cont(n) => (0x80..=0xbf).contains(&b).then(|| cont(n - 1)),
+            E0 => (0xa0..=0xbf).contains(&b).then_some(Cont(1)),
+            Ed => (0x80..=0x9f).contains(&b).then_some(Cont(1)),
+            F0 => (0x90..=0xbf).contains(&b).then_some(Cont(2)),
+            F4 => (0x80..=0x8f).contains(&b).then_some(Cont(2)),
+        }
+    }
+
+    /// Bytes that no state of the machine distinguishes share a class.
+    fn classes() -> [u8; 256] {
+        let mut class_of = [0u8; 256];
+        for (b, class) in class_of.iter_mut().enumerate() {
+            *class = match b as u8 {
+                0x00..=0x7f => 0,
+                0x80..=0x8f => 1,
+                0x90..=0x9f => 2,
+                0xa0..=0xbf => 3,
+                0xc2..=0xdf => 4,
+                0xe0 => 5,
+                0xed => 6,
+                0xe1..=0xef => 7,
+                0xf0 => 8,
+                0xf1..=0xf3 => 9,
+                0xf4 => 10,
+                _ => 11, // C0, C1, F5..=FF: never valid
+            };
+        }
+        class_of
+    }
+}
+
+/// An ε-NFA whose pieces are DFAs (for [`Dfa::from_expr`]). Junctions are ε-nodes; leaf
+/// instance `i` is a copy of a DFA entered at its start state that, wherever its DFA
+/// accepts, may leave to junction `exit[i]`. Junction 1 is the final node. The NFA states
+/// that subset construction tracks are the leaves' DFA states, numbered globally: state `s`
+/// of instance `i` is `offset[i] + s`.
+struct LeafNfa<'a> {
+    leaves: Vec<&'a Dfa>,
+    exit: Vec<u32>,
+    offset: Vec<u32>,
+    /// The instance of each global state.
+    owner: Vec<u32>,
+    /// `eps[j]`: where junction `j` leads without reading (Ok = junction, Err = leaf start).
+    eps: Vec<Vec<std::result::Result<u32, u32>>>,
+    /// NFA states so far (junctions plus leaf DFA states), bounded by `max_dfa_states`.
+    size: usize,
+    limit: usize,
+}
+
+/// The final node, in NFA state sets (sorts last).
+const FINAL: u32 = u32::MAX;
+
+impl<'a> LeafNfa<'a> {
+    fn grow(&mut self, n: usize, what: &str) -> Result<()> {
+        self.size += n;
+        if self.size > self.limit {
+            return Err(Error::LimitExceeded {
+                limit: "max_dfa_states",
+                value: self.limit,
+                context: format!("the automaton of {what}"),
+            });
+        }
+        Ok(())
+    }
+
+    fn junction(&mut self, what: &str) -> Result<u32> {
+        self.grow(1, what)?;
+        self.eps.push(Vec::new());
+        Ok(self.eps.len() as u32 - 1)
+    }
+
+    /// Thompson's construction of `e` between junctions `from` and `to`.
+    fn build(&mut self, e: &DfaExpr<'a>, from: u32, to: u32, what: &str) -> Result<()> {
+        match e {
+            DfaExpr::Empty => self.eps[from as usize].push(Ok(to)),
+            DfaExpr::Leaf(d) => {
+                self.grow(d.num_states(), what)?;
+                let i = self.leaves.len() as u32;
+                self.leaves.push(d);
+                self.exit.push(to);
+                self.offset.push(self.owner.len() as u32);
+                self.owner.extend(std::iter::repeat_n(i, d.num_states()));
+                self.eps[from as usize].push(Err(i));
+            }
+            DfaExpr::Seq(items) => {
+                let mut cur = from;
+                for (k, item) in items.iter().enumerate() {
+                    let next = if k + 1 == items.len() { to } else { self.junction(what)? };
+                    self.build(item, cur, next, what)?;
+                    cur = next;
+                }
+                if items.is_empty() {
+                    self.eps[from as usize].push(Ok(to));
+                }
+            }
+            DfaExpr::Alt(items) => {
+                for item in items {
+                    self.build(item, from, to, what)?;
+                }
+            }
+            DfaExpr::Repeat { expr, min, max } => {
+                // Each copy costs at least one junction, so huge counts hit the limit early.
+                let mut cur = from;
+                for _ in 0..*min {
+                    let next = self.junction(what)?;
+                    self.build(expr, cur, next, what)?;
+                    cur = next;
+                }
+                match max {
+                    None => {
+                        // A loop on a fresh junction: one shared with a sibling (an
+                        // alternative's entry) would let the loop run before the sibling.
+                        let l = self.junction(what)?;
+                        self.eps[cur as usize].push(Ok(l));
+                        self.build(expr, l, l, what)?;
+                        cur = l;
+                    }
+                    Some(max) => {
+                        for _ in *min..*max {
+                            self.eps[cur as usize].push(Ok(to));
+                            let next = self.junction(what)?;
+                            self.build(expr, cur, next, what)?;
+                            cur = next;
+                        }
+                    }
+                }
+                self.eps[cur as usize].push(Ok(to));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds to `out` the NFA states reachable from the junctions `roots` without reading,
+    /// marking visited junctions with `stamp` (a fresh value per call).
+    fn close(&self, roots: Vec<u32>, seen: &mut [u32], stamp: u32, out: &mut Vec<u32>) {
+        let mut stack = roots;
+        while let Some(j) = stack.pop() {
+            if std::mem::replace(&mut seen[j as usize], stamp) == stamp {
+                continue;
+            }
+            if j == 1 {
+                out.push(FINAL);
+            }
+            for &t in &self.eps[j as usize] {
+                match t {
+                    Ok(k) => stack.push(k),
+                    Err(i) => {
+                        let d = self.leaves[i as usize];
+                        out.push(self.offset[i as usize] + d.start());
+                        if d.accepts_empty() {
+                            stack.push(self.exit[i as usize]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Interned NFA state sets (subset construction), with the work bounded.
+struct Subsets {
+    sets: Vec<Rc<[u32]>>,
+    ids: HashMap<Rc<[u32]>, u32>,
+    /// NFA states stored plus NFA states stepped so far.
+    work: usize,
+    overflow: bool,
+}
 
 /// A byte DFA with byte classes, pruned to co-reachable states.
 #[derive(Debug, Clone)]
@@ -191,8 +433,307 @@ impl Dfa {
         )
     }
 
+    /// The DFA of every string of whole UTF-8 characters (Python's `(?s:.)*`): the universe
+    /// that [`Dfa::complement`] is taken in.
+    pub fn utf8_any() -> Dfa {
+        let classes = Utf8::classes();
+        let limits = Limits::default();
+        // Seven states and never empty: this cannot fail.
+        Dfa::from_automaton(Utf8::Boundary, &classes, Utf8::next, |s| s == Utf8::Boundary, &limits, "(?s:.)*")
+            .unwrap_or_else(|_| unreachable!("the UTF-8 automaton is small and non-empty"))
+    }
+
+    /// The strings accepted by both `self` and `other` (product construction).
+    ///
+    /// `Error::EmptyLanguage` if there is none; `Error::LimitExceeded` past
+    /// `limits.max_dfa_states`.
+    pub fn intersect(&self, other: &Dfa, limits: &Limits, what: &str) -> Result<Dfa> {
+        let class_of = refine(&[&self.class_of, &other.class_of]);
+        Dfa::from_automaton(
+            (self.start(), other.start()),
+            &class_of,
+            |(a, b), byte| {
+                let (a, b) = (self.next(a, byte), other.next(b, byte));
+                // Both are pruned: a dead side can never accept again.
+                (a != DEAD && b != DEAD).then_some((a, b))
+            },
+            |(a, b)| self.is_accepting(a) && other.is_accepting(b),
+            limits,
+            what,
+        )
+    }
+
+    /// The strings of whole UTF-8 characters that `self` does not accept (the complement
+    /// relative to `(?s:.)*`, so the result never accepts malformed UTF-8).
+    ///
+    /// `Error::EmptyLanguage` if `self` accepts every such string; `Error::LimitExceeded`
+    /// past `limits.max_dfa_states`.
+    pub fn complement(&self, limits: &Limits, what: &str) -> Result<Dfa> {
+        let class_of = refine(&[&self.class_of, &Utf8::classes()]);
+        Dfa::from_automaton(
+            (Utf8::Boundary, self.start()),
+            &class_of,
+            // `self` may be dead: the dead state's row leads to itself and never accepts,
+            // which is exactly "not in L" from here on.
+            |(u, s), byte| Some((u.next(byte)?, self.next(s, byte))),
+            |(u, s)| u == Utf8::Boundary && !self.is_accepting(s),
+            limits,
+            what,
+        )
+    }
+
+    /// The DFA of a regular expression over DFAs (concatenation, union, repetition), by
+    /// Thompson's construction on the leaves and the subset construction.
+    ///
+    /// Bounded by `limits.max_dfa_states` (states of the NFA and of the result) and
+    /// `limits.dfa_size_limit`: the NFA state sets stored, plus the NFA states stepped
+    /// (which bounds the time), stay under `dfa_size_limit / 4` (sets are `u32` lists).
+    /// Past either: `Error::LimitExceeded`.
+    pub fn from_expr(e: &DfaExpr<'_>, limits: &Limits, what: &str) -> Result<Dfa> {
+        let mut nfa = LeafNfa {
+            leaves: Vec::new(),
+            exit: Vec::new(),
+            offset: Vec::new(),
+            owner: Vec::new(),
+            eps: vec![Vec::new(), Vec::new()],
+            size: 2,
+            limit: limits.max_dfa_states,
+        };
+        nfa.build(e, 0, 1, what)?;
+        let class_of = {
+            let mut parts: Vec<&[u8; 256]> = Vec::new();
+            for d in &nfa.leaves {
+                // Repeated leaves are the same DFA: refine by each once.
+                if !parts.iter().any(|p| std::ptr::eq(*p, &d.class_of)) {
+                    parts.push(&d.class_of);
+                }
+            }
+            refine(&parts)
+        };
+        let budget = limits.dfa_size_limit / std::mem::size_of::<u32>();
+        let seen = RefCell::new((vec![0u32; nfa.eps.len()], 0u32));
+        let subsets = RefCell::new(Subsets { sets: Vec::new(), ids: HashMap::new(), work: 0, overflow: false });
+        // Interns a state set (canonical: sorted, without duplicates); None past the budget.
+        let intern = |mut set: Vec<u32>| -> Option<u32> {
+            set.sort_unstable();
+            set.dedup();
+            let mut sub = subsets.borrow_mut();
+            if let Some(&id) = sub.ids.get(set.as_slice()) {
+                return Some(id);
+            }
+            sub.work += set.len();
+            if sub.work > budget {
+                sub.overflow = true;
+                return None;
+            }
+            let set: Rc<[u32]> = set.into();
+            let id = sub.sets.len() as u32;
+            sub.sets.push(set.clone());
+            sub.ids.insert(set, id);
+            Some(id)
+        };
+        let closure = |roots: Vec<u32>, out: &mut Vec<u32>| {
+            let mut seen = seen.borrow_mut();
+            seen.1 += 1;
+            let stamp = seen.1;
+            nfa.close(roots, &mut seen.0, stamp, out);
+        };
+        let mut start = Vec::new();
+        closure(vec![0], &mut start);
+        let start = intern(start).ok_or_else(|| size_error(limits, what))?;
+        let result = Dfa::from_automaton(
+            start,
+            &class_of,
+            |id, byte| {
+                let set = {
+                    let mut sub = subsets.borrow_mut();
+                    // Past the budget, stop exploring: the error is reported below and the
+                    // partial automaton discarded.
+                    if sub.overflow {
+                        return None;
+                    }
+                    sub.work += sub.sets[id as usize].len();
+                    sub.sets[id as usize].clone()
+                };
+                let mut out = Vec::with_capacity(set.len());
+                let mut exits = Vec::new();
+                for &g in set.iter() {
+                    if g == FINAL {
+                        continue;
+                    }
+                    let i = nfa.owner[g as usize] as usize;
+                    let d = nfa.leaves[i];
+                    let t = d.next(g - nfa.offset[i], byte);
+                    if t != DEAD {
+                        out.push(nfa.offset[i] + t);
+                        if d.is_accepting(t) {
+                            exits.push(nfa.exit[i]);
+                        }
+                    }
+                }
+                closure(exits, &mut out);
+                // An empty set is the dead state.
+                if out.is_empty() {
+                    None
+                } else {
+                    intern(out)
+                }
+            },
+            |id| subsets.borrow().sets[id as usize].last() == Some(&FINAL),
+            limits,
+            what,
+        );
+        if subsets.borrow().overflow {
+            return Err(size_error(limits, what));
+        }
+        result
+    }
+
     /// Heap bytes used by the transition table.
     pub fn memory_bytes(&self) -> usize {
         self.table.len() * 4 + self.accepting.len()
+    }
+}
+
+fn size_error(limits: &Limits, what: &str) -> Error {
+    Error::LimitExceeded {
+        limit: "dfa_size_limit",
+        value: limits.dfa_size_limit,
+        context: format!("the subset construction of {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regex::compile;
+
+    /// Every byte string over `alphabet` up to `max_len` bytes.
+    fn strings(alphabet: &[&[u8]], max_len: usize) -> Vec<Vec<u8>> {
+        let mut out = vec![Vec::new()];
+        let mut frontier = vec![Vec::new()];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for s in &frontier {
+                for piece in alphabet {
+                    let mut t: Vec<u8> = s.clone();
+                    t.extend_from_slice(piece);
+                    if t.len() <= max_len {
+                        out.push(t.clone());
+                        next.push(t);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        out
+    }
+
+    /// Pieces that exercise ASCII, multi-byte characters and malformed UTF-8.
+    const PIECES: &[&[u8]] = &[b"a", b"b", b"\n", "\u{e9}".as_bytes(), &[0xc3], &[0xa9], &[0xff]];
+
+    fn dfa(pattern: &str) -> Dfa {
+        compile(pattern, &Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn utf8_any_is_exactly_well_formed_utf8() {
+        let any = Dfa::utf8_any();
+        for s in strings(PIECES, 4) {
+            assert_eq!(any.matches(&s), std::str::from_utf8(&s).is_ok(), "{s:?}");
+        }
+        // Every two-byte string, and the edges of the multi-byte ranges.
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                let s = [a, b];
+                assert_eq!(any.matches(&s), std::str::from_utf8(&s).is_ok(), "{s:?}");
+            }
+        }
+        for c in ['\u{7ff}', '\u{800}', '\u{d7ff}', '\u{e000}', '\u{ffff}', '\u{10000}', '\u{10ffff}'] {
+            assert!(any.matches(c.to_string().as_bytes()), "{c:?}");
+        }
+        for bad in [&[0xed, 0xa0, 0x80][..], &[0xf4, 0x90, 0x80, 0x80], &[0xe0, 0x80, 0x80], &[0xf0, 0x80, 0x80, 0x80]] {
+            assert!(!any.matches(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn intersect_and_complement_agree_with_their_definition() {
+        let limits = Limits::default();
+        let pairs = [("[ab]*", "(?s:.)*a"), ("a*b?", "[^b]*"), ("(?s:.)+", "\u{e9}|a|\n"), ("(ab)*", "a(ba)*b|")];
+        for (p, q) in pairs {
+            let (a, b) = (dfa(p), dfa(q));
+            let both = a.intersect(&b, &limits, "test").unwrap();
+            let not_a = a.complement(&limits, "test").unwrap();
+            for s in strings(PIECES, 4) {
+                assert_eq!(both.matches(&s), a.matches(&s) && b.matches(&s), "{p} & {q}: {s:?}");
+                let valid = std::str::from_utf8(&s).is_ok();
+                assert_eq!(not_a.matches(&s), valid && !a.matches(&s), "not {p}: {s:?}");
+            }
+            // Pruned: every live state can still reach a match.
+            assert!((1..not_a.num_states() as u32).all(|st| (0..=255u8).any(|x| not_a.next(st, x) != DEAD) || not_a.is_accepting(st)));
+        }
+        assert!(matches!(dfa("a").intersect(&dfa("b"), &limits, "t"), Err(Error::EmptyLanguage { .. })));
+        assert!(matches!(dfa("(?s:.)*").complement(&limits, "t"), Err(Error::EmptyLanguage { .. })));
+        // Complementing twice gives the language back (on well-formed input).
+        let back = dfa("a+|\u{e9}").complement(&limits, "t").unwrap().complement(&limits, "t").unwrap();
+        for s in strings(PIECES, 3) {
+            assert_eq!(back.matches(&s), dfa("a+|\u{e9}").matches(&s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn from_expr_agrees_with_the_regex_engine() {
+        let limits = Limits::default();
+        let (a, b, c) = (dfa("a"), dfa("b"), dfa("c"));
+        let (astar, opt_b) = (dfa("a*"), dfa("b?"));
+        let leaf = DfaExpr::Leaf;
+        fn rep(e: DfaExpr<'_>, min: u32, max: Option<u32>) -> DfaExpr<'_> {
+            DfaExpr::Repeat { expr: Box::new(e), min, max }
+        }
+        let (a, b, c, astar, opt_b) = (&a, &b, &c, &astar, &opt_b);
+        let cases: Vec<(DfaExpr<'_>, &str)> = vec![
+            (DfaExpr::Seq(vec![leaf(a), leaf(b)]), "ab"),
+            (DfaExpr::Alt(vec![leaf(a), leaf(b), DfaExpr::Empty]), "a|b|"),
+            // A loop next to an alternative: (a*b | c) must not accept "ac".
+            (DfaExpr::Alt(vec![DfaExpr::Seq(vec![rep(leaf(a), 0, None), leaf(b)]), leaf(c)]), "a*b|c"),
+            (rep(DfaExpr::Seq(vec![leaf(a), leaf(opt_b)]), 2, Some(4)), "(ab?){2,4}"),
+            (rep(leaf(astar), 0, None), "a*"),
+            (rep(DfaExpr::Alt(vec![leaf(astar), leaf(b)]), 1, None), "(a*|b)+"),
+            (DfaExpr::Seq(vec![rep(leaf(opt_b), 3, Some(3)), leaf(c)]), "b{0,3}c"),
+            (rep(DfaExpr::Seq(vec![rep(leaf(a), 1, None), leaf(b)]), 0, Some(2)), "(a+b){0,2}"),
+        ];
+        let pieces: &[&[u8]] = &[b"a", b"b", b"c"];
+        for (e, pattern) in &cases {
+            let got = Dfa::from_expr(e, &limits, pattern).unwrap();
+            let want = dfa(pattern);
+            for s in strings(pieces, 6) {
+                assert_eq!(got.matches(&s), want.matches(&s), "{pattern}: {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn constructions_honour_limits() {
+        let small = Limits { max_dfa_states: 500, ..Limits::default() };
+        let a = dfa("(a|b)*a(a|b){12}");
+        let b = dfa("(a|b)*b(a|b){12}");
+        // The regexes compile under the default limits; their product is far larger.
+        for r in [a.intersect(&b, &small, "t"), a.complement(&small, "t")] {
+            assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_dfa_states", .. })), "{r:?}");
+        }
+        let x = dfa("x?");
+        let huge = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&x)), min: 1_000_000_000, max: None };
+        let r = Dfa::from_expr(&huge, &Limits::default(), "t");
+        assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_dfa_states", .. })), "{r:?}");
+        // Subset construction blow-up: (a|b)* a (a|b){n} from leaves.
+        let (ab, la) = (dfa("a|b"), dfa("a"));
+        let e = DfaExpr::Seq(vec![
+            DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&ab)), min: 0, max: None },
+            DfaExpr::Leaf(&la),
+            DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&ab)), min: 20, max: Some(20) },
+        ]);
+        let r = Dfa::from_expr(&e, &Limits::default(), "t");
+        assert!(matches!(r, Err(Error::LimitExceeded { .. })), "{r:?}");
     }
 }

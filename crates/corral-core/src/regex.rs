@@ -667,43 +667,9 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
 /// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
 /// (seed 004's `except!`). `inner` is Python `re` source.
 pub fn build_except_dfa(inner: &str, limits: &Limits, classes: Option<&PerlClasses>, what: &str) -> Result<Dfa> {
-    let any = parse("(?s:.)*", limits, None)?;
-    let contains = parse(&format!("(?s:.)*(?:{inner})(?s:.)*"), limits, classes)?;
-    let any_dfa = build_dense(&any, limits)?;
-    let contains_dfa = build_dense(&contains, limits)?;
-    let start = (anchored_start(&any_dfa, "(?s:.)*")?, anchored_start(&contains_dfa, inner)?);
-    // The common refinement of both byte partitions.
-    let mut class_of = [0u8; 256];
-    let mut seen: Vec<(u8, u8)> = Vec::new();
-    for b in 0..=255u8 {
-        let key = (any_dfa.byte_classes().get(b), contains_dfa.byte_classes().get(b));
-        let id = match seen.iter().position(|k| *k == key) {
-            Some(i) => i,
-            None => {
-                seen.push(key);
-                seen.len() - 1
-            }
-        };
-        class_of[b as usize] = id as u8;
-    }
-    Dfa::from_automaton(
-        start,
-        &class_of,
-        |(u, c), b| {
-            let nu = any_dfa.next_state(u, b);
-            if any_dfa.is_dead_state(nu) || any_dfa.is_quit_state(nu) {
-                return None;
-            }
-            // Once a match is contained it stays contained, so co-reachability pruning
-            // turns those states dead.
-            Some((nu, contains_dfa.next_state(c, b)))
-        },
-        |(u, c)| {
-            any_dfa.is_match_state(any_dfa.next_eoi_state(u)) && !contains_dfa.is_match_state(contains_dfa.next_eoi_state(c))
-        },
-        limits,
-        what,
-    )
+    // The complement of "contains a match": a match, once contained, stays contained.
+    let contains = compile_with(&format!("(?s:.)*(?:{inner})(?s:.)*"), limits, classes)?;
+    contains.complement(limits, what)
 }
 
 /// Parses and determinizes `pattern` with the interpreter's `\d \w \s` (see [`PerlClasses`]).

@@ -78,6 +78,20 @@ pub enum Expr {
         /// Where it is written.
         pos: Pos,
     },
+    /// `and!(e1, e2, ...)`: the strings matched by every argument (all regular).
+    And {
+        /// The arguments (two or more).
+        exprs: Vec<Expr>,
+        /// Where it is written.
+        pos: Pos,
+    },
+    /// `not!(e)`: any string of whole UTF-8 characters that the regular `e` does not match.
+    Not {
+        /// The complemented expression.
+        expr: Box<Expr>,
+        /// Where it is written.
+        pos: Pos,
+    },
 }
 
 impl Expr {
@@ -85,9 +99,12 @@ impl Expr {
     pub fn pos(&self) -> Option<Pos> {
         match self {
             Expr::Empty => None,
-            Expr::Term { pos, .. } | Expr::Ref { pos, .. } | Expr::Repeat { pos, .. } | Expr::Except { pos, .. } => {
-                Some(*pos)
-            }
+            Expr::Term { pos, .. }
+            | Expr::Ref { pos, .. }
+            | Expr::Repeat { pos, .. }
+            | Expr::Except { pos, .. }
+            | Expr::And { pos, .. }
+            | Expr::Not { pos, .. } => Some(*pos),
             Expr::Seq(v) | Expr::Alt(v) => v.iter().find_map(|e| e.pos()),
         }
     }
@@ -123,7 +140,7 @@ pub struct GrammarAst {
 impl GrammarAst {
     /// The grammar in Lark's syntax, for checking corral against an independent parser
     /// in tests. Rules become `r0`, `r1`, ...; every terminal piece becomes a regex.
-    /// `except!` has no Lark equivalent and is an error.
+    /// `except!`, `and!` and `not!` have no Lark equivalent and are an error.
     pub fn to_lark(&self, start: &str) -> std::result::Result<String, String> {
         let mut names: Vec<&str> = Vec::new();
         for r in &self.rules {
@@ -187,5 +204,7 @@ fn lark_expr(e: &Expr, id: &dyn Fn(&str) -> Option<String>) -> std::result::Resu
             }
         }
         Expr::Except { .. } => return Err("except! has no Lark equivalent".into()),
+        Expr::And { .. } => return Err("and! has no Lark equivalent".into()),
+        Expr::Not { .. } => return Err("not! has no Lark equivalent".into()),
     })
 }

@@ -483,7 +483,8 @@ fn rename(e: &mut Expr, from: &str, to: &str) {
     match e {
         Expr::Ref { name, .. } if name == from => *name = to.to_string(),
         Expr::Seq(v) | Expr::Alt(v) => v.iter_mut().for_each(|x| rename(x, from, to)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } => rename(expr, from, to),
+        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => rename(expr, from, to),
+        Expr::And { exprs, .. } => exprs.iter_mut().for_each(|x| rename(x, from, to)),
         _ => {}
     }
 }
@@ -553,7 +554,8 @@ fn collect_names(e: &Expr, out: &mut Vec<String>) {
     match e {
         Expr::Ref { name, .. } => out.push(name.clone()),
         Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|x| collect_names(x, out)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } => collect_names(expr, out),
+        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_names(expr, out),
+        Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_names(x, out)),
         _ => {}
     }
 }

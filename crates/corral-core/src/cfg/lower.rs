@@ -2,17 +2,20 @@
 //! no nullable rules (except the start) and no unit rules.
 //!
 //! Steps: resolve names (undefined rules are errors with line:column) → find the regular
-//! rules (not on a reference cycle) and compile each regular piece to one terminal DFA →
+//! rules (not on a reference cycle) and compile each regex piece to one terminal DFA, and
+//! each `and!`, `not!`, `except!` to one terminal DFA built with [`crate::dfa`]'s
+//! constructions →
 //! lower the rest to BNF (groups and repetitions become helper rules, repetitions left
 //! recursive) → merge runs of adjacent terminals → split terminals that match the empty
 //! string → reject rules that can never produce a finite string → remove nullable rules,
 //! then unit rules → drop what is unreachable.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use super::ast::{Expr, GrammarAst, Pos, Term};
 use super::parse::grammar_error;
-use crate::dfa::Dfa;
+use crate::dfa::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::regex::{self, PerlClasses};
@@ -92,21 +95,79 @@ pub struct Cfg {
 /// Expression lowered to alternatives of symbol sequences, before normalization.
 type Alts = Vec<Vec<Sym>>;
 
+/// A regular piece of a grammar. Without boolean operators it stays Python regex source
+/// (compiled by the regex engine, and mergeable with neighbouring terminals); with them it
+/// is a DFA built by corral's own constructions, named by a canonical key (for caching).
+#[derive(Debug, Clone)]
+enum Reg {
+    Src(String),
+    Dfa { dfa: Rc<Dfa>, key: String },
+}
+
+impl Reg {
+    /// A canonical name: equal keys, equal languages. Sources are quoted, so they never
+    /// read as an operator key.
+    fn key(&self) -> String {
+        match self {
+            Reg::Src(src) => format!("{src:?}"),
+            Reg::Dfa { key, .. } => key.clone(),
+        }
+    }
+}
+
+const REGULAR_ARGS: &str = "(strings, classes, regexes and non-recursive rules)";
+
+/// The budget of [`Lowering::try_fold`]: DFA states, and bytes of subset-construction sets.
+const FOLD_MAX_STATES: usize = 20_000;
+const FOLD_MAX_BYTES: usize = 16 << 20;
+
+/// An operator's DFA construction failed: "matches no string" at the operator, limits as
+/// they are, anything else as a grammar error at the operator.
+fn op_error(e: Error, pos: Pos, op: &str, why_empty: &str) -> Error {
+    match e {
+        Error::EmptyLanguage { .. } => grammar_error(pos, format!("{op}(...) matches no string ({why_empty})")),
+        e @ Error::LimitExceeded { .. } => e,
+        e @ Error::Grammar { .. } => e,
+        e => grammar_error(pos, format!("in {op}: {e}")),
+    }
+}
+
+/// The regex source of `inner` (already grouped) repeated `{min,max}`.
+fn repeat_src(inner: &str, min: u32, max: Option<u32>) -> String {
+    match (min, max) {
+        (0, Some(1)) => format!("{inner}?"),
+        (0, None) => format!("{inner}*"),
+        (1, None) => format!("{inner}+"),
+        (m, None) => format!("{inner}{{{m},}}"),
+        (m, Some(n)) if m == n => format!("{inner}{{{m}}}"),
+        (m, Some(n)) => format!("{inner}{{{m},{n}}}"),
+    }
+}
+
 struct Lowering<'a> {
     ast: &'a GrammarAst,
     limits: &'a Limits,
     classes: Option<&'a PerlClasses>,
     /// Rule name → (its definitions' expressions, position of the first definition).
     defs: HashMap<&'a str, (Vec<&'a Expr>, Pos)>,
-    /// Rules that are regular (can be one DFA): their Python-regex source.
-    regular: HashMap<&'a str, String>,
+    /// Rules that are regular (on no reference cycle, so they could be one DFA).
+    regular_rules: HashSet<&'a str>,
+    /// Regex source of the regular rules without boolean operators (computed up front);
+    /// DFAs of those with them (built when an operator's argument needs one).
+    regular: HashMap<&'a str, Reg>,
+    /// Smaller limits while trying to build a regular start rule's DFA (see `try_fold`).
+    fold_limits: Option<Limits>,
+    /// DFAs built for regular pieces, by [`Reg::key`] (each is built once).
+    dfa_cache: HashMap<String, Rc<Dfa>>,
     nt_names: Vec<String>,
     nt_origin: Vec<(String, Pos)>,
     nt_of_rule: HashMap<&'a str, u32>,
     bnf: Vec<Alts>,
     terminals: Vec<Terminal>,
     terminal_of_regex: HashMap<String, u32>,
-    /// Terminals of the raw regex source (for merging runs), None for `except!`.
+    /// Terminals built as DFAs (not from one regex), by [`Reg::key`].
+    terminal_of_dfa: HashMap<String, u32>,
+    /// Terminals of the raw regex source (for merging runs), None for DFA-built ones.
     terminal_regex: Vec<Option<String>>,
     worklist: Vec<&'a str>,
 }
@@ -123,13 +184,17 @@ impl<'a> Lowering<'a> {
             limits,
             classes,
             defs: HashMap::new(),
+            regular_rules: HashSet::new(),
             regular: HashMap::new(),
+            fold_limits: None,
+            dfa_cache: HashMap::new(),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),
             nt_of_rule: HashMap::new(),
             bnf: Vec::new(),
             terminals: Vec::new(),
             terminal_of_regex: HashMap::new(),
+            terminal_of_dfa: HashMap::new(),
             terminal_regex: Vec::new(),
             worklist: Vec::new(),
         }
@@ -171,8 +236,9 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// Marks regular rules: those on no reference cycle whose references are all regular
-    /// and that contain no `except!` (which needs its own automaton).
+    /// Marks regular rules: those on no reference cycle whose references are all regular,
+    /// and computes each one's regex source or DFA (in dependency order, so each is built
+    /// once).
     fn find_regular(&mut self) -> Result<()> {
         let names: Vec<&'a str> = {
             let mut v: Vec<&'a str> = self.defs.keys().copied().collect();
@@ -182,19 +248,58 @@ impl<'a> Lowering<'a> {
         // 0 = unvisited, 1 = in progress, 2 = done
         let mut state: HashMap<&'a str, u8> = HashMap::new();
         let mut is_regular: HashMap<&'a str, bool> = HashMap::new();
+        let mut order: Vec<&'a str> = Vec::new();
         for &n in &names {
-            self.visit_regular(n, &mut state, &mut is_regular);
+            self.visit_regular(n, &mut state, &mut is_regular, &mut order);
         }
-        for &n in &names {
-            if is_regular.get(n).copied().unwrap_or(false) {
-                let src = self.rule_regex(n)?;
-                self.regular.insert(n, src);
+        for n in order {
+            if !is_regular.get(n).copied().unwrap_or(false) {
+                continue;
+            }
+            self.regular_rules.insert(n);
+            // Dependency order: the rules `n` references are settled already.
+            let pure = self.defs[n].0.iter().all(|e| self.is_pure(e));
+            if pure {
+                let reg = self.rule_reg(n)?;
+                self.regular.insert(n, reg);
             }
         }
         Ok(())
     }
 
-    fn visit_regular(&self, name: &'a str, state: &mut HashMap<&'a str, u8>, is_regular: &mut HashMap<&'a str, bool>) -> bool {
+    /// Limits for building DFAs: the grammar's, or a speculative fold's smaller budget.
+    fn dfa_limits(&self) -> &Limits {
+        self.fold_limits.as_ref().unwrap_or(self.limits)
+    }
+
+    /// The DFA of a regular start rule that uses boolean operators, if it is cheap to build
+    /// (the whole grammar is then matched like a regex). Folding concatenations and
+    /// repetitions of operator DFAs into one automaton can blow up where the Earley parser,
+    /// reading the same pieces as separate terminals, does not: so this tries under a small
+    /// budget and otherwise leaves the rule to the parser (errors are reported there).
+    fn try_fold(&mut self, name: &'a str) -> Option<Dfa> {
+        let small = Limits {
+            max_dfa_states: self.limits.max_dfa_states.min(FOLD_MAX_STATES),
+            dfa_size_limit: self.limits.dfa_size_limit.min(FOLD_MAX_BYTES),
+            ..self.limits.clone()
+        };
+        self.fold_limits = Some(small);
+        let reg = self.rule_reg(name);
+        self.fold_limits = None;
+        match reg {
+            Ok(Reg::Dfa { dfa, .. }) => Some((*dfa).clone()),
+            Ok(Reg::Src(src)) => regex::compile_with(&src, self.limits, self.classes).ok(),
+            Err(_) => None,
+        }
+    }
+
+    fn visit_regular(
+        &self,
+        name: &'a str,
+        state: &mut HashMap<&'a str, u8>,
+        is_regular: &mut HashMap<&'a str, bool>,
+        order: &mut Vec<&'a str>,
+    ) -> bool {
         match state.get(name) {
             Some(1) => return false, // a cycle: not regular
             Some(2) => return is_regular[name],
@@ -202,100 +307,276 @@ impl<'a> Lowering<'a> {
         }
         state.insert(name, 1);
         let mut refs = Vec::new();
-        let mut has_except = false;
         for e in &self.defs[name].0 {
             collect_refs(e, &mut refs);
-            has_except |= contains_except(e);
         }
         // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
-        let mut ok = !has_except && (!self.ast.lark_tokens || self.ast.rules.iter().any(|r| r.name == name && r.is_terminal));
+        let mut ok = !self.ast.lark_tokens || self.ast.rules.iter().any(|r| r.name == name && r.is_terminal);
         for (r, _) in refs {
             // Visit every reference so cycles are found even after `ok` is false.
-            let sub = self.visit_regular(r, state, is_regular);
+            let sub = self.visit_regular(r, state, is_regular, order);
             ok &= sub;
         }
         // A rule that reached itself was marked in progress: the recursion returned false.
         state.insert(name, 2);
         is_regular.insert(name, ok);
+        order.push(name);
         ok
     }
 
-    /// The regex source of a regular rule (its definitions are alternatives).
-    fn rule_regex(&self, name: &str) -> Result<String> {
-        let defs = &self.defs[name].0;
-        let parts: Result<Vec<String>> = defs.iter().map(|e| self.expr_regex(e)).collect();
-        let parts = parts?;
-        let src = if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { group(&parts.join("|")) };
-        if src.len() > self.limits.max_pattern_bytes {
-            return Err(Error::LimitExceeded {
-                limit: "max_pattern_bytes",
-                value: self.limits.max_pattern_bytes,
-                context: format!("the regular expression of rule `{name}`"),
-            });
+    /// The regex source or DFA of a regular rule (its definitions are alternatives).
+    fn rule_reg(&mut self, name: &str) -> Result<Reg> {
+        let (defs, pos) = self.defs[name].clone();
+        let mut parts = Vec::with_capacity(defs.len());
+        for e in defs {
+            parts.push(self.expr_reg(e)?);
         }
-        Ok(src)
+        let reg = match parts.len() {
+            1 => parts.pop().unwrap_or(Reg::Src(String::new())),
+            _ => self.combine(parts, false, pos)?,
+        };
+        if let Reg::Src(src) = &reg {
+            if src.len() > self.limits.max_pattern_bytes {
+                return Err(Error::LimitExceeded {
+                    limit: "max_pattern_bytes",
+                    value: self.limits.max_pattern_bytes,
+                    context: format!("the regular expression of rule `{name}`"),
+                });
+            }
+        }
+        Ok(reg)
     }
 
-    /// The regex source of a regular expression (its references are regular rules).
-    fn expr_regex(&self, e: &Expr) -> Result<String> {
-        Ok(match e {
-            Expr::Empty => "(?:)".to_string(),
-            Expr::Term { term, .. } => term.regex_source(),
-            Expr::Ref { name, .. } => match self.regular.get(name.as_str()) {
-                Some(src) => group(src),
-                None => group(&self.rule_regex(name)?),
-            },
-            Expr::Seq(items) => {
-                let parts: Result<Vec<String>> = items.iter().map(|x| self.expr_regex(x)).collect();
-                group(&parts?.join(""))
+    /// Compiles regex source to a DFA; errors name `name` and point at `pos`.
+    fn compile_src(&self, src: &str, name: &str, pos: Pos) -> Result<Dfa> {
+        match regex::compile_with(src, self.dfa_limits(), self.classes) {
+            Ok(d) => Ok(d),
+            Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
+            Err(e @ Error::LimitExceeded { .. }) => Err(e),
+            Err(e) => Err(grammar_error(pos, format!("in `{name}`: {e}"))),
+        }
+    }
+
+    /// The DFA of a regular piece (regex sources are compiled once).
+    fn reg_dfa(&mut self, reg: &Reg, pos: Pos) -> Result<Rc<Dfa>> {
+        match reg {
+            Reg::Dfa { dfa, .. } => Ok(dfa.clone()),
+            Reg::Src(src) => {
+                let key = reg.key();
+                if let Some(d) = self.dfa_cache.get(&key) {
+                    return Ok(d.clone());
+                }
+                let dfa = Rc::new(self.compile_src(src, src, pos)?);
+                self.dfa_cache.insert(key, dfa.clone());
+                Ok(dfa)
             }
-            Expr::Alt(items) => {
-                let parts: Result<Vec<String>> = items.iter().map(|x| self.expr_regex(x)).collect();
-                group(&parts?.join("|"))
-            }
-            Expr::Repeat { expr, min, max, .. } => {
-                let inner = group(&self.expr_regex(expr)?);
-                match (min, max) {
-                    (0, Some(1)) => format!("{inner}?"),
-                    (0, None) => format!("{inner}*"),
-                    (1, None) => format!("{inner}+"),
-                    (m, None) => format!("{inner}{{{m},}}"),
-                    (m, Some(n)) if m == n => format!("{inner}{{{m}}}"),
-                    (m, Some(n)) => format!("{inner}{{{m},{n}}}"),
+        }
+    }
+
+    /// The piece named `key`: from the cache, or built now.
+    fn cached(&mut self, key: String, build: impl FnOnce(&Self) -> Result<Dfa>) -> Result<Reg> {
+        if let Some(dfa) = self.dfa_cache.get(&key) {
+            return Ok(Reg::Dfa { dfa: dfa.clone(), key });
+        }
+        let dfa = Rc::new(build(self)?);
+        self.dfa_cache.insert(key.clone(), dfa.clone());
+        Ok(Reg::Dfa { dfa, key })
+    }
+
+    /// Concatenation (`seq`) or union of regular pieces: regex source while every piece is
+    /// one, else one DFA (adjacent sources joined into one regex first, so that the regex
+    /// engine does what it can).
+    fn combine(&mut self, parts: Vec<Reg>, seq: bool, pos: Pos) -> Result<Reg> {
+        let sep = if seq { "" } else { "|" };
+        let all_src: Option<Vec<&str>> =
+            parts.iter().map(|p| if let Reg::Src(s) = p { Some(s.as_str()) } else { None }).collect();
+        if let Some(srcs) = all_src {
+            return Ok(Reg::Src(group(&srcs.join(sep))));
+        }
+        let mut pieces: Vec<Reg> = Vec::new();
+        let mut run: Vec<String> = Vec::new();
+        for p in parts {
+            match p {
+                Reg::Src(src) => run.push(src),
+                dfa => {
+                    // A union's sources are all joined (order does not matter there).
+                    if seq && !run.is_empty() {
+                        pieces.push(Reg::Src(group(&run.join(sep))));
+                        run.clear();
+                    }
+                    pieces.push(dfa);
                 }
             }
-            Expr::Except { pos, .. } => {
-                return Err(grammar_error(*pos, "except! cannot be nested inside another except!"));
+        }
+        if !run.is_empty() {
+            pieces.push(Reg::Src(group(&run.join(sep))));
+        }
+        if pieces.len() == 1 {
+            return Ok(pieces.pop().unwrap_or(Reg::Src(String::new())));
+        }
+        let op = if seq { "seq" } else { "alt" };
+        let key = format!("{op}({})", pieces.iter().map(Reg::key).collect::<Vec<_>>().join(","));
+        let mut dfas = Vec::with_capacity(pieces.len());
+        for p in &pieces {
+            dfas.push(self.reg_dfa(p, pos)?);
+        }
+        let what = format!("the regular expression at {pos}");
+        self.cached(key, |lw| {
+            let leaves: Vec<DfaExpr<'_>> = dfas.iter().map(|d| DfaExpr::Leaf(d)).collect();
+            let e = if seq { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
+            Dfa::from_expr(&e, lw.dfa_limits(), &what)
+        })
+    }
+
+    /// The regex source or DFA of a regular expression (its references are regular rules).
+    fn expr_reg(&mut self, e: &Expr) -> Result<Reg> {
+        Ok(match e {
+            Expr::Empty => Reg::Src("(?:)".to_string()),
+            Expr::Term { term, .. } => Reg::Src(term.regex_source()),
+            Expr::Ref { name, .. } => {
+                let reg = match self.regular.get(name.as_str()) {
+                    Some(reg) => reg.clone(),
+                    None => {
+                        let reg = self.rule_reg(name)?;
+                        // Memoized, except for a fold's attempt under its smaller limits.
+                        if let (Some((&key, _)), None) = (self.defs.get_key_value(name.as_str()), &self.fold_limits) {
+                            self.regular.insert(key, reg.clone());
+                        }
+                        reg
+                    }
+                };
+                match reg {
+                    Reg::Src(src) => Reg::Src(group(&src)),
+                    dfa => dfa,
+                }
+            }
+            Expr::Seq(items) | Expr::Alt(items) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for x in items {
+                    parts.push(self.expr_reg(x)?);
+                }
+                self.combine(parts, matches!(e, Expr::Seq(_)), e.pos().unwrap_or_default())?
+            }
+            Expr::Repeat { expr, min, max, pos } => match self.expr_reg(expr)? {
+                Reg::Src(src) => Reg::Src(repeat_src(&group(&src), *min, *max)),
+                inner => {
+                    let key = format!("rep{{{min},{max:?}}}({})", inner.key());
+                    let dfa = self.reg_dfa(&inner, *pos)?;
+                    let what = format!("the repetition at {pos}");
+                    let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min: *min, max: *max };
+                    self.cached(key, |lw| Dfa::from_expr(&e, lw.dfa_limits(), &what))?
+                }
+            },
+            Expr::And { exprs, pos } => {
+                let mut parts = Vec::with_capacity(exprs.len());
+                for x in exprs {
+                    parts.push(self.expr_reg(x)?);
+                }
+                let key = format!("and!({})", parts.iter().map(Reg::key).collect::<Vec<_>>().join(","));
+                let mut dfas = Vec::with_capacity(parts.len());
+                for p in &parts {
+                    dfas.push(self.reg_dfa(p, *pos)?);
+                }
+                let what = format!("and!(...) at {pos}");
+                self.cached(key, |lw| {
+                    let mut acc = dfas[0].intersect(&dfas[1], lw.dfa_limits(), &what)?;
+                    for d in &dfas[2..] {
+                        acc = acc.intersect(d, lw.dfa_limits(), &what)?;
+                    }
+                    Ok(acc)
+                })
+                .map_err(|e| op_error(e, *pos, "and!", "no string matches all of its arguments"))?
+            }
+            Expr::Not { expr, pos } => {
+                let inner = self.expr_reg(expr)?;
+                let key = format!("not!({})", inner.key());
+                let dfa = self.reg_dfa(&inner, *pos)?;
+                let what = format!("not!(...) at {pos}");
+                self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what))
+                    .map_err(|e| op_error(e, *pos, "not!", "its argument matches every string"))?
+            }
+            Expr::Except { expr, pos } => {
+                let inner = self.expr_reg(expr)?;
+                let key = format!("except!({})", inner.key());
+                let what = format!("except!(...) at {pos}");
+                let built = match &inner {
+                    Reg::Src(src) => self.cached(key, |lw| regex::build_except_dfa(src, lw.dfa_limits(), lw.classes, &what)),
+                    Reg::Dfa { dfa, .. } => self.cached(key, |lw| {
+                        // Not containing a match = the complement of `.* e .*`.
+                        let any = Dfa::utf8_any();
+                        let contains = DfaExpr::Seq(vec![DfaExpr::Leaf(&any), DfaExpr::Leaf(dfa), DfaExpr::Leaf(&any)]);
+                        Dfa::from_expr(&contains, lw.dfa_limits(), &what)?.complement(lw.dfa_limits(), &what)
+                    }),
+                };
+                built.map_err(|e| op_error(e, *pos, "except!", "its argument matches the empty string"))?
             }
         })
     }
 
+    /// Can `e` be one DFA (it references no recursive rule)?
     fn is_regular_expr(&self, e: &Expr) -> bool {
         match e {
             Expr::Empty | Expr::Term { .. } => true,
-            Expr::Ref { name, .. } => self.regular.contains_key(name.as_str()),
-            Expr::Seq(v) | Expr::Alt(v) => v.iter().all(|x| self.is_regular_expr(x)),
-            Expr::Repeat { expr, .. } => self.is_regular_expr(expr),
-            Expr::Except { .. } => false,
+            Expr::Ref { name, .. } => self.regular_rules.contains(name.as_str()),
+            Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter().all(|x| self.is_regular_expr(x)),
+            Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => self.is_regular_expr(expr),
         }
+    }
+
+    /// Is `e` one regex (regular, with no boolean operator, also in the rules it uses)?
+    fn is_pure(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Empty | Expr::Term { .. } => true,
+            Expr::Ref { name, .. } => matches!(self.regular.get(name.as_str()), Some(Reg::Src(_))),
+            Expr::Seq(v) | Expr::Alt(v) => v.iter().all(|x| self.is_pure(x)),
+            Expr::Repeat { expr, .. } => self.is_pure(expr),
+            Expr::And { .. } | Expr::Not { .. } | Expr::Except { .. } => false,
+        }
+    }
+
+    /// The operator with a non-regular argument at or inside `e`, innermost first.
+    fn irregular_op<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
+        match e {
+            Expr::And { exprs, .. } => exprs.iter().find_map(|x| self.irregular_op(x)).or(Some(e)).filter(|_| !self.is_regular_expr(e)),
+            Expr::Not { expr, .. } | Expr::Except { expr, .. } => {
+                self.irregular_op(expr).or(Some(e)).filter(|_| !self.is_regular_expr(e))
+            }
+            Expr::Seq(v) | Expr::Alt(v) => v.iter().find_map(|x| self.irregular_op(x)),
+            Expr::Repeat { expr, .. } => self.irregular_op(expr),
+            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => None,
+        }
+    }
+
+    /// The error for a boolean operator `e` whose argument is not regular, reported at the
+    /// innermost such operator.
+    fn irregular_error(&self, e: &Expr) -> Error {
+        let e = self.irregular_op(e).unwrap_or(e);
+        let (pos, message) = match e {
+            Expr::And { pos, .. } => (*pos, format!("and! needs regular arguments {REGULAR_ARGS}")),
+            Expr::Not { pos, .. } => (*pos, format!("not! needs a regular argument {REGULAR_ARGS}")),
+            Expr::Except { pos, .. } => (*pos, format!("except! needs a regular argument {REGULAR_ARGS}")),
+            _ => (e.pos().unwrap_or_default(), "a boolean operator needs a regular argument".to_string()),
+        };
+        grammar_error(pos, message)
+    }
+
+    /// The terminal of a DFA-built piece (one per key).
+    fn dfa_terminal(&mut self, dfa: &Dfa, key: String, name: &str) -> u32 {
+        if let Some(&t) = self.terminal_of_dfa.get(&key) {
+            return t;
+        }
+        let id = self.terminals.len() as u32;
+        self.terminals.push(Terminal { name: name.to_string(), dfa: dfa.clone() });
+        self.terminal_regex.push(None);
+        self.terminal_of_dfa.insert(key, id);
+        id
     }
 
     fn terminal(&mut self, src: String, name: &str, pos: Option<Pos>) -> Result<u32> {
         if let Some(&t) = self.terminal_of_regex.get(&src) {
             return Ok(t);
         }
-        let dfa = match regex::compile_with(&src, self.limits, self.classes) {
-            Ok(d) => d,
-            Err(Error::EmptyLanguage { .. }) => {
-                let pos = pos.unwrap_or_default();
-                return Err(grammar_error(pos, format!("`{name}` matches no string at all")));
-            }
-            Err(e @ Error::LimitExceeded { .. }) => return Err(e),
-            Err(e) => {
-                let pos = pos.unwrap_or_default();
-                return Err(grammar_error(pos, format!("in `{name}`: {e}")));
-            }
-        };
+        let dfa = self.compile_src(&src, name, pos.unwrap_or_default())?;
         let id = self.terminals.len() as u32;
         self.terminals.push(Terminal { name: name.to_string(), dfa });
         self.terminal_regex.push(Some(src.clone()));
@@ -325,45 +606,44 @@ impl<'a> Lowering<'a> {
 
     /// One symbol standing for `e` inside rule `owner`.
     fn symbol(&mut self, e: &'a Expr, owner: &(String, Pos)) -> Result<Option<Sym>> {
-        if self.is_regular_expr(e) {
+        // Pure regex pieces become regex terminals (merged with their neighbours later);
+        // each boolean operator becomes one DFA terminal. What surrounds operators stays
+        // grammar structure: the parser reads their pieces as separate terminals, which
+        // cannot blow up the way one folded automaton can.
+        if self.is_pure(e) {
             if matches!(e, Expr::Empty) {
                 return Ok(None);
             }
-            let src = self.expr_regex(e)?;
             let name = match e {
                 Expr::Ref { name, .. } => name.clone(),
                 Expr::Term { term: Term::Literal(s), .. } => format!("{s:?}"),
                 _ => owner.0.clone(),
             };
-            return Ok(Some(Sym::t(self.terminal(src, &name, e.pos().or(Some(owner.1)))?)));
+            let t = match self.expr_reg(e)? {
+                Reg::Src(src) => self.terminal(src, &name, e.pos().or(Some(owner.1)))?,
+                Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &name),
+            };
+            return Ok(Some(Sym::t(t)));
         }
         match e {
             Expr::Ref { name, .. } => {
                 let n = self.rule_nt(self.defs.get_key_value(name.as_str()).map(|(k, _)| *k).unwrap_or(""));
                 Ok(Some(Sym::n(n)))
             }
-            Expr::Except { expr, pos } => {
-                if !self.is_regular_expr(expr) {
-                    return Err(grammar_error(*pos, "except! needs a regular argument (strings, classes, regexes and non-recursive rules)"));
+            Expr::Except { .. } | Expr::And { .. } | Expr::Not { .. } => {
+                if !self.is_regular_expr(e) {
+                    return Err(self.irregular_error(e));
                 }
-                let inner = self.expr_regex(expr)?;
-                let key = format!("except!{inner}");
-                if let Some(&t) = self.terminal_of_regex.get(&key) {
-                    return Ok(Some(Sym::t(t)));
-                }
-                let dfa = match regex::build_except_dfa(&inner, self.limits, self.classes, "except!(...)") {
-                    Ok(d) => d,
-                    Err(Error::EmptyLanguage { .. }) => {
-                        return Err(grammar_error(*pos, "except!(...) matches no string (its argument matches the empty string)"))
-                    }
-                    Err(e @ Error::LimitExceeded { .. }) => return Err(e),
-                    Err(e) => return Err(grammar_error(*pos, format!("in except!: {e}"))),
+                let op = match e {
+                    Expr::And { .. } => "and!",
+                    Expr::Not { .. } => "not!",
+                    _ => "except!",
                 };
-                let id = self.terminals.len() as u32;
-                self.terminals.push(Terminal { name: format!("except!({})", owner.0), dfa });
-                self.terminal_regex.push(None);
-                self.terminal_of_regex.insert(key, id);
-                Ok(Some(Sym::t(id)))
+                let t = match self.expr_reg(e)? {
+                    Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &format!("{op}({})", owner.0)),
+                    Reg::Src(src) => self.terminal(src, op, e.pos())?, // operators always build DFAs
+                };
+                Ok(Some(Sym::t(t)))
             }
             Expr::Seq(_) | Expr::Alt(_) | Expr::Repeat { .. } => {
                 let k = self.nt_names.len();
@@ -391,7 +671,7 @@ impl<'a> Lowering<'a> {
                 for it in items {
                     match it {
                         // A nested sequence is spliced in.
-                        Expr::Seq(_) if !self.is_regular_expr(it) => {
+                        Expr::Seq(_) if !self.is_pure(it) => {
                             let mut inner = self.alts(it, owner)?;
                             if inner.len() == 1 {
                                 seq.append(&mut inner[0]);
@@ -408,7 +688,7 @@ impl<'a> Lowering<'a> {
                 }
                 Ok(vec![seq])
             }
-            Expr::Repeat { expr, min, max, pos } if !self.is_regular_expr(e) => {
+            Expr::Repeat { expr, min, max, pos } if !self.is_pure(e) => {
                 let x = match self.symbol(expr, owner)? {
                     Some(s) => s,
                     None => return Ok(vec![vec![]]),
@@ -460,7 +740,8 @@ fn collect_refs<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {
         Expr::Ref { name, pos } => out.push((name.as_str(), *pos)),
         Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|x| collect_refs(x, out)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } => collect_refs(expr, out),
+        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_refs(expr, out),
+        Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_refs(x, out)),
         Expr::Empty | Expr::Term { .. } => {}
     }
 }
@@ -469,17 +750,9 @@ fn collect_regex_terms<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {
         Expr::Term { term: Term::Regex(src), pos } => out.push((src.as_str(), *pos)),
         Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|x| collect_regex_terms(x, out)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } => collect_regex_terms(expr, out),
+        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_regex_terms(expr, out),
+        Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_regex_terms(x, out)),
         Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => {}
-    }
-}
-
-fn contains_except(e: &Expr) -> bool {
-    match e {
-        Expr::Except { .. } => true,
-        Expr::Seq(v) | Expr::Alt(v) => v.iter().any(contains_except),
-        Expr::Repeat { expr, .. } => contains_except(expr),
-        Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => false,
     }
 }
 
@@ -512,8 +785,10 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
             .unwrap_or(ast.rules[0].name.as_str()),
     };
     lw.find_regular()?;
-    let regular = match (ast.ignore.is_empty(), lw.regular.get(start_name)) {
-        (true, Some(src)) => Some(regex::compile_with(src, limits, classes).map_err(|e| match e {
+    let regular = match (ast.ignore.is_empty(), lw.regular.get(start_name).cloned()) {
+        (true, None) if lw.regular_rules.contains(start_name) => lw.try_fold(start_name),
+        (true, Some(Reg::Dfa { dfa, .. })) => Some((*dfa).clone()),
+        (true, Some(Reg::Src(src))) => Some(regex::compile_with(&src, limits, classes).map_err(|e| match e {
             Error::EmptyLanguage { .. } => Error::Grammar {
                 message: format!("the grammar matches no string at all (start rule `{start_name}`)"),
                 line: 0,
@@ -527,10 +802,18 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
     let ignore: Option<Sym> = if ast.ignore.is_empty() {
         None
     } else {
-        let parts: Result<Vec<String>> = ast.ignore.iter().map(|e| {
-            if lw.is_regular_expr(e) { lw.expr_regex(e) } else { Err(grammar_error(e.pos().unwrap_or_default(), "%ignore needs a regular expression or terminal")) }
-        }).collect();
-        let src = format!("(?:{})+", parts?.join("|"));
+        let mut parts = Vec::with_capacity(ast.ignore.len());
+        for e in &ast.ignore {
+            let not_regular = || grammar_error(e.pos().unwrap_or_default(), "%ignore needs a regular expression or terminal");
+            if !lw.is_pure(e) {
+                return Err(not_regular());
+            }
+            match lw.expr_reg(e)? {
+                Reg::Src(src) => parts.push(src),
+                Reg::Dfa { .. } => return Err(not_regular()), // Lark has no boolean operators
+            }
+        }
+        let src = format!("(?:{})+", parts.join("|"));
         Some(Sym::t(lw.terminal(src, "%ignore", ast.ignore[0].pos())?))
     };
     // The augmented start S' → S.

@@ -106,6 +106,142 @@ mod tests {
         }
     }
 
+    /// Every string over `alphabet` (characters) up to `max_len` characters.
+    fn strings(alphabet: &[char], max_len: usize) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut frontier = vec![String::new()];
+        for _ in 0..max_len {
+            frontier = frontier.iter().flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}"))).collect();
+            out.extend(frontier.iter().cloned());
+        }
+        out
+    }
+
+    /// Checks a grammar against a predicate on every short string, through the Earley
+    /// recognizer and, when the grammar is regular, its DFA.
+    fn agrees(text: &str, alphabet: &[char], max_len: usize, want: impl Fn(&str) -> bool) {
+        let limits = Limits::default();
+        let ast = parse(text, Dialect::Ebnf, &limits).unwrap();
+        let cfg = lower(&ast, None, &limits, None).unwrap();
+        let regular = cfg.regular.clone();
+        let g = EarleyGrammar::new(cfg, &limits);
+        for s in strings(alphabet, max_len) {
+            assert_eq!(accepts(&g, &s), want(&s), "{text}: {s:?}");
+            if let Some(dfa) = &regular {
+                assert_eq!(dfa.matches(s.as_bytes()), want(&s), "{text} (DFA): {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn and_not_terminals() {
+        let lower_word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase());
+        agrees(r#"s ::= and!(/[a-z]+/, not!("ab" | "b")) ;"#, &['a', 'b', 'X', 'é'], 4, |s| {
+            lower_word(s) && s != "ab" && s != "b"
+        });
+        // not! matches "" and every string of whole characters outside its argument.
+        agrees(r#"s ::= not!("a") ;"#, &['a', 'b', 'é', '\n'], 3, |s| s != "a");
+        // Nesting, and commas that concatenate inside a group.
+        agrees(r#"s ::= not!(and!(/[a-z]+/, not!(("a", "b")))) ;"#, &['a', 'b', '1'], 4, |s| !lower_word(s) || s == "ab");
+        agrees(r#"s ::= and!(/[ab]*/, not!(/.*aa.*/)) ;"#, &['a', 'b'], 6, |s| !s.contains("aa"));
+        // An operator inside a concatenation, inside an operator's argument.
+        agrees(r#"s ::= not!("a" not!("b")) ;"#, &['a', 'b'], 4, |s| !s.starts_with('a') || s == "ab");
+        agrees(r#"s ::= except!(and!(/[a-z]+/, not!("a"))) ;"#, &['a', 'b', '1'], 4, |s| {
+            // No run of letters other than a lone "a".
+            s.split('1').all(|run| run.is_empty() || run == "a")
+        });
+        // Repetitions and alternatives of operators.
+        agrees(r#"s ::= (not!(/.*b.*/) "b"){2} | and!("ab", /a./) ;"#, &['a', 'b'], 5, |s| {
+            s == "ab" || (s.matches('b').count() == 2 && s.ends_with('b'))
+        });
+    }
+
+    #[test]
+    fn boolean_terms_in_rules_and_recursion() {
+        // Operators in regular rules used by other rules, and by a recursive one.
+        let g = grammar(
+            r#"list ::= "[" (item ("," item)*)? "]" ;
+               item ::= word | list ;
+               word ::= and!(/[a-z]+/, not!(keyword)) ;
+               keyword ::= "if" | "for" ;
+               quiet ::= not!(word) ;"#,
+        );
+        for s in ["[]", "[a]", "[iff,[fo,x]]", "[[[]]]"] {
+            assert!(accepts(&g, s), "{s}");
+        }
+        for s in ["[if]", "[a,for]", "[[if]]", "[A]"] {
+            assert!(!accepts(&g, s), "{s}");
+        }
+        // A nullable not! terminal next to others in a recursive rule.
+        let g = grammar(r#"s ::= "(" not!(/.*[()a].*/) ")" | "[" s "]" ;"#);
+        for s in ["()", "(b)", "[(bc)]", "[[()]]"] {
+            assert!(accepts(&g, s), "{s}");
+        }
+        for s in ["(a)", "[(())]", "[()", "(ba)"] {
+            assert!(!accepts(&g, s), "{s}");
+        }
+        // A regular start rule is one DFA.
+        let limits = Limits::default();
+        let ast = parse(r#"s ::= "<" w ">" ; w ::= and!(/\w+/, not!("x")) ;"#, Dialect::Ebnf, &limits).unwrap();
+        let dfa = lower(&ast, None, &limits, None).unwrap().regular.unwrap();
+        assert!(dfa.matches(b"<xy>") && dfa.matches("<é>".as_bytes()));
+        assert!(!dfa.matches(b"<x>") && !dfa.matches(b"<>"));
+        // Too ambiguous to fold into one DFA cheaply: the parser reads it piece by piece.
+        let text = r#"s ::= (and!(/[a-z]+/, not!("if")) " "?){0,200} ;"#;
+        let ast = parse(text, Dialect::Ebnf, &limits).unwrap();
+        assert!(lower(&ast, None, &limits, None).unwrap().regular.is_none());
+        let g = grammar(text);
+        // ("if" is "i" then "f": the space is optional.)
+        for (s, want) in [("", true), ("ab cd", true), ("if", true), ("ab  cd", false), (" ab", false), ("aB", false)] {
+            assert_eq!(accepts(&g, s), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn boolean_term_errors() {
+        let cases = [
+            (r#"s ::= "x" and!("a", "b") ;"#, (1, 11), "and!(...) matches no string (no string matches all of its arguments)"),
+            (r#"s ::= not!(/(?s:.)*/) ;"#, (1, 7), "not!(...) matches no string (its argument matches every string)"),
+            (r#"s ::= not!(and!("a", "b")) ;"#, (1, 12), "and!(...) matches no string (no string matches all of its arguments)"),
+            (r#"s ::= and!("a") ;"#, (1, 7), "and! needs two or more arguments, separated by commas"),
+            (r#"s ::= not!("a", "b") ;"#, (1, 7), "not! takes exactly one argument"),
+            (
+                r#"s ::= "x" | "(" and!(s, "a") ")" ;"#,
+                (1, 17),
+                "and! needs regular arguments (strings, classes, regexes and non-recursive rules)",
+            ),
+            (
+                r#"s ::= "x" | not!("y" and!(s, "a")) ;"#,
+                (1, 22),
+                "and! needs regular arguments (strings, classes, regexes and non-recursive rules)",
+            ),
+            (
+                "s ::= \"x\" | not!(t) ;\nt ::= \"(\" s \")\" ;",
+                (1, 13),
+                "not! needs a regular argument (strings, classes, regexes and non-recursive rules)",
+            ),
+            (r#"s ::= except!(not!("a")) ;"#, (1, 7), "except!(...) matches no string (its argument matches the empty string)"),
+        ];
+        for (text, (line, col), want) in cases {
+            match err(text) {
+                Error::Grammar { message, line: l, col: c } => {
+                    assert_eq!(message, want, "{text}");
+                    assert_eq!((l, c), (line, col), "{text}");
+                }
+                e => panic!("{text}: {e:?}"),
+            }
+        }
+        // Pathological products stop at the state limit instead of running away.
+        let limits = Limits { max_dfa_states: 2000, ..Limits::default() };
+        let ast = parse(r#"s ::= and!(/(a|b)*a(a|b){12}/, not!(/(a|b)*b(a|b){12}/)) ;"#, Dialect::Ebnf, &limits).unwrap();
+        assert!(matches!(lower(&ast, None, &limits, None), Err(Error::LimitExceeded { .. })));
+        let ast = parse(r#"s ::= not!(not!("a"){1000000}) ;"#, Dialect::Ebnf, &Limits::default()).unwrap();
+        assert!(matches!(lower(&ast, None, &Limits::default(), None), Err(Error::LimitExceeded { limit: "max_dfa_states", .. })));
+        // An ambiguous repetition inside an operator: the subset construction's budget.
+        let ast = parse(r#"s ::= not!((not!("ab") "x"){3000}) ;"#, Dialect::Ebnf, &Limits::default()).unwrap();
+        assert!(matches!(lower(&ast, None, &Limits::default(), None), Err(Error::LimitExceeded { limit: "dfa_size_limit", .. })));
+    }
+
     #[test]
     fn repetitions_and_groups() {
         let g = grammar(r#"s ::= ("a" | "b" s){2,3} "c"? ;"#);

@@ -7,7 +7,10 @@
 //! seq     := item*            (ends before "|", ")", ";", EOF, or the next `NAME ::=`)
 //! item    := atom ("?" | "*" | "+" | "{m}" | "{m,}" | "{,n}" | "{m,n}")*
 //! atom    := "(" alt ")" | STRING | CLASS | "." | NAME | REGEX | "except!" "(" alt ")"
+//!          | "and!" "(" alt ("," alt)+ ")" | "not!" "(" alt ")"
 //! ```
+//! Inside the parentheses of `and!` and `not!`, a top-level `,` separates arguments (it is
+//! not ISO concatenation there; a group restores it).
 //! Strings are `"..."` or `'...'` with `\n \t \r \\ \" \' \xHH \uHHHH \UHHHHHHHH` escapes;
 //! classes are `[...]` in regex syntax; REGEX (EBNF only) is `/.../flags` in Python `re`
 //! syntax; comments are `#`, `//` (EBNF) and `/* */` (EBNF) to the end.
@@ -45,6 +48,8 @@ pub(crate) enum Tok {
     Semi,
     Comma,
     Except,
+    And,
+    Not,
     Eof,
 }
 
@@ -66,6 +71,8 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Semi => "`;`".into(),
         Tok::Comma => "`,`".into(),
         Tok::Except => "`except!`".into(),
+        Tok::And => "`and!`".into(),
+        Tok::Not => "`not!`".into(),
         Tok::Eof => "the end of the grammar".into(),
     }
 }
@@ -371,11 +378,16 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                         break;
                     }
                 }
-                if name == "except" && s.peek() == Some('!') {
-                    s.bump();
-                    Tok::Except
-                } else {
-                    Tok::Name(name)
+                match name.as_str() {
+                    "except" | "and" | "not" if s.peek() == Some('!') => {
+                        s.bump();
+                        match name.as_str() {
+                            "except" => Tok::Except,
+                            "and" => Tok::And,
+                            _ => Tok::Not,
+                        }
+                    }
+                    _ => Tok::Name(name),
                 }
             }
             other => return Err(grammar_error(pos, format!("unexpected character `{other}`"))),
@@ -389,6 +401,8 @@ struct Parser {
     i: usize,
     depth: u32,
     max_depth: u32,
+    /// Inside `and!(...)`/`not!(...)` (not in a nested group): `,` ends an argument.
+    in_args: bool,
 }
 
 impl Parser {
@@ -469,6 +483,7 @@ impl Parser {
             match self.peek() {
                 Tok::Pipe | Tok::RParen | Tok::Semi | Tok::Eof => break,
                 Tok::Name(_) if self.at_rule_start() => break,
+                Tok::Comma if self.in_args => break,
                 Tok::Comma if !items.is_empty() => {
                     self.next();
                 }
@@ -499,11 +514,27 @@ impl Parser {
         Ok(e)
     }
 
+    /// `( alt ("," alt)* )` after `and!` or `not!`.
+    fn arguments(&mut self, op: &str) -> Result<Vec<Expr>> {
+        self.expect(Tok::LParen, &format!("after `{op}`"))?;
+        let outer = std::mem::replace(&mut self.in_args, true);
+        let mut exprs = vec![self.alt()?];
+        while *self.peek() == Tok::Comma {
+            self.next();
+            exprs.push(self.alt()?);
+        }
+        self.in_args = outer;
+        self.expect(Tok::RParen, &format!("to close `{op}(`"))?;
+        Ok(exprs)
+    }
+
     fn atom(&mut self) -> Result<Expr> {
         let (t, pos) = self.next();
         Ok(match t {
             Tok::LParen => {
+                let outer = std::mem::replace(&mut self.in_args, false);
                 let e = self.alt()?;
+                self.in_args = outer;
                 self.expect(Tok::RParen, &format!("to close the group opened at {pos}"))?;
                 e
             }
@@ -520,9 +551,26 @@ impl Parser {
             Tok::Name(name) => Expr::Ref { name, pos },
             Tok::Except => {
                 self.expect(Tok::LParen, "after `except!`")?;
+                // Commas keep their ISO meaning (concatenation) in `except!`, as before.
+                let outer = std::mem::replace(&mut self.in_args, false);
                 let inner = self.alt()?;
+                self.in_args = outer;
                 self.expect(Tok::RParen, "to close `except!(`")?;
                 Expr::Except { expr: Box::new(inner), pos }
+            }
+            Tok::And => {
+                let exprs = self.arguments("and!")?;
+                if exprs.len() < 2 {
+                    return Err(grammar_error(pos, "and! needs two or more arguments, separated by commas"));
+                }
+                Expr::And { exprs, pos }
+            }
+            Tok::Not => {
+                let mut exprs = self.arguments("not!")?;
+                if exprs.len() != 1 {
+                    return Err(grammar_error(pos, "not! takes exactly one argument"));
+                }
+                Expr::Not { expr: Box::new(exprs.pop().unwrap_or(Expr::Empty)), pos }
             }
             other => {
                 return Err(grammar_error(pos, format!("expected an expression, found {}", describe(&other))));
@@ -544,6 +592,6 @@ pub fn parse(text: &str, dialect: Dialect, limits: &Limits) -> Result<GrammarAst
         });
     }
     let toks = tokenize(text, dialect)?;
-    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting };
+    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, in_args: false };
     p.grammar()
 }

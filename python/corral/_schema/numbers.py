@@ -1,0 +1,357 @@
+"""Exact regular expressions for JSON numbers in a range or a multiple of a step.
+
+Everything works on digit strings, never on floats, so bounds such as ``1e308`` or
+``0.1`` are exact. Bounded numbers are written without an exponent (``12.5``, not
+``1.25e1``), which is how a generator writes them; unbounded ones may use one.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Dict, List, Optional, Tuple
+
+# Canonical JSON number syntax (RFC 8259), with and without an exponent.
+NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+PLAIN_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+UINT = r"(?:0|[1-9][0-9]*)"
+INTEGER = r"-?" + UINT
+
+
+def _digit_class(lo: int, hi: int) -> str:
+    if lo > hi:
+        return ""
+    if lo == hi:
+        return str(lo)
+    if (lo, hi) == (0, 9):
+        return "[0-9]"
+    return f"[{lo}-{hi}]"
+
+
+def _alt(parts: List[str]) -> str:
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+
+def _digits(n: int) -> str:
+    return "" if n == 0 else ("[0-9]" if n == 1 else f"[0-9]{{{n}}}")
+
+
+def _suffix_ge(s: str) -> Optional[str]:
+    """Digit strings of length len(s) that are >= s."""
+    if not s:
+        return ""
+    d = int(s[0])
+    rest = _suffix_ge(s[1:])
+    parts = [s[0] + rest]
+    if d < 9:
+        parts.append(_digit_class(d + 1, 9) + _digits(len(s) - 1))
+    return _alt(parts)
+
+
+def _suffix_le(s: str) -> Optional[str]:
+    """Digit strings of length len(s) that are <= s."""
+    if not s:
+        return ""
+    d = int(s[0])
+    parts = [s[0] + _suffix_le(s[1:])]
+    if d > 0:
+        parts.append(_digit_class(0, d - 1) + _digits(len(s) - 1))
+    return _alt(parts)
+
+
+def _same_length(lo: str, hi: str) -> Optional[str]:
+    """Digit strings of one length between lo and hi (inclusive), lo <= hi."""
+    if not lo:
+        return ""
+    if lo[0] == hi[0]:
+        return lo[0] + _same_length(lo[1:], hi[1:])
+    a, b = int(lo[0]), int(hi[0])
+    if set(lo[1:]) <= {"0"} and set(hi[1:]) <= {"9"}:
+        return _digit_class(a, b) + _digits(len(lo) - 1)
+    parts = [lo[0] + _suffix_ge(lo[1:])]
+    if b - a >= 2:
+        parts.append(_digit_class(a + 1, b - 1) + _digits(len(lo) - 1))
+    parts.append(hi[0] + _suffix_le(hi[1:]))
+    return _alt(parts)
+
+
+def uint_range(lo: int, hi: Optional[int]) -> Optional[str]:
+    """Canonical non-negative integers (no leading zeros) in [lo, hi]; hi=None: no bound.
+
+    None when the range is empty.
+    """
+    lo = max(lo, 0)
+    if hi is not None and hi < lo:
+        return None
+    parts = []
+    if lo == 0:
+        parts.append("0")
+        lo = 1
+        if hi is not None and hi < lo:
+            return "0"
+    low_len = len(str(lo))
+    if hi is None:
+        parts.append(_same_length(str(lo), "9" * low_len))
+        parts.append(f"[1-9][0-9]{{{low_len},}}")  # every longer number
+    else:
+        high_len = len(str(hi))
+        for n in range(low_len, high_len + 1):
+            a = str(lo) if n == low_len else "1" + "0" * (n - 1)
+            b = str(hi) if n == high_len else "9" * n
+            parts.append(_same_length(a, b))
+    return _alt(parts)
+
+
+def int_range(lo: Optional[int], hi: Optional[int]) -> Optional[str]:
+    """Canonical integers (no ``-0``) in [lo, hi] (None: unbounded); None if empty."""
+    if lo is not None and hi is not None and lo > hi:
+        return None
+    parts = []
+    # negatives: -hi' .. -lo' with magnitudes
+    if lo is None or lo < 0:
+        mag_lo = 1 if hi is None or hi >= 0 else -hi
+        mag_hi = None if lo is None else -lo
+        r = uint_range(mag_lo, mag_hi)
+        if r is not None:
+            parts.append("-" + r)
+    if hi is None or hi >= 0:
+        r = uint_range(max(lo or 0, 0), hi)
+        if r is not None:
+            parts.append(r)
+    return _alt(parts)
+
+
+# --- decimals --------------------------------------------------------------------------
+
+
+def _split(d: Decimal) -> Tuple[str, str]:
+    """(integer digits, fraction digits without trailing zeros) of |d|."""
+    t = format(abs(d), "f")
+    if "." in t:
+        i, f = t.split(".")
+        f = f.rstrip("0")
+    else:
+        i, f = t, ""
+    return str(int(i)), f
+
+
+def _frac_ge(b: str, strict: bool) -> str:
+    """Fraction digit strings F (nonempty) with 0.F >= 0.b (or >)."""
+    if not b:
+        return "[0-9]*[1-9][0-9]*" if strict else "[0-9]+"
+    d = int(b[0])
+    tail = _frac_ge(b[1:], strict) if len(b) > 1 else ("[0-9]*[1-9][0-9]*" if strict else "[0-9]*")
+    parts = [b[0] + tail]
+    if d < 9:
+        parts.append(_digit_class(d + 1, 9) + "[0-9]*")
+    return _alt(parts)
+
+
+def _frac_le(b: str, strict: bool) -> Optional[str]:
+    """Fraction digit strings F (nonempty) with 0.F <= 0.b (or <); None if there are none."""
+    if not b:
+        return None if strict else "0+"
+    d = int(b[0])
+    parts = []
+    if d > 0:
+        parts.append(_digit_class(0, d - 1) + "[0-9]*")
+    # F starts with b[0]: stopping there is below b if b goes on; else compare the rest.
+    rest = _frac_le(b[1:], strict)
+    can_stop = len(b) > 1 or not strict
+    if rest is not None and can_stop:
+        parts.append(b[0] + "(?:" + rest + ")?")
+    elif rest is not None:
+        parts.append(b[0] + rest)
+    elif can_stop:
+        parts.append(b[0])
+    return _alt(parts)
+
+
+def _abs_ge(a: Decimal, strict: bool) -> Optional[str]:
+    """Unsigned plain decimals x with x >= |a| (x > |a| if strict)."""
+    i, f = _split(a)
+    big = uint_range(int(i) + 1, None)
+    parts = [big + r"(?:\.[0-9]+)?"]
+    frac = _frac_ge(f, strict)
+    if f:
+        parts.append(i + r"\." + frac)
+    else:
+        parts.append(i + (r"\." + frac if strict else r"(?:\." + frac + ")?"))
+    return _alt(parts)
+
+
+def _abs_le(b: Decimal, strict: bool) -> Optional[str]:
+    """Unsigned plain decimals x with x <= |b| (x < |b| if strict)."""
+    i, f = _split(b)
+    parts = []
+    if int(i) > 0:
+        parts.append(uint_range(0, int(i) - 1) + r"(?:\.[0-9]+)?")
+    frac = _frac_le(f, strict)
+    if f:
+        # No fraction (x = i) is below i.f; a fraction must be <= f.
+        parts.append(i + (r"(?:\." + frac + ")?" if frac else ""))
+    elif not strict:
+        parts.append(i + r"(?:\.0+)?")
+    return _alt(parts)
+
+
+def decimal_ge(a: Decimal, strict: bool) -> str:
+    """Plain JSON numbers x >= a (x > a if strict)."""
+    if a >= 0:
+        return _abs_ge(a, strict) if a > 0 or strict else r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+    # All non-negative numbers, and negatives with |x| <= |a|.
+    neg = _abs_le(a, strict)
+    return _alt([r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?", "-" + neg if neg else None])
+
+
+def decimal_le(b: Decimal, strict: bool) -> Optional[str]:
+    """Plain JSON numbers x <= b (x < b if strict)."""
+    if b < 0 or (b == 0 and strict):
+        return "-" + _abs_ge(b, strict)
+    # Negative zero spellings are included: 0 <= b here.
+    return _alt([_abs_le(b, strict), r"-(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"])
+
+
+# --- multiples -------------------------------------------------------------------------
+
+
+def _eliminate(n_states: int, start: int, finals: List[int], edges: Dict[Tuple[int, int], List[str]], max_len: int) -> Optional[str]:
+    """Regex of a small automaton by state elimination (None if it exceeds max_len)."""
+    S, F = n_states, n_states + 1
+    R: Dict[Tuple[int, int], str] = {}
+
+    def add(i, j, r):
+        R[(i, j)] = r if (i, j) not in R else R[(i, j)] + "|" + r
+
+    for (i, j), labels in edges.items():
+        for lab in labels:
+            add(i, j, lab)
+    add(S, start, "")
+    for f in finals:
+        add(f, F, "")
+
+    def g(r):
+        return "(?:" + r + ")"
+
+    for k in range(n_states):
+        loop = R.pop((k, k), None)
+        star = g(loop) + "*" if loop is not None else ""
+        ins = [(i, r) for (i, j), r in R.items() if j == k]
+        outs = [(j, r) for (i, j), r in R.items() if i == k]
+        for i, _ in ins:
+            del R[(i, k)]
+        for j, _ in outs:
+            del R[(k, j)]
+        for i, ri in ins:
+            for j, rj in outs:
+                add(i, j, g(ri) + star + g(rj))
+                if len(R[(i, j)]) > max_len:
+                    return None
+    return R.get((S, F))
+
+
+def multiple_regex(step: Decimal, max_len: int = 20000) -> Optional[str]:
+    """Plain JSON numbers that are integer multiples of ``step`` (> 0), or None if too big.
+
+    With step = m * 10**-e, x is a multiple iff the integer ``x * 10**e`` is divisible by m:
+    read the integer digits and the first e fraction digits mod m, then only zeros.
+    """
+    sign, digits, exp = step.normalize().as_tuple()
+    m = int("".join(map(str, digits)))
+    e = -exp if exp < 0 else 0
+    if exp > 0:
+        m *= 10**exp
+    if m * (e + 1) > 400:
+        return None  # the automaton (m residues per digit position) would be too large
+    if m == 1:
+        frac = r"(?:\.0+)?" if e == 0 else r"(?:\.[0-9]{1," + str(e) + "}0*)?"
+        return r"-?(?:0|[1-9][0-9]*)" + frac
+    # States: ("int", r) reading integer digits; ("frac", k, r) after k fraction digits;
+    # "zeros" after e fraction digits.
+    states: Dict[object, int] = {}
+
+    def sid(key):
+        if key not in states:
+            states[key] = len(states)
+        return states[key]
+
+    edges: Dict[Tuple[int, int], List[str]] = {}
+
+    def edge(a, b, lab):
+        edges.setdefault((sid(a), sid(b)), []).append(lab)
+
+    start = sid("start")
+    zero = ("int0",)
+    sid(zero)
+    # Integer part: "0" or [1-9][0-9]*.
+    edge("start", zero, "0")
+    for d in range(1, 10):
+        edge("start", ("int", d % m), str(d))
+    for r in range(m):
+        for d in range(10):
+            edge(("int", r), ("int", (r * 10 + d) % m), str(d))
+    finals = []
+
+    def after_int(key, r):
+        # An integer is a multiple iff r * 10**e is; a fraction follows a '.'.
+        if (r * 10**e) % m == 0:
+            finals.append(sid(key))
+        if e == 0:
+            if r == 0:
+                edge(key, "dot0", r"\.")
+        else:
+            edge(key, ("frac", 0, r), r"\.")
+
+    after_int(zero, 0)
+    for r in range(m):
+        after_int(("int", r), r)
+    if e == 0:
+        edge("dot0", "zeros", "0")
+    else:
+        for k in range(e):
+            for r in range(m):
+                for d in range(10):
+                    nr = (r * 10 + d) % m
+                    nxt = ("frac", k + 1, nr) if k + 1 < e else ("fracdone", nr)
+                    edge(("frac", k, r), nxt, str(d))
+                    # Fewer than e fraction digits: the missing ones are zeros.
+                    if (nr * 10 ** (e - k - 1)) % m == 0:
+                        finals.append(sid(nxt))
+        edge(("fracdone", 0), "zeros", "0")
+    edge("zeros", "zeros", "0")
+    finals.append(sid("zeros"))
+    # Merge parallel digit edges into classes to keep the regex short.
+    merged: Dict[Tuple[int, int], List[str]] = {}
+    for key, labels in edges.items():
+        ds = sorted(int(x) for x in labels if x.isdigit())
+        others = [x for x in labels if not x.isdigit()]
+        parts = others[:]
+        if ds:
+            parts.append(_digits_class(ds))
+        merged[key] = ["|".join(parts)] if len(parts) > 1 else parts
+    body = _eliminate(len(states), start, sorted(set(finals)), merged, max_len)
+    if body is None:
+        return None
+    return "-?(?:" + body + ")"
+
+
+def _digits_class(ds: List[int]) -> str:
+    if len(ds) == 1:
+        return str(ds[0])
+    if ds == list(range(ds[0], ds[-1] + 1)):
+        return f"[{ds[0]}-{ds[-1]}]"
+    return "[" + "".join(map(str, ds)) + "]"
+
+
+def canonical_forms(value) -> str:
+    """Regex of the plain spellings of one number value (``3``, ``3.0``, ``3.50``...)."""
+    d = Decimal(str(value)) if not isinstance(value, Decimal) else value
+    i, f = _split(d)
+    sign = "-" if d < 0 else ""
+    if d == 0:
+        return r"-?0(?:\.0+)?"
+    if f:
+        return sign + i + r"\." + f + "0*"
+    return sign + i + r"(?:\.0+)?"

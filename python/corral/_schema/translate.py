@@ -1,0 +1,1890 @@
+"""JSON Schema → corral EBNF.
+
+The schema is read as a boolean formula over *shapes*: a shape is a conjunction of
+constraints per JSON type (``kinds``), and the combinators (``anyOf``, ``oneOf``, ``not``,
+``if``/``then``/``else``, ``dependentSchemas``...) become disjunctions of shapes, distributed
+out (``allOf`` is a plain conjunction; ``not`` is pushed down to the keywords). Each shape
+becomes one alternative of a value rule; subschemas (property values, items) become rules
+of their own, memoized, so ``$ref`` recursion is grammar recursion.
+
+Every constraint is either enforced exactly or reported: an unsupported keyword raises
+:class:`~corral.UnsupportedSchemaError` with its JSON pointer (or, with ``strict=False``,
+is dropped with a :class:`SchemaWarning`). Scalar sets that need intersection or
+complement (a pattern *and* a length, a range *and* a multiple) use the grammar's
+``and!``/``not!`` terminal operators, so they stay exact too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import warnings
+from decimal import Decimal, InvalidOperation
+from typing import Callable, Dict, List, Optional, Tuple
+from urllib.parse import unquote, urldefrag, urljoin
+
+from ..errors import EmptyLanguageError, InvalidSchemaError, LimitExceededError, UnsupportedSchemaError
+from ..grammar import SchemaWarning
+from . import ecma
+from . import numbers as num
+from .formats import FORMAT_PATTERNS
+
+
+NULL, BOOL, INT, FRAC, STR, ARR, OBJ = "null", "boolean", "int", "frac", "string", "array", "object"
+ALL_KINDS = frozenset({NULL, BOOL, INT, FRAC, STR, ARR, OBJ})
+_TYPE_KINDS = {
+    "null": {NULL},
+    "boolean": {BOOL},
+    "integer": {INT},
+    "number": {INT, FRAC},
+    "string": {STR},
+    "array": {ARR},
+    "object": {OBJ},
+}
+
+ROOT_URI = "https://corral.invalid/schema.json"
+
+# Keywords that only annotate: ignored.
+_ANNOTATIONS = frozenset(
+    {
+        "title", "description", "examples", "default", "$comment", "deprecated", "readOnly",
+        "writeOnly", "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions",
+        "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema", "discriminator",
+        "example", "externalDocs", "xml", "$recursiveAnchor",
+    }
+)
+
+# How many shapes a schema may expand to (anyOf × anyOf ...), and other structural caps.
+MAX_SHAPES = 512
+MAX_PATTERN_PROPERTIES = 4
+MAX_COUNTED_ITEMS = 64
+MAX_ANY_ORDER_STATES = 4096
+
+
+def shape_pointer(shape) -> str:
+    for props, _, _ in shape.obj_clauses:
+        for sub in props.values():
+            return sub.pointer.rsplit("/properties/", 1)[0] or "/"
+    return "/"
+
+
+_META_SCHEMAS = {
+    "json-schema.org/draft-04/schema": 4,
+    "json-schema.org/draft-06/schema": 6,
+    "json-schema.org/draft-07/schema": 7,
+    "json-schema.org/draft/2019-09/schema": 2019,
+    "json-schema.org/draft/2020-12/schema": 2020,
+}
+
+
+def _draft_of(schema, default: int) -> int:
+    """The draft named by ``$schema`` (0 for a custom metaschema), else ``default``."""
+    if isinstance(schema, dict) and isinstance(schema.get("$schema"), str):
+        uri = schema["$schema"].split("://", 1)[-1].rstrip("#")
+        return _META_SCHEMAS.get(uri, 0)
+    return default
+
+
+def _escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class Sub:
+    """One subschema in context: the schema, its JSON pointer, base URI and draft."""
+
+    __slots__ = ("schema", "pointer", "base", "draft", "negated")
+
+    def __init__(self, schema, pointer: str, base: str, draft: int, negated: bool = False):
+        self.schema = schema
+        self.pointer = pointer
+        self.base = base
+        self.draft = draft
+        self.negated = negated
+
+    def key(self):
+        return (id(self.schema), self.base, self.draft, self.negated)
+
+    def child(self, schema, *tokens) -> "Sub":
+        pointer = self.pointer + "".join("/" + _escape_pointer(str(t)) for t in tokens)
+        return Sub(schema, pointer, self.base, self.draft)
+
+    def negate(self) -> "Sub":
+        return Sub(self.schema, self.pointer, self.base, self.draft, not self.negated)
+
+
+class Syn:
+    """A synthetic constraint (made by negation): ``apply(shape)`` adds it to a shape."""
+
+    __slots__ = ("apply", "label")
+
+    def __init__(self, apply: Callable, label: str):
+        self.apply = apply
+        self.label = label
+
+
+TRUE = True
+
+
+class Shape:
+    """A conjunction of constraints on one JSON value."""
+
+    def __init__(self):
+        self.kinds = set(ALL_KINDS)
+        self.unsat = False
+        self.enum: Optional[list] = None
+        self.not_values: list = []
+        # numbers
+        self.lo: Optional[Tuple[Decimal, bool]] = None
+        self.hi: Optional[Tuple[Decimal, bool]] = None
+        self.mults: List[Tuple[Decimal, str]] = []
+        self.neg_mults: List[Tuple[Decimal, str]] = []
+        # strings
+        self.min_len = 0
+        self.max_len: Optional[int] = None
+        self.patterns: List[Tuple[str, str]] = []
+        self.neg_patterns: List[Tuple[str, str]] = []
+        self.formats: List[Tuple[str, str]] = []
+        self.neg_formats: List[Tuple[str, str]] = []
+        # arrays: clauses of (prefix subs, rest sub or None)
+        self.arr_clauses: List[Tuple[list, Optional[Sub]]] = []
+        self.min_items = 0
+        self.max_items: Optional[int] = None
+        self.contains: List[Tuple[Sub, int, Optional[int]]] = []
+        self.unique: Optional[str] = None
+        # objects: clauses of (props {name: Sub}, patterns [(src, Sub)], additional Sub or None)
+        self.obj_clauses: List[Tuple[dict, list, Optional[Sub]]] = []
+        self.required: List[str] = []
+        self.forbidden: set = set()
+        self.min_props = 0
+        self.max_props: Optional[int] = None
+        self.prop_names: List[Sub] = []
+
+    def copy(self) -> "Shape":
+        c = Shape.__new__(Shape)
+        for k, v in self.__dict__.items():
+            c.__dict__[k] = v.copy() if isinstance(v, (list, set, dict)) else v
+        return c
+
+    def restrict(self, kinds) -> None:
+        self.kinds &= set(kinds)
+        if not self.kinds:
+            self.unsat = True
+
+
+def json_equal(a, b) -> bool:
+    """JSON Schema equality: 1 == 1.0, but true != 1; objects by content."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return _dec(a) == _dec(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _dec(x) -> Decimal:
+    return Decimal(x) if isinstance(x, int) else Decimal(repr(x))
+
+
+def _kind_of(value) -> str:
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, float):
+        return INT if value == value and value not in (float("inf"), float("-inf")) and value == int(value) else FRAC
+    if isinstance(value, str):
+        return STR
+    if isinstance(value, list):
+        return ARR
+    if isinstance(value, dict):
+        return OBJ
+    raise InvalidSchemaError(f"not a JSON value: {value!r}")
+
+
+def _lit(text: str) -> str:
+    """An EBNF literal for ``text``."""
+    out = ['"']
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ch == "\x7f":
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _rx(src: str) -> str:
+    """An EBNF ``/regex/`` terminal for Python-``re`` source ``src``."""
+    return "/" + src.replace("/", "\\/") + "/"
+
+
+def _dump(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _alt(parts: List[str]) -> Optional[str]:
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return "(" + " | ".join(parts) + ")"
+
+
+class Translator:
+    """Turns one schema into EBNF rules. Options as in :func:`json_schema_to_ebnf`."""
+
+    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", integer_fraction: bool = True):
+        if isinstance(schema, bool) or isinstance(schema, dict):
+            pass
+        else:
+            raise InvalidSchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}")
+        self.strict = strict
+        if property_order not in ("schema", "any"):
+            raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
+        self.any_order = property_order == "any"
+        # JSON Schema counts 1.0 as an integer (draft 6 on); Pydantic models do not want it.
+        self.integer_fraction = integer_fraction
+        self.resolver = resolver
+        self.warnings: List[str] = []
+        self.rules: Dict[str, Optional[str]] = {}
+        self.memo: Dict[tuple, Optional[str]] = {}
+        self.docs: Dict[str, Tuple[object, int]] = {}
+        self.anchors: Dict[Tuple[str, str], Sub] = {}
+        self.keep_alive: list = []
+        self.building: set = set()
+        self.early: set = set()
+        self._regex_cache: Dict[str, re.Pattern] = {}
+        if whitespace == "compact":
+            self.ws = ""
+        elif whitespace == "flexible":
+            self.ws = "ws"
+            self.rules["ws"] = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
+        else:
+            raise ValueError(f"whitespace must be 'compact' or 'flexible', got {whitespace!r}")
+        draft = _draft_of(schema, default_draft)
+        if draft == 0:
+            raise UnsupportedSchemaError(f"$schema at /$schema: custom metaschema {schema['$schema']!r} (its vocabularies are unknown; corral reads drafts 4, 6, 7, 2019-09 and 2020-12)", "/$schema", "$schema")
+        self.root = Sub(schema, "", ROOT_URI, draft)
+        self.docs[ROOT_URI] = (schema, draft)
+        self._index(schema, ROOT_URI, "", draft)
+
+    # --- errors ----------------------------------------------------------------------
+
+    def unsupported(self, sub: Sub, keyword: str, why: str) -> None:
+        """Raises in strict mode; otherwise records a warning (the keyword is dropped)."""
+        pointer = sub.pointer + "/" + _escape_pointer(keyword)
+        message = f"{keyword} at {pointer or '/'}: {why}"
+        if self.strict:
+            raise UnsupportedSchemaError(message + " (strict=False drops it with a warning)", pointer, keyword)
+        self.warnings.append(f"dropped {message}")
+
+    @staticmethod
+    def invalid(sub: Sub, keyword: str, why: str):
+        pointer = sub.pointer + ("/" + _escape_pointer(keyword) if keyword else "")
+        return InvalidSchemaError(f"{keyword or 'schema'} at {pointer or '/'}: {why}", pointer, keyword)
+
+    # --- resources and $ref ----------------------------------------------------------
+
+    def _index(self, node, base: str, pointer: str, draft: int) -> None:
+        if not isinstance(node, dict):
+            return
+        draft = _draft_of(node, draft) or draft
+        id_key = "id" if draft == 4 else "$id"
+        ref_overrides = "$ref" in node and draft < 2019
+        ident = node.get(id_key)
+        if isinstance(ident, str) and not ref_overrides:
+            uri, frag = urldefrag(urljoin(base, ident))
+            if ident.startswith("#") and draft < 2019:
+                self.anchors[(urldefrag(base)[0], frag)] = Sub(node, pointer, base, draft)
+            else:
+                base = uri
+                self.docs.setdefault(base, (node, draft))
+                if frag and draft < 2019:
+                    self.anchors[(base, frag)] = Sub(node, pointer, base, draft)
+        for key in ("$anchor", "$dynamicAnchor"):
+            if isinstance(node.get(key), str):
+                self.anchors.setdefault((urldefrag(base)[0], node[key]), Sub(node, pointer, base, draft))
+        for kw, child, tokens in _children(node):
+            self._index(child, base, pointer + "".join("/" + _escape_pointer(str(t)) for t in tokens), draft)
+
+    def _enter(self, sub: Sub) -> Sub:
+        """The sub with its own ``$id`` applied to its base URI (and its own draft)."""
+        s = sub.schema
+        if not isinstance(s, dict):
+            return sub
+        draft = _draft_of(s, sub.draft) or sub.draft
+        id_key = "id" if draft == 4 else "$id"
+        ident = s.get(id_key)
+        base = sub.base
+        if isinstance(ident, str) and not ident.startswith("#") and not ("$ref" in s and draft < 2019):
+            base = urldefrag(urljoin(base, ident))[0]
+        if base == sub.base and draft == sub.draft:
+            return sub
+        return Sub(s, sub.pointer, base, draft, sub.negated)
+
+    def resolve(self, sub: Sub, ref) -> Sub:
+        if not isinstance(ref, str):
+            raise self.invalid(sub, "$ref", "must be a string")
+        uri = urljoin(sub.base, ref)
+        doc_uri, frag = urldefrag(uri)
+        if doc_uri not in self.docs:
+            self._load(sub, doc_uri, ref)
+        doc, draft = self.docs[doc_uri]
+        if frag and not frag.startswith("/"):
+            target = self.anchors.get((doc_uri, frag))
+            if target is None:
+                raise self.invalid(sub, "$ref", f"`{ref}` names an anchor `{frag}` that does not exist")
+            return target
+        node, base, pointer = doc, doc_uri, ("" if doc is self.root.schema else ref.split("#")[0] + "#")
+        ptr_base = "" if doc is self.root.schema else pointer
+        path = ptr_base
+        for raw in frag.split("/")[1:] if frag else []:
+            token = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise self.invalid(sub, "$ref", f"`{ref}` points to nothing (no `{token}`)")
+            path += "/" + _escape_pointer(token)
+            if isinstance(node, dict):
+                ident = node.get("id" if draft == 4 else "$id")
+                if isinstance(ident, str) and not ident.startswith("#"):
+                    base = urldefrag(urljoin(base, ident))[0]
+        return Sub(node, path, base, (_draft_of(node, draft) or draft) if isinstance(node, dict) else draft)
+
+    def _load(self, sub: Sub, doc_uri: str, ref: str) -> None:
+        found = None
+        if callable(self.resolver):
+            found = self.resolver(doc_uri)
+        elif isinstance(self.resolver, dict):
+            found = self.resolver.get(doc_uri)
+        if found is None:
+            raise self.invalid(sub, "$ref", f"cannot resolve `{ref}` (no schema for {doc_uri}; pass resolver=...)")
+        if isinstance(found, str):
+            found = json.loads(found)
+        self.keep_alive.append(found)
+        draft = _draft_of(found, sub.draft) or sub.draft
+        self.docs[doc_uri] = (found, draft)
+        self._index(found, doc_uri, doc_uri + "#", draft)
+
+    # --- shapes ----------------------------------------------------------------------
+
+    def shapes(self, subs: List) -> List[Shape]:
+        """The conjunction of ``subs`` as a list of alternative shapes (unsatisfiable ones dropped)."""
+        shape = Shape()
+        disj: list = []
+        for s in subs:
+            self.absorb(shape, s, disj, [])
+        out: List[Shape] = []
+        self._expand(shape, disj, out)
+        return out
+
+    def _expand(self, shape: Shape, disj: list, out: list) -> None:
+        if shape.unsat:
+            return
+        if not disj:
+            out.append(shape)
+            return
+        first, rest = disj[0], disj[1:]
+        for alternative in first:
+            s2 = shape.copy()
+            new: list = []
+            for s in alternative:
+                self.absorb(s2, s, new, [])
+                if s2.unsat:
+                    break
+            self._expand(s2, new + rest, out)
+            if len(out) > MAX_SHAPES:
+                error = LimitExceededError(f"the schema expands to more than {MAX_SHAPES} alternatives (anyOf/oneOf/if combinations)")
+                error.limit, error.value = "max_schema_alternatives", MAX_SHAPES
+                raise error
+
+    def absorb(self, shape: Shape, sub, disj: list, chain: list) -> None:
+        """Adds the constraints of ``sub`` to ``shape``; disjunctions go to ``disj``."""
+        if isinstance(sub, Syn):
+            sub.apply(shape)
+            return
+        if sub.negated:
+            alts = self.negation(sub)
+            if len(alts) == 1:
+                for s in alts[0]:
+                    self.absorb(shape, s, disj, chain)
+            elif not alts:
+                shape.unsat = True
+            else:
+                disj.append(alts)
+            return
+        schema = sub.schema
+        if schema is True:
+            return
+        if schema is False:
+            shape.unsat = True
+            return
+        if not isinstance(schema, dict):
+            raise self.invalid(sub, "", f"a schema must be an object or a boolean, got {_dump(schema)[:40]}")
+        key = sub.key()
+        if key in chain:
+            return  # a $ref/allOf cycle with no progress adds nothing new
+        chain = chain + [key]
+        sub = self._enter(sub)
+        draft = sub.draft
+        if "$ref" in schema:
+            target = self.resolve(sub, schema["$ref"])
+            self.absorb(shape, target, disj, chain)
+            if draft < 2019:
+                return  # siblings of $ref are ignored before 2019-09
+        for kw, val in schema.items():
+            handler = _KEYWORDS.get(kw)
+            if handler is not None:
+                handler(self, shape, sub, val, disj, chain)
+            elif kw in ("$dynamicRef", "$recursiveRef"):
+                self.unsupported(sub, kw, "dynamic references are not supported")
+        if draft < 2019 and "dependencies" in schema:
+            pass  # handled by its keyword entry
+        if shape.kinds == set():
+            shape.unsat = True
+
+    # --- negation --------------------------------------------------------------------
+
+    def negation(self, sub: Sub) -> List[List]:
+        """``not sub`` as alternatives (each a list of subs/synthetics to conjoin)."""
+        schema = sub.schema
+        if schema is True:
+            return []
+        if schema is False or schema == {}:
+            return [[]] if schema is False else []
+        if not isinstance(schema, dict):
+            raise self.invalid(sub, "", "a schema must be an object or a boolean")
+        pos = Sub(schema, sub.pointer, sub.base, sub.draft)
+        pos = self._enter(pos)
+        draft = pos.draft
+        alts: List[List] = []
+        if "$ref" in schema:
+            target = self.resolve(pos, schema["$ref"])
+            alts.append([target.negate()])
+            if draft < 2019:
+                return alts
+        for kw, val in schema.items():
+            handler = _NEGATIONS.get(kw)
+            if handler is not None:
+                alts.extend(handler(self, pos, val, schema))
+            elif kw in _KEYWORDS and kw not in _ANNOTATIONS:
+                self.unsupported(pos, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")
+        return alts
+
+    def syn(self, label: str, apply: Callable) -> Syn:
+        s = Syn(apply, label)
+        self.keep_alive.append(s)
+        return s
+
+    # --- values ----------------------------------------------------------------------
+
+    def value_rule(self, subs: List) -> Optional[str]:
+        """The rule name for a value satisfying all ``subs`` (None: nothing does)."""
+        key = tuple(s.key() if isinstance(s, Sub) else ("syn", id(s)) for s in subs)
+        if key in self.memo:
+            name = self.memo[key]
+            if name in self.building:
+                self.early.add(name)  # a recursive reference, made before its body is known
+            return name
+        name = f"v{len(self.memo)}"
+        self.memo[key] = name
+        self.rules[name] = None
+        self.building.add(name)
+        shapes = self.shapes(subs)
+        alts = [self.emit_shape(s) for s in shapes]
+        self.building.discard(name)
+        body = _alt([a for a in alts if a is not None])
+        if body is None:
+            # Unsatisfiable: callers drop what needs it. Only a recursive reference made
+            # while building it (rare) cannot be dropped.
+            self.memo[key] = None
+            del self.rules[name]
+            if name in self.early:
+                self.rules["nothing"] = "nothing"
+            return None
+        self.rules[name] = body
+        return name
+
+    def emit_shape(self, shape: Shape) -> Optional[str]:
+        if shape.enum is not None:
+            return self.emit_enum(shape)
+        parts = []
+        if NULL in shape.kinds and not any(v is None for v in shape.not_values):
+            parts.append('"null"')
+        if BOOL in shape.kinds:
+            for text, value in (("true", True), ("false", False)):
+                if not any(json_equal(value, v) for v in shape.not_values):
+                    parts.append(_lit(text))
+        if shape.kinds & {INT, FRAC}:
+            parts.append(self.emit_number(shape))
+        if STR in shape.kinds:
+            parts.append(self.emit_string(shape))
+        if ARR in shape.kinds:
+            parts.append(self.emit_array(shape))
+        if OBJ in shape.kinds:
+            parts.append(self.emit_object(shape))
+        return _alt(parts)
+
+    def emit_enum(self, shape: Shape) -> Optional[str]:
+        parts = []
+        for value in shape.enum:
+            if not self.check(value, shape):
+                continue
+            if _kind_of(value) in (INT, FRAC):
+                parts.append(_rx(num.canonical_forms(_dec(value))))
+            elif isinstance(value, (dict, list)):
+                parts.append(self.literal_value(value))
+            else:
+                parts.append(_lit(_dump(value)))
+        return _alt(list(dict.fromkeys(parts)))
+
+    def literal_value(self, value) -> str:
+        """A JSON literal with whitespace allowed where the output shape allows it."""
+        ws = f" {self.ws} " if self.ws else " "
+        if isinstance(value, (dict, list)) and not value:
+            return _lit(_dump(value)) if not self.ws else ('"{"' if isinstance(value, dict) else '"["') + ws + ('"}"' if isinstance(value, dict) else '"]"')
+        if isinstance(value, dict):
+            items = [_lit(_dump(k)) + ws + '":"' + ws + self.literal_value(v) for k, v in value.items()]
+            return '"{"' + ws + (ws + '","' + ws).join(items) + ws + '"}"' if items else '"{"' + ws + '"}"'
+        if isinstance(value, list):
+            items = [self.literal_value(v) for v in value]
+            return '"["' + ws + (ws + '","' + ws).join(items) + ws + '"]"' if items else '"["' + ws + '"]"'
+        if _kind_of(value) in (INT, FRAC):
+            return _rx(num.canonical_forms(_dec(value)))
+        return _lit(_dump(value))
+
+    # numbers
+
+    def emit_number(self, shape: Shape) -> Optional[str]:
+        kinds = shape.kinds & {INT, FRAC}
+        int_suffix = r"(?:\.0+)?" if self.root.draft >= 6 and self.integer_fraction else ""
+        constrained = shape.lo or shape.hi or shape.mults or shape.neg_mults or any(_kind_of(v) in (INT, FRAC) for v in shape.not_values)
+        if not constrained:
+            if kinds == {INT, FRAC}:
+                return _rx(num.NUMBER)
+            if kinds == {INT}:
+                return _rx(num.INTEGER + int_suffix)
+            return _rx(r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*")
+        terms: List[str] = []
+        negs: List[str] = []
+        if kinds == {INT}:
+            lo = hi = None
+            if shape.lo:
+                v, excl = shape.lo
+                lo = int(v.to_integral_value(rounding="ROUND_FLOOR")) + 1 if excl or v != v.to_integral_value() else int(v)
+                if not excl and v == v.to_integral_value():
+                    lo = int(v)
+            if shape.hi:
+                v, excl = shape.hi
+                hi = int(v.to_integral_value(rounding="ROUND_CEILING")) - 1 if excl or v != v.to_integral_value() else int(v)
+                if not excl and v == v.to_integral_value():
+                    hi = int(v)
+            body = num.int_range(lo, hi)
+            if body is None:
+                return None
+            terms.append("(?:" + body + ")" + int_suffix)
+        else:
+            terms.append(num.PLAIN_NUMBER)
+            if kinds == {FRAC}:
+                negs.append(num.INTEGER + r"(?:\.0+)?")
+            if shape.lo:
+                if shape.hi and (shape.lo[0] > shape.hi[0] or (shape.lo[0] == shape.hi[0] and (shape.lo[1] or shape.hi[1]))):
+                    return None
+                terms.append(num.decimal_ge(*shape.lo))
+            if shape.hi:
+                terms.append(num.decimal_le(*shape.hi))
+        for step, pointer in shape.mults:
+            rx = num.multiple_regex(step)
+            if rx is None:
+                raise UnsupportedSchemaError(f"multipleOf at {pointer}: {step} needs an automaton too large to express as a regular expression", pointer, "multipleOf")
+            terms.append(rx)
+        for step, pointer in shape.neg_mults:
+            rx = num.multiple_regex(step)
+            if rx is None:
+                raise UnsupportedSchemaError(f"multipleOf at {pointer}: its negation needs an automaton too large to express", pointer, "multipleOf")
+            negs.append(rx)
+        for v in shape.not_values:
+            if _kind_of(v) in (INT, FRAC):
+                negs.append(num.canonical_forms(_dec(v)))
+        return _bool_terms([_rx(t) for t in terms], [_rx(n) for n in negs])
+
+    # strings
+
+    def string_body(self, shape: Shape) -> Optional[str]:
+        """EBNF for the encoded characters between the quotes (None: no string at all)."""
+        terms: List[str] = []
+        negs: List[str] = []
+        if shape.max_len is not None and shape.max_len < shape.min_len:
+            return None
+        if shape.min_len or shape.max_len is not None:
+            hi = "" if shape.max_len is None else str(shape.max_len)
+            terms.append(_rx(f"(?:{ecma.JSON_CHAR}){{{shape.min_len},{hi}}}"))
+        for src, pointer in shape.patterns:
+            terms.append(_rx(ecma.render_json(self.pattern_ast(src, pointer))))
+        for src, pointer in shape.neg_patterns:
+            negs.append(_rx(ecma.render_json(self.pattern_ast(src, pointer))))
+        for name, pointer in shape.formats:
+            terms.append(_rx(ecma.render_json(self.format_ast(name, pointer))))
+        for name, pointer in shape.neg_formats:
+            negs.append(_rx(ecma.render_json(self.format_ast(name, pointer))))
+        for v in shape.not_values:
+            if isinstance(v, str):
+                negs.append(_lit(_dump(v)[1:-1]))
+        if not terms:
+            terms.append(_rx(f"(?:{ecma.JSON_CHAR})*"))
+        return _bool_terms(terms, negs)
+
+    def emit_string(self, shape: Shape) -> Optional[str]:
+        body = self.string_body(shape)
+        if body is None:
+            return None
+        if body.startswith("/") and body.endswith("/") and body.count("/") - body.count("\\/") == 2:
+            return '/"' + body[1:-1] + '"/'
+        return '"\\"" ' + body + ' "\\""'
+
+    def pattern_ast(self, src: str, pointer: str):
+        try:
+            return ecma.search_language(src)
+        except ecma.PatternError as e:
+            cls = UnsupportedSchemaError if e.unsupported else InvalidSchemaError
+            raise cls(f"pattern at {pointer}: {e.message} (at offset {e.position} of {src!r})", pointer, "pattern") from None
+
+    def format_ast(self, name: str, pointer: str):
+        return ecma.full_language(FORMAT_PATTERNS[name])
+
+    def python_regex(self, src: str, pointer: str, full: bool = False) -> re.Pattern:
+        key = ("F" if full else "S") + src
+        rx = self._regex_cache.get(key)
+        if rx is None:
+            tree = ecma.full_language(src) if full else self.pattern_ast(src, pointer)
+            rx = re.compile(ecma.render_value(tree), re.DOTALL)
+            self._regex_cache[key] = rx
+        return rx
+
+    # arrays
+
+    def item_subs(self, shape: Shape, index: int) -> List:
+        subs = []
+        for prefix, rest in shape.arr_clauses:
+            if index < len(prefix):
+                subs.append(prefix[index])
+            elif rest is not None:
+                subs.append(rest)
+        return subs
+
+    def emit_array(self, shape: Shape) -> Optional[str]:
+        lo, hi = shape.min_items, shape.max_items
+        if hi is not None and hi < lo:
+            return None
+        if shape.unique and (hi is None or hi > 1):
+            # Only the trivial case is exact; the keyword was reported when absorbed.
+            pass
+        explicit = max([len(p) for p, _ in shape.arr_clauses] + [lo, 0])
+        if hi is not None:
+            explicit = min(explicit, hi)
+        contains = shape.contains
+        if len(contains) > 1:
+            raise UnsupportedSchemaError(f"contains at {contains[1][0].pointer}: more than one `contains` on one array", contains[1][0].pointer, "contains")
+        ws = self.ws
+        comma = f'{ws} "," {ws}' if ws else '","'
+        open_, close = (f'"[" {ws}', f'{ws} "]"') if ws else ('"["', '"]"')
+        if contains:
+            c_sub, c_min, c_max = contains[0]
+            return self._array_counted(shape, c_sub, c_min, c_max, open_, close, comma)
+        # Fixed positions first, then a repeated tail.
+        items = []
+        for i in range(explicit):
+            items.append(self.value_rule(self.item_subs(shape, i)))
+        rest_subs = self.item_subs(shape, explicit)
+        rest = self.value_rule(rest_subs) if (hi is None or hi > explicit) else None
+        # seq(i): the items from position i on, knowing i items precede.
+        tail_hi = None if hi is None else hi - explicit
+
+        def tail(first: bool) -> Optional[str]:
+            if rest is None or tail_hi == 0:
+                return ""
+            if first:
+                more = "*" if tail_hi is None else ("" if tail_hi == 1 else f"{{0,{tail_hi - 1}}}")
+                return f"({rest} ({comma} {rest}){more})?" if more else f"({rest})?"
+            rep = "*" if tail_hi is None else f"{{0,{tail_hi}}}"
+            return f"({comma} {rest}){rep}"
+
+        seq = tail(explicit == 0)
+        for i in range(explicit - 1, -1, -1):
+            item = items[i]
+            if item is None:
+                if i < lo:
+                    return None
+                seq = ""
+                continue
+            lead = "" if i == 0 else comma + " "
+            step = f"{lead}{item} {seq}".strip()
+            seq = step if i < lo else f"({step})?"
+        return f"{open_} {seq} {close}".replace("  ", " ")
+
+    def _array_counted(self, shape, c_sub, c_min, c_max, open_, close, comma) -> Optional[str]:
+        lo, hi = shape.min_items, shape.max_items
+        explicit = max([len(p) for p, _ in shape.arr_clauses] + [lo, 0])
+        if hi is not None:
+            if hi > MAX_COUNTED_ITEMS:
+                raise UnsupportedSchemaError(f"contains at {c_sub.pointer}: with maxItems above {MAX_COUNTED_ITEMS}", c_sub.pointer, "contains")
+            explicit = hi
+        cap = c_min if c_max is None else c_max + 1
+        base = f"a{len(self.memo)}_{len(self.rules)}"
+        last = max(explicit, 1) if hi is None else hi
+
+        def step(i: int) -> int:
+            # Without maxItems, positions past the tuple prefix (and past the first, for
+            # the comma) are all alike.
+            return min(i + 1, last) if hi is None else i + 1
+
+        def can_stop(i: int, c: int) -> bool:
+            return i >= lo and c >= c_min and (c_max is None or c <= c_max)
+
+        # The states (items so far, matches so far) and their moves, then only the states
+        # from which the array can still end are emitted.
+        moves: Dict[Tuple[int, int], list] = {}
+        todo = [(0, 0)]
+        while todo:
+            i, c = todo.pop()
+            if (i, c) in moves:
+                continue
+            out = []
+            if hi is None or i < hi:
+                subs = self.item_subs(shape, min(i, explicit))
+                counted = self.value_rule(subs + [c_sub])
+                plain = self.value_rule(subs + ([c_sub.negate()] if c_max is not None else []))
+                if counted is not None and (c_max is None or c + 1 <= c_max):
+                    out.append((counted, (step(i), min(c + 1, cap))))
+                if plain is not None:
+                    out.append((plain, (step(i), c)))
+            moves[(i, c)] = out
+            todo.extend(t for _, t in out)
+        alive = {st for st in moves if can_stop(*st)}
+        changed = True
+        while changed:
+            changed = False
+            for st, out in moves.items():
+                if st not in alive and any(t in alive for _, t in out):
+                    alive.add(st)
+                    changed = True
+        if (0, 0) not in alive:
+            return None
+        for (i, c), out in moves.items():
+            if (i, c) not in alive:
+                continue
+            lead = "" if i == 0 else comma + " "
+            opts = ['""'] if can_stop(i, c) else []
+            opts += [f"{lead}{item} {base}_{t[0]}_{t[1]}" for item, t in out if t in alive]
+            self.rules[f"{base}_{i}_{c}"] = _alt(opts)
+        rule = lambda i, c: f"{base}_{i}_{c}"  # noqa: E731
+
+        return f"{open_} {rule(0, 0)} {close}"
+
+    # objects
+
+    def object_layout(self, shape: Shape):
+        """(named keys in order, value subs per name, additional key classes).
+
+        A class is (key EBNF body, value subs); named keys never fall in a class.
+        """
+        names: List[str] = []
+        for props, _, _ in shape.obj_clauses:
+            for k in props:
+                if k not in names:
+                    names.append(k)
+        for k in shape.required:
+            if k not in names:
+                names.append(k)
+        values: Dict[str, Optional[List]] = {}
+        for k in names:
+            subs: List = []
+            for props, patterns, additional in shape.obj_clauses:
+                # A named key obeys its schema and every pattern it matches; only keys
+                # with neither fall to additionalProperties.
+                matched = [p_sub for src, p_sub in patterns if self.python_regex(src, p_sub.pointer).fullmatch(k)]
+                if k in props:
+                    subs.append(props[k])
+                subs.extend(matched)
+                if k not in props and not matched and additional is not None:
+                    subs.append(additional)
+            if k in shape.forbidden or (shape.prop_names and not self.valid(k, shape.prop_names)):
+                values[k] = None
+            else:
+                values[k] = subs
+        all_patterns = [(src, p_sub, ci) for ci, (_, patterns, _) in enumerate(shape.obj_clauses) for src, p_sub in patterns]
+        if len(all_patterns) > MAX_PATTERN_PROPERTIES:
+            raise UnsupportedSchemaError(
+                f"patternProperties at {all_patterns[0][1].pointer}: more than {MAX_PATTERN_PROPERTIES} patterns on one object", all_patterns[0][1].pointer, "patternProperties"
+            )
+        classes = []
+        # Named and forbidden keys never fall in a class of other keys.
+        excluded = names + sorted(k for k in shape.forbidden if k not in names)
+        named_body = "|".join(re.escape(_dump(k)[1:-1]) for k in excluded)
+        for chosen in itertools.product((True, False), repeat=len(all_patterns)):
+            subs = []
+            closed = False
+            for ci, (_, patterns, additional) in enumerate(shape.obj_clauses):
+                hit = [p for (src, p, cj), on in zip(all_patterns, chosen) if on and cj == ci]
+                if hit:
+                    subs.extend(hit)
+                elif additional is not None:
+                    if additional.schema is False:
+                        closed = True
+                    subs.append(additional)
+            if closed:
+                continue
+            terms = [_rx(f"(?:{ecma.JSON_CHAR})*")]
+            negs = []
+            for (src, p, _), on in zip(all_patterns, chosen):
+                (terms if on else negs).append(_rx(ecma.render_json(self.pattern_ast(src, p.pointer))))
+            if named_body:
+                negs.append(_rx(named_body))
+            if shape.prop_names:
+                pn = self.key_body(shape.prop_names)
+                if pn is None:
+                    continue
+                terms.append(pn)
+            term = _bool_terms(terms, negs)
+            if len(all_patterns) > 1 and not self._nonempty(term):
+                continue  # e.g. two patterns that no key matches together
+            classes.append((term, subs))
+        return names, values, classes
+
+    def _nonempty(self, term: str) -> bool:
+        """Whether an EBNF terminal expression matches some string (asks the engine)."""
+        from .. import _core
+        from ..errors import InvalidGrammarError
+
+        try:
+            _core.Grammar.cfg(f"start ::= {term} ;", "ebnf", "start", None, None)
+        except InvalidGrammarError as e:
+            if "matches no string" in str(e):
+                return False
+            raise
+        return True
+
+    def key_body(self, subs: List) -> Optional[str]:
+        """The encoded-key language of a ``propertyNames`` schema."""
+        parts = []
+        for shape in self.shapes(subs):
+            if STR not in shape.kinds:
+                continue
+            if shape.enum is not None:
+                parts.extend(_lit(_dump(v)[1:-1]) for v in shape.enum if isinstance(v, str) and self.check(v, shape))
+            else:
+                body = self.string_body(shape)
+                if body is not None:
+                    parts.append(body)
+        return _alt(parts)
+
+    def emit_object(self, shape: Shape) -> Optional[str]:
+        names, values, classes = self.object_layout(shape)
+        for k in shape.required:
+            if values.get(k) is None:
+                return None
+        kv: Dict[str, Optional[str]] = {}
+        ws = self.ws
+        colon = f'{ws} ":" {ws}' if ws else '":"'
+        comma = f'{ws} "," {ws}' if ws else '","'
+        for k in names:
+            if values[k] is None:
+                kv[k] = None
+                continue
+            rule = self.value_rule(values[k])
+            kv[k] = None if rule is None else f"{_lit(_dump(k))} {colon} {rule}"
+            if kv[k] is None and k in shape.required:
+                return None
+        extra = []
+        for key_body, subs in classes:
+            rule = self.value_rule(subs)
+            if rule is not None:
+                extra.append(f'"\\"" {key_body} "\\"" {colon} {rule}')
+        extra_kv = _alt(extra)
+        lo, hi = shape.min_props, shape.max_props
+        if hi is not None and hi < lo:
+            return None
+        cap = hi if hi is not None else max(lo, 1)
+        base = f"o{len(self.memo)}_{len(self.rules)}"
+        if self.any_order:
+            return self._object_any_order(names, kv, extra_kv, shape, cap, base, comma)
+        required = set(shape.required)
+        cache: Dict[Tuple[int, int], Optional[str]] = {}
+
+        def tail(c: int) -> Optional[str]:
+            need = max(0, lo - c)
+            room = None if hi is None else hi - c
+            if extra_kv is None or room == 0:
+                return "" if need == 0 else None
+            if room is not None and room < need:
+                return None
+            if c == 0:
+                if need == 0:
+                    more = "*" if room is None else (f"{{0,{room - 1}}}" if room > 1 else "")
+                    return f"({extra_kv} ({comma} {extra_kv}){more})?" if more else f"({extra_kv})?"
+                more = f"{{{need - 1},}}" if room is None else f"{{{need - 1},{room - 1}}}"
+                return f"{extra_kv} ({comma} {extra_kv}){more}"
+            rep = f"{{{need},}}" if room is None else f"{{{need},{room}}}"
+            rep = "*" if rep == "{0,}" else rep
+            return f"({comma} {extra_kv}){rep}"
+
+        def chain(i: int, c: int) -> Optional[str]:
+            if (i, c) in cache:
+                return cache[(i, c)]
+            if i == len(names):
+                body = tail(c)
+            else:
+                k = names[i]
+                opts = []
+                if kv[k] is not None and (hi is None or c < hi):
+                    nxt = chain(i + 1, min(c + 1, cap))
+                    if nxt is not None:
+                        opts.append(f"{'' if c == 0 else comma + ' '}{kv[k]} {nxt}".strip())
+                if k not in required:
+                    nxt = chain(i + 1, c)
+                    if nxt is not None:
+                        opts.append(nxt if nxt else '""')
+                body = _alt(opts)
+            if body is not None and len(body) > 60 and i < len(names):
+                name = f"{base}_{i}_{c}"
+                self.rules[name] = body
+                body = name
+            cache[(i, c)] = body
+            return body
+
+        inner = chain(0, 0)
+        if inner is None:
+            return None
+        open_, close = (f'"{{" {ws}', f'{ws} "}}"') if ws else ('"{"', '"}"')
+        return f"{open_} {inner} {close}".replace("  ", " ")
+
+    def _object_any_order(self, names, kv, extra_kv, shape, cap, base, comma) -> Optional[str]:
+        """Properties in any order, each named one at most once: one rule per (set of
+        named keys seen, count so far), so the grammar stays exact (required keys, counts)."""
+        present = [k for k in names if kv[k] is not None]
+        states = (1 << len(present)) * (cap + 1)
+        if states > MAX_ANY_ORDER_STATES:
+            raise UnsupportedSchemaError(
+                f"properties at {shape_pointer(shape)}: {len(present)} properties in any order need {states} grammar states (limit {MAX_ANY_ORDER_STATES}); use property_order='schema'",
+                shape_pointer(shape),
+                "properties",
+            )
+        lo, hi = shape.min_props, shape.max_props
+        required = [k for k in shape.required]
+        index = {k: i for i, k in enumerate(present)}
+        req_mask = 0
+        for k in required:
+            if k not in index:
+                return None
+            req_mask |= 1 << index[k]
+        done: Dict[Tuple[int, int], str] = {}
+
+        def rule(seen: int, c: int) -> str:
+            name = f"{base}_{seen}_{c}"
+            if (seen, c) in done:
+                return name
+            done[(seen, c)] = name
+            self.rules[name] = None
+            lead = "" if c == 0 else comma + " "
+            opts = []
+            if seen & req_mask == req_mask and c >= min(lo, cap):
+                opts.append('""')
+            if hi is None or c < hi:
+                nc = min(c + 1, cap)
+                for k, i in index.items():
+                    if not seen & (1 << i):
+                        opts.append(f"{lead}{kv[k]} {rule(seen | (1 << i), nc)}")
+                if extra_kv is not None:
+                    opts.append(f"{lead}{extra_kv} {rule(seen, nc)}")
+            self.rules[name] = _alt(opts) or "nothing"
+            return name
+
+        open_, close = (f'"{{" {self.ws}', f'{self.ws} "}}"') if self.ws else ('"{"', '"}"')
+        return f"{open_} {rule(0, 0)} {close}"
+
+    # --- checking concrete values (enum members, property names, test ordering) ----
+
+    def valid(self, value, subs: List) -> bool:
+        return any(self.check(value, s) for s in self.shapes(subs))
+
+    def check(self, value, shape: Shape) -> bool:
+        kind = _kind_of(value)
+        if kind == INT and isinstance(value, float) and self.root.draft < 6:
+            kind = FRAC  # draft 4: 1.0 is not an integer
+        if kind not in shape.kinds:
+            return False
+        if shape.enum is not None and not any(json_equal(value, v) for v in shape.enum):
+            return False
+        if any(json_equal(value, v) for v in shape.not_values):
+            return False
+        if kind in (INT, FRAC):
+            d = _dec(value)
+            if shape.lo and (d < shape.lo[0] or (shape.lo[1] and d == shape.lo[0])):
+                return False
+            if shape.hi and (d > shape.hi[0] or (shape.hi[1] and d == shape.hi[0])):
+                return False
+            if any(d % step != 0 for step, _ in shape.mults) or any(d % step == 0 for step, _ in shape.neg_mults):
+                return False
+        elif kind == STR:
+            n = len(value)
+            if n < shape.min_len or (shape.max_len is not None and n > shape.max_len):
+                return False
+            if not all(self.python_regex(src, p).fullmatch(value) for src, p in shape.patterns):
+                return False
+            if any(self.python_regex(src, p).fullmatch(value) for src, p in shape.neg_patterns):
+                return False
+            if not all(self.python_regex(FORMAT_PATTERNS[f], p, True).fullmatch(value) for f, p in shape.formats):
+                return False
+            if any(self.python_regex(FORMAT_PATTERNS[f], p, True).fullmatch(value) for f, p in shape.neg_formats):
+                return False
+        elif kind == ARR:
+            if len(value) < shape.min_items or (shape.max_items is not None and len(value) > shape.max_items):
+                return False
+            if not all(self.valid(v, self.item_subs(shape, i)) for i, v in enumerate(value)):
+                return False
+            for c_sub, c_min, c_max in shape.contains:
+                n = sum(1 for v in value if self.valid(v, [c_sub]))
+                if n < c_min or (c_max is not None and n > c_max):
+                    return False
+            if shape.unique and any(json_equal(a, b) for a, b in itertools.combinations(value, 2)):
+                return False
+        elif kind == OBJ:
+            if len(value) < shape.min_props or (shape.max_props is not None and len(value) > shape.max_props):
+                return False
+            if any(k not in value for k in shape.required):
+                return False
+            names, values, classes = self.object_layout(shape)
+            for k, v in value.items():
+                if k in values:
+                    if values[k] is None or not self.valid(v, values[k]):
+                        return False
+                else:
+                    if not self._check_extra_key(k, v, shape):
+                        return False
+        return True
+
+    def _check_extra_key(self, k: str, v, shape: Shape) -> bool:
+        if k in shape.forbidden:
+            return False
+        if shape.prop_names and not self.valid(k, shape.prop_names):
+            return False
+        subs = []
+        for props, patterns, additional in shape.obj_clauses:
+            matched = [p for src, p in patterns if self.python_regex(src, p.pointer).fullmatch(k)]
+            if matched:
+                subs.extend(matched)
+            elif additional is not None:
+                subs.append(additional)
+        return self.valid(v, subs)
+
+    def order(self, value, subs: List):
+        """``value`` with object keys in the order the grammar writes them (for tests)."""
+        for shape in self.shapes(subs):
+            if not self.check(value, shape):
+                continue
+            if shape.enum is not None:
+                # The member as the grammar writes it (its key order).
+                return next((v for v in shape.enum if json_equal(v, value)), value)
+            if isinstance(value, dict):
+                names, values, _ = self.object_layout(shape)
+                out = {}
+                for k in names:
+                    if k in value:
+                        out[k] = self.order(value[k], values[k] or [])
+                for k, v in value.items():
+                    if k not in out:
+                        out[k] = self.order(v, self._extra_subs(k, shape))
+                return out
+            if isinstance(value, list):
+                return [self.order(v, self.item_subs(shape, i)) for i, v in enumerate(value)]
+            return value
+        return value
+
+    def _extra_subs(self, k: str, shape: Shape) -> List:
+        subs = []
+        for props, patterns, additional in shape.obj_clauses:
+            matched = [p for src, p in patterns if self.python_regex(src, p.pointer).fullmatch(k)]
+            subs.extend(matched if matched else ([additional] if additional is not None else []))
+        return subs
+
+    # --- output ----------------------------------------------------------------------
+
+    def grammar(self) -> str:
+        start = self.value_rule([self.root])
+        if start is None:
+            raise EmptyLanguageError("the schema allows no JSON value at all")
+        if "nothing" in self.rules:
+            raise UnsupportedSchemaError(
+                "schema: a recursive subschema turned out to allow no value at all; corral cannot drop it from the recursion", "", "$ref"
+            )
+        lines = [f"start ::= {start} ;"] if not self.ws else [f"start ::= ws {start} ws ;"]
+        for name, body in self.rules.items():
+            if body is not None:
+                lines.append(f"{name} ::= {body} ;")
+        return "\n".join(lines) + "\n"
+
+
+def _bool_terms(terms: List[str], negs: List[str]) -> str:
+    """``and!``/``not!`` of EBNF terms (plain when one term and no negation)."""
+    if negs:
+        neg = "not!(" + (" | ".join(negs)) + ")"
+        terms = terms + [neg]
+    if len(terms) == 1:
+        return terms[0]
+    return "and!(" + ", ".join(terms) + ")"
+
+
+# --- keyword handlers ----------------------------------------------------------------
+
+
+def _children(node: dict):
+    """(keyword, subschema, pointer tokens) of every subschema directly inside ``node``."""
+    for kw in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+        v = node.get(kw)
+        if isinstance(v, dict):
+            for k, s in v.items():
+                yield kw, s, (kw, k)
+    for kw in ("allOf", "anyOf", "oneOf", "prefixItems"):
+        v = node.get(kw)
+        if isinstance(v, list):
+            for i, s in enumerate(v):
+                yield kw, s, (kw, i)
+    for kw in ("items", "additionalItems", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties"):
+        v = node.get(kw)
+        if isinstance(v, (dict, bool)):
+            yield kw, v, (kw,)
+        elif kw == "items" and isinstance(v, list):
+            for i, s in enumerate(v):
+                yield kw, s, (kw, i)
+    v = node.get("dependencies")
+    if isinstance(v, dict):
+        for k, s in v.items():
+            if isinstance(s, (dict, bool)):
+                yield "dependencies", s, ("dependencies", k)
+
+
+def _num(t: Translator, sub: Sub, kw: str, val) -> Decimal:
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        raise t.invalid(sub, kw, f"must be a number, got {_dump(val)}")
+    return _dec(val)
+
+
+def _count(t: Translator, sub: Sub, kw: str, val) -> int:
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0 or val != int(val):
+        raise t.invalid(sub, kw, f"must be a non-negative integer, got {_dump(val)}")
+    return int(val)
+
+
+def _schema_list(t: Translator, sub: Sub, kw: str, val) -> List[Sub]:
+    if not isinstance(val, list) or (not val and kw != "prefixItems"):
+        raise t.invalid(sub, kw, "must be a non-empty array of schemas")
+    return [sub.child(s, kw, i) for i, s in enumerate(val)]
+
+
+def k_type(t, shape, sub, val, disj, chain):
+    names = [val] if isinstance(val, str) else val
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise t.invalid(sub, "type", f"must be a type name or a list of them, got {_dump(val)}")
+    kinds = set()
+    for n in names:
+        if n not in _TYPE_KINDS:
+            raise t.invalid(sub, "type", f"unknown type {n!r} (expected one of {', '.join(_TYPE_KINDS)})")
+        kinds |= _TYPE_KINDS[n]
+    if sub.schema.get("nullable") is True:
+        kinds.add(NULL)
+    shape.restrict(kinds)
+
+
+def k_nullable(t, shape, sub, val, disj, chain):
+    if not isinstance(val, bool):
+        raise t.invalid(sub, "nullable", "must be a boolean")
+
+
+def k_enum(t, shape, sub, val, disj, chain):
+    if not isinstance(val, list):
+        raise t.invalid(sub, "enum", "must be an array")
+    values = [v for v in val if shape.enum is None or any(json_equal(v, w) for w in shape.enum)]
+    if sub.schema.get("nullable") is True and None not in values and shape.enum is None:
+        values.append(None)
+    shape.enum = values
+    if not values:
+        shape.unsat = True
+
+
+def k_const(t, shape, sub, val, disj, chain):
+    k_enum(t, shape, sub, [val], disj, chain)
+
+
+def _bound(t, shape, sub, kw, val):
+    d = _num(t, sub, kw, val)
+    draft = sub.draft
+    if kw == "minimum":
+        excl = draft == 4 and sub.schema.get("exclusiveMinimum") is True
+        _set_lo(shape, d, excl)
+    elif kw == "maximum":
+        excl = draft == 4 and sub.schema.get("exclusiveMaximum") is True
+        _set_hi(shape, d, excl)
+    elif kw == "exclusiveMinimum":
+        _set_lo(shape, d, True)
+    else:
+        _set_hi(shape, d, True)
+
+
+def _set_lo(shape, d, excl):
+    if shape.lo is None or d > shape.lo[0] or (d == shape.lo[0] and excl):
+        shape.lo = (d, excl)
+
+
+def _set_hi(shape, d, excl):
+    if shape.hi is None or d < shape.hi[0] or (d == shape.hi[0] and excl):
+        shape.hi = (d, excl)
+
+
+def k_bound(kw):
+    def handler(t, shape, sub, val, disj, chain):
+        if kw.startswith("exclusive") and isinstance(val, bool):
+            if sub.draft == 4:
+                return  # draft 4's boolean modifier, read by minimum/maximum
+            raise t.invalid(sub, kw, "must be a number")
+        _bound(t, shape, sub, kw, val)
+
+    return handler
+
+
+def k_multiple(t, shape, sub, val, disj, chain):
+    d = _num(t, sub, "multipleOf", val)
+    if d <= 0:
+        raise t.invalid(sub, "multipleOf", "must be greater than 0")
+    shape.mults.append((d, sub.pointer + "/multipleOf"))
+
+
+def k_min_len(t, shape, sub, val, disj, chain):
+    shape.min_len = max(shape.min_len, _count(t, sub, "minLength", val))
+
+
+def k_max_len(t, shape, sub, val, disj, chain):
+    n = _count(t, sub, "maxLength", val)
+    shape.max_len = n if shape.max_len is None else min(shape.max_len, n)
+
+
+def k_pattern(t, shape, sub, val, disj, chain):
+    if not isinstance(val, str):
+        raise t.invalid(sub, "pattern", "must be a string")
+    pointer = sub.pointer + "/pattern"
+    t.pattern_ast(val, pointer)
+    shape.patterns.append((val, pointer))
+
+
+# Formats that JSON Schema defines but that no regular language expresses exactly.
+_KNOWN_FORMATS = {
+    "date", "time", "date-time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+    "uri", "uri-reference", "iri", "iri-reference", "uri-template", "uuid", "json-pointer", "relative-json-pointer", "regex",
+}
+
+
+def k_format(t, shape, sub, val, disj, chain):
+    if not isinstance(val, str):
+        raise t.invalid(sub, "format", "must be a string")
+    if val in FORMAT_PATTERNS:
+        shape.formats.append((val, sub.pointer + "/format"))
+    elif val in _KNOWN_FORMATS:
+        t.unsupported(sub, "format", f"format {val!r} cannot be expressed as a regular language")
+    # Unknown formats are annotations.
+
+
+def k_items(t, shape, sub, val, disj, chain):
+    if isinstance(val, list):
+        if sub.draft >= 2020:
+            raise t.invalid(sub, "items", "must be a schema (use prefixItems for tuples)")
+        prefix = _schema_list(t, sub, "items", val) if val else []
+        add = sub.schema.get("additionalItems", True)
+        rest = sub.child(add, "additionalItems")
+        shape.arr_clauses.append((prefix, rest))
+        return
+    if sub.draft >= 2020 and "prefixItems" in sub.schema:
+        return  # read together with prefixItems
+    shape.arr_clauses.append(([], sub.child(val, "items")))
+
+
+def k_prefix(t, shape, sub, val, disj, chain):
+    if sub.draft < 2020:
+        return  # not a keyword before 2020-12
+    prefix = _schema_list(t, sub, "prefixItems", val)
+    rest = None
+    if "items" in sub.schema:
+        rest = sub.child(sub.schema["items"], "items")
+    elif "unevaluatedItems" in sub.schema and not any(k in sub.schema for k in _IN_PLACE):
+        rest = sub.child(sub.schema["unevaluatedItems"], "unevaluatedItems")
+    shape.arr_clauses.append((prefix, rest))
+
+
+def k_min_items(t, shape, sub, val, disj, chain):
+    shape.min_items = max(shape.min_items, _count(t, sub, "minItems", val))
+
+
+def k_max_items(t, shape, sub, val, disj, chain):
+    n = _count(t, sub, "maxItems", val)
+    shape.max_items = n if shape.max_items is None else min(shape.max_items, n)
+
+
+def k_contains(t, shape, sub, val, disj, chain):
+    lo = sub.schema.get("minContains", 1) if sub.draft >= 2019 else 1
+    hi = sub.schema.get("maxContains") if sub.draft >= 2019 else None
+    lo = _count(t, sub, "minContains", lo)
+    hi = None if hi is None else _count(t, sub, "maxContains", hi)
+    if lo == 0 and hi is None:
+        return
+    shape.contains.append((sub.child(val, "contains"), lo, hi))
+
+
+def k_unique(t, shape, sub, val, disj, chain):
+    if not isinstance(val, bool):
+        raise t.invalid(sub, "uniqueItems", "must be a boolean")
+    if not val:
+        return
+    # Exact only when at most one item can be present.
+    max_items = sub.schema.get("maxItems")
+    if isinstance(max_items, int) and max_items <= 1:
+        return
+    if shape.max_items is not None and shape.max_items <= 1:
+        return
+    t.unsupported(sub, "uniqueItems", "a grammar cannot compare array items with each other (allowed only with maxItems <= 1)")
+
+
+def k_properties(t, shape, sub, val, disj, chain):
+    if not isinstance(val, dict):
+        raise t.invalid(sub, "properties", "must be an object")
+    props = {k: sub.child(s, "properties", k) for k, s in val.items()}
+    _object_clause(t, shape, sub, props=props)
+
+
+def k_pattern_props(t, shape, sub, val, disj, chain):
+    if not isinstance(val, dict):
+        raise t.invalid(sub, "patternProperties", "must be an object")
+    if "properties" in sub.schema:
+        return  # read together with properties
+    _object_clause(t, shape, sub, props={})
+
+
+def k_additional(t, shape, sub, val, disj, chain):
+    if "properties" in sub.schema or "patternProperties" in sub.schema:
+        return
+    _object_clause(t, shape, sub, props={})
+
+
+def k_unevaluated_props(t, shape, sub, val, disj, chain):
+    if any(k in sub.schema for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "$dynamicRef")):
+        t.unsupported(sub, "unevaluatedProperties", "supported only without in-place applicators (allOf, anyOf, $ref...) beside it")
+        return
+    if "additionalProperties" in sub.schema:
+        return  # additionalProperties already decides every unevaluated property
+    if "properties" in sub.schema or "patternProperties" in sub.schema:
+        return
+    _object_clause(t, shape, sub, props={})
+
+
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "contains", "$dynamicRef", "dependentSchemas")
+
+
+def k_unevaluated_items(t, shape, sub, val, disj, chain):
+    if any(k in sub.schema for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "contains", "$dynamicRef")):
+        t.unsupported(sub, "unevaluatedItems", "supported only without in-place applicators or contains beside it")
+        return
+    if "items" in sub.schema:
+        return
+    if "prefixItems" not in sub.schema:
+        shape.arr_clauses.append(([], sub.child(val, "unevaluatedItems")))
+
+
+def _object_clause(t, shape, sub, props):
+    schema = sub.schema
+    patterns = []
+    pp = schema.get("patternProperties", {})
+    if isinstance(pp, dict):
+        for src, s in pp.items():
+            pointer = sub.pointer + "/patternProperties/" + _escape_pointer(src)
+            t.pattern_ast(src, pointer)
+            patterns.append((src, sub.child(s, "patternProperties", src)))
+    additional = None
+    if "additionalProperties" in schema:
+        additional = sub.child(schema["additionalProperties"], "additionalProperties")
+    elif "unevaluatedProperties" in schema and not any(k in schema for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas")):
+        additional = sub.child(schema["unevaluatedProperties"], "unevaluatedProperties")
+    shape.obj_clauses.append((props, patterns, additional))
+
+
+def k_required(t, shape, sub, val, disj, chain):
+    if not isinstance(val, list) or not all(isinstance(k, str) for k in val):
+        if sub.draft == 4 and isinstance(val, bool):
+            return
+        raise t.invalid(sub, "required", "must be an array of strings")
+    for k in val:
+        if k not in shape.required:
+            shape.required.append(k)
+        if k in shape.forbidden:
+            shape.unsat = True
+
+
+def k_min_props(t, shape, sub, val, disj, chain):
+    shape.min_props = max(shape.min_props, _count(t, sub, "minProperties", val))
+
+
+def k_max_props(t, shape, sub, val, disj, chain):
+    n = _count(t, sub, "maxProperties", val)
+    shape.max_props = n if shape.max_props is None else min(shape.max_props, n)
+
+
+def k_prop_names(t, shape, sub, val, disj, chain):
+    shape.prop_names.append(sub.child(val, "propertyNames"))
+
+
+def _absent(t, name):
+    def apply(shape):
+        shape.forbidden.add(name)
+        if name in shape.required:
+            shape.unsat = True
+
+    return t.syn(f"absent {name}", apply)
+
+
+def _present(t, names):
+    def apply(shape):
+        for n in names:
+            if n in shape.forbidden:
+                shape.unsat = True
+            if n not in shape.required:
+                shape.required.append(n)
+
+    return t.syn(f"present {names}", apply)
+
+
+def _kinds(t, kinds):
+    return t.syn(f"kinds {sorted(kinds)}", lambda shape: shape.restrict(kinds))
+
+
+def k_dependent_required(t, shape, sub, val, disj, chain, kw="dependentRequired"):
+    if not isinstance(val, dict):
+        raise t.invalid(sub, kw, "must be an object")
+    for k, deps in val.items():
+        if isinstance(deps, list):
+            if not all(isinstance(d, str) for d in deps):
+                raise t.invalid(sub, kw, f"the dependencies of {k!r} must be strings")
+            if deps:
+                # Not an object, or k absent, or k and all of deps present.
+                disj.append([[_kinds(t, ALL_KINDS - {OBJ})], [_kinds(t, {OBJ}), _absent(t, k)], [_kinds(t, {OBJ}), _present(t, [k] + deps)]])
+        elif isinstance(deps, (dict, bool)):
+            dep = sub.child(deps, kw, k)
+            disj.append([[_kinds(t, ALL_KINDS - {OBJ})], [_kinds(t, {OBJ}), _absent(t, k)], [_kinds(t, {OBJ}), _present(t, [k]), dep]])
+        else:
+            raise t.invalid(sub, kw, f"the value for {k!r} must be an array or a schema")
+
+
+def k_dependent_schemas(t, shape, sub, val, disj, chain):
+    k_dependent_required(t, shape, sub, val, disj, chain, kw="dependentSchemas")
+
+
+def k_dependencies(t, shape, sub, val, disj, chain):
+    k_dependent_required(t, shape, sub, val, disj, chain, kw="dependencies")
+
+
+def k_all_of(t, shape, sub, val, disj, chain):
+    for s in _schema_list(t, sub, "allOf", val):
+        t.absorb(shape, s, disj, chain)
+
+
+def k_any_of(t, shape, sub, val, disj, chain):
+    disj.append([[s] for s in _schema_list(t, sub, "anyOf", val)])
+
+
+def k_one_of(t, shape, sub, val, disj, chain):
+    branches = _schema_list(t, sub, "oneOf", val)
+    alts = []
+    for i, b in enumerate(branches):
+        alts.append([b] + [o.negate() for j, o in enumerate(branches) if j != i])
+    # Negation may be unsupported for some branches: find out now, and fall back.
+    try:
+        for b in branches:
+            strict = t.strict
+            t.strict = True
+            try:
+                t.negation(b)
+            finally:
+                t.strict = strict
+    except UnsupportedSchemaError as e:
+        if t.strict:
+            raise UnsupportedSchemaError(
+                f"oneOf at {sub.pointer or '/'}/oneOf: exclusivity cannot be enforced ({e}); strict=False treats it as anyOf",
+                sub.pointer + "/oneOf",
+                "oneOf",
+            ) from None
+        t.warnings.append(f"oneOf at {sub.pointer or '/'}/oneOf is treated as anyOf: {e}")
+        alts = [[b] for b in branches]
+    disj.append(alts)
+
+
+def k_not(t, shape, sub, val, disj, chain):
+    t.absorb(shape, sub.child(val, "not").negate(), disj, chain)
+
+
+def k_if(t, shape, sub, val, disj, chain):
+    cond = sub.child(val, "if")
+    then = sub.child(sub.schema.get("then", True), "then")
+    other = sub.child(sub.schema.get("else", True), "else")
+    if "then" not in sub.schema and "else" not in sub.schema:
+        return
+    disj.append([[cond, then], [cond.negate(), other]])
+
+
+def k_ignore(t, shape, sub, val, disj, chain):
+    pass
+
+
+_KEYWORDS = {
+    "type": k_type,
+    "nullable": k_nullable,
+    "enum": k_enum,
+    "const": k_const,
+    "minimum": k_bound("minimum"),
+    "maximum": k_bound("maximum"),
+    "exclusiveMinimum": k_bound("exclusiveMinimum"),
+    "exclusiveMaximum": k_bound("exclusiveMaximum"),
+    "multipleOf": k_multiple,
+    "minLength": k_min_len,
+    "maxLength": k_max_len,
+    "pattern": k_pattern,
+    "format": k_format,
+    "items": k_items,
+    "prefixItems": k_prefix,
+    "additionalItems": k_ignore,  # read with items
+    "minItems": k_min_items,
+    "maxItems": k_max_items,
+    "contains": k_contains,
+    "minContains": k_ignore,
+    "maxContains": k_ignore,
+    "uniqueItems": k_unique,
+    "properties": k_properties,
+    "patternProperties": k_pattern_props,
+    "additionalProperties": k_additional,
+    "unevaluatedProperties": k_unevaluated_props,
+    "unevaluatedItems": k_unevaluated_items,
+    "required": k_required,
+    "minProperties": k_min_props,
+    "maxProperties": k_max_props,
+    "propertyNames": k_prop_names,
+    "dependentRequired": k_dependent_required,
+    "dependentSchemas": k_dependent_schemas,
+    "dependencies": k_dependencies,
+    "allOf": k_all_of,
+    "anyOf": k_any_of,
+    "oneOf": k_one_of,
+    "not": k_not,
+    "if": k_if,
+    "then": k_ignore,
+    "else": k_ignore,
+}
+
+
+# --- negation handlers (each returns alternatives) -------------------------------------
+
+
+def n_type(t, sub, val, schema):
+    kinds = set()
+    for n in [val] if isinstance(val, str) else val:
+        if n not in _TYPE_KINDS:
+            raise t.invalid(sub, "type", f"unknown type {n!r}")
+        kinds |= _TYPE_KINDS[n]
+    if schema.get("nullable") is True:
+        kinds.add(NULL)
+    rest = ALL_KINDS - kinds
+    return [[_kinds(t, rest)]] if rest else []
+
+
+def n_enum(t, sub, val, schema):
+    values = list(val) if isinstance(val, list) else None
+    if values is None:
+        raise t.invalid(sub, "enum", "must be an array")
+    for v in values:
+        if isinstance(v, (list, dict)):
+            t.unsupported(sub, "enum", "excluding array or object values is not supported")
+            return []
+
+    def apply(shape):
+        shape.not_values.extend(values)
+
+    return [[t.syn("not enum", apply)]]
+
+
+def n_const(t, sub, val, schema):
+    return n_enum(t, sub, [val], schema)
+
+
+def _syn_shape(t, label, kinds, **fields):
+    def apply(shape):
+        shape.restrict(kinds)
+        for k, v in fields.items():
+            if k == "lo":
+                _set_lo(shape, *v)
+            elif k == "hi":
+                _set_hi(shape, *v)
+            elif k in ("min_len", "min_items", "min_props"):
+                setattr(shape, k, max(getattr(shape, k), v))
+            elif k in ("max_len", "max_items", "max_props"):
+                cur = getattr(shape, k)
+                setattr(shape, k, v if cur is None else min(cur, v))
+            else:
+                getattr(shape, k).append(v)
+
+    return t.syn(label, apply)
+
+
+def n_bound(kw):
+    def handler(t, sub, val, schema):
+        if isinstance(val, bool):
+            return []  # draft 4 modifier
+        d = _num(t, sub, kw, val)
+        nums = {INT, FRAC}
+        if kw == "minimum":
+            excl4 = sub.draft == 4 and schema.get("exclusiveMinimum") is True
+            return [[_syn_shape(t, "not minimum", nums, hi=(d, not excl4))]]
+        if kw == "maximum":
+            excl4 = sub.draft == 4 and schema.get("exclusiveMaximum") is True
+            return [[_syn_shape(t, "not maximum", nums, lo=(d, not excl4))]]
+        if kw == "exclusiveMinimum":
+            return [[_syn_shape(t, "not exclusiveMinimum", nums, hi=(d, False))]]
+        return [[_syn_shape(t, "not exclusiveMaximum", nums, lo=(d, False))]]
+
+    return handler
+
+
+def n_multiple(t, sub, val, schema):
+    d = _num(t, sub, "multipleOf", val)
+    return [[_syn_shape(t, "not multipleOf", {INT, FRAC}, neg_mults=(d, sub.pointer + "/multipleOf"))]]
+
+
+def n_min_len(t, sub, val, schema):
+    n = _count(t, sub, "minLength", val)
+    return [[_syn_shape(t, "not minLength", {STR}, max_len=n - 1)]] if n > 0 else []
+
+
+def n_max_len(t, sub, val, schema):
+    return [[_syn_shape(t, "not maxLength", {STR}, min_len=_count(t, sub, "maxLength", val) + 1)]]
+
+
+def n_pattern(t, sub, val, schema):
+    pointer = sub.pointer + "/pattern"
+    t.pattern_ast(val, pointer)
+    return [[_syn_shape(t, "not pattern", {STR}, neg_patterns=(val, pointer))]]
+
+
+def n_format(t, sub, val, schema):
+    if val in FORMAT_PATTERNS:
+        return [[_syn_shape(t, "not format", {STR}, neg_formats=(val, sub.pointer + "/format"))]]
+    if val in _KNOWN_FORMATS:
+        t.unsupported(sub, "format", f"format {val!r} cannot be expressed as a regular language")
+    return []
+
+
+def n_min_items(t, sub, val, schema):
+    n = _count(t, sub, "minItems", val)
+    return [[_syn_shape(t, "not minItems", {ARR}, max_items=n - 1)]] if n > 0 else []
+
+
+def n_max_items(t, sub, val, schema):
+    return [[_syn_shape(t, "not maxItems", {ARR}, min_items=_count(t, sub, "maxItems", val) + 1)]]
+
+
+def n_min_props(t, sub, val, schema):
+    n = _count(t, sub, "minProperties", val)
+    return [[_syn_shape(t, "not minProperties", {OBJ}, max_props=n - 1)]] if n > 0 else []
+
+
+def n_max_props(t, sub, val, schema):
+    return [[_syn_shape(t, "not maxProperties", {OBJ}, min_props=_count(t, sub, "maxProperties", val) + 1)]]
+
+
+def n_required(t, sub, val, schema):
+    if not isinstance(val, list):
+        return []
+    return [[_kinds(t, {OBJ}), _absent(t, k)] for k in val]
+
+
+def n_properties(t, sub, val, schema):
+    if not isinstance(val, dict):
+        raise t.invalid(sub, "properties", "must be an object")
+    if schema.get("patternProperties"):
+        t.unsupported(sub, "properties", "cannot be negated next to patternProperties")
+        return []
+    alts = []
+    for k, s in val.items():
+        bad = sub.child(s, "properties", k).negate()
+
+        def apply(shape, k=k, bad=bad):
+            shape.obj_clauses.append(({k: bad}, [], None))
+
+        alts.append([_kinds(t, {OBJ}), _present(t, [k]), t.syn(f"bad {k}", apply)])
+    return alts
+
+
+def n_items(t, sub, val, schema):
+    if isinstance(val, list) or (sub.draft >= 2020 and schema.get("prefixItems")):
+        t.unsupported(sub, "items", "cannot be negated next to a tuple prefix")
+        return []
+    bad = sub.child(val, "items").negate()
+    return [[_syn_shape(t, "some bad item", {ARR}, contains=(bad, 1, None))]]
+
+
+def n_prefix(t, sub, val, schema):
+    alts = []
+    for i, s in enumerate(val):
+        bad = sub.child(s, "prefixItems", i).negate()
+
+        def apply(shape, i=i, bad=bad):
+            shape.arr_clauses.append(([True_sub(sub)] * i + [bad], None))
+            shape.min_items = max(shape.min_items, i + 1)
+
+        alts.append([_kinds(t, {ARR}), t.syn(f"bad item {i}", apply)])
+    if "items" in schema and not isinstance(schema.get("items"), list):
+        t.unsupported(sub, "items", "cannot be negated next to prefixItems")
+    return alts
+
+
+def True_sub(sub: Sub) -> Sub:
+    return Sub(True, sub.pointer, sub.base, sub.draft)
+
+
+def n_contains(t, sub, val, schema):
+    if "minContains" in schema or "maxContains" in schema:
+        t.unsupported(sub, "contains", "cannot be negated with minContains/maxContains")
+        return []
+    good = sub.child(val, "contains").negate()
+
+    def apply(shape):
+        shape.arr_clauses.append(([], good))
+
+    return [[_kinds(t, {ARR}), t.syn("no item contains", apply)]]
+
+
+def n_all_of(t, sub, val, schema):
+    return [[s.negate()] for s in _schema_list(t, sub, "allOf", val)]
+
+
+def n_any_of(t, sub, val, schema):
+    return [[s.negate() for s in _schema_list(t, sub, "anyOf", val)]]
+
+
+def n_one_of(t, sub, val, schema):
+    branches = _schema_list(t, sub, "oneOf", val)
+    alts = [[b.negate() for b in branches]]
+    for a, b in itertools.combinations(branches, 2):
+        alts.append([a, b])
+    return alts
+
+
+def n_not(t, sub, val, schema):
+    return [[sub.child(val, "not")]]
+
+
+def n_if(t, sub, val, schema):
+    cond = sub.child(val, "if")
+    alts = []
+    if "then" in schema:
+        alts.append([cond, sub.child(schema["then"], "then").negate()])
+    if "else" in schema:
+        alts.append([cond.negate(), sub.child(schema["else"], "else").negate()])
+    return alts
+
+
+def n_dependent_required(t, sub, val, schema, kw="dependentRequired"):
+    if not isinstance(val, dict):
+        raise t.invalid(sub, kw, "must be an object")
+    alts = []
+    for k, deps in val.items():
+        if isinstance(deps, list):
+            for d in deps:
+                alts.append([_kinds(t, {OBJ}), _present(t, [k]), _absent(t, d)])
+        else:
+            alts.append([_kinds(t, {OBJ}), _present(t, [k]), sub.child(deps, kw, k).negate()])
+    return alts
+
+
+def n_dependent_schemas(t, sub, val, schema):
+    return n_dependent_required(t, sub, val, schema, kw="dependentSchemas")
+
+
+def n_dependencies(t, sub, val, schema):
+    return n_dependent_required(t, sub, val, schema, kw="dependencies")
+
+
+def n_ignore(t, sub, val, schema):
+    return []
+
+
+def n_unsupported(kw):
+    def handler(t, sub, val, schema):
+        if kw == "additionalProperties" and val is True:
+            return []
+        if kw == "uniqueItems" and val is False:
+            return []
+        t.unsupported(sub, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")
+        return []
+
+    return handler
+
+
+_NEGATIONS = {
+    "type": n_type,
+    "enum": n_enum,
+    "const": n_const,
+    "minimum": n_bound("minimum"),
+    "maximum": n_bound("maximum"),
+    "exclusiveMinimum": n_bound("exclusiveMinimum"),
+    "exclusiveMaximum": n_bound("exclusiveMaximum"),
+    "multipleOf": n_multiple,
+    "minLength": n_min_len,
+    "maxLength": n_max_len,
+    "pattern": n_pattern,
+    "format": n_format,
+    "minItems": n_min_items,
+    "maxItems": n_max_items,
+    "minProperties": n_min_props,
+    "maxProperties": n_max_props,
+    "required": n_required,
+    "properties": n_properties,
+    "items": n_items,
+    "prefixItems": n_prefix,
+    "contains": n_contains,
+    "allOf": n_all_of,
+    "anyOf": n_any_of,
+    "oneOf": n_one_of,
+    "not": n_not,
+    "if": n_if,
+    "dependentRequired": n_dependent_required,
+    "dependentSchemas": n_dependent_schemas,
+    "dependencies": n_dependencies,
+    "then": n_ignore,
+    "else": n_ignore,
+    "minContains": n_ignore,
+    "maxContains": n_ignore,
+    "additionalItems": n_unsupported("additionalItems"),
+    "nullable": n_ignore,
+    "additionalProperties": n_unsupported("additionalProperties"),
+    "patternProperties": n_unsupported("patternProperties"),
+    "propertyNames": n_unsupported("propertyNames"),
+    "uniqueItems": n_unsupported("uniqueItems"),
+    "unevaluatedItems": n_unsupported("unevaluatedItems"),
+    "unevaluatedProperties": n_unsupported("unevaluatedProperties"),
+}
+for _kw in _ANNOTATIONS:
+    _KEYWORDS.setdefault(_kw, k_ignore)
+    _NEGATIONS.setdefault(_kw, n_ignore)
