@@ -134,7 +134,7 @@ def test_pattern_escapes_and_lengths(byte_vocab):
 
 
 def test_pydantic_model_round_trip(deepseek):
-    pydantic = pytest.importorskip("pydantic")
+    import pydantic
 
     class Address(pydantic.BaseModel):
         street: str
@@ -157,7 +157,6 @@ def test_pydantic_model_round_trip(deepseek):
 
 
 def test_pydantic_type_adapter(byte_vocab):
-    pytest.importorskip("pydantic")
     g = corral.Grammar.json_schema(list[int])
     assert accepts(g, byte_vocab, "[1,2,3]") and not accepts(g, byte_vocab, '["1"]')
 
