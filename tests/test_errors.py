@@ -102,10 +102,22 @@ def test_limit_pattern_length_and_nesting():
 
 
 def test_limit_nfa_size():
+    # Counts below 16 go to the regex engine, which copies the NFA of \w per count.
+    vocab = corral.Vocabulary.from_token_bytes([b"a", b"</s>"], [1])
     with pytest.raises(corral.LimitExceededError) as info:
-        vocab = corral.Vocabulary.from_token_bytes([b"a", b"</s>"], [1])
-        corral.compile(corral.Grammar.regex(r"\w{1000}"), vocab, limits=corral.Limits(nfa_size_limit=1 << 16))
+        corral.compile(corral.Grammar.regex(r"(?:\w{15}){10}"), vocab, limits=corral.Limits(nfa_size_limit=1 << 16))
     assert info.value.limit == "nfa_size_limit"
+
+
+def test_limit_counted_repetition():
+    # Counts of 16 and more are built as a counter: its size is checked against
+    # max_dfa_states before it is built.
+    vocab = corral.Vocabulary.from_token_bytes([b"a", b"</s>"], [1])
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.compile(corral.Grammar.regex(r"\w{100000}"), vocab)
+    assert info.value.limit == "max_dfa_states"
+    compiled = corral.compile(corral.Grammar.regex(r"[a-zé]{1000}"), vocab)
+    assert compiled.matches(b"a" * 1000) and not compiled.matches(b"a" * 999) and not compiled.matches(b"a" * 1001)
 
 
 def test_limits_defaults_are_documented():

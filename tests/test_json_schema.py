@@ -209,6 +209,15 @@ def _exact_float(text: str):
     return int(d) if d == d.to_integral_value() else float(text)
 
 
+# A discriminated union: its oneOf is exact without negation (disjoint branches).
+SINK = {
+    "oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "file"}, "path": {"type": "string"}}, "required": ["kind", "path"], "additionalProperties": False},
+        {"type": "object", "properties": {"kind": {"const": "stdout"}}, "required": ["kind"], "additionalProperties": False},
+    ]
+}
+
+
 SOUNDNESS_SCHEMAS = [
     PERSON,
     {"type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 5, "multipleOf": 5}, {"type": "string", "pattern": "^x+$"}]}, "minItems": 1, "maxItems": 4},
@@ -222,6 +231,7 @@ SOUNDNESS_SCHEMAS = [
     {"not": {"type": ["object", "array", "string"]}},
     {"type": "object", "dependentRequired": {"a": ["b"]}, "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
     {"type": "array", "contains": {"type": "string"}, "items": {"type": ["string", "integer"]}, "maxItems": 3},
+    SINK,
 ]
 
 
@@ -263,3 +273,156 @@ def test_large_multiple_of_is_refused():
     with pytest.raises(corral.UnsupportedSchemaError) as info:
         corral.Grammar.json_schema({"type": "number", "multipleOf": 0.123456789})
     assert info.value.pointer == "/multipleOf"
+
+
+def test_long_string_bounds_are_exact(byte_vocab):
+    # Counted repetitions this long are built as counters, not by the regex engine.
+    schema = {
+        "type": "object",
+        "properties": {"body": {"type": "string", "maxLength": 5000}, "id": {"type": "string", "minLength": 40, "maxLength": 40}},
+        "required": ["body", "id"],
+    }
+    g = corral.Grammar.json_schema(schema)
+    ok_id = "x" * 40
+    for body, ident, want in [
+        ("é" * 5000, ok_id, True),
+        ("é" * 4999 + "\\n", ok_id, True),  # an escape is one character
+        ("é" * 5001, ok_id, False),
+        ("a" * 4999 + "\\n", ok_id, True),
+        ("", ok_id, True),
+        ("a", "x" * 39, False),
+        ("a", "x" * 41, False),
+    ]:
+        text = '{"body":"%s","id":"%s"}' % (body, ident)
+        assert accepts(g, byte_vocab, text) is want, (len(body), len(ident))
+        assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(text)) is want
+
+
+def test_string_bound_past_the_dfa_limit_is_refused():
+    # (maxLength + 1) x 14 DFA states > max_dfa_states: refused before anything is built.
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema({"type": "string", "maxLength": 20000})
+    assert info.value.limit == "max_dfa_states"
+    corral.Grammar.json_schema({"type": "string", "maxLength": 13000})
+
+
+# --- oneOf with provably disjoint branches: exact as anyOf, no negation ----------------
+
+def _agrees_with_jsonschema(g, vocab, schema, instances):
+    compiled = corral.compile(g, vocab)
+    for inst in instances:
+        expected = jsonschema.Draft202012Validator(schema).is_valid(inst)
+        assert compiled.matches(json.dumps(inst, **COMPACT).encode()) == expected, inst
+
+
+def test_one_of_discriminated_union_is_exact(byte_vocab):
+    # additionalProperties: false cannot be negated: this compiles only through the proof.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = corral.Grammar.json_schema(SINK)
+    instances = [
+        {"kind": "file", "path": "/tmp/x"},
+        {"kind": "stdout"},
+        {"kind": "file"},  # the file discriminator, without its required path
+        {"kind": "stdout", "path": "/tmp/x"},  # stdout has no path
+        {"kind": "file", "path": 3},
+        {"kind": "socket"},  # unknown discriminator
+        {},
+        "file",
+        None,
+    ]
+    _agrees_with_jsonschema(g, byte_vocab, SINK, instances)
+    assert [jsonschema.Draft202012Validator(SINK).is_valid(i) for i in instances[:2]] == [True, True]
+
+
+def test_one_of_discriminator_through_ref_and_sibling_type(byte_vocab):
+    # Branches without their own type: the sibling "type": "object" rules out the rest.
+    schema = {
+        "$defs": {"kinds": {"enum": ["a", "b"]}},
+        "type": "object",
+        "oneOf": [
+            {"properties": {"k": {"$ref": "#/$defs/kinds"}, "n": {"type": "integer"}}, "required": ["k"], "additionalProperties": False},
+            {"properties": {"k": {"const": "c"}, "s": {"type": "string"}}, "required": ["k"], "additionalProperties": False},
+        ],
+    }
+    g = corral.Grammar.json_schema(schema)
+    instances = [{"k": "a", "n": 1}, {"k": "b"}, {"k": "c", "s": "x"}, {"k": "c", "n": 1}, {"k": "a", "s": "x"}, {"k": "d"}, "a", 1]
+    _agrees_with_jsonschema(g, byte_vocab, schema, instances)
+
+
+def test_one_of_disjoint_by_type(byte_vocab):
+    branches = [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "string", "maxLength": 2},
+        {"type": "null"},
+        {"const": True},
+    ]
+    schema = {"oneOf": branches}
+    g = corral.Grammar.json_schema(schema)
+    assert g == corral.Grammar.json_schema({"anyOf": branches})  # no negation left in
+    instances = [{"a": 1}, {"a": "x"}, {"b": 1}, ["x"], [1], "ab", "abc", None, True, False, 1, 1.5]
+    _agrees_with_jsonschema(g, byte_vocab, schema, instances)
+
+
+def test_one_of_disjoint_finite_sets(byte_vocab):
+    schema = {"oneOf": [{"const": 1}, {"enum": [True, "1", [1]]}, {"enum": [None, {"a": 1}]}]}  # true != 1
+    g = corral.Grammar.json_schema(schema)
+    assert g == corral.Grammar.json_schema({"anyOf": schema["oneOf"]})
+    _agrees_with_jsonschema(g, byte_vocab, schema, [1, 1.0, True, "1", [1], None, {"a": 1}, 2, False])
+    # An enum beside the oneOf reaches both branches; their types still tell them apart.
+    typed = {"enum": [1, "a", None], "oneOf": [{"type": "integer"}, {"type": "string"}]}
+    g = corral.Grammar.json_schema(typed)
+    assert g == corral.Grammar.json_schema({"enum": typed["enum"], "anyOf": typed["oneOf"]})
+    _agrees_with_jsonschema(g, byte_vocab, typed, [1, "a", None, 2, "b"])
+
+
+def _closed(kind_schema):
+    return {"type": "object", "properties": {"kind": kind_schema, "x": {"type": "integer"}}, "required": ["kind"], "additionalProperties": False}
+
+
+@pytest.mark.parametrize(
+    "branches",
+    [
+        # The discriminators meet ("b"): {"kind": "b"} is valid for both.
+        [_closed({"enum": ["a", "b"]}), _closed({"enum": ["b", "c"]})],
+        # 1 == 1.0 in JSON Schema.
+        [_closed({"const": 1}), _closed({"const": 1.0})],
+        # Discriminators with disjoint values, but required in neither: {} is valid for both.
+        [{"type": "object", "properties": {"kind": {"const": k}}, "additionalProperties": False} for k in "ab"],
+        # No type: the first branch allows every string, like the second.
+        [{"properties": {"kind": {"const": "a"}}, "required": ["kind"], "additionalProperties": False}, {"type": "string"}],
+        # Discriminators unconstrained in the second branch.
+        [_closed({"const": "a"}), _closed({"type": "string"})],
+    ],
+)
+def test_one_of_overlapping_branches_are_not_taken_as_disjoint(branches):
+    # Negation of additionalProperties is unsupported: strict mode still refuses.
+    with pytest.raises(corral.UnsupportedSchemaError, match="exclusivity cannot be enforced"):
+        corral.Grammar.json_schema({"oneOf": branches})
+
+
+@pytest.mark.parametrize(
+    "schema,instances",
+    [
+        ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1, 1.5, -2, 0.0, "1"]),  # integer ⊂ number
+        ({"oneOf": [{"maxLength": 2}, {"type": "string"}]}, ["ab", "abc", 5, None, [1]]),  # no type: strings too
+        ({"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b", "c"]}]}, ["a", "b", "c", "d"]),
+        ({"oneOf": [{"const": 1}, {"enum": [1.0, 2]}]}, [1, 1.0, 2, True]),
+    ],
+)
+def test_one_of_overlapping_branches_use_negation(byte_vocab, schema, instances):
+    g = corral.Grammar.json_schema(schema)
+    assert g != corral.Grammar.json_schema({"anyOf": schema["oneOf"]})
+    _agrees_with_jsonschema(g, byte_vocab, schema, instances)
+
+
+@pytest.mark.parametrize("name", ["app_config", "ecommerce_order", "event_log"])
+def test_realistic_discriminated_unions(byte_vocab, name):
+    import pathlib
+
+    folder = pathlib.Path(__file__).resolve().parents[1] / "bench" / "json_schemas"
+    schema = json.loads((folder / f"{name}.schema.json").read_text())
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    for inst in json.loads((folder / f"{name}.instances.json").read_text()):
+        assert compiled.matches(json.dumps(inst, **COMPACT).encode())

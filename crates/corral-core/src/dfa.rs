@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::rc::Rc;
 
+use crate::cfg::earley::FastMap;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 
@@ -250,7 +251,7 @@ impl<'a> LeafNfa<'a> {
 /// Interned NFA state sets (subset construction), with the work bounded.
 struct Subsets {
     sets: Vec<Rc<[u32]>>,
-    ids: HashMap<Rc<[u32]>, u32>,
+    ids: FastMap<Rc<[u32]>, u32>,
     /// NFA states stored plus NFA states stepped so far.
     work: usize,
     overflow: bool,
@@ -290,7 +291,7 @@ impl Dfa {
             representative[class_of[b as usize] as usize] = b;
         }
         // Explore reachable states (index i here = state i+1 later, before pruning).
-        let mut ids: HashMap<S, u32> = HashMap::new();
+        let mut ids: FastMap<S, u32> = FastMap::default();
         let mut states: Vec<S> = vec![start];
         ids.insert(start, 0);
         let mut edges: Vec<u32> = Vec::new(); // u32::MAX = dead
@@ -490,6 +491,9 @@ impl Dfa {
     /// (which bounds the time), stay under `dfa_size_limit / 4` (sets are `u32` lists).
     /// Past either: `Error::LimitExceeded`.
     pub fn from_expr(e: &DfaExpr<'_>, limits: &Limits, what: &str) -> Result<Dfa> {
+        if let Some(dfa) = Dfa::seq_deterministic(e, limits, what)? {
+            return Ok(dfa);
+        }
         let mut nfa = LeafNfa {
             leaves: Vec::new(),
             exit: Vec::new(),
@@ -512,7 +516,7 @@ impl Dfa {
         };
         let budget = limits.dfa_size_limit / std::mem::size_of::<u32>();
         let seen = RefCell::new((vec![0u32; nfa.eps.len()], 0u32));
-        let subsets = RefCell::new(Subsets { sets: Vec::new(), ids: HashMap::new(), work: 0, overflow: false });
+        let subsets = RefCell::new(Subsets { sets: Vec::new(), ids: FastMap::default(), work: 0, overflow: false });
         // Interns a state set (canonical: sorted, without duplicates); None past the budget.
         let intern = |mut set: Vec<u32>| -> Option<u32> {
             set.sort_unstable();
@@ -587,6 +591,210 @@ impl Dfa {
             return Err(size_error(limits, what));
         }
         result
+    }
+
+    /// A concatenation of DFAs built without subset construction, when every junction is
+    /// deterministic (see [`Dfa::concat_all`]); None for any other expression.
+    fn seq_deterministic(e: &DfaExpr<'_>, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
+        let DfaExpr::Seq(items) = e else { return Ok(None) };
+        let leaves: Option<Vec<&Dfa>> = items
+            .iter()
+            .filter(|x| !matches!(x, DfaExpr::Empty))
+            .map(|x| if let DfaExpr::Leaf(d) = x { Some(*d) } else { None })
+            .collect();
+        match leaves {
+            Some(leaves) if !leaves.is_empty() => Dfa::concat_all(&leaves, limits, what),
+            _ => Ok(None),
+        }
+    }
+
+    /// `self` followed by `next` (see [`Dfa::concat_all`]).
+    pub fn concat(&self, next: &Dfa, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
+        Dfa::concat_all(&[self, next], limits, what)
+    }
+
+    /// The concatenation of `parts`, built as their sum in one pass, when every junction
+    /// is deterministic: at each point where a part may end, the bytes that continue it,
+    /// and those that start each part that may come next (skipping parts that match ""),
+    /// are pairwise disjoint. Otherwise `None`: the general case needs subset construction.
+    pub fn concat_all(parts: &[&Dfa], limits: &Limits, what: &str) -> Result<Option<Dfa>> {
+        let n = parts.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let first: Vec<[bool; 256]> = parts
+            .iter()
+            .map(|d| {
+                let mut f = [false; 256];
+                for b in 0..=255u8 {
+                    f[b as usize] = d.next(d.start(), b) != DEAD;
+                }
+                f
+            })
+            .collect();
+        // entries[i]: bytes that can start the text after part i-1 ends (parts i.., with
+        // nullable parts skipped); None if two candidates share a byte.
+        let mut entries: Vec<Option<[bool; 256]>> = vec![Some([false; 256]); n + 1];
+        for i in (0..n).rev() {
+            let mut e = first[i];
+            if parts[i].accepts_empty() {
+                let Some(rest) = entries[i + 1] else { return Ok(None) };
+                for b in 0..256 {
+                    if e[b] && rest[b] {
+                        return Ok(None);
+                    }
+                    e[b] |= rest[b];
+                }
+            }
+            entries[i] = Some(e);
+        }
+        for (i, d) in parts.iter().enumerate() {
+            let Some(after) = entries[i + 1] else { return Ok(None) };
+            for s in 1..d.num_states() {
+                if d.accepting[s] && (0..=255u8).any(|b| after[b as usize] && d.next(s as u32, b) != DEAD) {
+                    return Ok(None);
+                }
+            }
+        }
+        // Does everything from part i on match ""?
+        let mut nullable_from = vec![true; n + 1];
+        for i in (0..n).rev() {
+            nullable_from[i] = parts[i].accepts_empty() && nullable_from[i + 1];
+        }
+        let classes: Vec<&[u8; 256]> = parts.iter().map(|d| &d.class_of).collect();
+        let class_of = refine(&classes);
+        let stride = class_of.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
+        let mut representative = vec![0u8; stride];
+        for b in (0..=255u8).rev() {
+            representative[class_of[b as usize] as usize] = b;
+        }
+        // Built directly as the sum of the parts (no exploration): state 1 is "before any
+        // byte", then part i's state q is `offset[i] + q - 1`. Every state is co-reachable
+        // (each part's states are, and each later part matches something).
+        let mut offset = Vec::with_capacity(n);
+        let mut total = 2usize;
+        for d in parts {
+            offset.push(total as u32);
+            total += d.num_states() - 1;
+        }
+        if total > limits.max_dfa_states {
+            return Err(Error::LimitExceeded {
+                limit: "max_dfa_states",
+                value: limits.max_dfa_states,
+                context: format!("the DFA of {what}"),
+            });
+        }
+        let id = |i: usize, q: u32| offset[i] + q - 1;
+        // Enter the text after part i-1 ends on byte b: the first part that can take b.
+        let enter = |mut i: usize, b: u8| -> u32 {
+            while i < n {
+                let t = parts[i].next(parts[i].start(), b);
+                if t != DEAD {
+                    return id(i, t);
+                }
+                if !parts[i].accepts_empty() {
+                    return DEAD;
+                }
+                i += 1;
+            }
+            DEAD
+        };
+        let mut table = vec![DEAD; total * stride];
+        let mut accepting = vec![false; total];
+        accepting[1] = nullable_from[0];
+        for (c, &b) in representative.iter().enumerate() {
+            table[stride + c] = enter(0, b);
+        }
+        for (i, d) in parts.iter().enumerate() {
+            for q in 1..d.num_states() as u32 {
+                let row = id(i, q) as usize;
+                let ends = d.accepting[q as usize];
+                accepting[row] = ends && nullable_from[i + 1];
+                for (c, &b) in representative.iter().enumerate() {
+                    let t = d.next(q, b);
+                    table[row * stride + c] = if t != DEAD {
+                        id(i, t)
+                    } else if ends {
+                        enter(i + 1, b)
+                    } else {
+                        DEAD
+                    };
+                }
+            }
+        }
+        let dfa = Dfa { class_of, stride, table, accepting };
+        Ok(Some(dfa))
+    }
+
+    /// `self{min,max}` (`max` None = unbounded) built directly as a counter times this
+    /// automaton, when `self` is a prefix-free code (no match is a proper prefix of another,
+    /// as with a UTF-8 or JSON-escaped character) that does not match the empty string.
+    /// Returns `Ok(None)` otherwise. Subset construction over `max` copies (what a regex
+    /// engine does for `x{0,1000}`) is far slower and needs no fewer states than this.
+    pub fn repeat_counted(&self, min: u32, max: Option<u32>, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
+        if self.accepts_empty() || max.is_some_and(|m| m < min) {
+            return Ok(None);
+        }
+        // Prefix-free: an accepting state has no live move (states here are pruned).
+        for s in 1..self.num_states() {
+            if self.accepting[s] && self.table[s * self.stride..(s + 1) * self.stride].iter().any(|&t| t != DEAD) {
+                return Ok(None);
+            }
+        }
+        let estimate = (max.unwrap_or(min) as usize + 1).saturating_mul(self.num_states() - 1);
+        if estimate > limits.max_dfa_states {
+            return Err(Error::LimitExceeded {
+                limit: "max_dfa_states",
+                value: limits.max_dfa_states,
+                context: format!("the DFA of {what}"),
+            });
+        }
+        // Built directly (no exploration, no hashing): per count k, a boundary state B_k
+        // ("k units read"), kept apart from the unit's start state, which a unit may
+        // revisit, and a copy of each non-accepting unit state. A unit's accepting states
+        // have no moves (prefix-free): reaching one means "go to the next boundary". Every
+        // state built is co-reachable (a unit can always be finished, and `min <= max`).
+        let inner: Vec<u32> = (1..self.num_states() as u32).filter(|&q| !self.accepting[q as usize]).collect();
+        let mut slot = vec![u32::MAX; self.num_states()];
+        for (j, &q) in inner.iter().enumerate() {
+            slot[q as usize] = j as u32;
+        }
+        let per = 1 + inner.len();
+        let last = max.unwrap_or(min) as usize; // counts 0..=last
+        let boundary = |k: usize| (1 + k * per) as u32;
+        let total = 1 + last * per + if max.is_some() { 1 } else { per };
+        let stride = self.stride;
+        let mut table = vec![DEAD; total * stride];
+        let mut accepting = vec![false; total];
+        // The move of unit state `q` by class `c` at count `k`.
+        let step = |k: usize, q: u32, c: usize| -> u32 {
+            let t = self.table[q as usize * stride + c];
+            if t == DEAD {
+                DEAD
+            } else if self.accepting[t as usize] {
+                // Unbounded: every count from `min` on behaves alike.
+                boundary(if max.is_none() { (k + 1).min(last) } else { k + 1 })
+            } else {
+                boundary(k) + 1 + slot[t as usize]
+            }
+        };
+        for k in 0..=last {
+            let b = boundary(k) as usize;
+            accepting[b] = k >= min as usize;
+            if max.is_some() && k == last {
+                break; // one more unit would exceed `max`
+            }
+            for c in 0..stride {
+                table[b * stride + c] = step(k, self.start(), c);
+            }
+            for (j, &q) in inner.iter().enumerate() {
+                for c in 0..stride {
+                    table[(b + 1 + j) * stride + c] = step(k, q, c);
+                }
+            }
+        }
+        let dfa = Dfa { class_of: self.class_of, stride, table, accepting };
+        Ok(Some(dfa))
     }
 
     /// Heap bytes used by the transition table.
@@ -679,6 +887,44 @@ mod tests {
         let back = dfa("a+|\u{e9}").complement(&limits, "t").unwrap().complement(&limits, "t").unwrap();
         for s in strings(PIECES, 3) {
             assert_eq!(back.matches(&s), dfa("a+|\u{e9}").matches(&s), "{s:?}");
+        }
+    }
+
+    /// The subset-free concatenation: taken only where the junction is deterministic, and
+    /// then the same language as the regex engine's.
+    #[test]
+    fn deterministic_concat() {
+        let limits = Limits::default();
+        let cases = [("\"", "[^\"]*", true), ("[^\"]*", "\"", true), ("a+", "b*", true), ("a+", "a", false), ("a|ab", "c", true)];
+        for (p, q, deterministic) in cases {
+            let got = dfa(p).concat(&dfa(q), &limits, "t").unwrap();
+            assert_eq!(got.is_some(), deterministic, "{p} . {q}");
+            // Through from_expr: either path, the regex engine's language.
+            let (a, b) = (dfa(p), dfa(q));
+            let via_expr = Dfa::from_expr(&DfaExpr::Seq(vec![DfaExpr::Leaf(&a), DfaExpr::Empty, DfaExpr::Leaf(&b)]), &limits, "t").unwrap();
+            let want = dfa(&format!("(?:{p})(?:{q})"));
+            for s in strings(&[b"a", b"b", b"c", b"\"", "\u{e9}".as_bytes(), &[0xc3]], 4) {
+                assert_eq!(via_expr.matches(&s), want.matches(&s), "{p} . {q}: {s:?}");
+                if let Some(d) = &got {
+                    assert_eq!(d.matches(&s), want.matches(&s), "{p} . {q}: {s:?}");
+                }
+            }
+        }
+        // Three parts, the middle one nullable: deterministic only if "b" cannot both
+        // start the middle part and the last one.
+        for (parts, deterministic) in [(["a+", "b?", "c"], true), (["a+", "b?", "b"], false), (["a*", "b*", "c*"], true), (["(?:)", "a", "(?:)"], true)] {
+            let dfas: Vec<Dfa> = parts.iter().map(|p| dfa(p)).collect();
+            let refs: Vec<&Dfa> = dfas.iter().collect();
+            let got = Dfa::concat_all(&refs, &limits, "t").unwrap();
+            assert_eq!(got.is_some(), deterministic, "{parts:?}");
+            let want = dfa(&parts.map(|p| format!("(?:{p})")).concat());
+            let via_expr = Dfa::from_expr(&DfaExpr::Seq(refs.iter().map(|d| DfaExpr::Leaf(d)).collect()), &limits, "t").unwrap();
+            for s in strings(&[b"a", b"b", b"c", &[0xc3]], 5) {
+                assert_eq!(via_expr.matches(&s), want.matches(&s), "{parts:?}: {s:?}");
+                if let Some(d) = &got {
+                    assert_eq!(d.matches(&s), want.matches(&s), "{parts:?}: {s:?}");
+                }
+            }
         }
     }
 

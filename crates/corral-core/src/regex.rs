@@ -586,8 +586,9 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
     Ok(ParsedRegex { pattern: pattern.to_string(), hir })
 }
 
-/// Builds regex-automata's dense DFA (anchored, all matches) for a parsed pattern.
-fn build_dense(parsed: &ParsedRegex, limits: &Limits) -> Result<dense::DFA<Vec<u32>>> {
+/// Builds regex-automata's dense DFA (anchored, all matches) for `hir`, a piece of
+/// `pattern` (named in errors).
+fn build_dense(hir: &Hir, pattern: &str, limits: &Limits) -> Result<dense::DFA<Vec<u32>>> {
     let nfa = thompson::Compiler::new()
         .configure(
             thompson::Config::new()
@@ -595,16 +596,16 @@ fn build_dense(parsed: &ParsedRegex, limits: &Limits) -> Result<dense::DFA<Vec<u
                 .which_captures(thompson::WhichCaptures::None)
                 .shrink(false),
         )
-        .build_from_hir(&parsed.hir)
+        .build_from_hir(hir)
         .map_err(|e| {
             if e.size_limit().is_some() {
                 Error::LimitExceeded {
                     limit: "nfa_size_limit",
                     value: limits.nfa_size_limit,
-                    context: format!("the NFA of /{}/", parsed.pattern),
+                    context: format!("the NFA of /{pattern}/"),
                 }
             } else {
-                Error::InvalidArgument(format!("cannot compile /{}/: {e}", parsed.pattern))
+                Error::InvalidArgument(format!("cannot compile /{pattern}/: {e}"))
             }
         })?;
     let dense = dense::Builder::new()
@@ -623,10 +624,10 @@ fn build_dense(parsed: &ParsedRegex, limits: &Limits) -> Result<dense::DFA<Vec<u
                 Error::LimitExceeded {
                     limit: "dfa_size_limit",
                     value: limits.dfa_size_limit,
-                    context: format!("the DFA of /{}/", parsed.pattern),
+                    context: format!("the DFA of /{pattern}/"),
                 }
             } else {
-                Error::InvalidArgument(format!("cannot compile /{}/: {e}", parsed.pattern))
+                Error::InvalidArgument(format!("cannot compile /{pattern}/: {e}"))
             }
         })?;
     Ok(dense)
@@ -638,10 +639,26 @@ fn anchored_start(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<regex_a
         .map_err(|e| Error::InvalidArgument(format!("cannot start /{pattern}/: {e}")))
 }
 
-/// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
-pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
-    let dense = build_dense(parsed, limits)?;
-    let start = anchored_start(&dense, &parsed.pattern)?;
+/// Repetition counts from which a repetition is built by [`Dfa::repeat_counted`] rather
+/// than by the regex engine, which copies the repeated NFA once per count (slow to
+/// determinize for a Unicode class: `x{0,1000}` takes a large fraction of a second).
+const COUNTED_FROM: u32 = 16;
+
+/// Is `hir` a repetition worth counting directly, or does it contain one?
+fn has_big_repetition(hir: &Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Repetition(r) => r.max.unwrap_or(r.min) >= COUNTED_FROM || has_big_repetition(&r.sub),
+        HirKind::Capture(c) => has_big_repetition(&c.sub),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_big_repetition),
+        _ => false,
+    }
+}
+
+/// The pruned DFA of `hir` by the regex engine alone.
+fn dense_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa> {
+    let dense = build_dense(hir, pattern, limits)?;
+    let start = anchored_start(&dense, pattern)?;
     let classes = dense.byte_classes();
     let mut class_of = [0u8; 256];
     for b in 0..=255u8 {
@@ -660,8 +677,105 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
         },
         |s| dense.is_match_state(dense.next_eoi_state(s)),
         limits,
-        &parsed.pattern,
+        pattern,
     )
+}
+
+/// The pruned DFA of `hir`: large counted repetitions are built as counters (see
+/// [`COUNTED_FROM`]) and joined with the rest by [`Dfa::from_expr`]; everything else goes
+/// to the regex engine in as large pieces as possible.
+fn hir_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa> {
+    match piece_dfa(hir, pattern, limits)? {
+        Piece::Dfa(d) => Ok(d),
+        Piece::Epsilon => Dfa::from_expr(&crate::dfa::DfaExpr::Empty, limits, pattern),
+        Piece::Nothing => Err(Error::EmptyLanguage { what: pattern.to_string() }),
+    }
+}
+
+/// A piece of a pattern: its DFA, or one of the two languages a pruned DFA piece cannot
+/// stand for inside a larger expression.
+enum Piece {
+    Dfa(Dfa),
+    /// Only the empty string (e.g. `x{0,20}` where `x` matches nothing).
+    Epsilon,
+    /// No string at all.
+    Nothing,
+}
+
+fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Piece> {
+    use crate::dfa::DfaExpr;
+    use regex_syntax::hir::HirKind;
+    let what = || format!("/{pattern}/");
+    let lift = |r: Result<Dfa>| match r {
+        Ok(d) => Ok(Piece::Dfa(d)),
+        Err(Error::EmptyLanguage { .. }) => Ok(Piece::Nothing),
+        Err(e) => Err(e),
+    };
+    if !has_big_repetition(hir) {
+        return lift(dense_dfa(hir, pattern, limits));
+    }
+    match hir.kind() {
+        HirKind::Capture(c) => piece_dfa(&c.sub, pattern, limits),
+        HirKind::Repetition(r) => {
+            let unit = match piece_dfa(&r.sub, pattern, limits)? {
+                Piece::Dfa(d) => d,
+                // Repeating "" or nothing: "" (if zero copies are allowed), else as is.
+                Piece::Epsilon => return Ok(Piece::Epsilon),
+                Piece::Nothing => return Ok(if r.min == 0 { Piece::Epsilon } else { Piece::Nothing }),
+            };
+            if r.max.unwrap_or(r.min) >= COUNTED_FROM {
+                if let Some(d) = unit.repeat_counted(r.min, r.max, limits, &what())? {
+                    return Ok(Piece::Dfa(d));
+                }
+            }
+            let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&unit)), min: r.min, max: r.max };
+            lift(Dfa::from_expr(&e, limits, &what()))
+        }
+        HirKind::Concat(items) | HirKind::Alternation(items) => {
+            let concat = matches!(hir.kind(), HirKind::Concat(_));
+            // Runs of pieces without a big repetition stay one regex-engine piece.
+            let mut pieces = Vec::new();
+            let mut run: Vec<Hir> = Vec::new();
+            let flush = |run: &mut Vec<Hir>, pieces: &mut Vec<Piece>| -> Result<()> {
+                if !run.is_empty() {
+                    let h = if concat { Hir::concat(std::mem::take(run)) } else { Hir::alternation(std::mem::take(run)) };
+                    pieces.push(lift(dense_dfa(&h, pattern, limits))?);
+                }
+                Ok(())
+            };
+            for item in items {
+                if has_big_repetition(item) {
+                    if concat {
+                        flush(&mut run, &mut pieces)?; // order matters only in a concatenation
+                    }
+                    pieces.push(piece_dfa(item, pattern, limits)?);
+                } else {
+                    run.push(item.clone());
+                }
+            }
+            flush(&mut run, &mut pieces)?;
+            let mut leaves: Vec<DfaExpr<'_>> = Vec::new();
+            for p in &pieces {
+                match p {
+                    Piece::Dfa(d) => leaves.push(DfaExpr::Leaf(d)),
+                    Piece::Epsilon => leaves.push(DfaExpr::Empty),
+                    Piece::Nothing if concat => return Ok(Piece::Nothing),
+                    Piece::Nothing => {}
+                }
+            }
+            if leaves.is_empty() {
+                return Ok(Piece::Nothing);
+            }
+            let e = if concat { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
+            lift(Dfa::from_expr(&e, limits, &what()))
+        }
+        _ => lift(dense_dfa(hir, pattern, limits)),
+    }
+}
+
+/// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
+pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
+    hir_dfa(&parsed.hir, &parsed.pattern, limits)
 }
 
 /// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
@@ -767,6 +881,77 @@ mod tests {
             Error::RegexSyntax { position, .. } => assert_eq!(position, 3),
             e => panic!("{e:?}"),
         }
+    }
+
+    /// Big counted repetitions are built as counters (not by the regex engine): the
+    /// language must be the same, including when the repeated piece revisits its start
+    /// state (`a*b`) or is not prefix-free (`a|ab`, built by subset construction instead).
+    #[test]
+    fn counted_repetitions_are_exact() {
+        let cases: &[(&str, &dyn Fn(&str) -> bool)] = &[
+            (r"[aé]{16,20}", &|s: &str| s.chars().all(|c| c == 'a' || c == 'é') && (16..=20).contains(&s.chars().count())),
+            (r"(?:a*b){16,18}", &|s: &str| {
+                s.ends_with('b') && s.chars().all(|c| c == 'a' || c == 'b') && (16..=18).contains(&s.matches('b').count())
+            }),
+            (r"x(?:[aé]){17,}y", &|s: &str| {
+                s.len() >= 2
+                    && s.starts_with('x')
+                    && s.ends_with('y')
+                    && s[1..s.len() - 1].chars().all(|c| c == 'a' || c == 'é')
+                    && s[1..s.len() - 1].chars().count() >= 17
+            }),
+            (r"(?:a|ab){16,17}", &|s: &str| {
+                // Tokens "a" / "ab": the count of units is the number of a's.
+                let ok = s.chars().all(|c| c == 'a' || c == 'b') && !s.starts_with('b') && !s.contains("bb");
+                ok && (16..=17).contains(&s.matches('a').count())
+            }),
+            (r"(?:a{0,20}|b)c", &|s: &str| {
+                let body = s.strip_suffix('c');
+                body.is_some_and(|b| b == "b" || (b.len() <= 20 && b.chars().all(|c| c == 'a')))
+            }),
+        ];
+        let alphabet = ["a", "é", "b", "x", "y", "c"];
+        for (pattern, expected) in cases {
+            let dfa = compile(pattern, &Limits::default()).unwrap();
+            // Strings of each length around the bounds, from a few generators.
+            for n in 0..24usize {
+                for k in 0..alphabet.len() {
+                    for shape in 0..4 {
+                        let mut s = String::new();
+                        match shape {
+                            0 => (0..n).for_each(|_| s.push_str(alphabet[k])),
+                            1 => (0..n).for_each(|i| s.push_str(alphabet[(k + i) % 3])),
+                            2 => {
+                                s.push('x');
+                                (0..n).for_each(|i| s.push_str(if i % 2 == 0 { "a" } else { "é" }));
+                                s.push('y');
+                            }
+                            _ => {
+                                (0..n).for_each(|i| s.push_str(if i % 3 == 2 { "b" } else { "a" }));
+                                s.push_str(alphabet[k]);
+                            }
+                        }
+                        assert_eq!(dfa.matches(s.as_bytes()), expected(&s), "/{pattern}/ on {s:?}");
+                    }
+                }
+            }
+        }
+        // A lone continuation byte never matches, at any count.
+        let dfa = compile(r"[aé]{16,20}", &Limits::default()).unwrap();
+        let mut bytes = "a".repeat(16).into_bytes();
+        bytes.push(0xa9);
+        assert!(!dfa.matches(&bytes));
+    }
+
+    /// The counter's size is checked before it is built.
+    #[test]
+    fn counted_repetition_limit() {
+        let limits = Limits { max_dfa_states: 1000, ..Limits::default() };
+        match compile(r"[aé]{5000}", &limits) {
+            Err(Error::LimitExceeded { limit: "max_dfa_states", .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(compile(r"[aé]{300}", &limits).is_ok());
     }
 
     #[test]

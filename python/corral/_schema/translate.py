@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import unquote, urldefrag, urljoin
 
-from ..errors import EmptyLanguageError, InvalidSchemaError, LimitExceededError, UnsupportedSchemaError
+from ..errors import CorralError, EmptyLanguageError, InvalidSchemaError, LimitExceededError, UnsupportedSchemaError
 from ..grammar import SchemaWarning
 from . import ecma
 from . import numbers as num
@@ -207,6 +207,17 @@ def _kind_of(value) -> str:
     raise InvalidSchemaError(f"not a JSON value: {value!r}")
 
 
+def _possible_kinds(shape: Shape) -> set:
+    """The kinds of the values ``shape`` may allow (from its enum when it has one)."""
+    if shape.enum is None:
+        return set(shape.kinds)
+    kinds = set()
+    for v in shape.enum:
+        # A number may count as INT or FRAC depending on the draft/options: both, to be safe.
+        kinds |= {INT, FRAC} if _kind_of(v) in (INT, FRAC) else {_kind_of(v)}
+    return kinds & shape.kinds
+
+
 def _lit(text: str) -> str:
     """An EBNF literal for ``text``."""
     out = ['"']
@@ -262,6 +273,7 @@ class Translator:
         self.keep_alive: list = []
         self.building: set = set()
         self.early: set = set()
+        self.proving: set = set()  # oneOfs whose disjointness is being proven (no re-entry)
         self._regex_cache: Dict[str, re.Pattern] = {}
         if whitespace == "compact":
             self.ws = ""
@@ -481,6 +493,77 @@ class Translator:
             elif kw in _KEYWORDS and kw not in _ANNOTATIONS:
                 self.unsupported(pos, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")
         return alts
+
+    # --- oneOf without negation ------------------------------------------------------
+
+    def disjoint_branches(self, shape: Shape, sub: Sub, branches: List[Sub]) -> bool:
+        """Whether no value can satisfy two of ``branches``, the ``oneOf`` of ``sub``.
+
+        Then "exactly one branch" is "at least one", and the oneOf is emitted as an anyOf,
+        with no negation. Conservative: False whenever no proof is found. Each branch is
+        read as shapes (as the grammar will read it) in the context of ``shape`` (what is
+        already known of the value) and of the keywords beside the oneOf.
+        """
+        key = sub.key()
+        if key in self.proving:
+            return False  # the oneOf is inside its own branch (through $ref): do not recurse
+        # Keywords beside oneOf constrain every branch (often "type": "object"). Left out:
+        # unevaluated* (they depend on the oneOf itself) and $id (already in sub.base).
+        # Leaving a constraint out only widens the branches, so the proof stays sound.
+        context = {k: v for k, v in sub.schema.items() if k not in ("oneOf", "$id", "id", "unevaluatedProperties", "unevaluatedItems")}
+        self.keep_alive.append(context)
+        context_sub = Sub(context, sub.pointer, sub.base, sub.draft)
+        strict, n_warnings = self.strict, len(self.warnings)
+        # Strict while proving: a dropped keyword (strict=False) could make a negation
+        # narrower than the schema, and a proof on it wrong.
+        self.strict = True
+        self.proving.add(key)
+        try:
+            per_branch = []
+            for b in branches:
+                s, disj, out = shape.copy(), [], []
+                self.absorb(s, context_sub, disj, [])
+                self.absorb(s, b, disj, [])
+                self._expand(s, disj, out)
+                per_branch.append(out)
+            return all(self._shapes_disjoint(x, y) for xs, ys in itertools.combinations(per_branch, 2) for x in xs for y in ys)
+        except CorralError:
+            return False  # unsupported, too many alternatives...: no proof
+        finally:
+            self.strict = strict
+            del self.warnings[n_warnings:]
+            self.proving.discard(key)
+
+    def _shapes_disjoint(self, a: Shape, b: Shape) -> bool:
+        """Whether two shapes share no value (False when unsure)."""
+        if a.enum is not None and b.enum is not None and not any(json_equal(x, y) for x in a.enum for y in b.enum):
+            return True
+        common = _possible_kinds(a) & _possible_kinds(b)
+        if not common:
+            return True
+        if common == {OBJ}:
+            # A discriminator: a property both require, with finite value sets that do not meet.
+            for name in a.required:
+                if name in b.required:
+                    va, vb = self._finite_values(a, name), self._finite_values(b, name)
+                    if va is not None and vb is not None and not any(json_equal(x, y) for x in va for y in vb):
+                        return True
+        return False
+
+    def _finite_values(self, shape: Shape, name: str) -> Optional[list]:
+        """A finite superset of the values property ``name`` may have in ``shape``, or None.
+
+        Only ``properties`` entries are read: patterns and other clauses can only narrow.
+        """
+        subs = [props[name] for props, _, _ in shape.obj_clauses if name in props]
+        if not subs:
+            return None
+        values: list = []
+        for s in self.shapes(subs):
+            if s.enum is None:
+                return None
+            values.extend(s.enum)
+        return values
 
     def syn(self, label: str, apply: Callable) -> Syn:
         s = Syn(apply, label)
@@ -1509,6 +1592,10 @@ def k_any_of(t, shape, sub, val, disj, chain):
 
 def k_one_of(t, shape, sub, val, disj, chain):
     branches = _schema_list(t, sub, "oneOf", val)
+    if t.disjoint_branches(shape, sub, branches):
+        # At most one branch can match any value: exactly one == at least one (no negation).
+        disj.append([[b] for b in branches])
+        return
     alts = []
     for i, b in enumerate(branches):
         alts.append([b] + [o.negate() for j, o in enumerate(branches) if j != i])

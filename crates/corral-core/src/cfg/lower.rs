@@ -115,11 +115,24 @@ impl Reg {
     }
 }
 
+/// Regex source length (bytes) above which a regular rule is parsed as grammar structure
+/// over smaller terminals rather than determinized whole (see
+/// [`Lowering::is_terminal_piece`]); the same bound decides whether a regular grammar is
+/// matched as one DFA.
+const MAX_TERMINAL_SOURCE: usize = 1_000;
+
+/// Adjacent terminals are joined into one only while the result stays this small (in
+/// DFA states, see [`merge_terminal_runs`]).
+const MERGE_MAX_STATES: usize = 4_096;
+
 const REGULAR_ARGS: &str = "(strings, classes, regexes and non-recursive rules)";
 
 /// The budget of [`Lowering::try_fold`]: DFA states, and bytes of subset-construction sets.
-const FOLD_MAX_STATES: usize = 20_000;
+const FOLD_MAX_STATES: usize = 2_000;
 const FOLD_MAX_BYTES: usize = 16 << 20;
+/// A fold builds many intermediate DFAs (one per sequence, union and operator): their
+/// states, summed, are bounded too, so that a failing attempt stays cheap.
+const FOLD_MAX_WORK: usize = 4 * FOLD_MAX_STATES;
 
 /// An operator's DFA construction failed: "matches no string" at the operator, limits as
 /// they are, anything else as a grammar error at the operator.
@@ -157,8 +170,13 @@ struct Lowering<'a> {
     regular: HashMap<&'a str, Reg>,
     /// Smaller limits while trying to build a regular start rule's DFA (see `try_fold`).
     fold_limits: Option<Limits>,
+    /// DFA states built so far by the current fold attempt (bounded by [`FOLD_MAX_WORK`]).
+    fold_work: std::cell::Cell<usize>,
     /// DFAs built for regular pieces, by [`Reg::key`] (each is built once).
     dfa_cache: HashMap<String, Rc<Dfa>>,
+    /// Regex sources compiled so far (checking a piece, building a terminal and folding a
+    /// rule often compile the same source).
+    compiled: std::cell::RefCell<HashMap<String, Rc<Dfa>>>,
     nt_names: Vec<String>,
     nt_origin: Vec<(String, Pos)>,
     nt_of_rule: HashMap<&'a str, u32>,
@@ -169,6 +187,8 @@ struct Lowering<'a> {
     terminal_of_dfa: HashMap<String, u32>,
     /// Terminals of the raw regex source (for merging runs), None for DFA-built ones.
     terminal_regex: Vec<Option<String>>,
+    /// Each terminal's canonical key (see [`Reg::key`]), for naming merged terminals.
+    terminal_key: Vec<String>,
     worklist: Vec<&'a str>,
 }
 
@@ -187,7 +207,9 @@ impl<'a> Lowering<'a> {
             regular_rules: HashSet::new(),
             regular: HashMap::new(),
             fold_limits: None,
+            fold_work: Default::default(),
             dfa_cache: HashMap::new(),
+            compiled: Default::default(),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),
             nt_of_rule: HashMap::new(),
@@ -196,6 +218,7 @@ impl<'a> Lowering<'a> {
             terminal_of_regex: HashMap::new(),
             terminal_of_dfa: HashMap::new(),
             terminal_regex: Vec::new(),
+            terminal_key: Vec::new(),
             worklist: Vec::new(),
         }
     }
@@ -224,7 +247,7 @@ impl<'a> Lowering<'a> {
             collect_regex_terms(&r.expr, &mut terms);
         }
         for (src, pos) in terms {
-            match regex::compile_with(src, self.limits, self.classes) {
+            match self.compile_cached(src, self.limits) {
                 Ok(_) => {}
                 Err(Error::EmptyLanguage { .. }) => {
                     return Err(grammar_error(pos, format!("`{src}` matches no string at all")));
@@ -284,11 +307,12 @@ impl<'a> Lowering<'a> {
             ..self.limits.clone()
         };
         self.fold_limits = Some(small);
+        self.fold_work.set(0);
         let reg = self.rule_reg(name);
         self.fold_limits = None;
         match reg {
             Ok(Reg::Dfa { dfa, .. }) => Some((*dfa).clone()),
-            Ok(Reg::Src(src)) => regex::compile_with(&src, self.limits, self.classes).ok(),
+            Ok(Reg::Src(src)) => self.compile_cached(&src, self.limits).ok().map(|d| (*d).clone()),
             Err(_) => None,
         }
     }
@@ -349,12 +373,32 @@ impl<'a> Lowering<'a> {
 
     /// Compiles regex source to a DFA; errors name `name` and point at `pos`.
     fn compile_src(&self, src: &str, name: &str, pos: Pos) -> Result<Dfa> {
-        match regex::compile_with(src, self.dfa_limits(), self.classes) {
-            Ok(d) => Ok(d),
+        match self.compile_cached(src, self.dfa_limits()) {
+            Ok(d) => Ok((*d).clone()),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
             Err(e @ Error::LimitExceeded { .. }) => Err(e),
             Err(e) => Err(grammar_error(pos, format!("in `{name}`: {e}"))),
         }
+    }
+
+    /// Compiles a regex source once (successes are remembered; sources are whole
+    /// patterns, so the key is exact).
+    fn compile_cached(&self, src: &str, limits: &Limits) -> Result<Rc<Dfa>> {
+        // `(?:x)` is `x` when the group spans the whole source. Stripping a group that
+        // closes earlier leaves an unbalanced `)`, which no compiled (cached) source has.
+        let mut key = src;
+        loop {
+            if let Some(d) = self.compiled.borrow().get(key) {
+                return Ok(d.clone());
+            }
+            match key.strip_prefix("(?:").and_then(|k| k.strip_suffix(')')) {
+                Some(inner) => key = inner,
+                None => break,
+            }
+        }
+        let d = Rc::new(regex::compile_with(src, limits, self.classes)?);
+        self.compiled.borrow_mut().insert(src.to_string(), d.clone());
+        Ok(d)
     }
 
     /// The DFA of a regular piece (regex sources are compiled once).
@@ -367,10 +411,27 @@ impl<'a> Lowering<'a> {
                     return Ok(d.clone());
                 }
                 let dfa = Rc::new(self.compile_src(src, src, pos)?);
+                self.count_fold_work(&dfa)?;
                 self.dfa_cache.insert(key, dfa.clone());
                 Ok(dfa)
             }
         }
+    }
+
+    /// During a fold, adds a built DFA's states to the attempt's work (see
+    /// [`FOLD_MAX_WORK`]); past the bound the attempt stops.
+    fn count_fold_work(&self, dfa: &Dfa) -> Result<()> {
+        if self.fold_limits.is_some() {
+            self.fold_work.set(self.fold_work.get() + dfa.num_states());
+            if self.fold_work.get() > FOLD_MAX_WORK {
+                return Err(Error::LimitExceeded {
+                    limit: "max_dfa_states",
+                    value: FOLD_MAX_WORK,
+                    context: "folding the grammar into one DFA".into(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The piece named `key`: from the cache, or built now.
@@ -379,6 +440,7 @@ impl<'a> Lowering<'a> {
             return Ok(Reg::Dfa { dfa: dfa.clone(), key });
         }
         let dfa = Rc::new(build(self)?);
+        self.count_fold_work(&dfa)?;
         self.dfa_cache.insert(key.clone(), dfa.clone());
         Ok(Reg::Dfa { dfa, key })
     }
@@ -534,6 +596,24 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// Does `e` become one regex terminal? It must be pure (see [`Lowering::is_pure`]) and,
+    /// unless it is a single term, small: a large regular structure (a JSON object with
+    /// many properties, say) determinized as one regex costs far more to build than the
+    /// parser reading its pieces as separate terminals (which are then joined where that
+    /// is cheap, see [`merge_terminal_runs`]).
+    fn is_terminal_piece(&mut self, e: &Expr) -> Result<bool> {
+        if !self.is_pure(e) {
+            return Ok(false);
+        }
+        if matches!(e, Expr::Empty | Expr::Term { .. }) {
+            return Ok(true);
+        }
+        Ok(match self.expr_reg(e)? {
+            Reg::Src(src) => src.len() <= MAX_TERMINAL_SOURCE && !has_large_count(&src),
+            Reg::Dfa { .. } => true,
+        })
+    }
+
     /// The operator with a non-regular argument at or inside `e`, innermost first.
     fn irregular_op<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
         match e {
@@ -565,10 +645,17 @@ impl<'a> Lowering<'a> {
         if let Some(&t) = self.terminal_of_dfa.get(&key) {
             return t;
         }
-        let id = self.terminals.len() as u32;
-        self.terminals.push(Terminal { name: name.to_string(), dfa: dfa.clone() });
-        self.terminal_regex.push(None);
+        let id = self.push_terminal(Terminal { name: name.to_string(), dfa: dfa.clone() }, None, key.clone());
         self.terminal_of_dfa.insert(key, id);
+        id
+    }
+
+    /// Adds a terminal with its regex source (if any) and canonical key.
+    fn push_terminal(&mut self, t: Terminal, src: Option<String>, key: String) -> u32 {
+        let id = self.terminals.len() as u32;
+        self.terminals.push(t);
+        self.terminal_regex.push(src);
+        self.terminal_key.push(key);
         id
     }
 
@@ -577,9 +664,7 @@ impl<'a> Lowering<'a> {
             return Ok(t);
         }
         let dfa = self.compile_src(&src, name, pos.unwrap_or_default())?;
-        let id = self.terminals.len() as u32;
-        self.terminals.push(Terminal { name: name.to_string(), dfa });
-        self.terminal_regex.push(Some(src.clone()));
+        let id = self.push_terminal(Terminal { name: name.to_string(), dfa }, Some(src.clone()), format!("{src:?}"));
         self.terminal_of_regex.insert(src, id);
         Ok(id)
     }
@@ -610,7 +695,7 @@ impl<'a> Lowering<'a> {
         // each boolean operator becomes one DFA terminal. What surrounds operators stays
         // grammar structure: the parser reads their pieces as separate terminals, which
         // cannot blow up the way one folded automaton can.
-        if self.is_pure(e) {
+        if self.is_terminal_piece(e)? {
             if matches!(e, Expr::Empty) {
                 return Ok(None);
             }
@@ -671,7 +756,7 @@ impl<'a> Lowering<'a> {
                 for it in items {
                     match it {
                         // A nested sequence is spliced in.
-                        Expr::Seq(_) if !self.is_pure(it) => {
+                        Expr::Seq(_) if !self.is_terminal_piece(it)? => {
                             let mut inner = self.alts(it, owner)?;
                             if inner.len() == 1 {
                                 seq.append(&mut inner[0]);
@@ -688,7 +773,7 @@ impl<'a> Lowering<'a> {
                 }
                 Ok(vec![seq])
             }
-            Expr::Repeat { expr, min, max, pos } if !self.is_pure(e) => {
+            Expr::Repeat { expr, min, max, pos } if !self.is_terminal_piece(e)? => {
                 let x = match self.symbol(expr, owner)? {
                     Some(s) => s,
                     None => return Ok(vec![vec![]]),
@@ -734,6 +819,41 @@ impl<'a> Lowering<'a> {
             _ => Ok(vec![self.symbol(e, owner)?.into_iter().collect()]),
         }
     }
+}
+
+/// Does regex source `src` contain a counted repetition `{m}` / `{m,n}` with a count of at
+/// least 64? Such a piece has at least that many DFA states per state of what it repeats,
+/// so it stays a terminal of its own instead of being copied into a larger regex.
+/// (A heuristic on the text: an escaped brace or one inside a class only makes a rule
+/// parsed as structure, which is always exact.)
+fn has_large_count(src: &str) -> bool {
+    let b = src.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == b'{' {
+            let mut j = i + 1;
+            let mut largest = 0u64;
+            let mut cur = 0u64;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b',') {
+                if b[j] == b',' {
+                    largest = largest.max(cur);
+                    cur = 0;
+                } else {
+                    cur = cur.saturating_mul(10).saturating_add((b[j] - b'0') as u64);
+                }
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'}' && j > i + 1 && largest.max(cur) >= 64 {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
 }
 
 fn collect_refs<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
@@ -788,7 +908,8 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
     let regular = match (ast.ignore.is_empty(), lw.regular.get(start_name).cloned()) {
         (true, None) if lw.regular_rules.contains(start_name) => lw.try_fold(start_name),
         (true, Some(Reg::Dfa { dfa, .. })) => Some((*dfa).clone()),
-        (true, Some(Reg::Src(src))) => Some(regex::compile_with(&src, limits, classes).map_err(|e| match e {
+        (true, Some(Reg::Src(src))) if src.len() > MAX_TERMINAL_SOURCE => None,
+        (true, Some(Reg::Src(src))) => Some(lw.compile_cached(&src, limits).map(|d| (*d).clone()).map_err(|e| match e {
             Error::EmptyLanguage { .. } => Error::Grammar {
                 message: format!("the grammar matches no string at all (start rule `{start_name}`)"),
                 line: 0,
@@ -908,36 +1029,116 @@ fn unused_rules(ast: &GrammarAst, lw: &Lowering<'_>, start: &str) -> Vec<String>
     out
 }
 
-/// Replaces each run of two or more adjacent regex terminals by one terminal (same
-/// language, fewer parser steps).
+/// A terminal being merged with its neighbours: its DFA, regex source (None when built
+/// by corral's own constructions), name and canonical key.
+struct RunPart {
+    dfa: Rc<Dfa>,
+    src: Option<String>,
+    name: String,
+    key: String,
+}
+
+/// Replaces runs of adjacent terminals by one terminal (same language, fewer parser
+/// steps, and a string's quotes inside its terminal, so that the terminal ends only where
+/// the string does). Two terminals are joined by [`Dfa::concat`] where the junction is
+/// deterministic; otherwise two regex terminals are joined by the regex engine, and a
+/// terminal built from boolean operators stays apart.
 fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
+    let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
     for n in 0..lw.bnf.len() {
         for a in 0..lw.bnf[n].len() {
             let seq = lw.bnf[n][a].clone();
             let mut out = Vec::with_capacity(seq.len());
             let mut i = 0;
             while i < seq.len() {
-                let mergeable = |s: Sym| s.is_terminal() && lw.terminal_regex[s.index() as usize].is_some();
-                if mergeable(seq[i]) {
-                    let mut j = i;
-                    while j < seq.len() && mergeable(seq[j]) {
-                        j += 1;
-                    }
-                    if j - i >= 2 {
-                        let parts: Vec<String> =
-                            seq[i..j].iter().map(|s| group(lw.terminal_regex[s.index() as usize].as_deref().unwrap_or(""))).collect();
-                        let names: Vec<String> = seq[i..j].iter().map(|s| lw.terminals[s.index() as usize].name.clone()).collect();
-                        let t = lw.terminal(parts.join(""), &names.join(" "), None)?;
-                        out.push(Sym::t(t));
-                        i = j;
-                        continue;
+                let mut j = i;
+                while j < seq.len() && seq[j].is_terminal() {
+                    j += 1;
+                }
+                if j - i < 2 {
+                    out.push(seq[i]);
+                    i += 1;
+                    continue;
+                }
+                let run = &seq[i..j];
+                if let Some(&t) = merged.get(run) {
+                    out.push(Sym::t(t));
+                } else {
+                    let before = out.len();
+                    merge_run(lw, run, &mut out)?;
+                    if out.len() == before + 1 {
+                        merged.insert(run.to_vec(), out[before].index());
                     }
                 }
-                out.push(seq[i]);
-                i += 1;
+                i = j;
             }
             lw.bnf[n][a] = out;
         }
+    }
+    Ok(())
+}
+
+/// Merges one run of terminals (see [`merge_terminal_runs`]), pushing the result to `out`.
+fn merge_run(lw: &mut Lowering<'_>, run: &[Sym], out: &mut Vec<Sym>) -> Result<()> {
+    let part = |lw: &Lowering<'_>, s: Sym| {
+        let i = s.index() as usize;
+        RunPart {
+            dfa: Rc::new(lw.terminals[i].dfa.clone()),
+            src: lw.terminal_regex[i].clone(),
+            name: lw.terminals[i].name.clone(),
+            key: lw.terminal_key[i].clone(),
+        }
+    };
+    let mut parts: Vec<RunPart> = Vec::new();
+    let mut cur: Option<RunPart> = None;
+    for &s in run {
+        let next = part(lw, s);
+        let Some(c) = cur.take() else {
+            cur = Some(next);
+            continue;
+        };
+        if c.dfa.num_states() + next.dfa.num_states() > MERGE_MAX_STATES {
+            // Joining copies both automata; past this size it costs more than it saves.
+            parts.push(c);
+            cur = Some(next);
+            continue;
+        }
+        let what = format!("the terminals {} {}", c.name, next.name);
+        let src = match (&c.src, &next.src) {
+            (Some(x), Some(y)) => Some(format!("{}{}", group(x), group(y))),
+            _ => None,
+        };
+        let joined = match c.dfa.concat(&next.dfa, lw.limits, &what) {
+            Ok(Some(d)) => Some(Rc::new(d)),
+            Ok(None) | Err(Error::LimitExceeded { .. }) => match &src {
+                Some(src) => Some(lw.compile_cached(src, lw.limits)?),
+                None => None,
+            },
+            Err(e) => return Err(e),
+        };
+        match joined {
+            Some(dfa) => {
+                let key = format!("seq({},{})", c.key, next.key);
+                cur = Some(RunPart { dfa, src, name: format!("{} {}", c.name, next.name), key });
+            }
+            None => {
+                parts.push(c);
+                cur = Some(next);
+            }
+        }
+    }
+    parts.extend(cur);
+    for p in parts {
+        let t = match &p.src {
+            Some(src) if lw.terminal_of_regex.contains_key(src) => lw.terminal_of_regex[src],
+            Some(src) => {
+                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: (*p.dfa).clone() }, Some(src.clone()), p.key);
+                lw.terminal_of_regex.insert(src.clone(), id);
+                id
+            }
+            None => lw.dfa_terminal(&p.dfa, p.key, &p.name),
+        };
+        out.push(Sym::t(t));
     }
     Ok(())
 }
@@ -956,9 +1157,8 @@ fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
         let name = lw.terminals[t as usize].name.clone();
         let sym = match lw.terminals[t as usize].dfa.without_empty(lw.limits, &name) {
             Ok(dfa) => {
-                let plus = lw.terminals.len() as u32;
-                lw.terminals.push(Terminal { name: name.clone(), dfa });
-                lw.terminal_regex.push(None);
+                let key = format!("plus({})", lw.terminal_key[t as usize]);
+                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa }, None, key);
                 let origin = (name.clone(), Pos::default());
                 let k = lw.nt_names.len();
                 let n = lw.new_nt(format!("{name}?#{k}"), origin);
