@@ -275,6 +275,50 @@ def test_large_multiple_of_is_refused():
     assert info.value.pointer == "/multipleOf"
 
 
+# Schemas whose masks go through the plain-token slices (free text inside strings, with and
+# without length bounds) and around them: regular ones and context-free ones.
+SLICE_SCHEMAS = [
+    {"type": "string"},
+    {"type": "string", "minLength": 3, "maxLength": 30},
+    {"type": "object", "properties": {"note": {"type": "string", "maxLength": 12}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["note", "tags"]},
+    {"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-z ]+$"}, "b": {"$ref": "#"}}, "required": ["a"]},
+    SINK,
+]
+
+
+@pytest.mark.parametrize("index", range(len(SLICE_SCHEMAS)))
+def test_masks_equal_a_whole_trie_walk(index, deepseek):
+    # Every step of random walks: the fast mask (slices, caches) equals the reference
+    # (a walk of the whole trie, with the parser for a context-free grammar).
+    import numpy as np
+
+    vocab = deepseek.vocab
+    compiled = corral.compile(corral.Grammar.json_schema(SLICE_SCHEMAS[index]), vocab)
+    normal = _normal_tokens(vocab)
+    rng = random.Random(index)
+    fast = np.zeros((1, vocab.mask_width), dtype=np.int32)
+    slow = np.zeros((1, vocab.mask_width), dtype=np.int32)
+    steps = 0
+    for _ in range(3):
+        m = compiled.matcher()
+        for _ in range(12):
+            if m.is_finished():
+                break
+            m.fill_bitmask(fast, 0)
+            m._fill_bitmask_reference(slow, 0)
+            assert np.array_equal(fast, slow), f"step {steps}"
+            steps += 1
+            bits = np.unpackbits(fast[0].view(np.uint8), bitorder="little")[: vocab.size]
+            allowed = np.flatnonzero(bits.astype(bool) & normal)
+            if not len(allowed):
+                break
+            # Prefer long tokens: they cross the slice bounds.
+            lengths = np.array([len(vocab.token_bytes(int(t))) for t in allowed[:2000]])
+            pick = allowed[:2000][lengths >= np.median(lengths)] if rng.random() < 0.5 else allowed
+            assert m.advance(int(rng.choice(pick)))
+    assert steps >= 10
+
+
 def test_long_string_bounds_are_exact(byte_vocab):
     # Counted repetitions this long are built as counters, not by the regex engine.
     schema = {

@@ -274,16 +274,35 @@ impl CompiledGrammar {
         let Engine::Dfa { dfa, .. } = &self.engine else {
             unreachable!("compute_mask is only called on regular grammars")
         };
-        let mut bits = vec![0u32; self.vocab.mask_words()];
-        let mut walker = DfaWalker { dfa, stack: Vec::with_capacity(self.vocab.trie().max_depth() + 1) };
+        // Inside free text (a JSON string), most of the vocabulary is one precomputed
+        // slice: walk only the rest of the trie.
+        let slice = self.vocab.plain_slices().iter().find(|s| dfa.admits_plain(state, s.max_len, true));
+        match slice {
+            Some(s) => self.walk_dfa_mask(dfa, state, &s.rest, s.bits.clone()),
+            None => self.walk_dfa_mask(dfa, state, self.vocab.trie(), vec![0u32; self.vocab.mask_words()]),
+        }
+    }
+
+    /// `bits` plus the tokens of `trie` that `dfa` can read from `state`, plus EOS if
+    /// `state` accepts.
+    fn walk_dfa_mask(&self, dfa: &Dfa, state: u32, trie: &crate::vocab::TokenTrie, mut bits: Vec<u32>) -> StateMask {
+        let mut walker = DfaWalker { dfa, stack: Vec::with_capacity(trie.max_depth() + 1) };
         walker.stack.push(state);
-        self.vocab.trie().walk(&mut walker, |t| bits[(t >> 5) as usize] |= 1 << (t & 31));
+        trie.walk(&mut walker, |t| bits[(t >> 5) as usize] |= 1 << (t & 31));
         if dfa.is_accepting(state) {
             for &e in self.vocab.eos_ids() {
                 bits[(e >> 5) as usize] |= 1 << (e & 31);
             }
         }
         StateMask::from_bits(bits)
+    }
+
+    /// [`CompiledGrammar::compute_mask`] by a walk of the whole trie (a reference for tests).
+    pub(crate) fn compute_mask_full(&self, state: u32) -> StateMask {
+        let Engine::Dfa { dfa, .. } = &self.engine else {
+            unreachable!("compute_mask_full is only called on regular grammars")
+        };
+        self.walk_dfa_mask(dfa, state, self.vocab.trie(), vec![0u32; self.vocab.mask_words()])
     }
 
     /// The mask of a context-free parse `chart`: the cached lexer mask of the terminals
@@ -464,7 +483,7 @@ impl CompiledGrammar {
             return l;
         }
         let dfa = &earley.cfg().terminals[term as usize].dfa;
-        let l = Arc::new(lexmask::compute(self.vocab.trie(), dfa, state, self.vocab.mask_words()));
+        let l = Arc::new(lexmask::compute(&self.vocab, dfa, state));
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
         if let Ok(mut c) = cache.write() {
             c.insert((term, state), l.clone());
@@ -559,6 +578,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Tokens of free text and of JSON syntax, short and long (past the 8- and 16-byte slice
+    /// bounds), with unfinished and malformed UTF-8.
+    fn text_tokens() -> Vocabulary {
+        let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
+        let pieces: [&[u8]; 12] = [b"a", b"b", b" ", b"\"", b"\\", b"n", "é".as_bytes(), &[0xc3], &[0xa9], b"\n", b"}", b":"];
+        for x in pieces {
+            toks.push(Some(x.to_vec()));
+            for y in pieces {
+                toks.push(Some([x, y].concat()));
+            }
+        }
+        for n in [5usize, 8, 9, 12, 16, 17, 24, 40] {
+            toks.push(Some(b"ab".repeat(n).into_iter().take(n).collect()));
+            toks.push(Some("é".repeat(n / 2).into_bytes()));
+            let mut t = b"x".repeat(n - 1);
+            t.push(b'"');
+            toks.push(Some(t));
+        }
+        toks.push(Some(b"a\\nb".to_vec()));
+        toks.push(Some(b"\",\"".to_vec()));
+        toks.push(None);
+        let eos = toks.len() as u32 - 1;
+        Vocabulary::new(toks, &[], &[eos], None).unwrap()
+    }
+
+    /// Masks through the plain-token slices equal those of a walk of the whole trie, for
+    /// regular grammars (per DFA state) and for lexer masks (tokens and end nodes).
+    #[test]
+    fn plain_slices_change_no_mask() {
+        let vocab = Arc::new(text_tokens());
+        assert_eq!(vocab.plain_slices().iter().map(|s| s.max_len).collect::<Vec<_>>(), vec![40, 16, 8]);
+        let patterns = [
+            r#""(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*""#,
+            r#""[^"\\\x00-\x1f]{0,20}""#,
+            r#"[^"\\\x00-\x1f]{3,30}"#,
+            r"[ab ]*",
+            r"(?s:.)*",
+            r#"[^"]*"x"#,
+            r"(?:ab)+",
+            r"a{0,12}",
+        ];
+        let mut sliced = 0;
+        for pattern in patterns {
+            let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+            let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+            let dfa = c.dfa().unwrap();
+            for state in 1..dfa.num_states() as u32 {
+                let (mut got, mut want) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+                c.state_mask(state).write(&mut got);
+                c.compute_mask_full(state).write(&mut want);
+                assert_eq!(got, want, "/{pattern}/ state {state}");
+                let fast = lexmask::compute(&vocab, dfa, state);
+                let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words());
+                let (mut a, mut b) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+                fast.tokens.write(&mut a);
+                full.tokens.write(&mut b);
+                assert_eq!(a, b, "lexer /{pattern}/ state {state}");
+                let (mut ea, mut eb) = (fast.completions.clone(), full.completions.clone());
+                ea.sort_unstable();
+                eb.sort_unstable();
+                assert_eq!(ea, eb, "ends /{pattern}/ state {state}");
+                sliced += vocab.plain_slices().iter().any(|s| dfa.admits_plain(state, s.max_len, true)) as usize;
+            }
+        }
+        assert!(sliced >= 10, "the slices were used in {sliced} states only");
     }
 
     #[test]

@@ -58,7 +58,7 @@ fn refine(partitions: &[&[u8; 256]]) -> [u8; 256] {
 /// UTF-8 well-formedness (RFC 3629, no surrogates, at most U+10FFFF), as a byte machine:
 /// the state says which continuation bytes must come next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Utf8 {
+pub(crate) enum Utf8 {
     /// Between characters (accepting).
     Boundary,
     /// `n` more continuation bytes 80..=BF.
@@ -74,7 +74,7 @@ enum Utf8 {
 }
 
 impl Utf8 {
-    fn next(self, b: u8) -> Option<Utf8> {
+    pub(crate) fn next(self, b: u8) -> Option<Utf8> {
         use Utf8::*;
         let cont = |n: u8| if n == 0 { Boundary } else { Cont(n) };
         match self {
@@ -724,6 +724,48 @@ impl Dfa {
         }
         let dfa = Dfa { class_of, stride, table, accepting };
         Ok(Some(dfa))
+    }
+
+    /// Does every plain fragment (see [`crate::vocab::is_plain_fragment`]) of 1 to
+    /// `max_len` bytes, read from `state`, keep the DFA alive and, unless `may_accept`, out
+    /// of accepting states? Then every token of a [`crate::vocab::PlainSlice`] of that
+    /// bound is allowed from `state`, and (without accepting states) no terminal ends
+    /// inside one, so a mask needs no walk over the slice.
+    pub fn admits_plain(&self, state: u32, max_len: usize, may_accept: bool) -> bool {
+        // One representative byte per class of (this DFA, UTF-8 structure), plain only.
+        let utf8 = Utf8::classes();
+        let mut reps: Vec<u8> = Vec::new();
+        let mut seen_class: std::collections::HashSet<(u8, u8)> = Default::default();
+        for b in 0..=255u8 {
+            if crate::vocab::is_plain_byte(b) && seen_class.insert((self.class_of[b as usize], utf8[b as usize])) {
+                reps.push(b);
+            }
+        }
+        // Breadth first over (DFA state, UTF-8 state): the states reachable within
+        // `max_len` bytes are those first reached at a depth of at most `max_len`.
+        let mut seen: crate::cfg::earley::FastSet<(u32, Utf8)> = Default::default();
+        let mut frontier = vec![(state, Utf8::Boundary)];
+        seen.insert((state, Utf8::Boundary));
+        for _ in 0..max_len {
+            let mut next = Vec::new();
+            for &(s, u) in &frontier {
+                for &b in &reps {
+                    let Some(u2) = u.next(b) else { continue };
+                    let t = self.next(s, b);
+                    if t == DEAD || (!may_accept && self.accepting[t as usize]) {
+                        return false;
+                    }
+                    if seen.insert((t, u2)) {
+                        next.push((t, u2));
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        true
     }
 
     /// `self{min,max}` (`max` None = unbounded) built directly as a counter times this

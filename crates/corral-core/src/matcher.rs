@@ -86,13 +86,20 @@ impl Matcher {
         }
     }
 
-    /// Like [`Matcher::fill_mask`], but for a context-free grammar by a plain trie walk
-    /// with the parser, without the lexer cache: a slow reference for tests.
+    /// Like [`Matcher::fill_mask`], but the slow way, a reference for tests: for a
+    /// context-free grammar a plain trie walk with the parser (no lexer cache, no slices),
+    /// for a regular one a walk of the whole trie (no mask cache, no slices).
     pub fn fill_mask_reference(&self, out: &mut [u32]) -> Result<MaskInfo> {
         match &self.state {
             State::Cfg { chart, .. } if !self.is_finished() => {
                 self.check_row(out)?;
                 Ok(MaskInfo { allowed: self.grammar.chart_mask_reference(chart, out)? })
+            }
+            State::Dfa { history } if !self.is_finished() => {
+                self.check_row(out)?;
+                let mask = self.grammar.compute_mask_full(*history.last().unwrap_or(&FINISHED));
+                mask.write(out);
+                Ok(MaskInfo { allowed: mask.count })
             }
             _ => self.fill_mask(out),
         }

@@ -101,6 +101,24 @@ impl TokenTrie {
         TokenTrie { nodes, token_ids, max_depth, child_bits }
     }
 
+    /// For each node of `sub` (a trie over some of this trie's tokens), the node of this
+    /// trie that spells the same bytes.
+    fn map_nodes(&self, sub: &TokenTrie) -> Vec<u32> {
+        let mut out = vec![0u32; sub.nodes.len()];
+        // path[d]: this trie's node for the current `sub` node's ancestor at depth d.
+        let mut path: Vec<u32> = vec![0];
+        for i in 1..sub.nodes.len() - 1 {
+            let node = sub.nodes[i];
+            path.truncate(node.depth as usize);
+            let parent = *path.last().unwrap_or(&0);
+            // Every prefix of a token of `sub` is a node here: the child always exists.
+            let here = self.children(parent).find(|&(_, b)| b == node.byte).map_or(0, |(c, _)| c);
+            out[i] = here;
+            path.push(here);
+        }
+        out
+    }
+
     /// Number of trie nodes (the root included).
     pub fn num_nodes(&self) -> usize {
         self.nodes.len() - 1
@@ -196,6 +214,8 @@ pub struct Vocabulary {
     size: usize,
     trie: TokenTrie,
     fingerprint: u64,
+    /// The plain-token slices (see [`PlainSlice`]), built with the vocabulary.
+    plain_slices: std::sync::OnceLock<Vec<PlainSlice>>,
 }
 
 /// FNV-1a: a stable content hash for cache keys (not for security).
@@ -300,7 +320,11 @@ impl Vocabulary {
             h.write(&bytes[offsets[i] as usize..offsets[i + 1] as usize]);
             h.write(&[0xff]);
         }
-        Ok(Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0 })
+        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default() };
+        // Built now rather than on first use: it is part of loading a vocabulary (once per
+        // tokenizer), not of the first mask of some grammar.
+        vocab.plain_slices();
+        Ok(vocab)
     }
 
     /// The logits width: number of ids a mask covers.
@@ -353,7 +377,93 @@ impl Vocabulary {
 
     /// Heap bytes used.
     pub fn memory_bytes(&self) -> usize {
-        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes()
+        let slices: usize = self.plain_slices.get().map_or(0, |v| v.iter().map(PlainSlice::memory_bytes).sum());
+        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes() + slices
+    }
+
+    /// The plain-token slices, longest bound first.
+    pub fn plain_slices(&self) -> &[PlainSlice] {
+        self.plain_slices.get_or_init(|| self.build_plain_slices())
+    }
+
+    fn build_plain_slices(&self) -> Vec<PlainSlice> {
+        let normal: Vec<(u32, &[u8])> = (0..self.size)
+            .filter(|&i| self.kinds[i] == TokenKind::Normal)
+            .map(|i| (i as u32, &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]))
+            .collect();
+        let plain: Vec<bool> = normal.iter().map(|(_, b)| is_plain_fragment(b)).collect();
+        let longest = normal.iter().zip(&plain).filter(|(_, &p)| p).map(|((_, b), _)| b.len()).max().unwrap_or(0);
+        let mut bounds: Vec<usize> = vec![longest];
+        bounds.extend(PLAIN_SLICE_BOUNDS.iter().copied().filter(|&b| b < longest));
+        bounds
+            .into_iter()
+            .map(|max_len| {
+                let mut bits = vec![0u32; self.mask_words()];
+                let mut rest: Vec<(u32, &[u8])> = Vec::new();
+                for (&(id, b), &p) in normal.iter().zip(&plain) {
+                    if p && b.len() <= max_len {
+                        bits[(id >> 5) as usize] |= 1 << (id & 31);
+                    } else {
+                        rest.push((id, b));
+                    }
+                }
+                let rest = TokenTrie::build(&rest);
+                let rest_to_full = self.trie.map_nodes(&rest);
+                PlainSlice { max_len, bits, rest, rest_to_full }
+            })
+            .collect()
+    }
+}
+
+/// The smaller length bounds of [`PlainSlice`]s (besides the longest plain token): a state
+/// that admits every plain text of 16 bytes, but not of any length (inside a string with a
+/// `maxLength`, say), still skips most of the vocabulary.
+const PLAIN_SLICE_BOUNDS: [usize; 2] = [16, 8];
+
+/// Is `b` a byte of plain text: printable ASCII other than `"` and `\`, or a byte of a
+/// multi-byte UTF-8 character? (What a JSON string holds unescaped, control characters
+/// aside.)
+pub(crate) fn is_plain_byte(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' || b >= 0x80
+}
+
+/// Is `bytes` plain text cut from a longer one at a character boundary: plain bytes, whole
+/// UTF-8 characters, the last one possibly unfinished?
+pub(crate) fn is_plain_fragment(bytes: &[u8]) -> bool {
+    let mut u = crate::dfa::Utf8::Boundary;
+    for &b in bytes {
+        if !is_plain_byte(b) {
+            return false;
+        }
+        match u.next(b) {
+            Some(next) => u = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A precomputed split of the vocabulary for masks inside free text (a JSON string body):
+/// the normal tokens that are plain fragments of at most `max_len` bytes (see
+/// [`is_plain_fragment`]), as mask bits, and a trie of all the others. A DFA state that
+/// every plain fragment of 1..=`max_len` bytes keeps alive allows the whole slice, so its
+/// mask is the slice's bits plus a walk of the (small) rest trie, not of the whole trie.
+#[derive(Debug, Clone)]
+pub struct PlainSlice {
+    /// Longest token in the slice, in bytes.
+    pub max_len: usize,
+    /// The slice's tokens as mask bits (`ceil(size / 32)` words).
+    pub bits: Vec<u32>,
+    /// The trie of every other normal token.
+    pub rest: TokenTrie,
+    /// Per node of `rest`, the node of the full trie that spells the same bytes.
+    pub rest_to_full: Vec<u32>,
+}
+
+impl PlainSlice {
+    /// Heap bytes used.
+    pub fn memory_bytes(&self) -> usize {
+        self.bits.len() * 4 + self.rest.memory_bytes() + self.rest_to_full.len() * 4
     }
 }
 

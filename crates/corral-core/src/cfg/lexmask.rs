@@ -9,7 +9,7 @@
 //! ("completions"): only the subtrees below those nodes need the parser.
 
 use crate::dfa::{Dfa, DEAD};
-use crate::vocab::{ByteRecognizer, TokenTrie};
+use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 
 /// The lexer part of a mask for one open (terminal, DFA state) pair.
 #[derive(Debug)]
@@ -75,8 +75,32 @@ impl ByteRecognizer for Walker<'_> {
     }
 }
 
-/// Computes the lexer mask of DFA `dfa` standing in `state`.
-pub(crate) fn compute(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
+/// Computes the lexer mask of DFA `dfa` standing in `state`: a walk of the whole trie, or,
+/// where `state` admits a plain-token slice (free text, such as inside a JSON string), the
+/// slice's precomputed tokens plus a walk of the rest (see [`crate::vocab::PlainSlice`]).
+pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
+    let trie = vocab.trie();
+    // A terminal must not end inside a slice token: its end would need the parser there.
+    if let Some(slice) = vocab.plain_slices().iter().find(|s| dfa.admits_plain(state, s.max_len, false)) {
+        let mut walker = Walker::new(dfa, state, slice.rest.max_depth());
+        let mut bits = slice.bits.clone();
+        let mut completions = Vec::new();
+        slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
+            for &t in tokens {
+                bits[(t >> 5) as usize] |= 1 << (t & 31);
+            }
+            let full = slice.rest_to_full[node as usize];
+            if w.accepting && trie.has_children(full) {
+                completions.push(full);
+            }
+        });
+        return LexMask { tokens: crate::compiled::StateMask::from_bits(bits), completions };
+    }
+    compute_full(trie, dfa, state, vocab.mask_words())
+}
+
+/// [`compute`] by a walk of the whole trie.
+pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
     let mut walker = Walker::new(dfa, state, trie.max_depth());
     let mut bits = vec![0u32; words];
     let mut completions = Vec::new();
