@@ -342,12 +342,28 @@ def test_long_string_bounds_are_exact(byte_vocab):
         assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(text)) is want
 
 
-def test_string_bound_past_the_dfa_limit_is_refused():
-    # (maxLength + 1) x 14 DFA states > max_dfa_states: refused before anything is built.
+@pytest.mark.parametrize("lo,hi", [(0, 5000), (3000, None), (2049, 2049), (100, 20000), (0, 65536)])
+def test_very_long_string_bounds_are_read_in_chunks(byte_vocab, lo, hi):
+    # Past LONG_STRING characters a plain length bound is read in chunks (no single
+    # automaton of ~14 states per character): still exact at every boundary.
+    schema = {"type": "string", "minLength": lo} if hi is None else {"type": "string", "minLength": lo, "maxLength": hi}
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    edges = {0, 1, 1023, 1024, 1025, 2048, 2049, 4096, 5000, 5001, 20000, 20001}
+    edges |= {n + d for n in (lo, hi or lo) for d in (-1, 0, 1) if n + d >= 0}
+    for n in sorted(edges):
+        # Multi-byte characters and escapes: a length counts characters, not bytes.
+        text = json.dumps("".join("é" if i % 3 == 0 else ("\n" if i % 7 == 0 else "a") for i in range(n)), ensure_ascii=False)
+        want = n >= lo and (hi is None or n <= hi)
+        assert compiled.matches(text.encode()) is want, n
+
+
+def test_long_bound_with_a_pattern_past_the_dfa_limit_is_refused():
+    # With a pattern the bound is one automaton (product with the pattern's): past
+    # max_dfa_states it is refused before anything is built.
     with pytest.raises(corral.LimitExceededError) as info:
-        corral.Grammar.json_schema({"type": "string", "maxLength": 20000})
+        corral.Grammar.json_schema({"type": "string", "maxLength": 20000, "pattern": "^[a-z]+$"})
     assert info.value.limit == "max_dfa_states"
-    corral.Grammar.json_schema({"type": "string", "maxLength": 13000})
+    corral.Grammar.json_schema({"type": "string", "maxLength": 5000, "pattern": "^[a-z]+$"})
 
 
 # --- oneOf with provably disjoint branches: exact as anyOf, no negation ----------------

@@ -10,6 +10,7 @@ what keeps ``minLength``/``maxLength`` exact: a character is one encoded unit.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -37,6 +38,7 @@ def normalize(ranges) -> Ranges:
     return tuple((a, b) for a, b in out)
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and called with the same classes again and again
 def complement(ranges: Ranges) -> Ranges:
     """All characters not in ``ranges``."""
     out = []
@@ -50,6 +52,7 @@ def complement(ranges: Ranges) -> Ranges:
     return normalize(out)
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and called with the same classes again and again
 def intersect(a: Ranges, b: Ranges) -> Ranges:
     """Characters in both."""
     return complement(normalize(complement(a) + complement(b)))
@@ -393,6 +396,7 @@ def _check_no_anchor(node, src: str):
         _check_no_anchor(node.item, src)
 
 
+@functools.lru_cache(maxsize=1024)  # pure; the result is immutable
 def search_language(src: str):
     """The AST of all strings in which ``src`` finds a match (``RegExp.test``)."""
     tree = parse(src)
@@ -406,6 +410,7 @@ def search_language(src: str):
     return out[0] if len(out) == 1 else Alt(tuple(out))
 
 
+@functools.lru_cache(maxsize=1024)  # pure; the result is immutable
 def full_language(src: str):
     """The AST of the strings ``src`` matches as a whole (used for ``format`` patterns)."""
     tree = parse(src)
@@ -424,6 +429,7 @@ def _class_char(cp: int) -> str:
     return f"\\U{cp:08x}"
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and called with the same classes again and again
 def render_class(ranges: Ranges) -> str:
     """A Python ``re`` class for ``ranges`` (a never-matching class if empty)."""
     if not ranges:
@@ -472,6 +478,7 @@ def _escaped_form(cp: int) -> str:
     return f"\\\\u00{cp:02x}"
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and called with the same classes again and again
 def render_json_class(ranges: Ranges) -> str:
     """Regex source for one character of ``ranges`` in its canonical JSON encoding."""
     plain = intersect(ranges, complement(_MUST_ESCAPE))
@@ -494,6 +501,7 @@ def render_json_class(ranges: Ranges) -> str:
     return parts[0] if len(parts) == 1 else _group("|".join(parts))
 
 
+@functools.lru_cache(maxsize=1024)  # pure; the result is immutable
 def render_json(node) -> str:
     """Regex source matching the canonical JSON encodings (without quotes) of ``node``."""
     return _group(_render(node, render_json_class)) if isinstance(node, Alt) else _render(node, render_json_class)

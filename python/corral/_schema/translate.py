@@ -60,6 +60,11 @@ MAX_SHAPES = 512
 MAX_PATTERN_PROPERTIES = 4
 MAX_COUNTED_ITEMS = 64
 MAX_ANY_ORDER_STATES = 4096
+# Strings whose length bound exceeds LONG_STRING characters (and that have no pattern or
+# format) are read in chunks of STRING_CHUNK characters: one automaton for the whole bound
+# would need about 14 states per character (see ``_chunked_string``).
+LONG_STRING = 2048
+STRING_CHUNK = 1024
 
 
 def shape_pointer(shape) -> str:
@@ -729,6 +734,11 @@ class Translator:
         return _bool_terms(terms, negs)
 
     def emit_string(self, shape: Shape) -> Optional[str]:
+        plain = not (shape.patterns or shape.neg_patterns or shape.formats or shape.neg_formats)
+        plain = plain and not any(isinstance(v, str) for v in shape.not_values)
+        longest = max(shape.min_len, shape.max_len or 0)
+        if plain and longest > LONG_STRING and (shape.max_len is None or shape.max_len >= shape.min_len):
+            return _chunked_string(shape.min_len, shape.max_len)
         body = self.string_body(shape)
         if body is None:
             return None
@@ -1216,6 +1226,30 @@ class Translator:
             if body is not None:
                 lines.append(f"{name} ::= {body} ;")
         return "\n".join(lines) + "\n"
+
+
+def _chunked_string(lo: int, hi: Optional[int]) -> str:
+    """EBNF for a JSON string of ``lo`` to ``hi`` characters (``hi`` None: no bound), read as
+    chunks of exactly K = STRING_CHUNK characters and one last terminal that holds the rest
+    and the closing quote (so that no terminal ends inside the text but at a chunk's end).
+
+    With a = lo // K, b = lo % K and, for a bound, q, r = divmod(hi - lo, K):
+    B{a} (B{0,q-1} C{b,b+K-1}" | B{q} C{b,b+r}"): lengths lo + K·j + t (0 <= j < q,
+    0 <= t < K), then lo + K·q .. hi, each one way only.
+    """
+    k = STRING_CHUNK
+    char = f"(?:{ecma.JSON_CHAR})"
+    chunk = _rx(f"{char}{{{k}}}")
+    a, b = divmod(lo, k)
+    head = f'"\\"" ({chunk}){{{a}}} ' if a else '"\\"" '
+    if hi is None:
+        return head + _rx(f'{char}{{{b},}}"')
+    q, r = divmod(hi - lo, k)
+    last = _rx(f'{char}{{{b},{b + r}}}"')
+    if q == 0:
+        return head + last
+    full = f"({chunk}){{0,{q - 1}}} " + _rx(f'{char}{{{b},{b + k - 1}}}"') if q > 1 else _rx(f'{char}{{{b},{b + k - 1}}}"')
+    return head + f"({full} | ({chunk}){{{q}}} {last})"
 
 
 def _bool_terms(terms: List[str], negs: List[str]) -> str:

@@ -909,14 +909,20 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
         (true, None) if lw.regular_rules.contains(start_name) => lw.try_fold(start_name),
         (true, Some(Reg::Dfa { dfa, .. })) => Some((*dfa).clone()),
         (true, Some(Reg::Src(src))) if src.len() > MAX_TERMINAL_SOURCE => None,
-        (true, Some(Reg::Src(src))) => Some(lw.compile_cached(&src, limits).map(|d| (*d).clone()).map_err(|e| match e {
-            Error::EmptyLanguage { .. } => Error::Grammar {
-                message: format!("the grammar matches no string at all (start rule `{start_name}`)"),
-                line: 0,
-                col: 0,
-            },
-            other => other,
-        })?),
+        (true, Some(Reg::Src(src))) => match lw.compile_cached(&src, limits) {
+            Ok(d) => Some((*d).clone()),
+            // Too large as one DFA: the parser reads it over its pieces (any piece that is
+            // itself too large is reported there).
+            Err(Error::LimitExceeded { .. }) => None,
+            Err(Error::EmptyLanguage { .. }) => {
+                return Err(Error::Grammar {
+                    message: format!("the grammar matches no string at all (start rule `{start_name}`)"),
+                    line: 0,
+                    col: 0,
+                })
+            }
+            Err(e) => return Err(e),
+        },
         _ => None,
     };
     // Ignored expressions (Lark's %ignore): one optional-repeated terminal.
