@@ -23,8 +23,11 @@ Two schema sets:
 For each schema and engine:
 
 1. compile: schema -> grammar -> compiled grammar -> matcher -> first mask filled, fresh and
-   uncached (corral ``cache=False``, xgrammar ``cache_enabled=False``); a schema the engine
-   refuses (raises, or llguidance's matcher is in its error state) is counted, not timed;
+   uncached (corral ``cache=False``, xgrammar ``cache_enabled=False``), the median of a few
+   such compiles (the first one in a forked child also pays copy-on-write faults), in a child
+   of a parent where each engine has compiled one small warm-up schema outside the sets; a
+   schema the engine refuses (raises, or llguidance's matcher is in its error state) is
+   counted, not timed;
 2. walk: each valid instance, serialized compactly with object keys in the schema's
    ``properties`` order, tokenized with tokenizers' ``encode(add_special_tokens=False)`` (the
    bytes must round-trip), forced through token by token on the compiled grammar (matcher
@@ -32,7 +35,11 @@ For each schema and engine:
    token must be allowed by the mask and accepted by the advance call, and the final mask must
    allow EOS in an accepting state, else the instance counts as rejected (and is abandoned
    for that engine). Peers' masks are compared with corral's at the same step, outside the
-   timed calls.
+   timed calls;
+3. invalid instances (suite only: the ``valid: false`` tests, serialized the same way):
+   forced through with advance calls, untimed; one the engine accepts whole, EOS included, is
+   a wrong answer. A schema is *supported* when the engine compiled it, accepted every valid
+   instance and rejected every invalid one.
 
 Each engine has a time budget per set (compile + walk, measured in the child): once it is
 spent, the engine's remaining schemas are not tried and the table says "(capped)". One
@@ -258,10 +265,8 @@ def load_suite(stride):
                 continue
             schema = case["schema"]
             orderer = Orderer(schema) if isinstance(schema, dict) else None
-            texts = []
+            texts, invalid = [], []
             for t in case["tests"]:
-                if not t["valid"]:
-                    continue
                 data = t["data"]
                 try:
                     original = compact(data)
@@ -270,10 +275,13 @@ def load_suite(stride):
                 except (TypeError, ValueError, UnicodeEncodeError) as e:
                     skipped.append({"case": f"{base}#{ci}", "test": t["description"], "why": short_error(e)})
                     continue
+                if not t["valid"]:
+                    invalid.append({"text": ordered, "desc": t["description"]})
+                    continue
                 reordered += ordered != original
                 texts.append({"text": ordered, "desc": t["description"]})
             cases.append({"name": f"{base}#{ci}", "file": base, "description": case["description"],
-                          "schema": schema, "instances": texts})
+                          "schema": schema, "instances": texts, "invalid": invalid})
     return cases, {"files": len(files), "skipped_instances": skipped, "reordered_instances": reordered}
 
 
@@ -519,6 +527,8 @@ def run_engine_on_case(engine, setup, case, reps, reps_budget_s, agreement):
     cmp_ = None if engine == "corral" or agreement is None or not agreement.masks else agreement.new_peer()
     fills, advances, rejections = walk_case(runner, setup, case["name"], case["instances"],
                                             agreement if (engine == "corral" or cmp_ is not None) else None, cmp_)
+    out["invalid_walked"] = len(case.get("invalid", []))
+    out["invalid_accepted"] = walk_invalid(runner, setup, case["name"], case.get("invalid", []))
     out["fills_ns"] = np.asarray(fills, dtype=np.int64)
     out["advances_ns"] = np.asarray(advances, dtype=np.int64)
     out["rejections"] = rejections
@@ -590,11 +600,25 @@ def run_forked(fn, timeout_s, rss_limit_bytes):
 
 def tokenize_cases(setup, cases):
     for c in cases:
-        for inst in c["instances"]:
+        for inst in c["instances"] + c.get("invalid", []):
             ids = setup.tok.encode(inst["text"], add_special_tokens=False).ids
             if setup.vocab.decode_bytes(ids) != inst["text"].encode("utf-8"):
                 raise RuntimeError(f"{c['name']} {inst['desc']}: tokenization does not round-trip")
             inst["ids"] = ids
+
+
+def walk_invalid(runner, setup, case_key, instances):
+    """Each invalid instance forced through (advance only, no timing): the ones the engine
+    accepts whole, EOS included, are wrong answers."""
+    eos = setup.eos[0]
+    accepted = []
+    for j, inst in enumerate(instances):
+        runner.reset()
+        if all(runner.advance(t) for t in inst["ids"]):
+            runner.fill(*runner.fargs)
+            if bit(runner.row, eos) and runner.accepting():
+                accepted.append({"case": case_key, "instance": j, "desc": inst["desc"], "text": inst["text"][-80:]})
+    return accepted
 
 
 def bench_set(set_name, cases, setup, engines, cfg, log):
@@ -693,6 +717,9 @@ def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct
         advs = np.concatenate([r["advances_ns"] for _, r in oks]) if oks else np.zeros(0)
         cfills = [r["fills_ns"] for c, r in oks if c["name"] in common]
         rej = [x for _, r in oks for x in r["rejections"]]
+        wrong_invalid = [x for _, r in oks for x in r.get("invalid_accepted", [])]
+        # Supported: compiled, every valid instance accepted and every invalid one rejected.
+        supported = sum(1 for _, r in oks if not r["rejections"] and not r.get("invalid_accepted"))
         refusals = {}
         for c, r in rs:
             if r["status"] in ("refused", "crashed", "timeout", "memory"):
@@ -733,6 +760,10 @@ def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct
             "masks_over_1ms": int((fills > 1_000_000).sum()),
             "instances_walked": sum(r["instances"] for _, r in oks),
             "instances_rejected": len(rej),
+            "invalid_walked": sum(r.get("invalid_walked", 0) for _, r in oks),
+            "invalid_accepted": len(wrong_invalid),
+            "invalid_accepted_list": wrong_invalid,
+            "supported": supported,
             "rejections": rej,
             "refusal_reasons": sorted(([k, len(v), v[:8]] for k, v in refusals.items()), key=lambda x: -x[1]),
             "agreement_with_corral": agg if have_agreement else None,
@@ -747,6 +778,7 @@ def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct
                 r["fill"] = stats_us(r.pop("fills_ns"))
                 r["advance"] = stats_us(r.pop("advances_ns"))
                 r["rejected"] = len(r["rejections"])
+                r["invalid_accepted"] = len(r.get("invalid_accepted", []))
                 if r.get("agreement") and set_name == "suite":
                     r["agreement"] = {k: v for k, v in r["agreement"].items() if k != "examples"}
                 if set_name == "suite":
@@ -797,21 +829,25 @@ def fmt(x, unit=""):
 
 
 def engine_table(L, res, engines, suite):
-    L.append("| engine | schemas compiled / refused | compile ms median | p90 | compile ms median, common schemas¹ "
-             "| instances walked / rejected | masks timed | mask µs median | p90 | p99 | max | masks > 1 ms "
+    L.append("| engine | schemas compiled / refused | supported² | compile ms median | p90 | compile ms median, common schemas¹ "
+             "| instances walked / rejected | invalid walked / accepted | masks timed | mask µs median | p90 | p99 | max | masks > 1 ms "
              "| advance µs median | notes |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for e in engines:
         s = res["engines"][e]
         if s["missing_api"]:
-            L.append(f"| {e} | missing API | | | | | | | | | | | | `corral.Grammar.json_schema` not found |")
+            L.append(f"| {e} | missing API | | | | | | | | | | | | | | `corral.Grammar.json_schema` not found |")
             continue
         f = s["fill"]
-        L.append(f"| {e} | {s['compiled']} / {s['refused']} | {fmt(s['compile_ms_median'])} | {fmt(s['compile_ms_p90'])} "
+        L.append(f"| {e} | {s['compiled']} / {s['refused']} | {s['supported']} | {fmt(s['compile_ms_median'])} | {fmt(s['compile_ms_p90'])} "
                  f"| {fmt(s['compile_ms_median_common'])} | {s['instances_walked']} / {s['instances_rejected']} "
+                 f"| {s['invalid_walked']} / {s['invalid_accepted']} "
                  f"| {f['n']:,} | {fmt(f.get('median_us'))} | {fmt(f.get('p90_us'))} | {fmt(f.get('p99_us'))} "
                  f"| {fmt(f.get('max_us'))} | {s['masks_over_1ms']} | {fmt(s['advance'].get('median_us'))} "
                  f"| {cell_status(s, e)} |")
+    L.append("")
+    L.append("² Supported = compiled, every valid instance accepted and every invalid instance (the suite's "
+             "`valid: false` tests; the realistic set has none) rejected, at some token or at EOS.")
     L.append("")
     running = res["common_engines"]
     if res["common_schemas"] and len(running) > 1:
@@ -851,6 +887,12 @@ def rejection_lines(L, res, engines, limit):
                          f"`{x['case']}` {x['desc']!r} at step {x['step']} "
                          + (f"{x.get('token_bytes')} after `{x.get('context', '')[-30:]!r}`" if x["token"] != "EOS"
                             else "(EOS not allowed / not accepting)") for x in shown) + ".")
+            L.append("")
+        if s.get("invalid_accepted_list"):
+            shown = s["invalid_accepted_list"][:limit]
+            L.append(f"{e} accepted {s['invalid_accepted']} invalid instance(s) (wrong answers)"
+                     + (f" (first {limit})" if len(s["invalid_accepted_list"]) > limit else "") + ": "
+                     + "; ".join(f"`{x['case']}` {x['desc']!r}" for x in shown) + ".")
             L.append("")
         if s["refusal_reasons"]:
             L.append(f"{e}: why schemas were refused / stopped (count: message, digits as N): " + "; ".join(

@@ -647,6 +647,34 @@ mod tests {
         assert!(sliced >= 10, "the slices were used in {sliced} states only");
     }
 
+    /// Masks on a vocabulary where a node's children are exactly the readable bytes, or
+    /// none of them, or only part of a multi-byte character (regular and lexer masks).
+    #[test]
+    fn masks_where_children_are_partly_readable() {
+        let words: [&[u8]; 12] = [b"a", b"ab", b"abb", b"abx", b"b", b"ba", b"x", b"xy", b"\xc3", b"\xc3\xa9", b"a\xc3\xa9", b"b\""];
+        let mut toks: Vec<Option<Vec<u8>>> = words.iter().map(|w| Some(w.to_vec())).collect();
+        toks.push(None);
+        let eos = toks.len() as u32 - 1;
+        let vocab = Arc::new(Vocabulary::new(toks, &[], &[eos], None).unwrap());
+        for pattern in [r"[ab]*", r"a(?:b|é)*", r#"[ab]*""#, r"x|xy", r"b|ba"] {
+            let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+            let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+            let dfa = c.dfa().unwrap();
+            for state in 1..dfa.num_states() as u32 {
+                let mut got = vec![0u32; vocab.mask_words()];
+                c.state_mask(state).write(&mut got);
+                let lex = lexmask::compute(&vocab, dfa, state);
+                let mut lex_bits = vec![0u32; vocab.mask_words()];
+                lex.tokens.write(&mut lex_bits);
+                for id in 0..eos {
+                    let want = dfa.walk(state, vocab.token_bytes(id)) != DEAD;
+                    assert_eq!(got[(id >> 5) as usize] >> (id & 31) & 1 == 1, want, "/{pattern}/ state {state} token {id}");
+                    assert_eq!(lex_bits[(id >> 5) as usize] >> (id & 31) & 1 == 1, want, "lexer /{pattern}/ state {state} token {id}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn matcher_rejects_and_rolls_back() {
         let vocab = Arc::new(all_short_tokens());
