@@ -121,6 +121,11 @@ impl Reg {
 /// matched as one DFA.
 const MAX_TERMINAL_SOURCE: usize = 1_000;
 
+/// A regular grammar is matched as one DFA only while that DFA has at most this many
+/// states (else by the parser over its pieces).
+const WHOLE_MAX_STATES: usize = 20_000;
+const WHOLE_MAX_BYTES: usize = 4 << 20;
+
 /// Adjacent terminals are joined into one only while the result stays this small (in
 /// DFA states, see [`merge_terminal_runs`]).
 const MERGE_MAX_STATES: usize = 4_096;
@@ -129,7 +134,8 @@ const REGULAR_ARGS: &str = "(strings, classes, regexes and non-recursive rules)"
 
 /// The budget of [`Lowering::try_fold`]: DFA states, and bytes of subset-construction sets.
 const FOLD_MAX_STATES: usize = 2_000;
-const FOLD_MAX_BYTES: usize = 16 << 20;
+/// (Bytes bound the regex engine's determinization, which runs before states are counted.)
+const FOLD_MAX_BYTES: usize = 1 << 20;
 /// A fold builds many intermediate DFAs (one per sequence, union and operator): their
 /// states, summed, are bounded too, so that a failing attempt stays cheap.
 const FOLD_MAX_WORK: usize = 4 * FOLD_MAX_STATES;
@@ -373,6 +379,14 @@ impl<'a> Lowering<'a> {
 
     /// Compiles regex source to a DFA; errors name `name` and point at `pos`.
     fn compile_src(&self, src: &str, name: &str, pos: Pos) -> Result<Dfa> {
+        // A fold gives up on a large regex before the regex engine spends its budget.
+        if self.fold_limits.is_some() && src.len() > MAX_TERMINAL_SOURCE && !self.compiled.borrow().contains_key(src) {
+            return Err(Error::LimitExceeded {
+                limit: "max_dfa_states",
+                value: FOLD_MAX_STATES,
+                context: "folding the grammar into one DFA".into(),
+            });
+        }
         match self.compile_cached(src, self.dfa_limits()) {
             Ok(d) => Ok((*d).clone()),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
@@ -909,7 +923,13 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
         (true, None) if lw.regular_rules.contains(start_name) => lw.try_fold(start_name),
         (true, Some(Reg::Dfa { dfa, .. })) => Some((*dfa).clone()),
         (true, Some(Reg::Src(src))) if src.len() > MAX_TERMINAL_SOURCE => None,
-        (true, Some(Reg::Src(src))) => match lw.compile_cached(&src, limits) {
+        // One DFA for the whole grammar only while it stays moderate: a large one costs more
+        // to build than the parser costs to run.
+        (true, Some(Reg::Src(src))) => match lw.compile_cached(&src, &Limits {
+            max_dfa_states: limits.max_dfa_states.min(WHOLE_MAX_STATES),
+            dfa_size_limit: limits.dfa_size_limit.min(WHOLE_MAX_BYTES),
+            ..limits.clone()
+        }) {
             Ok(d) => Some((*d).clone()),
             // Too large as one DFA: the parser reads it over its pieces (any piece that is
             // itself too large is reported there).
@@ -1051,6 +1071,8 @@ struct RunPart {
 /// terminal built from boolean operators stays apart.
 fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
     let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
+    // Each terminal's DFA, shared (a run may repeat one large terminal many times).
+    let mut shared: HashMap<u32, Rc<Dfa>> = HashMap::new();
     for n in 0..lw.bnf.len() {
         for a in 0..lw.bnf[n].len() {
             let seq = lw.bnf[n][a].clone();
@@ -1071,7 +1093,7 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
                     out.push(Sym::t(t));
                 } else {
                     let before = out.len();
-                    merge_run(lw, run, &mut out)?;
+                    merge_run(lw, run, &mut shared, &mut out)?;
                     if out.len() == before + 1 {
                         merged.insert(run.to_vec(), out[before].index());
                     }
@@ -1085,11 +1107,11 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
 }
 
 /// Merges one run of terminals (see [`merge_terminal_runs`]), pushing the result to `out`.
-fn merge_run(lw: &mut Lowering<'_>, run: &[Sym], out: &mut Vec<Sym>) -> Result<()> {
-    let part = |lw: &Lowering<'_>, s: Sym| {
+fn merge_run(lw: &mut Lowering<'_>, run: &[Sym], shared: &mut HashMap<u32, Rc<Dfa>>, out: &mut Vec<Sym>) -> Result<()> {
+    let mut part = |lw: &Lowering<'_>, s: Sym| {
         let i = s.index() as usize;
         RunPart {
-            dfa: Rc::new(lw.terminals[i].dfa.clone()),
+            dfa: shared.entry(s.index()).or_insert_with(|| Rc::new(lw.terminals[i].dfa.clone())).clone(),
             src: lw.terminal_regex[i].clone(),
             name: lw.terminals[i].name.clone(),
             key: lw.terminal_key[i].clone(),
@@ -1116,10 +1138,14 @@ fn merge_run(lw: &mut Lowering<'_>, run: &[Sym], out: &mut Vec<Sym>) -> Result<(
         };
         let joined = match c.dfa.concat(&next.dfa, lw.limits, &what) {
             Ok(Some(d)) => Some(Rc::new(d)),
-            Ok(None) | Err(Error::LimitExceeded { .. }) => match &src {
-                Some(src) => Some(lw.compile_cached(src, lw.limits)?),
-                None => None,
-            },
+            // A junction that is not deterministic: subset construction over the two
+            // automata, within the merge budget (else the parser reads them one by one).
+            Ok(None) => {
+                let small = Limits { max_dfa_states: MERGE_MAX_STATES, ..lw.limits.clone() };
+                let e = DfaExpr::Seq(vec![DfaExpr::Leaf(&c.dfa), DfaExpr::Leaf(&next.dfa)]);
+                Dfa::from_expr(&e, &small, &what).ok().map(Rc::new)
+            }
+            Err(Error::LimitExceeded { .. }) => None,
             Err(e) => return Err(e),
         };
         match joined {
