@@ -110,3 +110,23 @@ def test_lark_errors(text, line, column, message):
         corral.Grammar.lark(text)
     assert (info.value.line, info.value.column) == (line, column), str(info.value)
     assert str(info.value) == f"grammar error at line {line}, column {column}: {message}"
+
+
+IGNORE_CASES = [
+    # A terminal built from a large repetition stays one token (no ignored text inside).
+    ('start: NUM ("," NUM)*\nNUM: DIGIT~1..80\nDIGIT: /[0-9]/\n%ignore " "\n',
+     ["12,34", "12 , 34", " 7", "1 2,3", "12,3 4", "1" * 80, "1" * 81, "1" * 40 + " " + "1" * 40]),
+    # A group or a repetition of tokens inside a rule is several tokens: ignored text may
+    # come between them.
+    ('start: NUM ("," NUM)?\nNUM: /[0-9]+/\n%ignore " "\n', ["1,2", "1, 2", "1 ,2", "1 , 2", "1,", ",2"]),
+    ('start: WORD+ "."\nWORD: /[a-z]+/\n%ignore /[ \\t]+/\n', ["ab cd.", "ab\tcd .", "abcd.", " ab .", "ab", "."]),
+]
+
+
+@pytest.mark.parametrize("grammar,texts", IGNORE_CASES)
+def test_ignore_goes_between_tokens_only(byte_vocab, grammar, texts):
+    # Checked against lark itself.
+    compiled = corral.compile(corral.Grammar.lark(grammar), byte_vocab)
+    parser = lark.Lark(grammar, parser="earley", lexer="dynamic")
+    for text in texts:
+        assert compiled.matches(text.encode()) is parses(parser, text), text

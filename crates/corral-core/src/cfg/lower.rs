@@ -622,6 +622,12 @@ impl<'a> Lowering<'a> {
         if matches!(e, Expr::Empty | Expr::Term { .. }) {
             return Ok(true);
         }
+        // In a Lark grammar a token is a string, a regex or a TERMINAL, however large (%ignore
+        // text may follow each token, so one must not be split), and a group of tokens
+        // inside a rule is several tokens (ignored text may come between them).
+        if self.ast.lark_tokens {
+            return Ok(matches!(e, Expr::Ref { .. }));
+        }
         Ok(match self.expr_reg(e)? {
             Reg::Src(src) => src.len() <= MAX_TERMINAL_SOURCE && !has_large_count(&src),
             Reg::Dfa { .. } => true,
