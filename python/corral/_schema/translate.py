@@ -1386,13 +1386,23 @@ def k_multiple(t, shape, sub, val, disj, chain):
     shape.mults.append((d, sub.pointer + "/multipleOf"))
 
 
-def k_min_len(t, shape, sub, val, disj, chain):
-    shape.min_len = max(shape.min_len, _count(t, sub, "minLength", val))
+def k_count_min(kw: str, field: str):
+    """Handler for a lower count bound (``minLength``, ``minItems``, ``minProperties``)."""
+
+    def handler(t, shape, sub, val, disj, chain):
+        setattr(shape, field, max(getattr(shape, field), _count(t, sub, kw, val)))
+
+    return handler
 
 
-def k_max_len(t, shape, sub, val, disj, chain):
-    n = _count(t, sub, "maxLength", val)
-    shape.max_len = n if shape.max_len is None else min(shape.max_len, n)
+def k_count_max(kw: str, field: str):
+    """Handler for an upper count bound (``maxLength``, ``maxItems``, ``maxProperties``)."""
+
+    def handler(t, shape, sub, val, disj, chain):
+        n, old = _count(t, sub, kw, val), getattr(shape, field)
+        setattr(shape, field, n if old is None else min(old, n))
+
+    return handler
 
 
 def k_pattern(t, shape, sub, val, disj, chain):
@@ -1444,15 +1454,6 @@ def k_prefix(t, shape, sub, val, disj, chain):
     elif "unevaluatedItems" in sub.schema and not any(k in sub.schema for k in _IN_PLACE):
         rest = sub.child(sub.schema["unevaluatedItems"], "unevaluatedItems")
     shape.arr_clauses.append((prefix, rest))
-
-
-def k_min_items(t, shape, sub, val, disj, chain):
-    shape.min_items = max(shape.min_items, _count(t, sub, "minItems", val))
-
-
-def k_max_items(t, shape, sub, val, disj, chain):
-    n = _count(t, sub, "maxItems", val)
-    shape.max_items = n if shape.max_items is None else min(shape.max_items, n)
 
 
 def k_contains(t, shape, sub, val, disj, chain):
@@ -1551,15 +1552,6 @@ def k_required(t, shape, sub, val, disj, chain):
             shape.required.append(k)
         if k in shape.forbidden:
             shape.unsat = True
-
-
-def k_min_props(t, shape, sub, val, disj, chain):
-    shape.min_props = max(shape.min_props, _count(t, sub, "minProperties", val))
-
-
-def k_max_props(t, shape, sub, val, disj, chain):
-    n = _count(t, sub, "maxProperties", val)
-    shape.max_props = n if shape.max_props is None else min(shape.max_props, n)
 
 
 def k_prop_names(t, shape, sub, val, disj, chain):
@@ -1681,15 +1673,15 @@ _KEYWORDS = {
     "exclusiveMinimum": k_bound("exclusiveMinimum"),
     "exclusiveMaximum": k_bound("exclusiveMaximum"),
     "multipleOf": k_multiple,
-    "minLength": k_min_len,
-    "maxLength": k_max_len,
+    "minLength": k_count_min("minLength", "min_len"),
+    "maxLength": k_count_max("maxLength", "max_len"),
     "pattern": k_pattern,
     "format": k_format,
     "items": k_items,
     "prefixItems": k_prefix,
     "additionalItems": k_ignore,  # read with items
-    "minItems": k_min_items,
-    "maxItems": k_max_items,
+    "minItems": k_count_min("minItems", "min_items"),
+    "maxItems": k_count_max("maxItems", "max_items"),
     "contains": k_contains,
     "minContains": k_ignore,
     "maxContains": k_ignore,
@@ -1700,8 +1692,8 @@ _KEYWORDS = {
     "unevaluatedProperties": k_unevaluated_props,
     "unevaluatedItems": k_unevaluated_items,
     "required": k_required,
-    "minProperties": k_min_props,
-    "maxProperties": k_max_props,
+    "minProperties": k_count_min("minProperties", "min_props"),
+    "maxProperties": k_count_max("maxProperties", "max_props"),
     "propertyNames": k_prop_names,
     "dependentRequired": k_dependent_required,
     "dependentSchemas": k_dependent_schemas,
@@ -1793,13 +1785,23 @@ def n_multiple(t, sub, val, schema):
     return [[_syn_shape(t, "not multipleOf", {INT, FRAC}, neg_mults=(d, sub.pointer + "/multipleOf"))]]
 
 
-def n_min_len(t, sub, val, schema):
-    n = _count(t, sub, "minLength", val)
-    return [[_syn_shape(t, "not minLength", {STR}, max_len=n - 1)]] if n > 0 else []
+def n_count_min(kw: str, kind: str, upper: str):
+    """Negation of a lower count bound: at most ``n - 1`` (nothing when ``n`` is 0)."""
+
+    def handler(t, sub, val, schema):
+        n = _count(t, sub, kw, val)
+        return [[_syn_shape(t, f"not {kw}", {kind}, **{upper: n - 1})]] if n > 0 else []
+
+    return handler
 
 
-def n_max_len(t, sub, val, schema):
-    return [[_syn_shape(t, "not maxLength", {STR}, min_len=_count(t, sub, "maxLength", val) + 1)]]
+def n_count_max(kw: str, kind: str, lower: str):
+    """Negation of an upper count bound: at least ``n + 1``."""
+
+    def handler(t, sub, val, schema):
+        return [[_syn_shape(t, f"not {kw}", {kind}, **{lower: _count(t, sub, kw, val) + 1})]]
+
+    return handler
 
 
 def n_pattern(t, sub, val, schema):
@@ -1814,24 +1816,6 @@ def n_format(t, sub, val, schema):
     if val in _KNOWN_FORMATS:
         t.unsupported(sub, "format", f"format {val!r} cannot be expressed as a regular language")
     return []
-
-
-def n_min_items(t, sub, val, schema):
-    n = _count(t, sub, "minItems", val)
-    return [[_syn_shape(t, "not minItems", {ARR}, max_items=n - 1)]] if n > 0 else []
-
-
-def n_max_items(t, sub, val, schema):
-    return [[_syn_shape(t, "not maxItems", {ARR}, min_items=_count(t, sub, "maxItems", val) + 1)]]
-
-
-def n_min_props(t, sub, val, schema):
-    n = _count(t, sub, "minProperties", val)
-    return [[_syn_shape(t, "not minProperties", {OBJ}, max_props=n - 1)]] if n > 0 else []
-
-
-def n_max_props(t, sub, val, schema):
-    return [[_syn_shape(t, "not maxProperties", {OBJ}, min_props=_count(t, sub, "maxProperties", val) + 1)]]
 
 
 def n_required(t, sub, val, schema):
@@ -1972,14 +1956,14 @@ _NEGATIONS = {
     "exclusiveMinimum": n_bound("exclusiveMinimum"),
     "exclusiveMaximum": n_bound("exclusiveMaximum"),
     "multipleOf": n_multiple,
-    "minLength": n_min_len,
-    "maxLength": n_max_len,
+    "minLength": n_count_min("minLength", STR, "max_len"),
+    "maxLength": n_count_max("maxLength", STR, "min_len"),
     "pattern": n_pattern,
     "format": n_format,
-    "minItems": n_min_items,
-    "maxItems": n_max_items,
-    "minProperties": n_min_props,
-    "maxProperties": n_max_props,
+    "minItems": n_count_min("minItems", ARR, "max_items"),
+    "maxItems": n_count_max("maxItems", ARR, "min_items"),
+    "minProperties": n_count_min("minProperties", OBJ, "max_props"),
+    "maxProperties": n_count_max("maxProperties", OBJ, "min_props"),
     "required": n_required,
     "properties": n_properties,
     "items": n_items,
