@@ -142,8 +142,9 @@ pub(crate) enum Engine {
         earley: EarleyGrammar,
         start: Chart,
         lex_cache: RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
-        /// Shortest strings of the grammar's symbols (for completions).
-        shortest: crate::cfg::complete::Shortest,
+        /// Shortest strings of the symbols, for completions: built on first use (few
+        /// matchers ask, and large terminals make it costly).
+        shortest: OnceLock<crate::cfg::complete::Shortest>,
         /// Below the nodes where terminal-state pair P may end, what expected terminal T
         /// reads: by (P's terminal, P's state, T). Independent of the rest of the parse.
         after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
@@ -183,11 +184,10 @@ impl CompiledGrammar {
             Grammar::Cfg(cfg) => {
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
                 let start = earley.start_chart()?;
-                let shortest = crate::cfg::complete::Shortest::new(&earley);
                 Engine::Cfg {
                     earley,
                     start,
-                    shortest,
+                    shortest: OnceLock::new(),
                     lex_cache: RwLock::new(FastMap::default()),
                     after_end_cache: RwLock::new(FastMap::default()),
                     state_cache: RwLock::new(FastMap::default()),

@@ -6,7 +6,6 @@
 //! still be completed" — exactly the test a token mask needs.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::rc::Rc;
 
@@ -44,13 +43,27 @@ pub enum DfaExpr<'a> {
 /// The coarsest byte partition that refines every given one (so that a product automaton
 /// can be explored over one representative byte per class).
 fn refine(partitions: &[&[u8; 256]]) -> [u8; 256] {
+    // One partition at a time: a byte's new class is its (class so far, class in `p`)
+    // pair, numbered by first occurrence (so the result does not depend on the order of
+    // equal partitions, and matches numbering by the bytes' full tuples).
     let mut class_of = [0u8; 256];
-    let mut seen: HashMap<Vec<u8>, u8> = HashMap::new();
-    for b in 0..256 {
-        let key: Vec<u8> = partitions.iter().map(|p| p[b]).collect();
-        let n = seen.len();
-        // At most 256 distinct keys (one per byte), so the id fits in a u8.
-        class_of[b] = *seen.entry(key).or_insert(n as u8);
+    let mut n = 1usize;
+    let mut ids: Vec<u16> = Vec::new();
+    for p in partitions {
+        let np = p.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
+        ids.clear();
+        ids.resize(n * np, u16::MAX);
+        let mut count = 0u16;
+        for b in 0..256 {
+            let k = class_of[b] as usize * np + p[b] as usize;
+            if ids[k] == u16::MAX {
+                ids[k] = count;
+                count += 1;
+            }
+            // At most 256 distinct pairs (one per byte), so the id fits in a u8.
+            class_of[b] = ids[k] as u8;
+        }
+        n = count as usize;
     }
     class_of
 }
@@ -732,30 +745,43 @@ impl Dfa {
     /// bound is allowed from `state`, and (without accepting states) no terminal ends
     /// inside one, so a mask needs no walk over the slice.
     pub fn admits_plain(&self, state: u32, max_len: usize, may_accept: bool) -> bool {
-        // One representative byte per class of (this DFA, UTF-8 structure), plain only.
+        use Utf8::*;
+        const U: [Utf8; 8] = [Boundary, Cont(1), Cont(2), Cont(3), E0, Ed, F0, F4];
+        let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
+        // Per UTF-8 state, the plain bytes it takes: one representative per class of
+        // (this DFA, UTF-8 structure), with the UTF-8 state after it.
         let utf8 = Utf8::classes();
-        let mut reps: Vec<u8> = Vec::new();
-        let mut seen_class: std::collections::HashSet<(u8, u8)> = Default::default();
-        for b in 0..=255u8 {
-            if crate::vocab::is_plain_byte(b) && seen_class.insert((self.class_of[b as usize], utf8[b as usize])) {
-                reps.push(b);
+        let mut moves: [Vec<(u8, u8)>; 8] = Default::default();
+        for (i, u) in U.iter().enumerate() {
+            let mut seen_class = [false; 256 * 12];
+            for b in 0..=255u8 {
+                let key = self.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize;
+                if !crate::vocab::is_plain_byte(b) || seen_class[key] {
+                    continue;
+                }
+                if let Some(u2) = u.next(b) {
+                    seen_class[key] = true;
+                    moves[i].push((b, index(u2)));
+                }
             }
         }
         // Breadth first over (DFA state, UTF-8 state): the states reachable within
-        // `max_len` bytes are those first reached at a depth of at most `max_len`.
-        let mut seen: crate::cfg::earley::FastSet<(u32, Utf8)> = Default::default();
-        let mut frontier = vec![(state, Utf8::Boundary)];
-        seen.insert((state, Utf8::Boundary));
+        // `max_len` bytes are those first reached at a depth of at most `max_len`. Seen
+        // pairs: one bit per UTF-8 state, per DFA state.
+        let mut seen = vec![0u8; self.num_states()];
+        let mut frontier = vec![(state, 0u8)];
+        seen[state as usize] = 1;
+        let mut next = Vec::new();
         for _ in 0..max_len {
-            let mut next = Vec::new();
+            next.clear();
             for &(s, u) in &frontier {
-                for &b in &reps {
-                    let Some(u2) = u.next(b) else { continue };
+                for &(b, u2) in &moves[u as usize] {
                     let t = self.next(s, b);
                     if t == DEAD || (!may_accept && self.accepting[t as usize]) {
                         return false;
                     }
-                    if seen.insert((t, u2)) {
+                    if seen[t as usize] & (1 << u2) == 0 {
+                        seen[t as usize] |= 1 << u2;
                         next.push((t, u2));
                     }
                 }
@@ -763,9 +789,157 @@ impl Dfa {
             if next.is_empty() {
                 break;
             }
-            frontier = next;
+            std::mem::swap(&mut frontier, &mut next);
         }
         true
+    }
+
+    /// The minimal DFA of the same language (Moore's partition refinement; states in
+    /// order of first reach from the start). Pruned DFAs only, as every [`Dfa`] is: the
+    /// dead state stays 0 and the start 1.
+    pub fn minimized(&self) -> Dfa {
+        let n = self.num_states();
+        // block[s]: the class of s; the dead state is alone in block 0.
+        let mut block: Vec<u32> = (0..n).map(|s| if s == 0 { 0 } else if self.accepting[s] { 1 } else { 2 }).collect();
+        let mut count = 0;
+        loop {
+            let mut ids: FastMap<Vec<u32>, u32> = FastMap::default();
+            let mut next = vec![0u32; n];
+            for s in 0..n {
+                let row = &self.table[s * self.stride..(s + 1) * self.stride];
+                let mut sig = Vec::with_capacity(self.stride + 1);
+                sig.push(block[s]);
+                sig.extend(row.iter().map(|&t| block[t as usize]));
+                let k = ids.len() as u32;
+                next[s] = *ids.entry(sig).or_insert(k);
+            }
+            let new_count = ids.len();
+            block = next;
+            if new_count == count {
+                break;
+            }
+            count = new_count;
+        }
+        // Renumber blocks: dead 0, start 1, then by first reach (breadth first).
+        let mut new_id = vec![u32::MAX; count];
+        new_id[block[0] as usize] = DEAD;
+        let mut order = vec![1usize];
+        new_id[block[1] as usize] = 1;
+        let mut total = 2u32;
+        let mut i = 0;
+        while i < order.len() {
+            let s = order[i];
+            for &t in &self.table[s * self.stride..(s + 1) * self.stride] {
+                let b = block[t as usize] as usize;
+                if new_id[b] == u32::MAX {
+                    new_id[b] = total;
+                    total += 1;
+                    order.push(t as usize);
+                }
+            }
+            i += 1;
+        }
+        let mut table = vec![DEAD; total as usize * self.stride];
+        let mut accepting = vec![false; total as usize];
+        for &s in &order {
+            let ns = new_id[block[s] as usize] as usize;
+            accepting[ns] = self.accepting[s];
+            for c in 0..self.stride {
+                table[ns * self.stride + c] = new_id[block[self.table[s * self.stride + c] as usize] as usize];
+            }
+        }
+        Dfa { class_of: self.class_of, stride: self.stride, table, accepting }
+    }
+
+    /// A shortest byte string on which `self` and `other` disagree (None: same language),
+    /// by breadth-first search over pairs of states.
+    #[cfg(test)]
+    pub(crate) fn difference(&self, other: &Dfa) -> Option<Vec<u8>> {
+        let mut prev: std::collections::HashMap<(u32, u32), ((u32, u32), u8)> = Default::default();
+        let start = (self.start(), other.start());
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut seen = std::collections::HashSet::from([start]);
+        while let Some(p) = queue.pop_front() {
+            if self.is_accepting(p.0) != other.is_accepting(p.1) {
+                let mut out = Vec::new();
+                let mut cur = p;
+                while cur != start {
+                    let (q, b) = prev[&cur];
+                    out.push(b);
+                    cur = q;
+                }
+                out.reverse();
+                return Some(out);
+            }
+            for b in 0..=255u8 {
+                let t = (self.next(p.0, b), other.next(p.1, b));
+                if t != (DEAD, DEAD) && seen.insert(t) {
+                    prev.insert(t, (p, b));
+                    queue.push_back(t);
+                }
+            }
+        }
+        None
+    }
+
+    /// The DFA of a finite set of byte-range sequences (each a string of byte classes, as
+    /// a UTF-8 encoded character class or a literal is), built by subset construction over
+    /// positions in the sequences: cheap for the literals and classes that make up most of
+    /// a grammar's regexes. `Err(EmptyLanguage)` when `seqs` is empty.
+    pub fn from_byte_sequences(seqs: &[Vec<(u8, u8)>], limits: &Limits, what: &str) -> Result<Dfa> {
+        // Bytes split at every range boundary: bytes in one class take the same moves.
+        let mut cut = [false; 257];
+        for seq in seqs {
+            for &(lo, hi) in seq {
+                cut[lo as usize] = true;
+                cut[hi as usize + 1] = true;
+            }
+        }
+        let mut class_of = [0u8; 256];
+        let mut c = 0u8;
+        for b in 1..256 {
+            if cut[b] {
+                c += 1;
+            }
+            class_of[b] = c;
+        }
+        // A state: a depth and the sequences still matching (sorted), interned.
+        let states: RefCell<(Vec<(usize, Vec<u32>)>, FastMap<(usize, Vec<u32>), u32>)> = RefCell::new((Vec::new(), FastMap::default()));
+        let intern = |key: (usize, Vec<u32>)| -> u32 {
+            let mut st = states.borrow_mut();
+            if let Some(&id) = st.1.get(&key) {
+                return id;
+            }
+            let id = st.0.len() as u32;
+            st.0.push(key.clone());
+            st.1.insert(key, id);
+            id
+        };
+        let start = intern((0, (0..seqs.len() as u32).collect()));
+        Dfa::from_automaton(
+            start,
+            &class_of,
+            |id, b| {
+                let (depth, alive) = states.borrow().0[id as usize].clone();
+                let next: Vec<u32> = alive
+                    .into_iter()
+                    .filter(|&i| seqs[i as usize].get(depth).is_some_and(|&(lo, hi)| lo <= b && b <= hi))
+                    .collect();
+                if next.is_empty() {
+                    None
+                } else {
+                    Some(intern((depth + 1, next)))
+                }
+            },
+            |id| {
+                let st = states.borrow();
+                let (depth, alive) = &st.0[id as usize];
+                alive.iter().any(|&i| seqs[i as usize].len() == *depth)
+            },
+            limits,
+            what,
+        )
+        .map(|d| d.minimized())
     }
 
     /// `self{min,max}` (`max` None = unbounded) built directly as a counter times this
@@ -1023,5 +1197,50 @@ mod tests {
         ]);
         let r = Dfa::from_expr(&e, &Limits::default(), "t");
         assert!(matches!(r, Err(Error::LimitExceeded { .. })), "{r:?}");
+    }
+
+    #[test]
+    fn minimized_keeps_the_language_and_is_minimal() {
+        for pattern in ["(a|b)*abb", "abc|abd|xbc|xbd", "[a-c]+(x|y)?", "\\d{2,5}", "(é|ê|[^a])*z", "a{3}|b{3}"] {
+            let d = dfa(pattern);
+            let m = d.minimized();
+            assert_eq!(d.difference(&m), None, "{pattern}");
+            assert_eq!(m.minimized().num_states(), m.num_states(), "{pattern}: not a fixpoint");
+            assert!(m.num_states() <= d.num_states(), "{pattern}");
+        }
+        // The textbook example: 4 live states (plus the dead one).
+        assert_eq!(dfa("(a|b)*abb").minimized().num_states(), 5);
+        // Equivalent suffixes are shared: "abc|abd|xbc|xbd" is [ax]b[cd].
+        assert_eq!(dfa("abc|abd|xbc|xbd").minimized().num_states(), dfa("[ax]b[cd]").minimized().num_states());
+    }
+
+    #[test]
+    fn byte_sequences_build_their_language() {
+        let seqs: Vec<Vec<(u8, u8)>> = vec![b"cat".iter().map(|&b| (b, b)).collect(), vec![(b'c', b'c'), (b'a', b'z')], vec![], vec![(0xC3, 0xC3), (0x80, 0xBF)]];
+        let d = Dfa::from_byte_sequences(&seqs, &Limits::default(), "t").unwrap();
+        for (s, want) in [(&b"cat"[..], true), (b"cz", true), (b"c", false), (b"", true), ("é".as_bytes(), true), (b"ca", true), (b"cats", false), (b"\xC3", false)] {
+            assert_eq!(d.matches(s), want, "{s:?}");
+        }
+        assert!(matches!(Dfa::from_byte_sequences(&[], &Limits::default(), "t"), Err(Error::EmptyLanguage { .. })));
+    }
+
+    #[test]
+    fn refine_is_the_coarsest_common_refinement() {
+        let a = dfa("[a-m]x").class_of;
+        let b = dfa("[h-z]y").class_of;
+        let r = refine(&[&a, &b]);
+        for x in 0..256 {
+            for y in 0..256 {
+                let same = a[x] == a[y] && b[x] == b[y];
+                assert_eq!(r[x] == r[y], same, "{x} {y}");
+            }
+        }
+        // Numbered by first occurrence: byte 0 is in class 0, new classes count up.
+        assert_eq!(r[0], 0);
+        let mut top = 0;
+        for &c in &r {
+            assert!(c <= top + 1);
+            top = top.max(c);
+        }
     }
 }

@@ -115,7 +115,9 @@ impl Matcher {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
                 crate::cfg::complete::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED))
             }
-            (State::Cfg { chart, .. }, Engine::Cfg { earley, shortest, .. }) => chart.completion(earley, shortest),
+            (State::Cfg { chart, .. }, Engine::Cfg { earley, shortest, .. }) => {
+                chart.completion(earley, shortest.get_or_init(|| crate::cfg::complete::Shortest::new(earley)))
+            }
             _ => None,
         }
     }

@@ -16,6 +16,9 @@ use regex_automata::{Anchored, MatchKind};
 use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::Hir;
 
+use std::rc::Rc;
+
+use crate::cfg::earley::FastMap;
 use crate::dfa::Dfa;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -644,11 +647,21 @@ fn anchored_start(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<regex_a
 /// determinize for a Unicode class: `x{0,1000}` takes a large fraction of a second).
 const COUNTED_FROM: u32 = 16;
 
+/// A repetition whose copies weigh at least this much (see [`weight`]) is counted
+/// directly even below [`COUNTED_FROM`] (`x{0,15}` of a JSON string character).
+const COUNTED_WEIGHT: usize = 256;
+
+/// Is `r` worth counting directly?
+fn is_big_repetition(r: &regex_syntax::hir::Repetition) -> bool {
+    let count = r.max.unwrap_or(r.min);
+    count >= COUNTED_FROM || (count >= 2 && (count as usize).saturating_mul(weight(&r.sub)) >= COUNTED_WEIGHT)
+}
+
 /// Is `hir` a repetition worth counting directly, or does it contain one?
 fn has_big_repetition(hir: &Hir) -> bool {
     use regex_syntax::hir::HirKind;
     match hir.kind() {
-        HirKind::Repetition(r) => r.max.unwrap_or(r.min) >= COUNTED_FROM || has_big_repetition(&r.sub),
+        HirKind::Repetition(r) => is_big_repetition(r) || has_big_repetition(&r.sub),
         HirKind::Capture(c) => has_big_repetition(&c.sub),
         HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_big_repetition),
         _ => false,
@@ -681,12 +694,20 @@ fn dense_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa> {
     )
 }
 
+/// Built pieces of patterns, by the pattern text of the piece (see [`build_dfa_cached`]).
+/// A grammar's terminals share many pieces (a JSON string body, say), so one cache per
+/// grammar saves rebuilding them.
+#[derive(Debug, Default)]
+pub struct PieceCache {
+    built: FastMap<String, Rc<Dfa>>,
+}
+
 /// The pruned DFA of `hir`: large counted repetitions are built as counters (see
-/// [`COUNTED_FROM`]) and joined with the rest by [`Dfa::from_expr`]; everything else goes
-/// to the regex engine in as large pieces as possible.
-fn hir_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa> {
-    match piece_dfa(hir, pattern, limits)? {
-        Piece::Dfa(d) => Ok(d),
+/// [`COUNTED_FROM`]), large concatenations and unions from their parts (see
+/// [`SPLIT_WEIGHT`]); small pieces go to the regex engine whole.
+fn hir_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Dfa> {
+    match piece_dfa(hir, pattern, limits, cache)? {
+        Piece::Dfa(d) => Ok(Rc::try_unwrap(d).unwrap_or_else(|d| (*d).clone())),
         Piece::Epsilon => Dfa::from_expr(&crate::dfa::DfaExpr::Empty, limits, pattern),
         Piece::Nothing => Err(Error::EmptyLanguage { what: pattern.to_string() }),
     }
@@ -695,65 +716,174 @@ fn hir_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa> {
 /// A piece of a pattern: its DFA, or one of the two languages a pruned DFA piece cannot
 /// stand for inside a larger expression.
 enum Piece {
-    Dfa(Dfa),
+    Dfa(Rc<Dfa>),
     /// Only the empty string (e.g. `x{0,20}` where `x` matches nothing).
     Epsilon,
     /// No string at all.
     Nothing,
 }
 
-fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Piece> {
+/// A concatenation or union heavier than this (see [`weight`]) is built from its parts
+/// (each cached, then joined by [`Dfa::from_expr`], in one pass where the junctions are
+/// deterministic) instead of by the regex engine whole, which would redo every part for
+/// each pattern that contains it.
+const SPLIT_WEIGHT: usize = 200;
+
+/// A rough size of the NFA of `hir` (UTF-8 classes count several states per range).
+fn weight(hir: &Hir) -> usize {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(l) => l.0.len(),
+        HirKind::Class(Class::Unicode(c)) => 4 * c.ranges().len(),
+        HirKind::Class(Class::Bytes(c)) => c.ranges().len(),
+        HirKind::Repetition(r) => weight(&r.sub).saturating_mul(r.max.unwrap_or(r.min).clamp(1, COUNTED_FROM) as usize),
+        HirKind::Capture(c) => weight(&c.sub),
+        HirKind::Concat(v) | HirKind::Alternation(v) => 1 + v.iter().map(weight).sum::<usize>(),
+    }
+}
+
+/// Is `hir` built in parts (see [`piece_dfa`])?
+fn is_split(hir: &Hir) -> bool {
+    has_big_repetition(hir) || weight(hir) > SPLIT_WEIGHT
+}
+
+/// At most this many byte-range sequences make a piece built by
+/// [`Dfa::from_byte_sequences`] (see [`byte_sequences`]).
+const MAX_SEQUENCES: usize = 256;
+
+/// `hir` as a finite set of byte-range sequences, when it is one and a small one: a
+/// literal, a character class (UTF-8 encoded), and unions and concatenations of those.
+fn byte_sequences(hir: &Hir) -> Option<Vec<Vec<(u8, u8)>>> {
+    use regex_syntax::hir::{Class, HirKind};
+    Some(match hir.kind() {
+        HirKind::Empty => vec![Vec::new()],
+        HirKind::Literal(l) => vec![l.0.iter().map(|&b| (b, b)).collect()],
+        HirKind::Class(Class::Bytes(c)) => c.ranges().iter().map(|r| vec![(r.start(), r.end())]).collect(),
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut out = Vec::new();
+            for r in c.ranges() {
+                for seq in regex_syntax::utf8::Utf8Sequences::new(r.start(), r.end()) {
+                    out.push(seq.as_slice().iter().map(|x| (x.start, x.end)).collect());
+                }
+                if out.len() > MAX_SEQUENCES {
+                    return None;
+                }
+            }
+            out
+        }
+        HirKind::Capture(c) => byte_sequences(&c.sub)?,
+        HirKind::Alternation(items) => {
+            let mut out = Vec::new();
+            for x in items {
+                out.extend(byte_sequences(x)?);
+                if out.len() > MAX_SEQUENCES {
+                    return None;
+                }
+            }
+            out
+        }
+        HirKind::Concat(items) => {
+            let mut out: Vec<Vec<(u8, u8)>> = vec![Vec::new()];
+            for x in items {
+                let next = byte_sequences(x)?;
+                if out.len() * next.len() > MAX_SEQUENCES {
+                    return None;
+                }
+                out = out.iter().flat_map(|a| next.iter().map(move |b| [a.as_slice(), b.as_slice()].concat())).collect();
+            }
+            out
+        }
+        HirKind::Look(_) | HirKind::Repetition(_) => return None,
+    })
+}
+
+/// The DFA of `hir` (a piece of `pattern`) built directly when it is a small set of byte
+/// sequences, else by the regex engine; from the cache when built before.
+fn cached_dense(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
+    let key = hir.to_string();
+    if let Some(d) = cache.built.get(&key) {
+        return Ok(Piece::Dfa(d.clone()));
+    }
+    let built = match byte_sequences(hir) {
+        Some(seqs) => Dfa::from_byte_sequences(&seqs, limits, pattern),
+        None => dense_dfa(hir, pattern, limits),
+    };
+    match built {
+        Ok(d) => {
+            let d = Rc::new(d);
+            cache.built.insert(key, d.clone());
+            Ok(Piece::Dfa(d))
+        }
+        Err(Error::EmptyLanguage { .. }) => Ok(Piece::Nothing),
+        Err(e) => Err(e),
+    }
+}
+
+fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
     use crate::dfa::DfaExpr;
     use regex_syntax::hir::HirKind;
     let what = || format!("/{pattern}/");
     let lift = |r: Result<Dfa>| match r {
-        Ok(d) => Ok(Piece::Dfa(d)),
+        Ok(d) => Ok(Piece::Dfa(Rc::new(d))),
         Err(Error::EmptyLanguage { .. }) => Ok(Piece::Nothing),
         Err(e) => Err(e),
     };
-    if !has_big_repetition(hir) {
-        return lift(dense_dfa(hir, pattern, limits));
+    if !is_split(hir) {
+        return cached_dense(hir, pattern, limits, cache);
     }
     match hir.kind() {
-        HirKind::Capture(c) => piece_dfa(&c.sub, pattern, limits),
-        HirKind::Repetition(r) => {
-            let unit = match piece_dfa(&r.sub, pattern, limits)? {
+        HirKind::Capture(c) => piece_dfa(&c.sub, pattern, limits, cache),
+        HirKind::Repetition(r) if is_big_repetition(r) || has_big_repetition(&r.sub) => {
+            let unit = match piece_dfa(&r.sub, pattern, limits, cache)? {
                 Piece::Dfa(d) => d,
                 // Repeating "" or nothing: "" (if zero copies are allowed), else as is.
                 Piece::Epsilon => return Ok(Piece::Epsilon),
                 Piece::Nothing => return Ok(if r.min == 0 { Piece::Epsilon } else { Piece::Nothing }),
             };
-            if r.max.unwrap_or(r.min) >= COUNTED_FROM {
+            if is_big_repetition(r) {
                 if let Some(d) = unit.repeat_counted(r.min, r.max, limits, &what())? {
-                    return Ok(Piece::Dfa(d));
+                    return Ok(Piece::Dfa(Rc::new(d)));
                 }
             }
             let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&unit)), min: r.min, max: r.max };
             lift(Dfa::from_expr(&e, limits, &what()))
         }
         HirKind::Concat(items) | HirKind::Alternation(items) => {
+            let key = hir.to_string();
+            if let Some(d) = cache.built.get(&key) {
+                return Ok(Piece::Dfa(d.clone()));
+            }
             let concat = matches!(hir.kind(), HirKind::Concat(_));
-            // Runs of pieces without a big repetition stay one regex-engine piece.
+            // Runs of light items stay one regex-engine piece.
             let mut pieces = Vec::new();
             let mut run: Vec<Hir> = Vec::new();
-            let flush = |run: &mut Vec<Hir>, pieces: &mut Vec<Piece>| -> Result<()> {
+            let flush = |run: &mut Vec<Hir>, pieces: &mut Vec<Piece>, cache: &mut PieceCache| -> Result<()> {
                 if !run.is_empty() {
                     let h = if concat { Hir::concat(std::mem::take(run)) } else { Hir::alternation(std::mem::take(run)) };
-                    pieces.push(lift(dense_dfa(&h, pattern, limits))?);
+                    pieces.push(cached_dense(&h, pattern, limits, cache)?);
                 }
                 Ok(())
             };
+            let mut run_weight = 0;
             for item in items {
-                if has_big_repetition(item) {
+                if is_split(item) {
                     if concat {
-                        flush(&mut run, &mut pieces)?; // order matters only in a concatenation
+                        flush(&mut run, &mut pieces, cache)?; // order matters only in a concatenation
+                        run_weight = 0;
                     }
-                    pieces.push(piece_dfa(item, pattern, limits)?);
+                    pieces.push(piece_dfa(item, pattern, limits, cache)?);
                 } else {
+                    let w = weight(item);
+                    if run_weight + w > SPLIT_WEIGHT {
+                        flush(&mut run, &mut pieces, cache)?;
+                        run_weight = 0;
+                    }
+                    run_weight += w;
                     run.push(item.clone());
                 }
             }
-            flush(&mut run, &mut pieces)?;
+            flush(&mut run, &mut pieces, cache)?;
             let mut leaves: Vec<DfaExpr<'_>> = Vec::new();
             for p in &pieces {
                 match p {
@@ -767,15 +897,24 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Piece> {
                 return Ok(Piece::Nothing);
             }
             let e = if concat { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
-            lift(Dfa::from_expr(&e, limits, &what()))
+            let piece = lift(Dfa::from_expr(&e, limits, &what()))?;
+            if let Piece::Dfa(d) = &piece {
+                cache.built.insert(key, d.clone());
+            }
+            Ok(piece)
         }
-        _ => lift(dense_dfa(hir, pattern, limits)),
+        _ => cached_dense(hir, pattern, limits, cache),
     }
 }
 
 /// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
 pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
-    hir_dfa(&parsed.hir, &parsed.pattern, limits)
+    hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
+}
+
+/// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns.
+pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Dfa> {
+    hir_dfa(&parsed.hir, &parsed.pattern, limits, cache)
 }
 
 /// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
@@ -789,6 +928,11 @@ pub fn build_except_dfa(inner: &str, limits: &Limits, classes: Option<&PerlClass
 /// Parses and determinizes `pattern` with the interpreter's `\d \w \s` (see [`PerlClasses`]).
 pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Dfa> {
     build_dfa(&parse(pattern, limits, classes)?, limits)
+}
+
+/// [`compile_with`], sharing built pieces through `cache`.
+pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Dfa> {
+    build_dfa_cached(&parse(pattern, limits, classes)?, limits, cache)
 }
 
 /// Parses and determinizes `pattern` (Python `re` syntax, `re.fullmatch` meaning).
@@ -966,5 +1110,35 @@ mod tests {
     #[test]
     fn empty_language_is_an_error() {
         assert!(matches!(err(r"[^\s\S]"), Error::EmptyLanguage { .. }));
+    }
+
+    #[test]
+    fn pieces_agree_with_the_regex_engine_alone() {
+        let json_char = r#"(?:[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+        let patterns = [
+            "\"Always\"|\"IfNotPresent\"|\"Never\"".to_string(),
+            "[a-zé-ü]+|[0-9]{2,3}".to_string(),
+            format!("\"{json_char}*\""),
+            format!("{json_char}{{0,15}}"),
+            format!("{json_char}{{1,63}}x"),
+            format!(",\"name\":\"{json_char}*\"(?:,\"value\":\"{json_char}*\"|,\"n\":(?:0|[1-9][0-9]*))?"),
+            format!("(?:\"a\":\"{json_char}*\"|\"b\":[0-9]+)(?:,\"{json_char}*\":\"{json_char}*\")*"),
+            "(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f]{1,4}|::(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}".to_string(),
+            "(?:ab|a)(?:bc|c)".to_string(),
+        ];
+        let limits = Limits::default();
+        let mut shared = PieceCache::default();
+        for p in &patterns {
+            let parsed = parse(p, &limits, None).unwrap();
+            let whole = dense_dfa(&parsed.hir, p, &limits).unwrap();
+            let alone = build_dfa(&parsed, &limits).unwrap();
+            // Twice through one cache: the second build reuses the first one's pieces.
+            for _ in 0..2 {
+                let cached = build_dfa_cached(&parsed, &limits, &mut shared).unwrap();
+                assert_eq!(whole.difference(&cached), None, "{p}");
+            }
+            assert_eq!(whole.difference(&alone), None, "{p}");
+        }
+        assert!(!shared.built.is_empty());
     }
 }

@@ -117,9 +117,13 @@ impl Reg {
 
 /// Regex source length (bytes) above which a regular rule is parsed as grammar structure
 /// over smaller terminals rather than determinized whole (see
-/// [`Lowering::is_terminal_piece`]); the same bound decides whether a regular grammar is
-/// matched as one DFA.
-const MAX_TERMINAL_SOURCE: usize = 1_000;
+/// [`Lowering::is_terminal_piece`]). Small: the parser reading the pieces costs little per
+/// token, and the pieces (a string, a number) recur across a grammar, built once.
+const MAX_TERMINAL_SOURCE: usize = 150;
+
+/// Regex source length (bytes) up to which a regular grammar may be matched as one DFA
+/// (see [`WHOLE_MAX_STATES`]). A fold gives up at a piece longer than [`MAX_TERMINAL_SOURCE`].
+const WHOLE_MAX_SOURCE: usize = 1_000;
 
 /// A regular grammar is matched as one DFA only while that DFA has at most this many
 /// states (else by the parser over its pieces).
@@ -183,6 +187,8 @@ struct Lowering<'a> {
     /// Regex sources compiled so far (checking a piece, building a terminal and folding a
     /// rule often compile the same source).
     compiled: std::cell::RefCell<HashMap<String, Rc<Dfa>>>,
+    /// Pieces of regexes built so far, shared by the sources compiled later.
+    pieces: std::cell::RefCell<regex::PieceCache>,
     nt_names: Vec<String>,
     nt_origin: Vec<(String, Pos)>,
     nt_of_rule: HashMap<&'a str, u32>,
@@ -216,6 +222,7 @@ impl<'a> Lowering<'a> {
             fold_work: Default::default(),
             dfa_cache: HashMap::new(),
             compiled: Default::default(),
+            pieces: Default::default(),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),
             nt_of_rule: HashMap::new(),
@@ -410,7 +417,7 @@ impl<'a> Lowering<'a> {
                 None => break,
             }
         }
-        let d = Rc::new(regex::compile_with(src, limits, self.classes)?);
+        let d = Rc::new(regex::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?);
         self.compiled.borrow_mut().insert(src.to_string(), d.clone());
         Ok(d)
     }
@@ -928,7 +935,7 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
     let regular = match (ast.ignore.is_empty(), lw.regular.get(start_name).cloned()) {
         (true, None) if lw.regular_rules.contains(start_name) => lw.try_fold(start_name),
         (true, Some(Reg::Dfa { dfa, .. })) => Some((*dfa).clone()),
-        (true, Some(Reg::Src(src))) if src.len() > MAX_TERMINAL_SOURCE => None,
+        (true, Some(Reg::Src(src))) if src.len() > WHOLE_MAX_SOURCE => None,
         // One DFA for the whole grammar only while it stays moderate: a large one costs more
         // to build than the parser costs to run.
         (true, Some(Reg::Src(src))) => match lw.compile_cached(&src, &Limits {
@@ -1079,6 +1086,9 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
     let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
     // Each terminal's DFA, shared (a run may repeat one large terminal many times).
     let mut shared: HashMap<u32, Rc<Dfa>> = HashMap::new();
+    // Joins tried so far, by the two parts' keys (a run may repeat one pair many times,
+    // as a long string's chunks do).
+    let mut joins: HashMap<(String, String), Option<Rc<Dfa>>> = HashMap::new();
     for n in 0..lw.bnf.len() {
         for a in 0..lw.bnf[n].len() {
             let seq = lw.bnf[n][a].clone();
@@ -1099,7 +1109,7 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
                     out.push(Sym::t(t));
                 } else {
                     let before = out.len();
-                    merge_run(lw, run, &mut shared, &mut out)?;
+                    merge_run(lw, run, &mut shared, &mut joins, &mut out)?;
                     if out.len() == before + 1 {
                         merged.insert(run.to_vec(), out[before].index());
                     }
@@ -1113,7 +1123,13 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
 }
 
 /// Merges one run of terminals (see [`merge_terminal_runs`]), pushing the result to `out`.
-fn merge_run(lw: &mut Lowering<'_>, run: &[Sym], shared: &mut HashMap<u32, Rc<Dfa>>, out: &mut Vec<Sym>) -> Result<()> {
+fn merge_run(
+    lw: &mut Lowering<'_>,
+    run: &[Sym],
+    shared: &mut HashMap<u32, Rc<Dfa>>,
+    joins: &mut HashMap<(String, String), Option<Rc<Dfa>>>,
+    out: &mut Vec<Sym>,
+) -> Result<()> {
     let mut part = |lw: &Lowering<'_>, s: Sym| {
         let i = s.index() as usize;
         RunPart {
@@ -1142,17 +1158,25 @@ fn merge_run(lw: &mut Lowering<'_>, run: &[Sym], shared: &mut HashMap<u32, Rc<Df
             (Some(x), Some(y)) => Some(format!("{}{}", group(x), group(y))),
             _ => None,
         };
-        let joined = match c.dfa.concat(&next.dfa, lw.limits, &what) {
-            Ok(Some(d)) => Some(Rc::new(d)),
-            // A junction that is not deterministic: subset construction over the two
-            // automata, within the merge budget (else the parser reads them one by one).
-            Ok(None) => {
-                let small = Limits { max_dfa_states: MERGE_MAX_STATES, ..lw.limits.clone() };
-                let e = DfaExpr::Seq(vec![DfaExpr::Leaf(&c.dfa), DfaExpr::Leaf(&next.dfa)]);
-                Dfa::from_expr(&e, &small, &what).ok().map(Rc::new)
+        let pair = (c.key.clone(), next.key.clone());
+        let joined = match joins.get(&pair) {
+            Some(j) => j.clone(),
+            None => {
+                let j = match c.dfa.concat(&next.dfa, lw.limits, &what) {
+                    Ok(Some(d)) => Some(Rc::new(d)),
+                    // A junction that is not deterministic: subset construction over the two
+                    // automata, within the merge budget (else the parser reads them one by one).
+                    Ok(None) => {
+                        let small = Limits { max_dfa_states: MERGE_MAX_STATES, ..lw.limits.clone() };
+                        let e = DfaExpr::Seq(vec![DfaExpr::Leaf(&c.dfa), DfaExpr::Leaf(&next.dfa)]);
+                        Dfa::from_expr(&e, &small, &what).ok().map(Rc::new)
+                    }
+                    Err(Error::LimitExceeded { .. }) => None,
+                    Err(e) => return Err(e),
+                };
+                joins.insert(pair, j.clone());
+                j
             }
-            Err(Error::LimitExceeded { .. }) => None,
-            Err(e) => return Err(e),
         };
         match joined {
             Some(dfa) => {
