@@ -276,9 +276,8 @@ impl CompiledGrammar {
         };
         // Inside free text (a JSON string), most of the vocabulary is one precomputed
         // slice: walk only the rest of the trie.
-        let slice = self.vocab.plain_slices().iter().find(|s| dfa.admits_plain(state, s.max_len, true));
-        match slice {
-            Some(s) => self.walk_dfa_mask(dfa, state, &s.rest, s.bits.clone()),
+        match self.vocab.plain_slice_mask(dfa, state, true) {
+            Some((s, bits)) => self.walk_dfa_mask(dfa, state, &s.rest, bits),
             None => self.walk_dfa_mask(dfa, state, self.vocab.trie(), vec![0u32; self.vocab.mask_words()]),
         }
     }
@@ -620,8 +619,13 @@ mod tests {
             r#"[^"]*"x"#,
             r"(?:ab)+",
             r"a{0,12}",
+            // Risky bytes: `b` dies always; `b` after `a` only; the second byte of `é` only.
+            r#""[^"\\\x00-\x1fb]*""#,
+            r#""(?:[^"\\\x00-\x1fa]|a[^"\\\x00-\x1fb])*""#,
+            r"(?:[^é])*",
+            r#""[^"\\\x00-\x1f]*b[^"\\\x00-\x1f]*""#,
         ];
-        let mut sliced = 0;
+        let (mut sliced, mut risky) = (0, 0);
         for pattern in patterns {
             let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
             let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
@@ -641,10 +645,13 @@ mod tests {
                 ea.sort_unstable();
                 eb.sort_unstable();
                 assert_eq!(ea, eb, "ends /{pattern}/ state {state}");
-                sliced += vocab.plain_slices().iter().any(|s| dfa.admits_plain(state, s.max_len, true)) as usize;
+                let clear = vocab.plain_slices().iter().any(|s| dfa.admits_plain(state, s.max_len, true));
+                sliced += clear as usize;
+                risky += (!clear && vocab.plain_slice_mask(dfa, state, true).is_some()) as usize;
             }
         }
         assert!(sliced >= 10, "the slices were used in {sliced} states only");
+        assert!(risky >= 4, "slices with risky bytes were used in {risky} states only");
     }
 
     /// Masks on a vocabulary where a node's children are exactly the readable bytes, or

@@ -270,6 +270,27 @@ struct Subsets {
     overflow: bool,
 }
 
+/// The result of [`Dfa::plain_risk`]: two sets of bytes, as 256-bit sets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlainRisk {
+    /// Bytes on which the DFA dies wherever a plain fragment can read them.
+    pub always: [u64; 4],
+    /// Bytes on which it dies from some of the states a plain fragment reaches only.
+    pub sometimes: [u64; 4],
+}
+
+impl PlainRisk {
+    /// No risky byte: every plain fragment stays alive.
+    pub fn is_clear(&self) -> bool {
+        self.always == [0; 4] && self.sometimes == [0; 4]
+    }
+
+    /// The bytes of a set, in order.
+    pub fn bytes(set: &[u64; 4]) -> impl Iterator<Item = u8> + '_ {
+        (0..=255u8).filter(move |&b| set[(b >> 6) as usize] & (1 << (b & 63)) != 0)
+    }
+}
+
 /// A byte DFA with byte classes, pruned to co-reachable states.
 #[derive(Debug, Clone)]
 pub struct Dfa {
@@ -745,29 +766,50 @@ impl Dfa {
     /// bound is allowed from `state`, and (without accepting states) no terminal ends
     /// inside one, so a mask needs no walk over the slice.
     pub fn admits_plain(&self, state: u32, max_len: usize, may_accept: bool) -> bool {
+        self.plain_risk(state, max_len, may_accept, 0).is_some_and(|r| r.is_clear())
+    }
+
+    /// Which bytes can end a plain fragment's life: reading plain fragments of 1 to
+    /// `max_len` bytes from `state`, the bytes on which the DFA dies from every state it
+    /// reaches ([`PlainRisk::always`]) or from some of them only ([`PlainRisk::sometimes`]).
+    /// A fragment with neither kind of byte stays alive; one with an `always` byte dies.
+    /// None where a fragment can reach an accepting state (unless `may_accept`), or where
+    /// more than `max_risky` bytes are risky (a mask is then cheaper by a trie walk).
+    pub fn plain_risk(&self, state: u32, max_len: usize, may_accept: bool, max_risky: usize) -> Option<PlainRisk> {
         use Utf8::*;
         const U: [Utf8; 8] = [Boundary, Cont(1), Cont(2), Cont(3), E0, Ed, F0, F4];
+        const KEYS: usize = 256 * 12;
         let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
-        // Per UTF-8 state, the plain bytes it takes: one representative per class of
-        // (this DFA, UTF-8 structure), with the UTF-8 state after it.
+        // Bytes with the same (DFA class, UTF-8 class) key behave alike: per UTF-8 state,
+        // the plain bytes it takes, one representative per key, with the UTF-8 state after.
         let utf8 = Utf8::classes();
-        let mut moves: [Vec<(u8, u8)>; 8] = Default::default();
+        let key_of = |b: u8| self.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize;
+        let mut key_bytes = vec![0u16; KEYS];
+        for b in 0..=255u8 {
+            if crate::vocab::is_plain_byte(b) {
+                key_bytes[key_of(b)] += 1;
+            }
+        }
+        let mut moves: [Vec<(u8, u8, u16)>; 8] = Default::default();
+        let mut seen_key = vec![false; KEYS];
         for (i, u) in U.iter().enumerate() {
-            let mut seen_class = [false; 256 * 12];
+            seen_key.fill(false);
             for b in 0..=255u8 {
-                let key = self.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize;
-                if !crate::vocab::is_plain_byte(b) || seen_class[key] {
+                let key = key_of(b);
+                if !crate::vocab::is_plain_byte(b) || seen_key[key] {
                     continue;
                 }
                 if let Some(u2) = u.next(b) {
-                    seen_class[key] = true;
-                    moves[i].push((b, index(u2)));
+                    seen_key[key] = true;
+                    moves[i].push((b, index(u2), key as u16));
                 }
             }
         }
-        // Breadth first over (DFA state, UTF-8 state): the states reachable within
-        // `max_len` bytes are those first reached at a depth of at most `max_len`. Seen
-        // pairs: one bit per UTF-8 state, per DFA state.
+        // Breadth first over (DFA state, UTF-8 state): the pairs reachable within
+        // `max_len - 1` bytes are those first reached at a depth below `max_len`; each is
+        // expanded once. Seen pairs: one bit per UTF-8 state, per DFA state.
+        let (mut dead, mut alive) = (vec![false; KEYS], vec![false; KEYS]);
+        let mut risky = 0usize;
         let mut seen = vec![0u8; self.num_states()];
         let mut frontier = vec![(state, 0u8)];
         seen[state as usize] = 1;
@@ -775,11 +817,22 @@ impl Dfa {
         for _ in 0..max_len {
             next.clear();
             for &(s, u) in &frontier {
-                for &(b, u2) in &moves[u as usize] {
+                for &(b, u2, key) in &moves[u as usize] {
                     let t = self.next(s, b);
-                    if t == DEAD || (!may_accept && self.accepting[t as usize]) {
-                        return false;
+                    if t == DEAD {
+                        if !dead[key as usize] {
+                            dead[key as usize] = true;
+                            risky += key_bytes[key as usize] as usize;
+                            if risky > max_risky {
+                                return None;
+                            }
+                        }
+                        continue;
                     }
+                    if !may_accept && self.accepting[t as usize] {
+                        return None;
+                    }
+                    alive[key as usize] = true;
                     if seen[t as usize] & (1 << u2) == 0 {
                         seen[t as usize] |= 1 << u2;
                         next.push((t, u2));
@@ -791,7 +844,15 @@ impl Dfa {
             }
             std::mem::swap(&mut frontier, &mut next);
         }
-        true
+        let mut risk = PlainRisk::default();
+        for b in 0..=255u8 {
+            let key = key_of(b);
+            if crate::vocab::is_plain_byte(b) && dead[key] {
+                let set = if alive[key] { &mut risk.sometimes } else { &mut risk.always };
+                set[(b >> 6) as usize] |= 1 << (b & 63);
+            }
+        }
+        Some(risk)
     }
 
     /// The minimal DFA of the same language (Moore's partition refinement; states in
@@ -887,6 +948,9 @@ impl Dfa {
     /// positions in the sequences: cheap for the literals and classes that make up most of
     /// a grammar's regexes. `Err(EmptyLanguage)` when `seqs` is empty.
     pub fn from_byte_sequences(seqs: &[Vec<(u8, u8)>], limits: &Limits, what: &str) -> Result<Dfa> {
+        if seqs.is_empty() {
+            return Err(Error::EmptyLanguage { what: what.to_string() });
+        }
         // Bytes split at every range boundary: bytes in one class take the same moves.
         let mut cut = [false; 257];
         for seq in seqs {
@@ -903,43 +967,96 @@ impl Dfa {
             }
             class_of[b] = c;
         }
-        // A state: a depth and the sequences still matching (sorted), interned.
-        let states: RefCell<(Vec<(usize, Vec<u32>)>, FastMap<(usize, Vec<u32>), u32>)> = RefCell::new((Vec::new(), FastMap::default()));
-        let intern = |key: (usize, Vec<u32>)| -> u32 {
-            let mut st = states.borrow_mut();
-            if let Some(&id) = st.1.get(&key) {
-                return id;
-            }
-            let id = st.0.len() as u32;
-            st.0.push(key.clone());
-            st.1.insert(key, id);
-            id
-        };
-        let start = intern((0, (0..seqs.len() as u32).collect()));
-        Dfa::from_automaton(
-            start,
-            &class_of,
-            |id, b| {
-                let (depth, alive) = states.borrow().0[id as usize].clone();
-                let next: Vec<u32> = alive
-                    .into_iter()
-                    .filter(|&i| seqs[i as usize].get(depth).is_some_and(|&(lo, hi)| lo <= b && b <= hi))
-                    .collect();
-                if next.is_empty() {
-                    None
-                } else {
-                    Some(intern((depth + 1, next)))
+        let n_classes = c as usize + 1;
+        // Subset construction over the sequences: a state is a depth and the sequences
+        // still matching there (sorted), interned. Each state's moves are found in one
+        // pass over its sequences, bucketed by class. The language is finite, so every
+        // state is live and the states form a DAG by depth.
+        const NONE: u32 = u32::MAX;
+        let mut sets: Vec<(usize, Vec<u32>)> = vec![(0, (0..seqs.len() as u32).collect())];
+        let mut ids: FastMap<(usize, Vec<u32>), u32> = FastMap::default();
+        ids.insert(sets[0].clone(), 0);
+        let mut rows: Vec<u32> = Vec::new();
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n_classes];
+        let mut i = 0;
+        while i < sets.len() {
+            buckets.iter_mut().for_each(Vec::clear);
+            let depth = sets[i].0;
+            for &k in &sets[i].1 {
+                if let Some(&(lo, hi)) = seqs[k as usize].get(depth) {
+                    for bucket in &mut buckets[class_of[lo as usize] as usize..=class_of[hi as usize] as usize] {
+                        bucket.push(k);
+                    }
                 }
-            },
-            |id| {
-                let st = states.borrow();
-                let (depth, alive) = &st.0[id as usize];
-                alive.iter().any(|&i| seqs[i as usize].len() == *depth)
-            },
-            limits,
-            what,
-        )
-        .map(|d| d.minimized())
+            }
+            for bucket in &buckets {
+                if bucket.is_empty() {
+                    rows.push(NONE);
+                    continue;
+                }
+                let key = (depth + 1, bucket.clone());
+                let id = match ids.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let id = sets.len() as u32;
+                        sets.push(key.clone());
+                        ids.insert(key, id);
+                        id
+                    }
+                };
+                rows.push(id);
+            }
+            if sets.len() > limits.max_dfa_states {
+                return Err(Error::LimitExceeded {
+                    limit: "max_dfa_states",
+                    value: limits.max_dfa_states,
+                    context: format!("the DFA of {what}"),
+                });
+            }
+            i += 1;
+        }
+        // Minimal DFA of a finite language, bottom-up: deepest states first, two states
+        // are one when they agree on accepting and on their (already merged) successors.
+        let n = sets.len();
+        let accepting_raw: Vec<bool> = sets.iter().map(|(d, alive)| alive.iter().any(|&k| seqs[k as usize].len() == *d)).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&s| std::cmp::Reverse(sets[s].0));
+        let mut merged = vec![0u32; n];
+        let mut signatures: FastMap<Vec<u32>, u32> = FastMap::default();
+        let mut sig = Vec::with_capacity(n_classes + 1);
+        for &s in &order {
+            sig.clear();
+            sig.push(accepting_raw[s] as u32);
+            sig.extend(rows[s * n_classes..(s + 1) * n_classes].iter().map(|&t| if t == NONE { NONE } else { merged[t as usize] }));
+            let k = signatures.len() as u32;
+            merged[s] = *signatures.entry(sig.clone()).or_insert(k);
+        }
+        // Number the merged states: dead 0, start 1, then by first reach (breadth first).
+        let mut new_id = vec![DEAD; signatures.len()];
+        let mut rep = vec![0usize]; // a raw state per new id - 1
+        new_id[merged[0] as usize] = 1;
+        let mut j = 0;
+        while j < rep.len() {
+            let s = rep[j];
+            for &t in &rows[s * n_classes..(s + 1) * n_classes] {
+                if t != NONE && new_id[merged[t as usize] as usize] == DEAD {
+                    new_id[merged[t as usize] as usize] = rep.len() as u32 + 1;
+                    rep.push(t as usize);
+                }
+            }
+            j += 1;
+        }
+        let total = rep.len() + 1;
+        let mut table = vec![DEAD; total * n_classes];
+        let mut accepting = vec![false; total];
+        for (k, &s) in rep.iter().enumerate() {
+            accepting[k + 1] = accepting_raw[s];
+            for c in 0..n_classes {
+                let t = rows[s * n_classes + c];
+                table[(k + 1) * n_classes + c] = if t == NONE { DEAD } else { new_id[merged[t as usize] as usize] };
+            }
+        }
+        Ok(Dfa { class_of, stride: n_classes, table, accepting })
     }
 
     /// `self{min,max}` (`max` None = unbounded) built directly as a counter times this

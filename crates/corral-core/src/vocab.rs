@@ -3,6 +3,7 @@
 //! Grammar code meets the vocabulary only through [`TokenTrie::walk`] and a
 //! [`ByteRecognizer`]: it sees bytes, never token strings.
 
+use crate::dfa::{Dfa, PlainRisk, DEAD};
 use crate::error::{Error, Result};
 
 /// What a token id is, as far as constraints are concerned.
@@ -216,6 +217,10 @@ pub struct Vocabulary {
     fingerprint: u64,
     /// The plain-token slices (see [`PlainSlice`]), built with the vocabulary.
     plain_slices: std::sync::OnceLock<Vec<PlainSlice>>,
+    /// Per byte, the plain-fragment tokens that hold it, as mask bits (empty for a byte
+    /// that is not plain): which slice tokens a risky byte touches (see
+    /// [`Vocabulary::plain_slice_mask`]).
+    plain_with_byte: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
 
 /// FNV-1a: a stable content hash for cache keys (not for security).
@@ -320,10 +325,11 @@ impl Vocabulary {
             h.write(&bytes[offsets[i] as usize..offsets[i + 1] as usize]);
             h.write(&[0xff]);
         }
-        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default() };
+        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default(), plain_with_byte: Default::default() };
         // Built now rather than on first use: it is part of loading a vocabulary (once per
         // tokenizer), not of the first mask of some grammar.
         vocab.plain_slices();
+        vocab.plain_with_byte();
         Ok(vocab)
     }
 
@@ -378,12 +384,92 @@ impl Vocabulary {
     /// Heap bytes used.
     pub fn memory_bytes(&self) -> usize {
         let slices: usize = self.plain_slices.get().map_or(0, |v| v.iter().map(PlainSlice::memory_bytes).sum());
-        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes() + slices
+        let with_byte: usize = self.plain_with_byte.get().map_or(0, |v| v.iter().map(|b| b.len() * 4).sum());
+        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes() + slices + with_byte
     }
 
     /// The plain-token slices, longest bound first.
     pub fn plain_slices(&self) -> &[PlainSlice] {
         self.plain_slices.get_or_init(|| self.build_plain_slices())
+    }
+
+    fn plain_with_byte(&self) -> &[Vec<u32>] {
+        self.plain_with_byte.get_or_init(|| {
+            let mut with_byte = vec![Vec::new(); 256];
+            for (b, bits) in with_byte.iter_mut().enumerate() {
+                if is_plain_byte(b as u8) {
+                    *bits = vec![0u32; self.mask_words()];
+                }
+            }
+            for id in 0..self.size as u32 {
+                let bytes = self.token_bytes(id);
+                if !bytes.is_empty() && is_plain_fragment(bytes) {
+                    for &b in bytes {
+                        with_byte[b as usize][(id >> 5) as usize] |= 1 << (id & 31);
+                    }
+                }
+            }
+            with_byte
+        })
+    }
+
+    /// The mask of a DFA standing in `state` over the tokens of a plain slice, and that
+    /// slice (whose `rest` trie is still to be walked); None where no slice applies.
+    ///
+    /// The first slice, longest bound first, whose [`Dfa::plain_risk`] is known: its
+    /// tokens without a risky byte are allowed, those with an `always` byte are not, and
+    /// those with a `sometimes` byte are read one by one (at most
+    /// [`MAX_CHECKED_TOKENS`], else the next slice is tried). Unless `may_accept`, no
+    /// slice token reaches an accepting state (so no terminal ends inside one).
+    pub(crate) fn plain_slice_mask(&self, dfa: &Dfa, state: u32, may_accept: bool) -> Option<(&PlainSlice, Vec<u32>)> {
+        let with_byte = self.plain_with_byte();
+        for slice in self.plain_slices() {
+            let Some(risk) = dfa.plain_risk(state, slice.max_len, may_accept, MAX_RISKY_BYTES) else {
+                continue;
+            };
+            if risk.is_clear() {
+                return Some((slice, slice.bits.clone()));
+            }
+            let words = self.mask_words();
+            let (mut always, mut sometimes) = (vec![0u32; words], vec![0u32; words]);
+            for (set, out) in [(&risk.always, &mut always), (&risk.sometimes, &mut sometimes)] {
+                for b in PlainRisk::bytes(set) {
+                    for (o, w) in out.iter_mut().zip(&with_byte[b as usize]) {
+                        *o |= w;
+                    }
+                }
+            }
+            // `sometimes` becomes the tokens to check, `always` the allowed ones.
+            let mut checked = 0u32;
+            for ((a, s), &bits) in always.iter_mut().zip(sometimes.iter_mut()).zip(&slice.bits) {
+                *s = bits & *s & !*a;
+                *a = bits & !(*a | *s);
+                checked += s.count_ones();
+            }
+            if checked > MAX_CHECKED_TOKENS {
+                continue;
+            }
+            let mut allowed = always;
+            for (w, &word) in sometimes.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let id = (w as u32) << 5 | word.trailing_zeros();
+                    word &= word - 1;
+                    let mut q = state;
+                    for &b in self.token_bytes(id) {
+                        q = dfa.next(q, b);
+                        if q == DEAD {
+                            break;
+                        }
+                    }
+                    if q != DEAD {
+                        allowed[w] |= 1 << (id & 31);
+                    }
+                }
+            }
+            return Some((slice, allowed));
+        }
+        None
     }
 
     fn build_plain_slices(&self) -> Vec<PlainSlice> {
@@ -419,6 +505,14 @@ impl Vocabulary {
 /// that admits every plain text of 16 bytes, but not of any length (inside a string with a
 /// `maxLength`, say), still skips most of the vocabulary.
 const PLAIN_SLICE_BOUNDS: [usize; 2] = [16, 8];
+
+/// Most risky bytes (see [`Dfa::plain_risk`]) a plain-slice mask takes: each costs a pass
+/// over a mask row, and a state with many is one a trie walk leaves quickly.
+const MAX_RISKY_BYTES: usize = 48;
+
+/// Most slice tokens a plain-slice mask reads one by one (about 20 ns each); past this a
+/// walk of the trie is about as fast.
+const MAX_CHECKED_TOKENS: u32 = 16_384;
 
 /// Is `b` a byte of plain text: printable ASCII other than `"` and `\`, or a byte of a
 /// multi-byte UTF-8 character? (What a JSON string holds unescaped, control characters

@@ -76,14 +76,14 @@ impl ByteRecognizer for Walker<'_> {
 }
 
 /// Computes the lexer mask of DFA `dfa` standing in `state`: a walk of the whole trie, or,
-/// where `state` admits a plain-token slice (free text, such as inside a JSON string), the
-/// slice's precomputed tokens plus a walk of the rest (see [`crate::vocab::PlainSlice`]).
+/// where a plain-token slice applies (free text, such as inside a JSON string), the slice's
+/// tokens the state allows plus a walk of the rest (see
+/// [`crate::vocab::Vocabulary::plain_slice_mask`]).
 pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
     let trie = vocab.trie();
     // A terminal must not end inside a slice token: its end would need the parser there.
-    if let Some(slice) = vocab.plain_slices().iter().find(|s| dfa.admits_plain(state, s.max_len, false)) {
+    if let Some((slice, mut bits)) = vocab.plain_slice_mask(dfa, state, false) {
         let mut walker = Walker::new(dfa, state, slice.rest.max_depth());
-        let mut bits = slice.bits.clone();
         let mut completions = Vec::new();
         slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
             for &t in tokens {
