@@ -54,6 +54,21 @@ impl StateMask {
         StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
     }
 
+    /// The mask of distinct token `ids` (any order) over rows of `words` words.
+    pub(crate) fn from_ids(mut ids: Vec<u32>, words: usize) -> StateMask {
+        if ids.len() > words / 4 {
+            let mut bits = vec![0u32; words];
+            for &t in &ids {
+                bits[(t >> 5) as usize] |= 1 << (t & 31);
+            }
+            return StateMask::from_bits(bits);
+        }
+        ids.sort_unstable();
+        let count = ids.len() as u32;
+        let only = if count == 1 { Some(ids[0]) } else { None };
+        StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
+    }
+
     /// ORs the mask into `out`.
     pub(crate) fn or_into(&self, out: &mut [u32]) {
         match &self.repr {

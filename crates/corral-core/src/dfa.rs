@@ -779,6 +779,14 @@ impl Dfa {
         use Utf8::*;
         const U: [Utf8; 8] = [Boundary, Cont(1), Cont(2), Cont(3), E0, Ed, F0, F4];
         const KEYS: usize = 256 * 12;
+        // Cheap first: the plain bytes that kill on the very first read are risky already
+        // (at a terminal's start, most bytes are; lexer masks ask this for every one).
+        let dead_at_once = (0..=255u8)
+            .filter(|&b| crate::vocab::is_plain_byte(b) && Boundary.next(b).is_some() && self.next(state, b) == DEAD)
+            .count();
+        if dead_at_once > max_risky {
+            return None;
+        }
         let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
         // Bytes with the same (DFA class, UTF-8 class) key behave alike: per UTF-8 state,
         // the plain bytes it takes, one representative per key, with the UTF-8 state after.
@@ -791,16 +799,16 @@ impl Dfa {
             }
         }
         let mut moves: [Vec<(u8, u8, u16)>; 8] = Default::default();
-        let mut seen_key = vec![false; KEYS];
+        // seen_key[key] == i + 1: the key has a representative in moves[i].
+        let mut seen_key = vec![0u8; KEYS];
         for (i, u) in U.iter().enumerate() {
-            seen_key.fill(false);
             for b in 0..=255u8 {
                 let key = key_of(b);
-                if !crate::vocab::is_plain_byte(b) || seen_key[key] {
+                if !crate::vocab::is_plain_byte(b) || seen_key[key] == i as u8 + 1 {
                     continue;
                 }
                 if let Some(u2) = u.next(b) {
-                    seen_key[key] = true;
+                    seen_key[key] = i as u8 + 1;
                     moves[i].push((b, index(u2), key as u16));
                 }
             }

@@ -15,6 +15,12 @@ use pyo3::types::PyBytes;
 
 use corral_core as core;
 
+/// Building a grammar makes many small, short-lived allocations (DFA state sets, tables);
+/// mimalloc serves them several times faster than the system allocator (a third of a small
+/// JSON Schema's build time went to malloc and free).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Raises the `corral.errors` class `name` with `message` and extra attributes.
 fn raise(py: Python<'_>, name: &str, message: String, attrs: &[(&str, Py<PyAny>)]) -> PyErr {
     let build = || -> PyResult<PyErr> {

@@ -102,15 +102,15 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
 /// [`compute`] by a walk of the whole trie.
 pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
     let mut walker = Walker::new(dfa, state, trie.max_depth());
-    let mut bits = vec![0u32; words];
+    // Ids, not bits: most such masks (a keyword, a number's first digits) are a few
+    // tokens, and a row of bits would cost a pass over 4k words to read back.
+    let mut ids = Vec::new();
     let mut completions = Vec::new();
     trie.walk_nodes(0, &mut walker, |w, node, tokens| {
-        for &t in tokens {
-            bits[(t >> 5) as usize] |= 1 << (t & 31);
-        }
+        ids.extend_from_slice(tokens);
         if w.accepting && trie.has_children(node) {
             completions.push(node);
         }
     });
-    LexMask { tokens: crate::compiled::StateMask::from_bits(bits), completions }
+    LexMask { tokens: crate::compiled::StateMask::from_ids(ids, words), completions }
 }
