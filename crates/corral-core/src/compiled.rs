@@ -598,7 +598,7 @@ mod tests {
     /// bounds), with unfinished and malformed UTF-8.
     fn text_tokens() -> Vocabulary {
         let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
-        let pieces: [&[u8]; 12] = [b"a", b"b", b" ", b"\"", b"\\", b"n", "é".as_bytes(), &[0xc3], &[0xa9], b"\n", b"}", b":"];
+        let pieces: [&[u8]; 14] = [b"a", b"b", b" ", b"\"", b"\\", b"n", "é".as_bytes(), &[0xc3], &[0xa9], b"\n", b"}", b":", b"%", b"1"];
         for x in pieces {
             toks.push(Some(x.to_vec()));
             for y in pieces {
@@ -639,6 +639,13 @@ mod tests {
             r#""(?:[^"\\\x00-\x1fa]|a[^"\\\x00-\x1fb])*""#,
             r"(?:[^é])*",
             r#""[^"\\\x00-\x1f]*b[^"\\\x00-\x1f]*""#,
+            // Dangerous states entered by `%`: ASCII only, and with any character.
+            r#""(?:[0-9a-z :}]|%[0-9a-f][0-9a-f])*""#,
+            r#""(?:[^"\\\x00-\x1f%]|%1[0-9a-f])*""#,
+            r"(?:[ab1]|%1)*",
+            // Counts that run out inside a slice token: the short tokens need no reading.
+            r#""[ab1 ]{2,12}""#,
+            r"[ab1%]{0,6}",
         ];
         let (mut sliced, mut risky) = (0, 0);
         for pattern in patterns {

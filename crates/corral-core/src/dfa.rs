@@ -270,19 +270,24 @@ struct Subsets {
     overflow: bool,
 }
 
-/// The result of [`Dfa::plain_risk`]: two sets of bytes, as 256-bit sets.
+/// The result of [`Dfa::plain_risk`]: two sets of bytes, as 256-bit sets. A plain fragment
+/// holding an `always` byte dies; one holding neither kind stays alive, as does one of at
+/// most `safe_len` bytes; any other must be read through the DFA.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlainRisk {
     /// Bytes on which the DFA dies wherever a plain fragment can read them.
     pub always: [u64; 4],
-    /// Bytes on which it dies from some of the states a plain fragment reaches only.
-    pub sometimes: [u64; 4],
+    /// Bytes after which a fragment may die.
+    pub check: [u64; 4],
+    /// Fragments of at most this many bytes need no reading, whatever `check` bytes
+    /// they hold (e.g. the characters left before a `{2,12}` count runs out).
+    pub safe_len: usize,
 }
 
 impl PlainRisk {
     /// No risky byte: every plain fragment stays alive.
     pub fn is_clear(&self) -> bool {
-        self.always == [0; 4] && self.sometimes == [0; 4]
+        self.always == [0; 4] && self.check == [0; 4]
     }
 
     /// The bytes of a set, in order.
@@ -766,25 +771,31 @@ impl Dfa {
     /// bound is allowed from `state`, and (without accepting states) no terminal ends
     /// inside one, so a mask needs no walk over the slice.
     pub fn admits_plain(&self, state: u32, max_len: usize, may_accept: bool) -> bool {
-        self.plain_risk(state, max_len, may_accept, 0).is_some_and(|r| r.is_clear())
+        self.plain_risk(state, max_len, may_accept, 0, 0).is_some_and(|r| r.is_clear())
     }
 
-    /// Which bytes can end a plain fragment's life: reading plain fragments of 1 to
-    /// `max_len` bytes from `state`, the bytes on which the DFA dies from every state it
-    /// reaches ([`PlainRisk::always`]) or from some of them only ([`PlainRisk::sometimes`]).
-    /// A fragment with neither kind of byte stays alive; one with an `always` byte dies.
-    /// None where a fragment can reach an accepting state (unless `may_accept`), or where
-    /// more than `max_risky` bytes are risky (a mask is then cheaper by a trie walk).
-    pub fn plain_risk(&self, state: u32, max_len: usize, may_accept: bool, max_risky: usize) -> Option<PlainRisk> {
+    /// Which bytes decide whether a plain fragment of 1 to `max_len` bytes, read from
+    /// `state`, keeps the DFA alive (see [`PlainRisk`]). None where a fragment can reach an
+    /// accepting state (unless `may_accept`), where more than `max_dead_at_once` plain
+    /// bytes kill at the first read (few tokens live: a trie walk ends quickly), or where
+    /// more than `max_check` bytes would make a fragment need reading.
+    ///
+    /// A breadth-first search over (DFA state, UTF-8 state) pairs finds, per byte, whether
+    /// it kills from every pair that reads it (`always`) or from some only. The states from
+    /// which such a "sometimes" byte kills are the dangerous ones, D. When `state` is not in
+    /// D, a fragment is safe unless it enters D, so the bytes to check are those that lead
+    /// from a state outside D into D (`%` in a URI path, where only what follows `%` is
+    /// restricted); else they are the "sometimes" bytes themselves.
+    pub fn plain_risk(&self, state: u32, max_len: usize, may_accept: bool, max_dead_at_once: usize, max_check: usize) -> Option<PlainRisk> {
         use Utf8::*;
         const U: [Utf8; 8] = [Boundary, Cont(1), Cont(2), Cont(3), E0, Ed, F0, F4];
         const KEYS: usize = 256 * 12;
-        // Cheap first: the plain bytes that kill on the very first read are risky already
-        // (at a terminal's start, most bytes are; lexer masks ask this for every one).
+        // Cheap first: at a terminal's start most bytes kill at once (lexer masks ask this
+        // for every open terminal).
         let dead_at_once = (0..=255u8)
             .filter(|&b| crate::vocab::is_plain_byte(b) && Boundary.next(b).is_some() && self.next(state, b) == DEAD)
             .count();
-        if dead_at_once > max_risky {
+        if dead_at_once > max_dead_at_once {
             return None;
         }
         let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
@@ -792,12 +803,6 @@ impl Dfa {
         // the plain bytes it takes, one representative per key, with the UTF-8 state after.
         let utf8 = Utf8::classes();
         let key_of = |b: u8| self.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize;
-        let mut key_bytes = vec![0u16; KEYS];
-        for b in 0..=255u8 {
-            if crate::vocab::is_plain_byte(b) {
-                key_bytes[key_of(b)] += 1;
-            }
-        }
         let mut moves: [Vec<(u8, u8, u16)>; 8] = Default::default();
         // seen_key[key] == i + 1: the key has a representative in moves[i].
         let mut seen_key = vec![0u8; KEYS];
@@ -813,28 +818,25 @@ impl Dfa {
                 }
             }
         }
-        // Breadth first over (DFA state, UTF-8 state): the pairs reachable within
-        // `max_len - 1` bytes are those first reached at a depth below `max_len`; each is
-        // expanded once. Seen pairs: one bit per UTF-8 state, per DFA state.
+        // The pairs reachable within `max_len - 1` bytes are those first reached at a
+        // depth below `max_len`; each is expanded once. Seen pairs: one bit per UTF-8
+        // state, per DFA state.
         let (mut dead, mut alive) = (vec![false; KEYS], vec![false; KEYS]);
-        let mut risky = 0usize;
+        // Per key, the first position (1-based) at which it killed.
+        let mut dead_at = vec![usize::MAX; KEYS];
         let mut seen = vec![0u8; self.num_states()];
         let mut frontier = vec![(state, 0u8)];
+        let mut expanded: Vec<(u32, u8)> = Vec::new();
         seen[state as usize] = 1;
         let mut next = Vec::new();
-        for _ in 0..max_len {
+        for depth in 0..max_len {
             next.clear();
             for &(s, u) in &frontier {
                 for &(b, u2, key) in &moves[u as usize] {
                     let t = self.next(s, b);
                     if t == DEAD {
-                        if !dead[key as usize] {
-                            dead[key as usize] = true;
-                            risky += key_bytes[key as usize] as usize;
-                            if risky > max_risky {
-                                return None;
-                            }
-                        }
+                        dead[key as usize] = true;
+                        dead_at[key as usize] = dead_at[key as usize].min(depth + 1);
                         continue;
                     }
                     if !may_accept && self.accepting[t as usize] {
@@ -847,18 +849,72 @@ impl Dfa {
                     }
                 }
             }
+            expanded.extend_from_slice(&frontier);
             if next.is_empty() {
                 break;
             }
             std::mem::swap(&mut frontier, &mut next);
         }
-        let mut risk = PlainRisk::default();
+        let sometimes = |key: usize| dead[key] && alive[key];
+        // D: the states a "sometimes" byte kills from (none: nothing to check).
+        let mut in_d = vec![false; self.num_states()];
+        let any_sometimes = (0..KEYS).any(sometimes);
+        for &(s, u) in expanded.iter().filter(|_| any_sometimes) {
+            if moves[u as usize].iter().any(|&(b, _, key)| sometimes(key as usize) && self.next(s, b) == DEAD) {
+                in_d[s as usize] = true;
+            }
+        }
+        let mut check = vec![false; KEYS];
+        if any_sometimes && in_d[state as usize] {
+            (0..KEYS).for_each(|k| check[k] = sometimes(k));
+        } else if any_sometimes {
+            // The entering bytes, from the states a fragment reaches without entering D
+            // (one that entered it is read anyway).
+            seen.fill(0);
+            seen[state as usize] = 1;
+            frontier.clear();
+            frontier.push((state, 0u8));
+            for _ in 0..max_len {
+                next.clear();
+                for &(s, u) in &frontier {
+                    for &(b, u2, key) in &moves[u as usize] {
+                        if dead[key as usize] && !alive[key as usize] {
+                            continue;
+                        }
+                        // Outside D only `always` bytes kill (a kill would be read anyway).
+                        let t = self.next(s, b);
+                        if t == DEAD || in_d[t as usize] {
+                            check[key as usize] = true;
+                        } else if seen[t as usize] & (1 << u2) == 0 {
+                            seen[t as usize] |= 1 << u2;
+                            next.push((t, u2));
+                        }
+                    }
+                }
+                if next.is_empty() {
+                    break;
+                }
+                std::mem::swap(&mut frontier, &mut next);
+            }
+        }
+        // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
+        let safe_len = (0..KEYS).filter(|&k| sometimes(k)).map(|k| dead_at[k] - 1).min().unwrap_or(max_len);
+        let mut risk = PlainRisk { safe_len, ..PlainRisk::default() };
+        let mut checked = 0;
         for b in 0..=255u8 {
             let key = key_of(b);
-            if crate::vocab::is_plain_byte(b) && dead[key] {
-                let set = if alive[key] { &mut risk.sometimes } else { &mut risk.always };
-                set[(b >> 6) as usize] |= 1 << (b & 63);
+            if !crate::vocab::is_plain_byte(b) {
+                continue;
             }
+            if dead[key] && !alive[key] {
+                risk.always[(b >> 6) as usize] |= 1 << (b & 63);
+            } else if check[key] {
+                risk.check[(b >> 6) as usize] |= 1 << (b & 63);
+                checked += 1;
+            }
+        }
+        if checked > max_check {
+            return None;
         }
         Some(risk)
     }
@@ -1347,6 +1403,42 @@ mod tests {
             assert_eq!(d.matches(s), want, "{s:?}");
         }
         assert!(matches!(Dfa::from_byte_sequences(&[], &Limits::default(), "t"), Err(Error::EmptyLanguage { .. })));
+    }
+
+    /// Risky bytes: outside the dangerous states only the byte that enters them is read;
+    /// inside them, every byte that kills somewhere.
+    #[test]
+    fn plain_risk_checks_the_bytes_that_enter_danger() {
+        let d = dfa(r#""(?:[0-9a-z]|%[0-9a-f][0-9a-f])*""#);
+        let body = d.next(d.start(), b'"');
+        let set = |bytes: &[u8]| {
+            let mut s = [0u64; 4];
+            bytes.iter().for_each(|&b| s[(b >> 6) as usize] |= 1 << (b & 63));
+            s
+        };
+        let r = d.plain_risk(body, 8, false, 256, 48).unwrap();
+        assert_eq!(r.check, set(b"%"));
+        let always: Vec<u8> = PlainRisk::bytes(&r.always).collect();
+        assert!(always.contains(&b'A') && always.contains(&0xC3) && !always.contains(&b'a') && !always.contains(&b'z'));
+        // After `%`: the state is dangerous; what kills somewhere is read (`g`-`z`, `%`).
+        let pct = d.next(body, b'%');
+        let r = d.plain_risk(pct, 8, false, 256, 48).unwrap();
+        let check: Vec<u8> = PlainRisk::bytes(&r.check).collect();
+        assert!(check.contains(&b'z') && check.contains(&b'%') && !check.contains(&b'0'), "{check:?}");
+        // Limits: too many bytes dead at once, too many to check; a reachable accept.
+        assert_eq!(d.plain_risk(pct, 8, false, 256, 5), None);
+        assert_eq!(d.plain_risk(d.start(), 8, false, 100, 48), None);
+        assert_eq!(dfa("[ab]*").plain_risk(1, 8, false, 256, 48), None);
+        assert!(dfa("[ab]*").plain_risk(1, 8, true, 256, 48).is_some());
+        // A count: fragments up to what is left of it need no reading.
+        let d = dfa("\"[a-z]{2,12}\"");
+        let mut q = d.next(d.start(), b'"');
+        assert_eq!(d.plain_risk(q, 8, false, 256, 48).unwrap().safe_len, 8);
+        for _ in 0..7 {
+            q = d.next(q, b'x');
+        }
+        let r = d.plain_risk(q, 8, false, 256, 48).unwrap();
+        assert_eq!((r.safe_len, PlainRisk::bytes(&r.check).count()), (5, 26));
     }
 
     #[test]

@@ -218,9 +218,12 @@ pub struct Vocabulary {
     /// The plain-token slices (see [`PlainSlice`]), built with the vocabulary.
     plain_slices: std::sync::OnceLock<Vec<PlainSlice>>,
     /// Per byte, the plain-fragment tokens that hold it, as mask bits (empty for a byte
-    /// that is not plain): which slice tokens a risky byte touches (see
-    /// [`Vocabulary::plain_slice_mask`]).
+    /// that is not plain), then (index 256) those holding any byte from 0x80 up: which
+    /// slice tokens a risky byte touches (see [`Vocabulary::plain_slice_mask`]).
     plain_with_byte: std::sync::OnceLock<Vec<Vec<u32>>>,
+    /// Per length `n` up to [`MAX_SAFE_LEN`], the plain-fragment tokens of at most `n`
+    /// bytes, as mask bits (see [`crate::dfa::PlainRisk::safe_len`]).
+    plain_len_le: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
 
 /// FNV-1a: a stable content hash for cache keys (not for security).
@@ -325,11 +328,12 @@ impl Vocabulary {
             h.write(&bytes[offsets[i] as usize..offsets[i + 1] as usize]);
             h.write(&[0xff]);
         }
-        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default(), plain_with_byte: Default::default() };
+        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default(), plain_with_byte: Default::default(), plain_len_le: Default::default() };
         // Built now rather than on first use: it is part of loading a vocabulary (once per
         // tokenizer), not of the first mask of some grammar.
         vocab.plain_slices();
         vocab.plain_with_byte();
+        vocab.plain_len_le();
         Ok(vocab)
     }
 
@@ -384,8 +388,8 @@ impl Vocabulary {
     /// Heap bytes used.
     pub fn memory_bytes(&self) -> usize {
         let slices: usize = self.plain_slices.get().map_or(0, |v| v.iter().map(PlainSlice::memory_bytes).sum());
-        let with_byte: usize = self.plain_with_byte.get().map_or(0, |v| v.iter().map(|b| b.len() * 4).sum());
-        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes() + slices + with_byte
+        let masks = |m: &std::sync::OnceLock<Vec<Vec<u32>>>| m.get().map_or(0, |v| v.iter().map(|b| b.len() * 4).sum::<usize>());
+        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes() + slices + masks(&self.plain_with_byte) + masks(&self.plain_len_le)
     }
 
     /// The plain-token slices, longest bound first.
@@ -401,15 +405,35 @@ impl Vocabulary {
                     *bits = vec![0u32; self.mask_words()];
                 }
             }
+            let mut non_ascii = vec![0u32; self.mask_words()];
             for id in 0..self.size as u32 {
                 let bytes = self.token_bytes(id);
                 if !bytes.is_empty() && is_plain_fragment(bytes) {
                     for &b in bytes {
                         with_byte[b as usize][(id >> 5) as usize] |= 1 << (id & 31);
                     }
+                    if !bytes.is_ascii() {
+                        non_ascii[(id >> 5) as usize] |= 1 << (id & 31);
+                    }
                 }
             }
+            with_byte.push(non_ascii);
             with_byte
+        })
+    }
+
+    fn plain_len_le(&self) -> &[Vec<u32>] {
+        self.plain_len_le.get_or_init(|| {
+            let mut len_le = vec![vec![0u32; self.mask_words()]; MAX_SAFE_LEN + 1];
+            for id in 0..self.size as u32 {
+                let bytes = self.token_bytes(id);
+                if !bytes.is_empty() && bytes.len() <= MAX_SAFE_LEN && is_plain_fragment(bytes) {
+                    for bits in &mut len_le[bytes.len()..] {
+                        bits[(id >> 5) as usize] |= 1 << (id & 31);
+                    }
+                }
+            }
+            len_le
         })
     }
 
@@ -417,40 +441,48 @@ impl Vocabulary {
     /// slice (whose `rest` trie is still to be walked); None where no slice applies.
     ///
     /// The first slice, longest bound first, whose [`Dfa::plain_risk`] is known: its
-    /// tokens without a risky byte are allowed, those with an `always` byte are not, and
-    /// those with a `sometimes` byte are read one by one (at most
-    /// [`MAX_CHECKED_TOKENS`], else the next slice is tried). Unless `may_accept`, no
-    /// slice token reaches an accepting state (so no terminal ends inside one).
+    /// tokens with an `always` byte are refused, those with a `check` byte and longer than
+    /// `safe_len` are read one by one (at most [`MAX_CHECKED_TOKENS`], else the next slice
+    /// is tried), the others are allowed. Unless `may_accept`, no slice token reaches an accepting state (so no
+    /// terminal ends inside one).
     pub(crate) fn plain_slice_mask(&self, dfa: &Dfa, state: u32, may_accept: bool) -> Option<(&PlainSlice, Vec<u32>)> {
         let with_byte = self.plain_with_byte();
+        let len_le = self.plain_len_le();
         for slice in self.plain_slices() {
-            let Some(risk) = dfa.plain_risk(state, slice.max_len, may_accept, MAX_RISKY_BYTES) else {
+            let Some(risk) = dfa.plain_risk(state, slice.max_len, may_accept, MAX_DEAD_AT_ONCE, MAX_CHECK_BYTES) else {
                 continue;
             };
             if risk.is_clear() {
                 return Some((slice, slice.bits.clone()));
             }
             let words = self.mask_words();
-            let (mut always, mut sometimes) = (vec![0u32; words], vec![0u32; words]);
-            for (set, out) in [(&risk.always, &mut always), (&risk.sometimes, &mut sometimes)] {
+            // Every byte from 0x80 up refused (an ASCII-only format): one precomputed mask.
+            let non_ascii = risk.always[2] == u64::MAX && risk.always[3] == u64::MAX;
+            let mut always = if non_ascii { with_byte[NON_ASCII].clone() } else { vec![0u32; words] };
+            let mut check = vec![0u32; words];
+            for (set, out) in [(&risk.always, &mut always), (&risk.check, &mut check)] {
                 for b in PlainRisk::bytes(set) {
+                    if non_ascii && std::ptr::eq(set, &risk.always) && b >= 0x80 {
+                        continue;
+                    }
                     for (o, w) in out.iter_mut().zip(&with_byte[b as usize]) {
                         *o |= w;
                     }
                 }
             }
-            // `sometimes` becomes the tokens to check, `always` the allowed ones.
+            // `check` becomes the tokens to read, `always` the allowed ones.
+            let short = &len_le[risk.safe_len.min(MAX_SAFE_LEN)];
             let mut checked = 0u32;
-            for ((a, s), &bits) in always.iter_mut().zip(sometimes.iter_mut()).zip(&slice.bits) {
-                *s = bits & *s & !*a;
-                *a = bits & !(*a | *s);
-                checked += s.count_ones();
+            for (((a, c), &bits), &short) in always.iter_mut().zip(check.iter_mut()).zip(&slice.bits).zip(short) {
+                *c = bits & *c & !*a & !short;
+                *a = bits & !(*a | *c);
+                checked += c.count_ones();
             }
             if checked > MAX_CHECKED_TOKENS {
                 continue;
             }
             let mut allowed = always;
-            for (w, &word) in sometimes.iter().enumerate() {
+            for (w, &word) in check.iter().enumerate() {
                 let mut word = word;
                 while word != 0 {
                     let id = (w as u32) << 5 | word.trailing_zeros();
@@ -506,9 +538,23 @@ impl Vocabulary {
 /// `maxLength`, say), still skips most of the vocabulary.
 const PLAIN_SLICE_BOUNDS: [usize; 2] = [16, 8];
 
-/// Most risky bytes (see [`Dfa::plain_risk`]) a plain-slice mask takes: each costs a pass
-/// over a mask row, and a state with many is one a trie walk leaves quickly.
-const MAX_RISKY_BYTES: usize = 48;
+/// Past this many plain bytes that kill at once (of the 144 a plain fragment may start
+/// with), a state is left to the trie walk: few tokens live, and the walk ends quickly
+/// (a digit, a hex digit; a terminal's first byte).
+const MAX_DEAD_AT_ONCE: usize = 120;
+
+/// Most `check` bytes (see [`Dfa::plain_risk`]) a plain-slice mask takes: an ASCII
+/// character class (`[A-Za-z0-9 -]{2,12}` near its end), not every byte (a string's last
+/// few characters before its `maxLength`, which the trie walk ends quickly).
+const MAX_CHECK_BYTES: usize = 96;
+
+/// Longest `safe_len` the plain-slice masks use (see [`Vocabulary::plain_len_le`]); a
+/// longer one counts as this.
+const MAX_SAFE_LEN: usize = 16;
+
+/// Index in [`Vocabulary::plain_with_byte`] of the mask of plain tokens with a byte from
+/// 0x80 up.
+const NON_ASCII: usize = 256;
 
 /// Most slice tokens a plain-slice mask reads one by one (about 20 ns each); past this a
 /// walk of the trie is about as fast.
