@@ -270,6 +270,10 @@ struct Subsets {
     overflow: bool,
 }
 
+/// Most rounds of [`Dfa::plain_risk`]'s safe-set fixpoint (each removes keys); past it
+/// the state is left to the trie walk.
+const MAX_SAFE_ROUNDS: usize = 24;
+
 /// The result of [`Dfa::plain_risk`]: two sets of bytes, as 256-bit sets. A plain fragment
 /// holding an `always` byte dies; one holding neither kind stays alive, as does one of at
 /// most `safe_len` bytes; any other must be read through the DFA.
@@ -771,22 +775,29 @@ impl Dfa {
     /// bound is allowed from `state`, and (without accepting states) no terminal ends
     /// inside one, so a mask needs no walk over the slice.
     pub fn admits_plain(&self, state: u32, max_len: usize, may_accept: bool) -> bool {
-        self.plain_risk(state, max_len, may_accept, 0, 0).is_some_and(|r| r.is_clear())
+        self.plain_risk(state, max_len, may_accept, 0, 0, &[0; 256]).is_some_and(|r| r.is_clear())
     }
 
     /// Which bytes decide whether a plain fragment of 1 to `max_len` bytes, read from
     /// `state`, keeps the DFA alive (see [`PlainRisk`]). None where a fragment can reach an
     /// accepting state (unless `may_accept`), where more than `max_dead_at_once` plain
     /// bytes kill at the first read (few tokens live: a trie walk ends quickly), or where
-    /// more than `max_check` bytes would make a fragment need reading.
+    /// more than `max_check` bytes would make a fragment need reading. `weight[b]` (how
+    /// many tokens hold byte `b`) steers which bytes are left to check.
     ///
     /// A breadth-first search over (DFA state, UTF-8 state) pairs finds, per byte, whether
-    /// it kills from every pair that reads it (`always`) or from some only. The states from
-    /// which such a "sometimes" byte kills are the dangerous ones, D. When `state` is not in
-    /// D, a fragment is safe unless it enters D, so the bytes to check are those that lead
-    /// from a state outside D into D (`%` in a URI path, where only what follows `%` is
-    /// restricted); else they are the "sometimes" bytes themselves.
-    pub fn plain_risk(&self, state: u32, max_len: usize, may_accept: bool, max_dead_at_once: usize, max_check: usize) -> Option<PlainRisk> {
+    /// it kills from every pair that reads it (`always`) or from some only, and the first
+    /// position of such a kill (`safe_len`). The `check` bytes are those outside a safe
+    /// set, found as a fixpoint (see the body).
+    pub fn plain_risk(
+        &self,
+        state: u32,
+        max_len: usize,
+        may_accept: bool,
+        max_dead_at_once: usize,
+        max_check: usize,
+        weight: &[u32; 256],
+    ) -> Option<PlainRisk> {
         use Utf8::*;
         const U: [Utf8; 8] = [Boundary, Cont(1), Cont(2), Cont(3), E0, Ed, F0, F4];
         const KEYS: usize = 256 * 12;
@@ -826,7 +837,6 @@ impl Dfa {
         let mut dead_at = vec![usize::MAX; KEYS];
         let mut seen = vec![0u8; self.num_states()];
         let mut frontier = vec![(state, 0u8)];
-        let mut expanded: Vec<(u32, u8)> = Vec::new();
         seen[state as usize] = 1;
         let mut next = Vec::new();
         for depth in 0..max_len {
@@ -849,53 +859,123 @@ impl Dfa {
                     }
                 }
             }
-            expanded.extend_from_slice(&frontier);
             if next.is_empty() {
                 break;
             }
             std::mem::swap(&mut frontier, &mut next);
         }
         let sometimes = |key: usize| dead[key] && alive[key];
-        // D: the states a "sometimes" byte kills from (none: nothing to check).
-        let mut in_d = vec![false; self.num_states()];
-        let any_sometimes = (0..KEYS).any(sometimes);
-        for &(s, u) in expanded.iter().filter(|_| any_sometimes) {
-            if moves[u as usize].iter().any(|&(b, _, key)| sometimes(key as usize) && self.next(s, b) == DEAD) {
-                in_d[s as usize] = true;
+        let always = |key: usize| dead[key] && !alive[key];
+        // The safe keys S: a fragment of S bytes only, read from `state`, meets no kill.
+        // Found as a fixpoint: start from every key that is not `always`, less those that
+        // kill from `state` itself; while some state the S bytes reach (within `max_len`)
+        // has a kill, remove from S either its killing keys or the keys that enter it,
+        // whichever fewer tokens hold (in a URI path, `%` rather than every letter that
+        // may not follow it). The bytes to check are those outside S.
+        let mut key_weight = vec![0u64; KEYS];
+        for b in 0..=255u8 {
+            if crate::vocab::is_plain_byte(b) {
+                key_weight[key_of(b)] += u64::from(weight[b as usize]);
             }
         }
-        let mut check = vec![false; KEYS];
-        if any_sometimes && in_d[state as usize] {
-            (0..KEYS).for_each(|k| check[k] = sometimes(k));
-        } else if any_sometimes {
-            // The entering bytes, from the states a fragment reaches without entering D
-            // (one that entered it is read anyway).
+        let mut safe: Vec<bool> = (0..KEYS).map(|k| !always(k)).collect();
+        for &(b, _, key) in &moves[0] {
+            if self.next(state, b) == DEAD {
+                safe[key as usize] = false;
+            }
+        }
+        let any_sometimes = (0..KEYS).any(sometimes);
+        if any_sometimes && max_check == 0 {
+            return None;
+        }
+        let mut settled = !any_sometimes;
+        // Per round: (state, key) kills in the closure, and (state, key) moves into a
+        // state with a kill from one without.
+        let (mut kills, mut enters): (Vec<(u32, u16)>, Vec<(u32, u16)>) = (Vec::new(), Vec::new());
+        let mut violating = vec![false; self.num_states()];
+        let mut closure: Vec<(u32, u8)> = Vec::new();
+        for _ in 0..MAX_SAFE_ROUNDS {
+            if settled {
+                break;
+            }
             seen.fill(0);
             seen[state as usize] = 1;
             frontier.clear();
             frontier.push((state, 0u8));
+            closure.clear();
+            violating.fill(false);
+            kills.clear();
             for _ in 0..max_len {
                 next.clear();
                 for &(s, u) in &frontier {
                     for &(b, u2, key) in &moves[u as usize] {
-                        if dead[key as usize] && !alive[key as usize] {
+                        if !safe[key as usize] {
                             continue;
                         }
-                        // Outside D only `always` bytes kill (a kill would be read anyway).
                         let t = self.next(s, b);
-                        if t == DEAD || in_d[t as usize] {
-                            check[key as usize] = true;
+                        if t == DEAD {
+                            violating[s as usize] = true;
+                            kills.push((s, key));
                         } else if seen[t as usize] & (1 << u2) == 0 {
                             seen[t as usize] |= 1 << u2;
                             next.push((t, u2));
                         }
                     }
                 }
+                closure.extend_from_slice(&frontier);
                 if next.is_empty() {
                     break;
                 }
                 std::mem::swap(&mut frontier, &mut next);
             }
+            if kills.is_empty() {
+                settled = true;
+                break;
+            }
+            enters.clear();
+            for &(s, u) in &closure {
+                if violating[s as usize] {
+                    continue;
+                }
+                for &(b, _, key) in &moves[u as usize] {
+                    let t = self.next(s, b);
+                    if safe[key as usize] && violating[t as usize] {
+                        enters.push((t, key));
+                    }
+                }
+            }
+            // Per state with a kill entered from one without (or the start state, which can
+            // only lose its killing keys), the cheaper cut.
+            let group = |pairs: &mut Vec<(u32, u16)>| {
+                pairs.sort_unstable();
+                pairs.dedup();
+            };
+            group(&mut kills);
+            group(&mut enters);
+            let cost_of = |pairs: &[(u32, u16)], v: u32| -> u64 {
+                pairs.iter().filter(|p| p.0 == v).map(|p| key_weight[p.1 as usize]).sum()
+            };
+            let mut cut_keys: Vec<u16> = Vec::new();
+            let mut v_start = 0;
+            while v_start < kills.len() {
+                let v = kills[v_start].0;
+                let v_end = v_start + kills[v_start..].iter().take_while(|p| p.0 == v).count();
+                let entering = enters.iter().any(|p| p.0 == v);
+                if v != state && !entering {
+                    // Reached only through other states with a kill: cut there first.
+                } else if v != state && cost_of(&enters, v) < cost_of(&kills[v_start..v_end], v) {
+                    cut_keys.extend(enters.iter().filter(|p| p.0 == v).map(|p| p.1));
+                } else {
+                    cut_keys.extend(kills[v_start..v_end].iter().map(|p| p.1));
+                }
+                v_start = v_end;
+            }
+            for k in cut_keys {
+                safe[k as usize] = false;
+            }
+        }
+        if !settled {
+            return None;
         }
         // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
         let safe_len = (0..KEYS).filter(|&k| sometimes(k)).map(|k| dead_at[k] - 1).min().unwrap_or(max_len);
@@ -906,9 +986,9 @@ impl Dfa {
             if !crate::vocab::is_plain_byte(b) {
                 continue;
             }
-            if dead[key] && !alive[key] {
+            if always(key) {
                 risk.always[(b >> 6) as usize] |= 1 << (b & 63);
-            } else if check[key] {
+            } else if !safe[key] {
                 risk.check[(b >> 6) as usize] |= 1 << (b & 63);
                 checked += 1;
             }
@@ -1405,10 +1485,11 @@ mod tests {
         assert!(matches!(Dfa::from_byte_sequences(&[], &Limits::default(), "t"), Err(Error::EmptyLanguage { .. })));
     }
 
-    /// Risky bytes: outside the dangerous states only the byte that enters them is read;
-    /// inside them, every byte that kills somewhere.
+    /// Risky bytes: where entering a restricted state is rarer than what it refuses, only
+    /// the entering byte is read; from inside it, what it refuses.
     #[test]
     fn plain_risk_checks_the_bytes_that_enter_danger() {
+        const ONE: [u32; 256] = [1; 256];
         let d = dfa(r#""(?:[0-9a-z]|%[0-9a-f][0-9a-f])*""#);
         let body = d.next(d.start(), b'"');
         let set = |bytes: &[u8]| {
@@ -1416,28 +1497,28 @@ mod tests {
             bytes.iter().for_each(|&b| s[(b >> 6) as usize] |= 1 << (b & 63));
             s
         };
-        let r = d.plain_risk(body, 8, false, 256, 48).unwrap();
+        let r = d.plain_risk(body, 8, false, 256, 48, &ONE).unwrap();
         assert_eq!(r.check, set(b"%"));
         let always: Vec<u8> = PlainRisk::bytes(&r.always).collect();
         assert!(always.contains(&b'A') && always.contains(&0xC3) && !always.contains(&b'a') && !always.contains(&b'z'));
         // After `%`: the state is dangerous; what kills somewhere is read (`g`-`z`, `%`).
         let pct = d.next(body, b'%');
-        let r = d.plain_risk(pct, 8, false, 256, 48).unwrap();
+        let r = d.plain_risk(pct, 8, false, 256, 48, &ONE).unwrap();
         let check: Vec<u8> = PlainRisk::bytes(&r.check).collect();
         assert!(check.contains(&b'z') && check.contains(&b'%') && !check.contains(&b'0'), "{check:?}");
         // Limits: too many bytes dead at once, too many to check; a reachable accept.
-        assert_eq!(d.plain_risk(pct, 8, false, 256, 5), None);
-        assert_eq!(d.plain_risk(d.start(), 8, false, 100, 48), None);
-        assert_eq!(dfa("[ab]*").plain_risk(1, 8, false, 256, 48), None);
-        assert!(dfa("[ab]*").plain_risk(1, 8, true, 256, 48).is_some());
+        assert_eq!(d.plain_risk(pct, 8, false, 256, 5, &ONE), None);
+        assert_eq!(d.plain_risk(d.start(), 8, false, 100, 48, &ONE), None);
+        assert_eq!(dfa("[ab]*").plain_risk(1, 8, false, 256, 48, &ONE), None);
+        assert!(dfa("[ab]*").plain_risk(1, 8, true, 256, 48, &ONE).is_some());
         // A count: fragments up to what is left of it need no reading.
         let d = dfa("\"[a-z]{2,12}\"");
         let mut q = d.next(d.start(), b'"');
-        assert_eq!(d.plain_risk(q, 8, false, 256, 48).unwrap().safe_len, 8);
+        assert_eq!(d.plain_risk(q, 8, false, 256, 48, &ONE).unwrap().safe_len, 8);
         for _ in 0..7 {
             q = d.next(q, b'x');
         }
-        let r = d.plain_risk(q, 8, false, 256, 48).unwrap();
+        let r = d.plain_risk(q, 8, false, 256, 48, &ONE).unwrap();
         assert_eq!((r.safe_len, PlainRisk::bytes(&r.check).count()), (5, 26));
     }
 

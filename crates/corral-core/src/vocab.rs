@@ -224,6 +224,8 @@ pub struct Vocabulary {
     /// Per length `n` up to [`MAX_SAFE_LEN`], the plain-fragment tokens of at most `n`
     /// bytes, as mask bits (see [`crate::dfa::PlainRisk::safe_len`]).
     plain_len_le: std::sync::OnceLock<Vec<Vec<u32>>>,
+    /// Per byte, how many plain-fragment tokens hold it.
+    plain_byte_weight: std::sync::OnceLock<[u32; 256]>,
 }
 
 /// FNV-1a: a stable content hash for cache keys (not for security).
@@ -328,7 +330,7 @@ impl Vocabulary {
             h.write(&bytes[offsets[i] as usize..offsets[i + 1] as usize]);
             h.write(&[0xff]);
         }
-        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default(), plain_with_byte: Default::default(), plain_len_le: Default::default() };
+        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default(), plain_with_byte: Default::default(), plain_len_le: Default::default(), plain_byte_weight: Default::default() };
         // Built now rather than on first use: it is part of loading a vocabulary (once per
         // tokenizer), not of the first mask of some grammar.
         vocab.plain_slices();
@@ -440,7 +442,8 @@ impl Vocabulary {
     /// The mask of a DFA standing in `state` over the tokens of a plain slice, and that
     /// slice (whose `rest` trie is still to be walked); None where no slice applies.
     ///
-    /// The first slice, longest bound first, whose [`Dfa::plain_risk`] is known: its
+    /// The first slice, longest bound first (that one only when no token needs reading),
+    /// whose [`Dfa::plain_risk`] is known: its
     /// tokens with an `always` byte are refused, those with a `check` byte and longer than
     /// `safe_len` are read one by one (at most [`MAX_CHECKED_TOKENS`], else the next slice
     /// is tried), the others are allowed. Unless `may_accept`, no slice token reaches an accepting state (so no
@@ -448,8 +451,19 @@ impl Vocabulary {
     pub(crate) fn plain_slice_mask(&self, dfa: &Dfa, state: u32, may_accept: bool) -> Option<(&PlainSlice, Vec<u32>)> {
         let with_byte = self.plain_with_byte();
         let len_le = self.plain_len_le();
-        for slice in self.plain_slices() {
-            let Some(risk) = dfa.plain_risk(state, slice.max_len, may_accept, MAX_DEAD_AT_ONCE, MAX_CHECK_BYTES) else {
+        let weight = self.plain_byte_weight.get_or_init(|| {
+            let mut w = [0u32; 256];
+            for (b, bits) in with_byte.iter().take(256).enumerate() {
+                w[b] = bits.iter().map(|x| x.count_ones()).sum();
+            }
+            w
+        });
+        for (i, slice) in self.plain_slices().iter().enumerate() {
+            // The longest bound with bytes to check only for a small DFA: its search runs
+            // deepest (hundreds of microseconds in a URI's), and the next bound's rest
+            // trie is small too.
+            let max_check = if i == 0 && dfa.num_states() > DEEP_RISK_MAX_STATES { 0 } else { MAX_CHECK_BYTES };
+            let Some(risk) = dfa.plain_risk(state, slice.max_len, may_accept, MAX_DEAD_AT_ONCE, max_check, weight) else {
                 continue;
             };
             if risk.is_clear() {
@@ -547,6 +561,9 @@ const MAX_DEAD_AT_ONCE: usize = 120;
 /// character class (`[A-Za-z0-9 -]{2,12}` near its end), not every byte (a string's last
 /// few characters before its `maxLength`, which the trie walk ends quickly).
 const MAX_CHECK_BYTES: usize = 96;
+
+/// Largest DFA whose bytes to check are searched for the longest slice bound.
+const DEEP_RISK_MAX_STATES: usize = 256;
 
 /// Longest `safe_len` the plain-slice masks use (see [`Vocabulary::plain_len_le`]); a
 /// longer one counts as this.
