@@ -646,6 +646,7 @@ mod tests {
             // Counts that run out inside a slice token: the short tokens need no reading.
             r#""[ab1 ]{2,12}""#,
             r"[ab1%]{0,6}",
+            r#""(?:[ab1 ]|é){2,12}""#,
         ];
         let (mut sliced, mut risky) = (0, 0);
         for pattern in patterns {

@@ -270,6 +270,10 @@ struct Subsets {
     overflow: bool,
 }
 
+/// Longest `safe_len` for which [`Dfa::plain_risk`] looks for [`PlainRisk::short_only`]
+/// (the vocabulary keeps masks by token length up to 16 bytes).
+const MAX_SHORT_ONLY: usize = 16;
+
 /// Most rounds of [`Dfa::plain_risk`]'s safe-set fixpoint (each removes keys); past it
 /// the state is left to the trie walk.
 const MAX_SAFE_ROUNDS: usize = 24;
@@ -286,6 +290,9 @@ pub struct PlainRisk {
     /// Fragments of at most this many bytes need no reading, whatever `check` bytes
     /// they hold (e.g. the characters left before a `{2,12}` count runs out).
     pub safe_len: usize,
+    /// Every fragment longer than `safe_len` dies (`check` is then empty): an ASCII count
+    /// near its end, such as `[A-Z0-9]{17}` with 3 characters left.
+    pub short_only: bool,
 }
 
 impl PlainRisk {
@@ -885,6 +892,39 @@ impl Dfa {
             }
         }
         let any_sometimes = (0..KEYS).any(sometimes);
+        // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
+        let safe_len = (0..KEYS).filter(|&k| sometimes(k)).map(|k| dead_at[k] - 1).min().unwrap_or(max_len);
+        // A count that runs out: when no fragment of `safe_len + 1` bytes stays alive (one
+        // pass per exact length, each level's pairs once), every fragment is decided by its
+        // length and its `always` bytes, with nothing to read.
+        if any_sometimes && safe_len < max_len && safe_len <= MAX_SHORT_ONLY {
+            let mut level = vec![(state, 0u8)];
+            let mut stamp = vec![usize::MAX; self.num_states() * 8];
+            for d in 1..=safe_len + 1 {
+                next.clear();
+                for &(s, u) in &level {
+                    for &(b, u2, key) in &moves[u as usize] {
+                        let t = self.next(s, b);
+                        let slot = t as usize * 8 + u2 as usize;
+                        if t != DEAD && !always(key as usize) && stamp[slot] != d {
+                            stamp[slot] = d;
+                            next.push((t, u2));
+                        }
+                    }
+                }
+                std::mem::swap(&mut level, &mut next);
+                if level.is_empty() {
+                    break;
+                }
+            }
+            if level.is_empty() {
+                let mut risk = PlainRisk { safe_len, short_only: true, ..PlainRisk::default() };
+                for b in (0..=255u8).filter(|&b| crate::vocab::is_plain_byte(b) && always(key_of(b))) {
+                    risk.always[(b >> 6) as usize] |= 1 << (b & 63);
+                }
+                return Some(risk);
+            }
+        }
         if any_sometimes && max_check == 0 {
             return None;
         }
@@ -977,8 +1017,6 @@ impl Dfa {
         if !settled {
             return None;
         }
-        // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
-        let safe_len = (0..KEYS).filter(|&k| sometimes(k)).map(|k| dead_at[k] - 1).min().unwrap_or(max_len);
         let mut risk = PlainRisk { safe_len, ..PlainRisk::default() };
         let mut checked = 0;
         for b in 0..=255u8 {
@@ -1519,7 +1557,16 @@ mod tests {
             q = d.next(q, b'x');
         }
         let r = d.plain_risk(q, 8, false, 256, 48, &ONE).unwrap();
-        assert_eq!((r.safe_len, PlainRisk::bytes(&r.check).count()), (5, 26));
+        assert_eq!((r.safe_len, r.short_only, PlainRisk::bytes(&r.check).count()), (5, true, 0));
+        // With two-byte characters, 6 bytes may still be 3 characters: read them.
+        let d = dfa("\"(?:[a-z]|é){2,12}\"");
+        let mut q = d.next(d.start(), b'"');
+        for _ in 0..7 {
+            q = d.next(q, b'x');
+        }
+        let r = d.plain_risk(q, 8, false, 256, 48, &ONE).unwrap();
+        assert_eq!((r.safe_len, r.short_only), (5, false));
+        assert!(PlainRisk::bytes(&r.check).any(|b| b == b'a'));
     }
 
     #[test]

@@ -470,6 +470,19 @@ impl Vocabulary {
                 return Some((slice, slice.bits.clone()));
             }
             let words = self.mask_words();
+            if risk.short_only && risk.safe_len <= MAX_SAFE_LEN {
+                // Only tokens up to `safe_len` bytes live, less those with an `always` byte.
+                let mut allowed = slice.bits.clone();
+                for (a, &short) in allowed.iter_mut().zip(&len_le[risk.safe_len]) {
+                    *a &= short;
+                }
+                for b in PlainRisk::bytes(&risk.always) {
+                    for (a, &w) in allowed.iter_mut().zip(&with_byte[b as usize]) {
+                        *a &= !w;
+                    }
+                }
+                return Some((slice, allowed));
+            }
             // Every byte from 0x80 up refused (an ASCII-only format): one precomputed mask.
             let non_ascii = risk.always[2] == u64::MAX && risk.always[3] == u64::MAX;
             let mut always = if non_ascii { with_byte[NON_ASCII].clone() } else { vec![0u32; words] };
