@@ -1,7 +1,8 @@
 //! The vocabulary: token id → exact bytes, EOS ids, and the token trie the masks walk.
 //!
 //! Grammar code meets the vocabulary only through [`TokenTrie::walk`] and a
-//! [`ByteRecognizer`]: it sees bytes, never token strings.
+//! [`ByteRecognizer`], and through the plain-token masks a DFA state is checked against
+//! ([`Vocabulary::plain_slice_mask`]): it sees bytes, never token strings.
 
 use crate::dfa::{Dfa, PlainRisk, DEAD};
 use crate::error::{Error, Result};
@@ -330,7 +331,19 @@ impl Vocabulary {
             h.write(&bytes[offsets[i] as usize..offsets[i + 1] as usize]);
             h.write(&[0xff]);
         }
-        let vocab = Vocabulary { bytes, offsets, kinds, eos, size, trie, fingerprint: h.0, plain_slices: Default::default(), plain_with_byte: Default::default(), plain_len_le: Default::default(), plain_byte_weight: Default::default() };
+        let vocab = Vocabulary {
+            bytes,
+            offsets,
+            kinds,
+            eos,
+            size,
+            trie,
+            fingerprint: h.0,
+            plain_slices: Default::default(),
+            plain_with_byte: Default::default(),
+            plain_len_le: Default::default(),
+            plain_byte_weight: Default::default(),
+        };
         // Built now rather than on first use: it is part of loading a vocabulary (once per
         // tokenizer), not of the first mask of some grammar.
         vocab.plain_slices();
@@ -442,12 +455,11 @@ impl Vocabulary {
     /// The mask of a DFA standing in `state` over the tokens of a plain slice, and that
     /// slice (whose `rest` trie is still to be walked); None where no slice applies.
     ///
-    /// The first slice, longest bound first (that one only when no token needs reading),
-    /// whose [`Dfa::plain_risk`] is known: its
-    /// tokens with an `always` byte are refused, those with a `check` byte and longer than
+    /// The first slice, longest bound first, whose [`Dfa::plain_risk`] is known: its tokens
+    /// with an `always` byte are refused, those with a `check` byte and longer than
     /// `safe_len` are read one by one (at most [`MAX_CHECKED_TOKENS`], else the next slice
-    /// is tried), the others are allowed. Unless `may_accept`, no slice token reaches an accepting state (so no
-    /// terminal ends inside one).
+    /// is tried), the others are allowed. Unless `may_accept`, no slice token reaches an
+    /// accepting state (so no terminal ends inside one).
     pub(crate) fn plain_slice_mask(&self, dfa: &Dfa, state: u32, may_accept: bool) -> Option<(&PlainSlice, Vec<u32>)> {
         let with_byte = self.plain_with_byte();
         let len_le = self.plain_len_le();
