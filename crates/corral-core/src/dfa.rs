@@ -307,6 +307,11 @@ impl PlainRisk {
     }
 }
 
+/// The error of a DFA of `what` past `max_dfa_states`.
+fn too_many_states(limits: &Limits, what: &str) -> Error {
+    Error::LimitExceeded { limit: "max_dfa_states", value: limits.max_dfa_states, context: format!("the DFA of {what}") }
+}
+
 /// A byte DFA with byte classes, pruned to co-reachable states.
 #[derive(Debug, Clone)]
 pub struct Dfa {
@@ -359,11 +364,7 @@ impl Dfa {
                 edges.push(id);
             }
             if states.len() > limits.max_dfa_states {
-                return Err(Error::LimitExceeded {
-                    limit: "max_dfa_states",
-                    value: limits.max_dfa_states,
-                    context: format!("the DFA of {what}"),
-                });
+                return Err(too_many_states(limits, what));
             }
             i += 1;
         }
@@ -728,11 +729,7 @@ impl Dfa {
             total += d.num_states() - 1;
         }
         if total > limits.max_dfa_states {
-            return Err(Error::LimitExceeded {
-                limit: "max_dfa_states",
-                value: limits.max_dfa_states,
-                context: format!("the DFA of {what}"),
-            });
+            return Err(too_many_states(limits, what));
         }
         let id = |i: usize, q: u32| offset[i] + q - 1;
         // Enter the text after part i-1 ends on byte b: the first part that can take b.
@@ -1189,11 +1186,7 @@ impl Dfa {
                 rows.push(id);
             }
             if sets.len() > limits.max_dfa_states {
-                return Err(Error::LimitExceeded {
-                    limit: "max_dfa_states",
-                    value: limits.max_dfa_states,
-                    context: format!("the DFA of {what}"),
-                });
+                return Err(too_many_states(limits, what));
             }
             i += 1;
         }
@@ -1258,11 +1251,7 @@ impl Dfa {
         }
         let estimate = (max.unwrap_or(min) as usize + 1).saturating_mul(self.num_states() - 1);
         if estimate > limits.max_dfa_states {
-            return Err(Error::LimitExceeded {
-                limit: "max_dfa_states",
-                value: limits.max_dfa_states,
-                context: format!("the DFA of {what}"),
-            });
+            return Err(too_many_states(limits, what));
         }
         // Built directly (no exploration, no hashing): per count k, a boundary state B_k
         // ("k units read"), kept apart from the unit's start state, which a unit may

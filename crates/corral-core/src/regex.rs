@@ -657,15 +657,20 @@ fn is_big_repetition(r: &regex_syntax::hir::Repetition) -> bool {
     count >= COUNTED_FROM || (count >= 2 && (count as usize).saturating_mul(weight(&r.sub)) >= COUNTED_WEIGHT)
 }
 
-/// Is `hir` a repetition worth counting directly, or does it contain one?
-fn has_big_repetition(hir: &Hir) -> bool {
+/// Does `hir` hold a repetition for which `which` holds (itself included)?
+fn has_repetition(hir: &Hir, which: fn(&regex_syntax::hir::Repetition) -> bool) -> bool {
     use regex_syntax::hir::HirKind;
     match hir.kind() {
-        HirKind::Repetition(r) => is_big_repetition(r) || has_big_repetition(&r.sub),
-        HirKind::Capture(c) => has_big_repetition(&c.sub),
-        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_big_repetition),
+        HirKind::Repetition(r) => which(r) || has_repetition(&r.sub, which),
+        HirKind::Capture(c) => has_repetition(&c.sub, which),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(|x| has_repetition(x, which)),
         _ => false,
     }
+}
+
+/// Is `hir` a repetition worth counting directly, or does it contain one?
+fn has_big_repetition(hir: &Hir) -> bool {
+    has_repetition(hir, is_big_repetition)
 }
 
 /// A repeated finite unit at least this heavy (see [`weight`]) is built from the unit's
@@ -683,13 +688,7 @@ fn is_unit_repetition(r: &regex_syntax::hir::Repetition) -> bool {
 
 /// Does `hir` contain a repetition built from its unit ([`is_unit_repetition`])?
 fn has_unit_repetition(hir: &Hir) -> bool {
-    use regex_syntax::hir::HirKind;
-    match hir.kind() {
-        HirKind::Repetition(r) => is_unit_repetition(r) || has_unit_repetition(&r.sub),
-        HirKind::Capture(c) => has_unit_repetition(&c.sub),
-        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_unit_repetition),
-        _ => false,
-    }
+    has_repetition(hir, is_unit_repetition)
 }
 
 /// Is the language of `hir` finite and free of look-around (no repetition)?
