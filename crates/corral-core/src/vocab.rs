@@ -349,6 +349,7 @@ impl Vocabulary {
         vocab.plain_slices();
         vocab.plain_with_byte();
         vocab.plain_len_le();
+        vocab.plain_byte_weight();
         Ok(vocab)
     }
 
@@ -437,6 +438,30 @@ impl Vocabulary {
         })
     }
 
+    fn plain_byte_weight(&self) -> &[u32; 256] {
+        self.plain_byte_weight.get_or_init(|| {
+            let mut w = [0u32; 256];
+            for (b, bits) in self.plain_with_byte().iter().take(256).enumerate() {
+                w[b] = bits.iter().map(|x| x.count_ones()).sum();
+            }
+            w
+        })
+    }
+
+    /// The plain-fragment tokens holding any byte of `set`, as mask bits.
+    fn plain_tokens_holding(&self, set: &[u64; 4]) -> Vec<u32> {
+        let with_byte = self.plain_with_byte();
+        // Every byte from 0x80 up (an ASCII-only format refuses them all): one mask.
+        let non_ascii = set[2] == u64::MAX && set[3] == u64::MAX;
+        let mut out = if non_ascii { with_byte[NON_ASCII].clone() } else { vec![0u32; self.mask_words()] };
+        for b in PlainRisk::bytes(set).filter(|&b| !(non_ascii && b >= 0x80)) {
+            for (o, w) in out.iter_mut().zip(&with_byte[b as usize]) {
+                *o |= w;
+            }
+        }
+        out
+    }
+
     fn plain_len_le(&self) -> &[Vec<u32>] {
         self.plain_len_le.get_or_init(|| {
             let mut len_le = vec![vec![0u32; self.mask_words()]; MAX_SAFE_LEN + 1];
@@ -461,15 +486,8 @@ impl Vocabulary {
     /// is tried), the others are allowed. Unless `may_accept`, no slice token reaches an
     /// accepting state (so no terminal ends inside one).
     pub(crate) fn plain_slice_mask(&self, dfa: &Dfa, state: u32, may_accept: bool) -> Option<(&PlainSlice, Vec<u32>)> {
-        let with_byte = self.plain_with_byte();
         let len_le = self.plain_len_le();
-        let weight = self.plain_byte_weight.get_or_init(|| {
-            let mut w = [0u32; 256];
-            for (b, bits) in with_byte.iter().take(256).enumerate() {
-                w[b] = bits.iter().map(|x| x.count_ones()).sum();
-            }
-            w
-        });
+        let weight = self.plain_byte_weight();
         for (i, slice) in self.plain_slices().iter().enumerate() {
             // The longest bound with bytes to check only for a small DFA: its search runs
             // deepest (hundreds of microseconds in a URI's), and the next bound's rest
@@ -481,34 +499,15 @@ impl Vocabulary {
             if risk.is_clear() {
                 return Some((slice, slice.bits.clone()));
             }
-            let words = self.mask_words();
+            let mut always = self.plain_tokens_holding(&risk.always);
             if risk.short_only && risk.safe_len <= MAX_SAFE_LEN {
                 // Only tokens up to `safe_len` bytes live, less those with an `always` byte.
-                let mut allowed = slice.bits.clone();
-                for (a, &short) in allowed.iter_mut().zip(&len_le[risk.safe_len]) {
-                    *a &= short;
+                for ((a, &bits), &short) in always.iter_mut().zip(&slice.bits).zip(&len_le[risk.safe_len]) {
+                    *a = bits & short & !*a;
                 }
-                for b in PlainRisk::bytes(&risk.always) {
-                    for (a, &w) in allowed.iter_mut().zip(&with_byte[b as usize]) {
-                        *a &= !w;
-                    }
-                }
-                return Some((slice, allowed));
+                return Some((slice, always));
             }
-            // Every byte from 0x80 up refused (an ASCII-only format): one precomputed mask.
-            let non_ascii = risk.always[2] == u64::MAX && risk.always[3] == u64::MAX;
-            let mut always = if non_ascii { with_byte[NON_ASCII].clone() } else { vec![0u32; words] };
-            let mut check = vec![0u32; words];
-            for (set, out) in [(&risk.always, &mut always), (&risk.check, &mut check)] {
-                for b in PlainRisk::bytes(set) {
-                    if non_ascii && std::ptr::eq(set, &risk.always) && b >= 0x80 {
-                        continue;
-                    }
-                    for (o, w) in out.iter_mut().zip(&with_byte[b as usize]) {
-                        *o |= w;
-                    }
-                }
-            }
+            let mut check = self.plain_tokens_holding(&risk.check);
             // `check` becomes the tokens to read, `always` the allowed ones.
             let short = &len_le[risk.safe_len.min(MAX_SAFE_LEN)];
             let mut checked = 0u32;
