@@ -236,8 +236,9 @@ impl<'a> LeafNfa<'a> {
 
     /// Adds to `out` the NFA states reachable from the junctions `roots` without reading,
     /// marking visited junctions with `stamp` (a fresh value per call).
-    fn close(&self, roots: Vec<u32>, seen: &mut [u32], stamp: u32, out: &mut Vec<u32>) {
-        let mut stack = roots;
+    /// `roots` is used as the work stack (left empty).
+    fn close(&self, roots: &mut Vec<u32>, seen: &mut [u32], stamp: u32, out: &mut Vec<u32>) {
+        let stack = roots;
         while let Some(j) = stack.pop() {
             if std::mem::replace(&mut seen[j as usize], stamp) == stamp {
                 continue;
@@ -568,8 +569,9 @@ impl Dfa {
         let budget = limits.dfa_size_limit / std::mem::size_of::<u32>();
         let seen = RefCell::new((vec![0u32; nfa.eps.len()], 0u32));
         let subsets = RefCell::new(Subsets { sets: Vec::new(), ids: FastMap::default(), work: 0, overflow: false });
-        // Interns a state set (canonical: sorted, without duplicates); None past the budget.
-        let intern = |mut set: Vec<u32>| -> Option<u32> {
+        // Interns a state set (made canonical in place: sorted, without duplicates); None
+        // past the budget. The set is copied only when it is new.
+        let intern = |set: &mut Vec<u32>| -> Option<u32> {
             set.sort_unstable();
             set.dedup();
             let mut sub = subsets.borrow_mut();
@@ -581,21 +583,23 @@ impl Dfa {
                 sub.overflow = true;
                 return None;
             }
-            let set: Rc<[u32]> = set.into();
+            let set: Rc<[u32]> = set.as_slice().into();
             let id = sub.sets.len() as u32;
             sub.sets.push(set.clone());
             sub.ids.insert(set, id);
             Some(id)
         };
-        let closure = |roots: Vec<u32>, out: &mut Vec<u32>| {
+        // Scratch buffers reused by every step (a step runs per state and byte class).
+        let scratch = RefCell::new((Vec::<u32>::new(), Vec::<u32>::new()));
+        let closure = |roots: &mut Vec<u32>, out: &mut Vec<u32>| {
             let mut seen = seen.borrow_mut();
             seen.1 += 1;
             let stamp = seen.1;
             nfa.close(roots, &mut seen.0, stamp, out);
         };
         let mut start = Vec::new();
-        closure(vec![0], &mut start);
-        let start = intern(start).ok_or_else(|| size_error(limits, what))?;
+        closure(&mut vec![0], &mut start);
+        let start = intern(&mut start).ok_or_else(|| size_error(limits, what))?;
         let result = Dfa::from_automaton(
             start,
             &class_of,
@@ -610,8 +614,10 @@ impl Dfa {
                     sub.work += sub.sets[id as usize].len();
                     sub.sets[id as usize].clone()
                 };
-                let mut out = Vec::with_capacity(set.len());
-                let mut exits = Vec::new();
+                let mut scratch = scratch.borrow_mut();
+                let (out, exits) = &mut *scratch;
+                out.clear();
+                exits.clear();
                 for &g in set.iter() {
                     if g == FINAL {
                         continue;
@@ -626,7 +632,7 @@ impl Dfa {
                         }
                     }
                 }
-                closure(exits, &mut out);
+                closure(exits, out);
                 // An empty set is the dead state.
                 if out.is_empty() {
                     None
@@ -701,8 +707,14 @@ impl Dfa {
         }
         for (i, d) in parts.iter().enumerate() {
             let Some(after) = entries[i + 1] else { return Ok(None) };
+            // The part's classes that hold a byte of `after`.
+            let mut after_class = vec![false; d.stride];
+            for b in 0..256 {
+                after_class[d.class_of[b] as usize] |= after[b];
+            }
             for s in 1..d.num_states() {
-                if d.accepting[s] && (0..=255u8).any(|b| after[b as usize] && d.next(s as u32, b) != DEAD) {
+                let row = &d.table[s * d.stride..(s + 1) * d.stride];
+                if d.accepting[s] && row.iter().zip(&after_class).any(|(&t, &a)| a && t != DEAD) {
                     return Ok(None);
                 }
             }
@@ -752,17 +764,28 @@ impl Dfa {
         for (c, &b) in representative.iter().enumerate() {
             table[stride + c] = enter(0, b);
         }
+        // Row by row with per-part lookups made once: a large part (a long string's
+        // counter) is copied at memory speed.
+        let mut part_class = vec![0usize; stride];
+        let mut entry_row = vec![DEAD; stride];
         for (i, d) in parts.iter().enumerate() {
-            for q in 1..d.num_states() as u32 {
-                let row = id(i, q) as usize;
-                let ends = d.accepting[q as usize];
+            for (c, &b) in representative.iter().enumerate() {
+                part_class[c] = d.class_of[b as usize] as usize;
+                entry_row[c] = enter(i + 1, b);
+            }
+            let shift = offset[i] - 1;
+            for q in 1..d.num_states() {
+                let row = id(i, q as u32) as usize;
+                let ends = d.accepting[q];
                 accepting[row] = ends && nullable_from[i + 1];
-                for (c, &b) in representative.iter().enumerate() {
-                    let t = d.next(q, b);
-                    table[row * stride + c] = if t != DEAD {
-                        id(i, t)
+                let src = &d.table[q * d.stride..(q + 1) * d.stride];
+                let dst = &mut table[row * stride..(row + 1) * stride];
+                for c in 0..stride {
+                    let t = src[part_class[c]];
+                    dst[c] = if t != DEAD {
+                        t + shift
                     } else if ends {
-                        enter(i + 1, b)
+                        entry_row[c]
                     } else {
                         DEAD
                     };
@@ -1270,31 +1293,38 @@ impl Dfa {
         let stride = self.stride;
         let mut table = vec![DEAD; total * stride];
         let mut accepting = vec![false; total];
-        // The move of unit state `q` by class `c` at count `k`.
-        let step = |k: usize, q: u32, c: usize| -> u32 {
-            let t = self.table[q as usize * stride + c];
-            if t == DEAD {
-                DEAD
-            } else if self.accepting[t as usize] {
-                // Unbounded: every count from `min` on behaves alike.
-                boundary(if max.is_none() { (k + 1).min(last) } else { k + 1 })
-            } else {
-                boundary(k) + 1 + slot[t as usize]
+        // One block of rows (the boundary, then the inner states) as offsets from the
+        // block's boundary: inner state j is 1 + j, the next boundary is `per`, dead is
+        // `u32::MAX`. Every count's block is this template shifted, so building is a copy.
+        let mut template = vec![u32::MAX; per * stride];
+        for (r, q) in std::iter::once(self.start()).chain(inner.iter().copied()).enumerate() {
+            for c in 0..stride {
+                let t = self.table[q as usize * stride + c];
+                template[r * stride + c] = if t == DEAD {
+                    u32::MAX
+                } else if self.accepting[t as usize] {
+                    per as u32
+                } else {
+                    1 + slot[t as usize]
+                };
             }
-        };
+        }
         for k in 0..=last {
             let b = boundary(k) as usize;
             accepting[b] = k >= min as usize;
             if max.is_some() && k == last {
                 break; // one more unit would exceed `max`
             }
-            for c in 0..stride {
-                table[b * stride + c] = step(k, self.start(), c);
-            }
-            for (j, &q) in inner.iter().enumerate() {
-                for c in 0..stride {
-                    table[(b + 1 + j) * stride + c] = step(k, q, c);
-                }
+            // Unbounded: every count from `min` on behaves alike, so the last block's
+            // finished units return to its own boundary.
+            let next_rel = if max.is_none() && k == last { 0 } else { per as u32 };
+            let block = &mut table[b * stride..(b + per) * stride];
+            for (dst, &rel) in block.iter_mut().zip(&template) {
+                *dst = match rel {
+                    u32::MAX => DEAD,
+                    r if r == per as u32 => b as u32 + next_rel,
+                    r => b as u32 + r,
+                };
             }
         }
         let dfa = Dfa { class_of: self.class_of, stride, table, accepting };

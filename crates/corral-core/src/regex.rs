@@ -16,7 +16,7 @@ use regex_automata::{Anchored, MatchKind};
 use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::Hir;
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::cfg::earley::FastMap;
 use crate::dfa::Dfa;
@@ -733,16 +733,21 @@ fn dense_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa> {
 /// grammar saves rebuilding them.
 #[derive(Debug, Default)]
 pub struct PieceCache {
-    built: FastMap<String, Rc<Dfa>>,
+    built: FastMap<String, Arc<Dfa>>,
 }
 
 /// The pruned DFA of `hir`: large counted repetitions are built as counters (see
 /// [`COUNTED_FROM`]), large concatenations and unions from their parts (see
 /// [`SPLIT_WEIGHT`]); small pieces go to the regex engine whole.
 fn hir_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Dfa> {
+    hir_dfa_shared(hir, pattern, limits, cache).map(|d| Arc::try_unwrap(d).unwrap_or_else(|d| (*d).clone()))
+}
+
+/// [`hir_dfa`], shared with the piece cache (no copy of a cached piece).
+fn hir_dfa_shared(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
     match piece_dfa(hir, pattern, limits, cache)? {
-        Piece::Dfa(d) => Ok(Rc::try_unwrap(d).unwrap_or_else(|d| (*d).clone())),
-        Piece::Epsilon => Dfa::from_expr(&crate::dfa::DfaExpr::Empty, limits, pattern),
+        Piece::Dfa(d) => Ok(d),
+        Piece::Epsilon => Dfa::from_expr(&crate::dfa::DfaExpr::Empty, limits, pattern).map(Arc::new),
         Piece::Nothing => Err(Error::EmptyLanguage { what: pattern.to_string() }),
     }
 }
@@ -750,7 +755,7 @@ fn hir_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) ->
 /// A piece of a pattern: its DFA, or one of the two languages a pruned DFA piece cannot
 /// stand for inside a larger expression.
 enum Piece {
-    Dfa(Rc<Dfa>),
+    Dfa(Arc<Dfa>),
     /// Only the empty string (e.g. `x{0,20}` where `x` matches nothing).
     Epsilon,
     /// No string at all.
@@ -845,7 +850,7 @@ fn cached_dense(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCach
     };
     match built {
         Ok(d) => {
-            let d = Rc::new(d);
+            let d = Arc::new(d);
             cache.built.insert(key, d.clone());
             Ok(Piece::Dfa(d))
         }
@@ -859,7 +864,7 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) 
     use regex_syntax::hir::HirKind;
     let what = || format!("/{pattern}/");
     let lift = |r: Result<Dfa>| match r {
-        Ok(d) => Ok(Piece::Dfa(Rc::new(d))),
+        Ok(d) => Ok(Piece::Dfa(Arc::new(d))),
         Err(Error::EmptyLanguage { .. }) => Ok(Piece::Nothing),
         Err(e) => Err(e),
     };
@@ -879,7 +884,7 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) 
             };
             if is_big_repetition(r) || is_unit_repetition(r) {
                 if let Some(d) = unit.repeat_counted(r.min, r.max, limits, &what())? {
-                    return Ok(Piece::Dfa(Rc::new(d)));
+                    return Ok(Piece::Dfa(Arc::new(d)));
                 }
             }
             let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&unit)), min: r.min, max: r.max };
@@ -948,9 +953,10 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
     hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
 }
 
-/// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns.
-pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Dfa> {
-    hir_dfa(&parsed.hir, &parsed.pattern, limits, cache)
+/// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns; the result
+/// may be shared with the cache.
+pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
+    hir_dfa_shared(&parsed.hir, &parsed.pattern, limits, cache)
 }
 
 /// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
@@ -967,7 +973,7 @@ pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses
 }
 
 /// [`compile_with`], sharing built pieces through `cache`.
-pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Dfa> {
+pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
     build_dfa_cached(&parse(pattern, limits, classes)?, limits, cache)
 }
 

@@ -11,7 +11,7 @@
 //! then unit rules → drop what is unreachable.
 
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::ast::{Expr, GrammarAst, Pos, Term};
 use super::parse::grammar_error;
@@ -66,8 +66,8 @@ pub struct Production {
 pub struct Terminal {
     /// A readable name (the rule or literal it came from).
     pub name: String,
-    /// Its automaton.
-    pub dfa: Dfa,
+    /// Its automaton (shared with the lowering's caches).
+    pub dfa: Arc<Dfa>,
 }
 
 /// A normalized context-free grammar over DFA terminals.
@@ -101,7 +101,7 @@ type Alts = Vec<Vec<Sym>>;
 #[derive(Debug, Clone)]
 enum Reg {
     Src(String),
-    Dfa { dfa: Rc<Dfa>, key: String },
+    Dfa { dfa: Arc<Dfa>, key: String },
 }
 
 impl Reg {
@@ -183,10 +183,10 @@ struct Lowering<'a> {
     /// DFA states built so far by the current fold attempt (bounded by [`FOLD_MAX_WORK`]).
     fold_work: std::cell::Cell<usize>,
     /// DFAs built for regular pieces, by [`Reg::key`] (each is built once).
-    dfa_cache: HashMap<String, Rc<Dfa>>,
+    dfa_cache: HashMap<String, Arc<Dfa>>,
     /// Regex sources compiled so far (checking a piece, building a terminal and folding a
     /// rule often compile the same source).
-    compiled: std::cell::RefCell<HashMap<String, Rc<Dfa>>>,
+    compiled: std::cell::RefCell<HashMap<String, Arc<Dfa>>>,
     /// Pieces of regexes built so far, shared by the sources compiled later.
     pieces: std::cell::RefCell<regex::PieceCache>,
     nt_names: Vec<String>,
@@ -385,7 +385,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// Compiles regex source to a DFA; errors name `name` and point at `pos`.
-    fn compile_src(&self, src: &str, name: &str, pos: Pos) -> Result<Dfa> {
+    fn compile_src(&self, src: &str, name: &str, pos: Pos) -> Result<Arc<Dfa>> {
         // A fold gives up on a large regex before the regex engine spends its budget.
         if self.fold_limits.is_some() && src.len() > MAX_TERMINAL_SOURCE && !self.compiled.borrow().contains_key(src) {
             return Err(Error::LimitExceeded {
@@ -395,7 +395,7 @@ impl<'a> Lowering<'a> {
             });
         }
         match self.compile_cached(src, self.dfa_limits()) {
-            Ok(d) => Ok((*d).clone()),
+            Ok(d) => Ok(d),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
             Err(e @ Error::LimitExceeded { .. }) => Err(e),
             Err(e) => Err(grammar_error(pos, format!("in `{name}`: {e}"))),
@@ -404,7 +404,7 @@ impl<'a> Lowering<'a> {
 
     /// Compiles a regex source once (successes are remembered; sources are whole
     /// patterns, so the key is exact).
-    fn compile_cached(&self, src: &str, limits: &Limits) -> Result<Rc<Dfa>> {
+    fn compile_cached(&self, src: &str, limits: &Limits) -> Result<Arc<Dfa>> {
         // `(?:x)` is `x` when the group spans the whole source. Stripping a group that
         // closes earlier leaves an unbalanced `)`, which no compiled (cached) source has.
         let mut key = src;
@@ -417,13 +417,13 @@ impl<'a> Lowering<'a> {
                 None => break,
             }
         }
-        let d = Rc::new(regex::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?);
+        let d = regex::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
         self.compiled.borrow_mut().insert(src.to_string(), d.clone());
         Ok(d)
     }
 
     /// The DFA of a regular piece (regex sources are compiled once).
-    fn reg_dfa(&mut self, reg: &Reg, pos: Pos) -> Result<Rc<Dfa>> {
+    fn reg_dfa(&mut self, reg: &Reg, pos: Pos) -> Result<Arc<Dfa>> {
         match reg {
             Reg::Dfa { dfa, .. } => Ok(dfa.clone()),
             Reg::Src(src) => {
@@ -431,7 +431,7 @@ impl<'a> Lowering<'a> {
                 if let Some(d) = self.dfa_cache.get(&key) {
                     return Ok(d.clone());
                 }
-                let dfa = Rc::new(self.compile_src(src, src, pos)?);
+                let dfa = self.compile_src(src, src, pos)?;
                 self.count_fold_work(&dfa)?;
                 self.dfa_cache.insert(key, dfa.clone());
                 Ok(dfa)
@@ -460,7 +460,7 @@ impl<'a> Lowering<'a> {
         if let Some(dfa) = self.dfa_cache.get(&key) {
             return Ok(Reg::Dfa { dfa: dfa.clone(), key });
         }
-        let dfa = Rc::new(build(self)?);
+        let dfa = Arc::new(build(self)?);
         self.count_fold_work(&dfa)?;
         self.dfa_cache.insert(key.clone(), dfa.clone());
         Ok(Reg::Dfa { dfa, key })
@@ -668,7 +668,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The terminal of a DFA-built piece (one per key).
-    fn dfa_terminal(&mut self, dfa: &Dfa, key: String, name: &str) -> u32 {
+    fn dfa_terminal(&mut self, dfa: &Arc<Dfa>, key: String, name: &str) -> u32 {
         if let Some(&t) = self.terminal_of_dfa.get(&key) {
             return t;
         }
@@ -1071,7 +1071,7 @@ fn unused_rules(ast: &GrammarAst, lw: &Lowering<'_>, start: &str) -> Vec<String>
 /// A terminal being merged with its neighbours: its DFA, regex source (None when built
 /// by corral's own constructions), name and canonical key.
 struct RunPart {
-    dfa: Rc<Dfa>,
+    dfa: Arc<Dfa>,
     src: Option<String>,
     name: String,
     key: String,
@@ -1084,11 +1084,9 @@ struct RunPart {
 /// terminal built from boolean operators stays apart.
 fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
     let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
-    // Each terminal's DFA, shared (a run may repeat one large terminal many times).
-    let mut shared: HashMap<u32, Rc<Dfa>> = HashMap::new();
     // Joins tried so far, by the two parts' keys (a run may repeat one pair many times,
     // as a long string's chunks do).
-    let mut joins: HashMap<(String, String), Option<Rc<Dfa>>> = HashMap::new();
+    let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
     for n in 0..lw.bnf.len() {
         for a in 0..lw.bnf[n].len() {
             let seq = lw.bnf[n][a].clone();
@@ -1109,7 +1107,7 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
                     out.push(Sym::t(t));
                 } else {
                     let before = out.len();
-                    merge_run(lw, run, &mut shared, &mut joins, &mut out)?;
+                    merge_run(lw, run, &mut joins, &mut out)?;
                     if out.len() == before + 1 {
                         merged.insert(run.to_vec(), out[before].index());
                     }
@@ -1126,14 +1124,13 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
 fn merge_run(
     lw: &mut Lowering<'_>,
     run: &[Sym],
-    shared: &mut HashMap<u32, Rc<Dfa>>,
-    joins: &mut HashMap<(String, String), Option<Rc<Dfa>>>,
+    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
     out: &mut Vec<Sym>,
 ) -> Result<()> {
-    let mut part = |lw: &Lowering<'_>, s: Sym| {
+    let part = |lw: &Lowering<'_>, s: Sym| {
         let i = s.index() as usize;
         RunPart {
-            dfa: shared.entry(s.index()).or_insert_with(|| Rc::new(lw.terminals[i].dfa.clone())).clone(),
+            dfa: lw.terminals[i].dfa.clone(),
             src: lw.terminal_regex[i].clone(),
             name: lw.terminals[i].name.clone(),
             key: lw.terminal_key[i].clone(),
@@ -1163,13 +1160,13 @@ fn merge_run(
             Some(j) => j.clone(),
             None => {
                 let j = match c.dfa.concat(&next.dfa, lw.limits, &what) {
-                    Ok(Some(d)) => Some(Rc::new(d)),
+                    Ok(Some(d)) => Some(Arc::new(d)),
                     // A junction that is not deterministic: subset construction over the two
                     // automata, within the merge budget (else the parser reads them one by one).
                     Ok(None) => {
                         let small = Limits { max_dfa_states: MERGE_MAX_STATES, ..lw.limits.clone() };
                         let e = DfaExpr::Seq(vec![DfaExpr::Leaf(&c.dfa), DfaExpr::Leaf(&next.dfa)]);
-                        Dfa::from_expr(&e, &small, &what).ok().map(Rc::new)
+                        Dfa::from_expr(&e, &small, &what).ok().map(Arc::new)
                     }
                     Err(Error::LimitExceeded { .. }) => None,
                     Err(e) => return Err(e),
@@ -1194,7 +1191,7 @@ fn merge_run(
         let t = match &p.src {
             Some(src) if lw.terminal_of_regex.contains_key(src) => lw.terminal_of_regex[src],
             Some(src) => {
-                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: (*p.dfa).clone() }, Some(src.clone()), p.key);
+                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: p.dfa.clone() }, Some(src.clone()), p.key);
                 lw.terminal_of_regex.insert(src.clone(), id);
                 id
             }
@@ -1220,7 +1217,7 @@ fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
         let sym = match lw.terminals[t as usize].dfa.without_empty(lw.limits, &name) {
             Ok(dfa) => {
                 let key = format!("plus({})", lw.terminal_key[t as usize]);
-                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa }, None, key);
+                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa: Arc::new(dfa) }, None, key);
                 let origin = (name.clone(), Pos::default());
                 let k = lw.nt_names.len();
                 let n = lw.new_nt(format!("{name}?#{k}"), origin);
