@@ -417,7 +417,46 @@ impl Dfa {
                 table[ns * n_classes + c] = if t == u32::MAX { DEAD } else { new_id[t as usize] };
             }
         }
-        Ok(Dfa { class_of: *class_of, stride: n_classes, table, accepting })
+        Ok(Dfa { class_of: *class_of, stride: n_classes, table, accepting }.with_coarsest_classes())
+    }
+
+    /// The same automaton over the coarsest byte classes: bytes whose moves agree from
+    /// every state share one. A construction's classes only separate what its inputs did
+    /// (the regex engine splits at every range end), and every table built from this one,
+    /// a long string's counter above all, is as wide as its classes.
+    fn with_coarsest_classes(mut self) -> Dfa {
+        let (n, k) = (self.num_states(), self.stride);
+        // A hash of each class's column, then exact comparison within equal hashes.
+        let mut hash = vec![0u64; k];
+        for row in self.table.chunks_exact(k) {
+            for (h, &t) in hash.iter_mut().zip(row) {
+                *h = (h.rotate_left(5) ^ t as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+            }
+        }
+        let same = |a: usize, b: usize| hash[a] == hash[b] && (0..n).all(|s| self.table[s * k + a] == self.table[s * k + b]);
+        let mut new_class = vec![0u8; k];
+        let mut kept: Vec<usize> = Vec::new(); // the first old class of each new class
+        for c in 0..k {
+            match kept.iter().position(|&r| same(r, c)) {
+                Some(j) => new_class[c] = j as u8,
+                None => {
+                    new_class[c] = kept.len() as u8;
+                    kept.push(c);
+                }
+            }
+        }
+        if kept.len() == k {
+            return self;
+        }
+        let stride = kept.len();
+        let mut table = Vec::with_capacity(n * stride);
+        for row in self.table.chunks_exact(k) {
+            table.extend(kept.iter().map(|&c| row[c]));
+        }
+        for b in 0..256 {
+            self.class_of[b] = new_class[self.class_of[b] as usize];
+        }
+        Dfa { class_of: self.class_of, stride, table, accepting: self.accepting }
     }
 
     /// The start state.
@@ -1254,7 +1293,7 @@ impl Dfa {
                 table[(k + 1) * n_classes + c] = if t == NONE { DEAD } else { new_id[merged[t as usize] as usize] };
             }
         }
-        Ok(Dfa { class_of, stride: n_classes, table, accepting })
+        Ok(Dfa { class_of, stride: n_classes, table, accepting }.with_coarsest_classes())
     }
 
     /// `self{min,max}` (`max` None = unbounded) built directly as a counter times this
@@ -1426,6 +1465,39 @@ mod tests {
 
     /// The subset-free concatenation: taken only where the junction is deterministic, and
     /// then the same language as the regex engine's.
+    #[test]
+    fn classes_are_the_coarsest() {
+        // The regex engine splits [a-c] from [d-f]; both move alike, so they share a class.
+        let d = dfa("[a-c]x|[d-f]x");
+        assert_eq!(d.num_classes(), 3, "[a-f], x, everything else");
+        let json_char = r#"(?:[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-7bef]|1[0-9a-f]))"#;
+        for p in ["[a-c]x|[d-f]x", "(?:ab|cd)*e", json_char, &format!("\"{json_char}{{0,40}}\"")] {
+            let d = dfa(p);
+            // No two classes move alike from every state...
+            for a in 0..d.num_classes() {
+                for b in a + 1..d.num_classes() {
+                    let apart = (0..d.num_states()).any(|s| d.table[s * d.stride + a] != d.table[s * d.stride + b]);
+                    assert!(apart, "{p}: classes {a} and {b} move alike");
+                }
+            }
+            // Spread over one class per byte, then coarsened again: the same classes and
+            // the same moves.
+            let table: Vec<u32> = (0..d.num_states() as u32).flat_map(|s| (0..=255u8).map(move |b| (s, b))).map(|(s, b)| d.next(s, b)).collect();
+            let mut class_of = [0u8; 256];
+            for (b, c) in class_of.iter_mut().enumerate() {
+                *c = b as u8;
+            }
+            let wide = Dfa { class_of, stride: 256, table, accepting: d.accepting.clone() };
+            let narrow = wide.with_coarsest_classes();
+            assert_eq!(narrow.num_classes(), d.num_classes(), "{p}");
+            for s in 0..d.num_states() as u32 {
+                for b in 0..=255u8 {
+                    assert_eq!(narrow.next(s, b), d.next(s, b), "{p}: state {s}, byte {b}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn deterministic_concat() {
         let limits = Limits::default();
