@@ -271,6 +271,12 @@ struct Subsets {
     overflow: bool,
 }
 
+/// DFAs built by subset construction ([`Dfa::from_expr`]) with this many states or more,
+/// up to [`MINIMIZE_UP_TO`], are minimized (Hopcroft: well under a millisecond there).
+const MINIMIZE_FROM: usize = 32;
+/// See [`MINIMIZE_FROM`].
+const MINIMIZE_UP_TO: usize = 4096;
+
 /// Longest `safe_len` for which [`Dfa::plain_risk`] looks for [`PlainRisk::short_only`]
 /// (the vocabulary keeps masks by token length up to 16 bytes).
 const MAX_SHORT_ONLY: usize = 16;
@@ -686,7 +692,10 @@ impl Dfa {
         if subsets.borrow().overflow {
             return Err(size_error(limits, what));
         }
-        result
+        // Minimized while that is cheap: subset construction keeps states that differ only
+        // in which alternative led there (an IPv6 literal: 560 states, 156 minimal), and
+        // every later join, walk and mask works on what it is given.
+        result.map(|d| if (MINIMIZE_FROM..=MINIMIZE_UP_TO).contains(&d.num_states()) { d.minimized() } else { d })
     }
 
     /// A concatenation of DFAs built without subset construction, when every junction is
@@ -1096,32 +1105,103 @@ impl Dfa {
         Some(risk)
     }
 
-    /// The minimal DFA of the same language (Moore's partition refinement; states in
-    /// order of first reach from the start). Pruned DFAs only, as every [`Dfa`] is: the
-    /// dead state stays 0 and the start 1.
+    /// The minimal DFA of the same language (Hopcroft's partition refinement, O(k·n·log n)
+    /// for n states and k byte classes; states in order of first reach from the start).
+    /// Pruned DFAs only, as every [`Dfa`] is: the dead state stays 0 and the start 1.
     pub fn minimized(&self) -> Dfa {
-        let n = self.num_states();
-        // block[s]: the class of s; the dead state is alone in block 0.
-        let mut block: Vec<u32> = (0..n).map(|s| if s == 0 { 0 } else if self.accepting[s] { 1 } else { 2 }).collect();
-        let mut count = 0;
-        loop {
-            let mut ids: FastMap<Vec<u32>, u32> = FastMap::default();
-            let mut next = vec![0u32; n];
-            for s in 0..n {
-                let row = &self.table[s * self.stride..(s + 1) * self.stride];
-                let mut sig = Vec::with_capacity(self.stride + 1);
-                sig.push(block[s]);
-                sig.extend(row.iter().map(|&t| block[t as usize]));
-                let k = ids.len() as u32;
-                next[s] = *ids.entry(sig).or_insert(k);
+        let (n, k) = (self.num_states(), self.stride);
+        // Predecessors by (class, target): `pred[pred_at[c * n + t]..pred_at[c * n + t + 1]]`.
+        let mut pred_at = vec![0u32; k * n + 1];
+        for row in self.table.chunks_exact(k) {
+            for (c, &t) in row.iter().enumerate() {
+                pred_at[c * n + t as usize + 1] += 1;
             }
-            let new_count = ids.len();
-            block = next;
-            if new_count == count {
-                break;
-            }
-            count = new_count;
         }
+        for i in 1..pred_at.len() {
+            pred_at[i] += pred_at[i - 1];
+        }
+        let mut pred = vec![0u32; k * n];
+        let mut fill = pred_at.clone();
+        for (s, row) in self.table.chunks_exact(k).enumerate() {
+            for (c, &t) in row.iter().enumerate() {
+                let at = &mut fill[c * n + t as usize];
+                pred[*at as usize] = s as u32;
+                *at += 1;
+            }
+        }
+        // A refinable partition: block b holds `elems[first[b]..end[b]]`; while a splitter is
+        // applied, its marked states are moved to `elems[first[b]..mid[b]]`.
+        let mut elems: Vec<u32> = (0..n as u32).filter(|&s| !self.accepting[s as usize]).collect();
+        let rejecting = elems.len();
+        elems.extend((0..n as u32).filter(|&s| self.accepting[s as usize]));
+        let mut loc = vec![0u32; n];
+        for (i, &s) in elems.iter().enumerate() {
+            loc[s as usize] = i as u32;
+        }
+        let mut block: Vec<u32> = (0..n).map(|s| self.accepting[s] as u32).collect();
+        let (mut first, mut end) = (vec![0u32, rejecting as u32], vec![rejecting as u32, n as u32]);
+        if rejecting == n {
+            // No accepting state: only the dead state (pruned DFAs always accept something).
+            first.pop();
+            end.pop();
+            end[0] = n as u32;
+        }
+        let mut mid = first.clone();
+        // Splitters waiting: a block, applied for every class (Hopcroft's "smaller half").
+        let mut waiting: Vec<u32> = vec![if first.len() == 2 && end[1] - first[1] < end[0] - first[0] { 1 } else { 0 }];
+        let mut in_waiting = vec![false; first.len()];
+        in_waiting[waiting[0] as usize] = true;
+        let mut splitter: Vec<u32> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
+        while let Some(b) = waiting.pop() {
+            in_waiting[b as usize] = false;
+            splitter.clear();
+            splitter.extend_from_slice(&elems[first[b as usize] as usize..end[b as usize] as usize]);
+            for c in 0..k {
+                // Mark the states that move into the splitter on class c.
+                for &t in &splitter {
+                    let range = pred_at[c * n + t as usize] as usize..pred_at[c * n + t as usize + 1] as usize;
+                    for &s in &pred[range] {
+                        let y = block[s as usize] as usize;
+                        let at = loc[s as usize];
+                        if at < mid[y] {
+                            continue; // marked already
+                        }
+                        if mid[y] == first[y] {
+                            touched.push(y as u32);
+                        }
+                        let other = elems[mid[y] as usize];
+                        elems.swap(at as usize, mid[y] as usize);
+                        loc[other as usize] = at;
+                        loc[s as usize] = mid[y];
+                        mid[y] += 1;
+                    }
+                }
+                // Split each touched block into its marked and unmarked states.
+                for y in touched.drain(..) {
+                    let y = y as usize;
+                    if mid[y] == end[y] {
+                        mid[y] = first[y];
+                        continue;
+                    }
+                    let z = first.len();
+                    first.push(first[y]);
+                    end.push(mid[y]);
+                    mid.push(first[y]);
+                    first[y] = mid[y];
+                    mid[y] = first[y];
+                    for &s in &elems[first[z] as usize..end[z] as usize] {
+                        block[s as usize] = z as u32;
+                    }
+                    // Both halves when `y` was waiting; else the smaller one is enough.
+                    in_waiting.push(false);
+                    let add = if in_waiting[y] || end[z] - first[z] <= end[y] - first[y] { z } else { y };
+                    in_waiting[add] = true;
+                    waiting.push(add as u32);
+                }
+            }
+        }
+        let count = first.len();
         // Renumber blocks: dead 0, start 1, then by first reach (breadth first).
         let mut new_id = vec![u32::MAX; count];
         new_id[block[0] as usize] = DEAD;
@@ -1317,10 +1397,15 @@ impl Dfa {
         }
         // Built directly (no exploration, no hashing): per count k, a boundary state B_k
         // ("k units read"), kept apart from the unit's start state, which a unit may
-        // revisit, and a copy of each non-accepting unit state. A unit's accepting states
+        // revisit, and a copy of each other non-accepting unit state. A unit's accepting states
         // have no moves (prefix-free): reaching one means "go to the next boundary". Every
         // state built is co-reachable (a unit can always be finished, and `min <= max`).
-        let inner: Vec<u32> = (1..self.num_states() as u32).filter(|&q| !self.accepting[q as usize]).collect();
+        // The unit's start state needs a copy per count only if a unit can come back to it
+        // (as in `(?:ab)*c`); a character or an escape never does.
+        let start_reentered = self.table.contains(&self.start());
+        let inner: Vec<u32> = (1..self.num_states() as u32)
+            .filter(|&q| !self.accepting[q as usize] && (q != self.start() || start_reentered))
+            .collect();
         let mut slot = vec![u32::MAX; self.num_states()];
         for (j, &q) in inner.iter().enumerate() {
             slot[q as usize] = j as u32;
@@ -1597,6 +1682,73 @@ mod tests {
             assert_eq!(d.difference(&m), None, "{pattern}");
             assert_eq!(m.minimized().num_states(), m.num_states(), "{pattern}: not a fixpoint");
             assert!(m.num_states() <= d.num_states(), "{pattern}");
+        }
+        // Hopcroft against Moore's refinement (states split until no signature changes)
+        // over the states reachable from the start, on DFAs that are not minimal: unions
+        // of equivalent branches, counters and joins.
+        let moore_states = |d: &Dfa| {
+            let mut reachable = vec![DEAD, d.start()];
+            let mut i = 0;
+            while i < reachable.len() {
+                for &t in &d.table[reachable[i] as usize * d.stride..(reachable[i] as usize + 1) * d.stride] {
+                    if !reachable.contains(&t) {
+                        reachable.push(t);
+                    }
+                }
+                i += 1;
+            }
+            let mut block: Vec<u32> = (0..d.num_states()).map(|s| d.accepting[s] as u32).collect();
+            let mut count = 0;
+            loop {
+                let mut ids: std::collections::HashMap<Vec<u32>, u32> = Default::default();
+                let mut next = block.clone();
+                for &s in &reachable {
+                    let s = s as usize;
+                    next[s] = {
+                        let mut sig = vec![block[s]];
+                        sig.extend(d.table[s * d.stride..(s + 1) * d.stride].iter().map(|&t| block[t as usize]));
+                        let k = ids.len() as u32;
+                        *ids.entry(sig).or_insert(k)
+                    };
+                }
+                block = next;
+                if ids.len() == count {
+                    return count;
+                }
+                count = ids.len();
+            }
+        };
+        let limits = Limits::default();
+        let (ab, ab2) = (dfa("(?:ab|a)*"), dfa("(?:a|ab)*"));
+        let joined = Dfa::from_expr(&DfaExpr::Alt(vec![DfaExpr::Leaf(&ab), DfaExpr::Leaf(&ab2)]), &Limits { max_dfa_states: 10_000, ..limits.clone() }, "t").unwrap();
+        let mut cases = vec![joined, dfa("x(?:[ab]c|[ab]d){20}y"), dfa("(?:1[0-9]|2[0-9]|[3-9][0-9]){3}|(?:[0-9]{2}){3}")];
+        let counter = dfa("[a-c]").repeat_counted(3, Some(40), &limits, "t").unwrap().unwrap();
+        cases.push(Dfa::concat_all(&[&counter, &dfa("[xy]z|xz")], &limits, "t").unwrap().unwrap());
+        // Every live state twice (copies alternate on each move): a DFA of twice the states
+        // with the same minimal automaton.
+        let doubled = |d: &Dfa| {
+            let n = d.num_states() as u32;
+            let id = |s: u32, copy: u32| if s == DEAD { DEAD } else { s + copy * (n - 1) };
+            let mut table = vec![DEAD; (2 * n as usize - 1) * d.stride];
+            let mut accepting = vec![false; 2 * n as usize - 1];
+            for copy in 0..2 {
+                for s in 1..n {
+                    accepting[id(s, copy) as usize] = d.accepting[s as usize];
+                    for c in 0..d.stride {
+                        table[id(s, copy) as usize * d.stride + c] = id(d.table[s as usize * d.stride + c], 1 - copy);
+                    }
+                }
+            }
+            Dfa { class_of: d.class_of, stride: d.stride, table, accepting }
+        };
+        for p in ["(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f]{1,4}|::(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}", "(a|b)*abb", "[a-z]+@[a-z]+(?:\\.[a-z]+)*"] {
+            let d = dfa(p);
+            cases.push(doubled(&d));
+        }
+        for d in &cases {
+            let m = d.minimized();
+            assert_eq!(d.difference(&m), None);
+            assert_eq!(m.num_states(), moore_states(d), "Hopcroft and Moore disagree on a DFA of {} states", d.num_states());
         }
         // The textbook example: 4 live states (plus the dead one).
         assert_eq!(dfa("(a|b)*abb").minimized().num_states(), 5);
