@@ -227,6 +227,23 @@ pub struct Vocabulary {
     plain_len_le: std::sync::OnceLock<Vec<Vec<u32>>>,
     /// Per byte, how many plain-fragment tokens hold it.
     plain_byte_weight: std::sync::OnceLock<[u32; 256]>,
+    /// Recent [`Vocabulary::plain_tokens_holding`] results by byte set: every position of
+    /// a counted string (`[a-z0-9-]{0,40}`) asks for the same sets, at ~100 bytes each.
+    holding_cache: HoldingCache,
+}
+
+/// Most byte sets [`Vocabulary::plain_tokens_holding`] remembers (16 KiB each at 128k
+/// tokens); past this the cache starts over.
+const HOLDING_CACHE_SETS: usize = 64;
+
+/// See [`Vocabulary::holding_cache`]; a copy of the vocabulary starts with an empty one.
+#[derive(Debug, Default)]
+struct HoldingCache(std::sync::Mutex<crate::cfg::earley::FastMap<[u64; 4], Vec<u32>>>);
+
+impl Clone for HoldingCache {
+    fn clone(&self) -> Self {
+        HoldingCache::default()
+    }
 }
 
 /// FNV-1a: a stable content hash for cache keys (not for security).
@@ -343,6 +360,7 @@ impl Vocabulary {
             plain_with_byte: Default::default(),
             plain_len_le: Default::default(),
             plain_byte_weight: Default::default(),
+            holding_cache: Default::default(),
         };
         // Built now rather than on first use: it is part of loading a vocabulary (once per
         // tokenizer), not of the first mask of some grammar.
@@ -450,6 +468,12 @@ impl Vocabulary {
 
     /// The plain-fragment tokens holding any byte of `set`, as mask bits.
     fn plain_tokens_holding(&self, set: &[u64; 4]) -> Vec<u32> {
+        // A poisoned lock only means another thread panicked mid-insert: start over.
+        let cache = self.holding_cache.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bits) = cache.get(set) {
+            return bits.clone();
+        }
+        drop(cache);
         let with_byte = self.plain_with_byte();
         // Every byte from 0x80 up (an ASCII-only format refuses them all): one mask.
         let non_ascii = set[2] == u64::MAX && set[3] == u64::MAX;
@@ -459,6 +483,11 @@ impl Vocabulary {
                 *o |= w;
             }
         }
+        let mut cache = self.holding_cache.0.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= HOLDING_CACHE_SETS {
+            cache.clear();
+        }
+        cache.insert(*set, out.clone());
         out
     }
 
