@@ -442,14 +442,14 @@ impl Dfa {
         let same = |a: usize, b: usize| hash[a] == hash[b] && (0..n).all(|s| self.table[s * k + a] == self.table[s * k + b]);
         let mut new_class = vec![0u8; k];
         let mut kept: Vec<usize> = Vec::new(); // the first old class of each new class
-        for c in 0..k {
-            match kept.iter().position(|&r| same(r, c)) {
-                Some(j) => new_class[c] = j as u8,
+        for (c, class) in new_class.iter_mut().enumerate() {
+            *class = match kept.iter().position(|&r| same(r, c)) {
+                Some(j) => j as u8,
                 None => {
-                    new_class[c] = kept.len() as u8;
                     kept.push(c);
+                    (kept.len() - 1) as u8
                 }
-            }
+            };
         }
         if kept.len() == k {
             return self;
@@ -1188,8 +1188,8 @@ impl Dfa {
                     first.push(first[y]);
                     end.push(mid[y]);
                     mid.push(first[y]);
+                    // `y` keeps the unmarked states, none of them marked (`mid[y]` is its start).
                     first[y] = mid[y];
-                    mid[y] = first[y];
                     for &s in &elems[first[z] as usize..end[z] as usize] {
                         block[s as usize] = z as u32;
                     }
