@@ -468,7 +468,7 @@ impl Vocabulary {
 
     /// The plain-fragment tokens holding any byte of `set`, as mask bits.
     fn plain_tokens_holding(&self, set: &[u64; 4]) -> Vec<u32> {
-        // A poisoned lock only means another thread panicked mid-insert: start over.
+        // A poisoned lock (a thread panicked holding it) still holds whole entries: use it.
         let cache = self.holding_cache.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(bits) = cache.get(set) {
             return bits.clone();
