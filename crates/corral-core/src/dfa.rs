@@ -1243,15 +1243,7 @@ impl Dfa {
         let mut seen = std::collections::HashSet::from([start]);
         while let Some(p) = queue.pop_front() {
             if self.is_accepting(p.0) != other.is_accepting(p.1) {
-                let mut out = Vec::new();
-                let mut cur = p;
-                while cur != start {
-                    let (q, b) = prev[&cur];
-                    out.push(b);
-                    cur = q;
-                }
-                out.reverse();
-                return Some(out);
+                return Some(bfs_path(&prev, start, p));
             }
             for b in 0..=255u8 {
                 let t = (self.next(p.0, b), other.next(p.1, b));
@@ -1459,6 +1451,20 @@ impl Dfa {
     pub fn memory_bytes(&self) -> usize {
         self.table.len() * 4 + self.accepting.len()
     }
+}
+
+/// The bytes of a breadth-first search's path from `start` to `end`, read back through
+/// `prev` (each reached node's predecessor and the byte that led from it).
+pub(crate) fn bfs_path<K: Copy + Eq + Hash>(prev: &std::collections::HashMap<K, (K, u8)>, start: K, end: K) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut cur = end;
+    while cur != start {
+        let (q, b) = prev[&cur];
+        out.push(b);
+        cur = q;
+    }
+    out.reverse();
+    out
 }
 
 fn size_error(limits: &Limits, what: &str) -> Error {

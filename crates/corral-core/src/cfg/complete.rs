@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::earley::EarleyGrammar;
 use super::lower::Sym;
-use crate::dfa::{Dfa, DEAD};
+use crate::dfa::{bfs_path, Dfa, DEAD};
 
 #[derive(Debug)]
 /// Shortest strings of every symbol (terminals by BFS in their DFA, nonterminals by a
@@ -27,15 +27,7 @@ pub(crate) fn dfa_suffix(dfa: &Dfa, state: u32) -> Option<Vec<u8>> {
     let mut seen = std::collections::HashSet::from([state]);
     while let Some(s) = queue.pop_front() {
         if dfa.is_accepting(s) {
-            let mut out = Vec::new();
-            let mut cur = s;
-            while cur != state {
-                let (p, b) = prev[&cur];
-                out.push(b);
-                cur = p;
-            }
-            out.reverse();
-            return Some(out);
+            return Some(bfs_path(&prev, state, s));
         }
         // Prefer printable ASCII, so completions read well.
         let order = (0x20u8..0x7f).chain(0..0x20).chain(0x7f..=0xff);
