@@ -486,3 +486,32 @@ def test_realistic_discriminated_unions(byte_vocab, name):
     compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
     for inst in json.loads((folder / f"{name}.instances.json").read_text()):
         assert compiled.matches(json.dumps(inst, **COMPACT).encode())
+
+
+def test_every_format_ships_prebuilt(byte_vocab):
+    """Each format's regex, in both forms the translator emits (a quoted string alone, the
+    characters inside and!/not!), has a prebuilt DFA in the library (if this fails, run
+    tools/prebuild_formats.py and rebuild), and grammars using it still mean the format."""
+    from corral import _core
+    from corral._schema import translate
+    from corral._schema.formats import FORMAT_PATTERNS
+    from corral._schema.translate import format_source, format_sources
+
+    shipped = set(_core._prebuilt_patterns())
+    assert [s[:60] for s in format_sources() if s not in shipped] == []
+    for name in sorted(FORMAT_PATTERNS):
+        body = format_source(name).replace("/", "\\/")
+        alone, _ = translate({"type": "string", "format": name}, strict=True, whitespace="compact")
+        assert f'/"{body}"/' in alone, name
+        bounded, _ = translate({"type": "string", "format": name, "maxLength": 30}, strict=True, whitespace="compact")
+        assert f"/{body}/" in bounded and "and!" in bounded, name
+    # The prebuilt automata at work, alone and intersected with a length bound.
+    uri = corral.Grammar.json_schema({"type": "string", "format": "uri"})
+    assert accepts(uri, byte_vocab, '"https://example.com/a?b=c#d"')
+    assert accepts(uri, byte_vocab, '"http://[2001:db8::1]:80/"')
+    assert not accepts(uri, byte_vocab, '"http://[2001:db8::1::2]/"')
+    assert not accepts(uri, byte_vocab, '"no scheme"')
+    email = corral.Grammar.json_schema({"type": "string", "format": "email", "maxLength": 12})
+    assert accepts(email, byte_vocab, '"ann@ex.org"')
+    assert not accepts(email, byte_vocab, '"ann@example.org"')  # 15 characters
+    assert not accepts(email, byte_vocab, '"ann@@ex.org"')

@@ -816,27 +816,32 @@ impl Dfa {
         // counter) is copied at memory speed.
         let mut part_class = vec![0usize; stride];
         let mut entry_row = vec![DEAD; stride];
+        let no_entry = vec![DEAD; stride];
         for (i, d) in parts.iter().enumerate() {
             for (c, &b) in representative.iter().enumerate() {
                 part_class[c] = d.class_of[b as usize] as usize;
                 entry_row[c] = enter(i + 1, b);
             }
+            // Classes numbered alike (both by first byte): rows copy without a gather.
+            let same_classes = d.stride == stride && part_class.iter().enumerate().all(|(c, &k)| c == k);
             let shift = offset[i] - 1;
             for q in 1..d.num_states() {
                 let row = id(i, q as u32) as usize;
                 let ends = d.accepting[q];
                 accepting[row] = ends && nullable_from[i + 1];
+                // Where the part dies, an accepting state goes on into what follows.
+                let dead_to = if ends { &entry_row } else { &no_entry };
                 let src = &d.table[q * d.stride..(q + 1) * d.stride];
                 let dst = &mut table[row * stride..(row + 1) * stride];
-                for c in 0..stride {
-                    let t = src[part_class[c]];
-                    dst[c] = if t != DEAD {
-                        t + shift
-                    } else if ends {
-                        entry_row[c]
-                    } else {
-                        DEAD
-                    };
+                if same_classes {
+                    for ((x, &t), &e) in dst.iter_mut().zip(src).zip(dead_to) {
+                        *x = if t != DEAD { t + shift } else { e };
+                    }
+                } else {
+                    for ((x, &k), &e) in dst.iter_mut().zip(&part_class).zip(dead_to) {
+                        let t = src[k];
+                        *x = if t != DEAD { t + shift } else { e };
+                    }
                 }
             }
         }
@@ -1235,7 +1240,6 @@ impl Dfa {
 
     /// A shortest byte string on which `self` and `other` disagree (None: same language),
     /// by breadth-first search over pairs of states.
-    #[cfg(test)]
     pub(crate) fn difference(&self, other: &Dfa) -> Option<Vec<u8>> {
         let mut prev: std::collections::HashMap<(u32, u32), ((u32, u32), u8)> = Default::default();
         let start = (self.start(), other.start());
@@ -1451,6 +1455,70 @@ impl Dfa {
     pub fn memory_bytes(&self) -> usize {
         self.table.len() * 4 + self.accepting.len()
     }
+
+    /// The DFA as bytes that [`Dfa::from_bytes`] reads back (used for the automata that
+    /// ship prebuilt, see [`crate::prebuilt`]). Layout, integers little-endian: `CDFA`,
+    /// version 1, entry width (2 or 4 bytes), stride (u16), number of states (u32), the 256
+    /// class ids, the accepting states as a bitset, then the table row by row.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let n = self.num_states();
+        let width: u8 = if n <= 1 << 16 { 2 } else { 4 };
+        let mut out = Vec::with_capacity(12 + 256 + n.div_ceil(8) + self.table.len() * width as usize);
+        out.extend_from_slice(b"CDFA");
+        out.push(1);
+        out.push(width);
+        out.extend_from_slice(&(self.stride as u16).to_le_bytes());
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+        out.extend_from_slice(&self.class_of);
+        let mut bits = vec![0u8; n.div_ceil(8)];
+        for (s, _) in self.accepting.iter().enumerate().filter(|(_, &a)| a) {
+            bits[s / 8] |= 1 << (s % 8);
+        }
+        out.extend_from_slice(&bits);
+        for &t in &self.table {
+            if width == 2 {
+                out.extend_from_slice(&(t as u16).to_le_bytes());
+            } else {
+                out.extend_from_slice(&t.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Reads [`Dfa::to_bytes`]'s layout back; None when the bytes are not a well-formed
+    /// DFA (wrong header or length, a class or target out of range, a live dead state).
+    pub fn from_bytes(bytes: &[u8]) -> Option<Dfa> {
+        let (head, rest) = bytes.split_at_checked(12)?;
+        if &head[..4] != b"CDFA" || head[4] != 1 || !matches!(head[5], 2 | 4) {
+            return None;
+        }
+        let width = head[5] as usize;
+        let stride = u16::from_le_bytes([head[6], head[7]]) as usize;
+        let n = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+        if !(1..=256).contains(&stride) || n < 2 {
+            return None;
+        }
+        let (classes, rest) = rest.split_at_checked(256)?;
+        let (bits, rest) = rest.split_at_checked(n.div_ceil(8))?;
+        if rest.len() != n.checked_mul(stride)?.checked_mul(width)? {
+            return None;
+        }
+        let class_of: [u8; 256] = classes.try_into().ok()?;
+        if class_of.iter().any(|&c| c as usize >= stride) {
+            return None;
+        }
+        let accepting: Vec<bool> = (0..n).map(|s| bits[s / 8] & (1 << (s % 8)) != 0).collect();
+        let table: Vec<u32> = if width == 2 {
+            rest.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u32).collect()
+        } else {
+            rest.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        };
+        let dead_is_dead = !accepting[DEAD as usize] && table[..stride].iter().all(|&t| t == DEAD);
+        if !dead_is_dead || table.iter().any(|&t| t as usize >= n) {
+            return None;
+        }
+        Some(Dfa { class_of, stride, table, accepting })
+    }
 }
 
 /// The bytes of a breadth-first search's path from `start` to `end`, read back through
@@ -1552,6 +1620,34 @@ mod tests {
         for s in strings(PIECES, 3) {
             assert_eq!(back.matches(&s), dfa("a+|\u{e9}").matches(&s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn bytes_round_trip_and_malformed_bytes_are_refused() {
+        // Two-byte entries, and four-byte ones past 65,536 states.
+        for pattern in ["[a-c]x|y+", "(?:[0-9a-f]{2}:)*z", "[a-z]{70000}"] {
+            let d = dfa(pattern);
+            let bytes = d.to_bytes();
+            let back = Dfa::from_bytes(&bytes).expect("round trip");
+            assert_eq!((back.class_of, back.stride, &back.table, &back.accepting), (d.class_of, d.stride, &d.table, &d.accepting));
+            assert_eq!(bytes[5], if d.num_states() > 1 << 16 { 4 } else { 2 }, "{pattern}");
+        }
+        let good = dfa("[a-c]x|y+").to_bytes();
+        assert!(Dfa::from_bytes(&good[..good.len() - 1]).is_none(), "short table");
+        assert!(Dfa::from_bytes(&[&good[..], &[0]].concat()).is_none(), "trailing byte");
+        let mut bad = good.clone();
+        bad[0] = b'X';
+        assert!(Dfa::from_bytes(&bad).is_none(), "magic");
+        let mut bad = good.clone();
+        bad[12 + b'a' as usize] = 200; // a class id past the stride
+        assert!(Dfa::from_bytes(&bad).is_none(), "class id");
+        let mut bad = good.clone();
+        let last = bad.len() - 2;
+        bad[last..].copy_from_slice(&60_000u16.to_le_bytes()); // a target past the states
+        assert!(Dfa::from_bytes(&bad).is_none(), "target");
+        let mut bad = good.clone();
+        bad[12 + 256] |= 1; // the dead state accepting
+        assert!(Dfa::from_bytes(&bad).is_none(), "dead state");
     }
 
     /// The subset-free concatenation: taken only where the junction is deterministic, and

@@ -18,6 +18,7 @@ pub mod error;
 pub mod grammar;
 pub mod limits;
 pub mod matcher;
+pub mod prebuilt;
 pub mod regex;
 pub mod vocab;
 

@@ -973,7 +973,11 @@ pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses
 }
 
 /// [`compile_with`], sharing built pieces through `cache`.
+/// Patterns shipped prebuilt (see [`crate::prebuilt`]) are read from the library instead.
 pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
+    if let Some(dfa) = crate::prebuilt::lookup(pattern, limits) {
+        return Ok(Arc::new(dfa));
+    }
     build_dfa_cached(&parse(pattern, limits, classes)?, limits, cache)
 }
 

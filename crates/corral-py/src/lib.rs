@@ -715,6 +715,20 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
     guard(py, || -> core::Result<()> { panic!("deliberate test panic") })
 }
 
+/// The table of prebuilt automata for `patterns` (see `corral_core::prebuilt`), for the
+/// generator script `tools/prebuild_formats.py`.
+#[pyfunction]
+fn _prebuild_table<'py>(py: Python<'py>, patterns: Vec<String>) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = guard_detached(py, || core::prebuilt::build_table(&patterns, &core::Limits::default()))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// The patterns whose automata ship prebuilt.
+#[pyfunction]
+fn _prebuilt_patterns() -> Vec<&'static str> {
+    core::prebuilt::patterns()
+}
+
 /// The native module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -727,5 +741,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill_bitmasks, m)?)?;
     m.add_function(wrap_pyfunction!(apply_bitmask_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(_prebuild_table, m)?)?;
+    m.add_function(wrap_pyfunction!(_prebuilt_patterns, m)?)?;
     Ok(())
 }

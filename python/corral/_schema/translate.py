@@ -242,6 +242,23 @@ def _rx(src: str) -> str:
     return "/" + src.replace("/", "\\/") + "/"
 
 
+def format_source(name: str) -> str:
+    """The regex the translator emits for the characters of a string of format ``name``
+    (its JSON encoding, between the quotes)."""
+    return ecma.render_json(ecma.full_language(FORMAT_PATTERNS[name]))
+
+
+def format_sources() -> List[str]:
+    """Every regex source the engine receives for a ``format`` alone: the characters (as in
+    ``and!``/``not!`` arguments) and the whole quoted string. Their DFAs ship prebuilt
+    (``tools/prebuild_formats.py``)."""
+    out = []
+    for name in sorted(FORMAT_PATTERNS):
+        body = format_source(name)
+        out += [body, '"' + body + '"']
+    return out
+
+
 def _dump(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
@@ -723,9 +740,9 @@ class Translator:
         for src, pointer in shape.neg_patterns:
             negs.append(_rx(ecma.render_json(self.pattern_ast(src, pointer))))
         for name, pointer in shape.formats:
-            terms.append(_rx(ecma.render_json(self.format_ast(name, pointer))))
+            terms.append(_rx(format_source(name)))
         for name, pointer in shape.neg_formats:
-            negs.append(_rx(ecma.render_json(self.format_ast(name, pointer))))
+            negs.append(_rx(format_source(name)))
         for v in shape.not_values:
             if isinstance(v, str):
                 negs.append(_lit(_dump(v)[1:-1]))
@@ -752,9 +769,6 @@ class Translator:
         except ecma.PatternError as e:
             cls = UnsupportedSchemaError if e.unsupported else InvalidSchemaError
             raise cls(f"pattern at {pointer}: {e.message} (at offset {e.position} of {src!r})", pointer, "pattern") from None
-
-    def format_ast(self, name: str, pointer: str):
-        return ecma.full_language(FORMAT_PATTERNS[name])
 
     def python_regex(self, src: str, pointer: str, full: bool = False) -> re.Pattern:
         key = ("F" if full else "S") + src
