@@ -515,6 +515,24 @@ impl Dfa {
         self.is_accepting(self.start())
     }
 
+    /// Is the language exactly {""}?
+    pub fn is_only_empty(&self) -> bool {
+        self.accepts_empty() && self.table.iter().all(|&t| t == DEAD)
+    }
+
+    /// The same language plus the empty string, when that is only a matter of making the
+    /// start state accepting: no transition leads back to it (`x|` for most `x`). None
+    /// otherwise.
+    pub fn or_empty(&self) -> Option<Dfa> {
+        let start = self.start();
+        if self.table.iter().any(|&t| t == start) {
+            return None;
+        }
+        let mut d = self.clone();
+        d.accepting[start as usize] = true;
+        Some(d)
+    }
+
     /// The same language without the empty string (an error if nothing else is left).
     pub fn without_empty(&self, limits: &Limits, what: &str) -> Result<Dfa> {
         // A fresh, non-accepting start state (None) with the old start's transitions.
@@ -757,8 +775,9 @@ impl Dfa {
             let Some(after) = entries[i + 1] else { return Ok(None) };
             // The part's classes that hold a byte of `after`.
             let mut after_class = vec![false; d.stride];
-            for b in 0..256 {
-                after_class[d.class_of[b] as usize] |= after[b];
+            // (Few bytes can follow: a store only for those, not a read-modify-write per byte.)
+            for b in (0..256).filter(|&b| after[b]) {
+                after_class[d.class_of[b] as usize] = true;
             }
             for s in 1..d.num_states() {
                 let row = &d.table[s * d.stride..(s + 1) * d.stride];
@@ -833,14 +852,18 @@ impl Dfa {
                 let dead_to = if ends { &entry_row } else { &no_entry };
                 let src = &d.table[q * d.stride..(q + 1) * d.stride];
                 let dst = &mut table[row * stride..(row + 1) * stride];
+                // Branch-free select: whether a move is dead is as good as random.
+                let pick = |t: u32, e: u32| {
+                    let live = ((t != DEAD) as u32).wrapping_neg();
+                    (t.wrapping_add(shift) & live) | (e & !live)
+                };
                 if same_classes {
                     for ((x, &t), &e) in dst.iter_mut().zip(src).zip(dead_to) {
-                        *x = if t != DEAD { t + shift } else { e };
+                        *x = pick(t, e);
                     }
                 } else {
                     for ((x, &k), &e) in dst.iter_mut().zip(&part_class).zip(dead_to) {
-                        let t = src[k];
-                        *x = if t != DEAD { t + shift } else { e };
+                        *x = pick(src[k], e);
                     }
                 }
             }
@@ -1620,6 +1643,16 @@ mod tests {
         for s in strings(PIECES, 3) {
             assert_eq!(back.matches(&s), dfa("a+|\u{e9}").matches(&s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn optional_by_an_accepting_start() {
+        let plus = dfa("(?:ab)+").or_empty().expect("the start of (ab)+ is not re-entered");
+        assert!(plus.difference(&dfa("(?:ab)*")).is_none());
+        assert!(dfa("a*b").or_empty().is_none(), "a* re-enters the start");
+        assert!(dfa("(?:ab)*").or_empty().is_none());
+        assert!(Dfa::from_expr(&DfaExpr::Empty, &Limits::default(), "").unwrap().is_only_empty());
+        assert!(!dfa("a?").is_only_empty() && !dfa("a").is_only_empty());
     }
 
     #[test]

@@ -784,7 +784,29 @@ fn weight(hir: &Hir) -> usize {
 
 /// Is `hir` built in parts (see [`piece_dfa`])?
 fn is_split(hir: &Hir) -> bool {
-    has_big_repetition(hir) || weight(hir) > SPLIT_WEIGHT || has_unit_repetition(hir)
+    has_big_repetition(hir) || weight(hir) > SPLIT_WEIGHT || has_unit_repetition(hir) || has_split_literal(hir)
+}
+
+/// A literal at least this long (bytes) in a concatenation with a repetition is built as
+/// its own piece (see [`has_split_literal`]).
+const SPLIT_LITERAL: usize = 8;
+
+fn is_long_literal(hir: &Hir) -> bool {
+    matches!(hir.kind(), regex_syntax::hir::HirKind::Literal(l) if l.0.len() >= SPLIT_LITERAL)
+}
+
+/// Does `hir` hold a concatenation of a long literal and a repetition (an object
+/// property: `,"port":` then a number)? The regex engine determinizes every byte of the
+/// literal over all the byte classes of the rest (about 3 µs a byte); as pieces, the
+/// literal costs microseconds and the rest is built once for every property that shares it.
+fn has_split_literal(hir: &Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) => has_split_literal(&c.sub),
+        HirKind::Concat(v) => (v.iter().any(is_long_literal) && !is_finite(hir)) || v.iter().any(has_split_literal),
+        HirKind::Alternation(v) => v.iter().any(has_split_literal),
+        _ => false,
+    }
 }
 
 /// At most this many byte-range sequences make a piece built by
@@ -907,8 +929,9 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) 
                 Ok(())
             };
             let mut run_weight = 0;
+            let literals_apart = concat && !is_finite(hir);
             for item in items {
-                if is_split(item) {
+                if is_split(item) || (literals_apart && is_long_literal(item)) {
                     if concat {
                         flush(&mut run, &mut pieces, cache)?; // order matters only in a concatenation
                         run_weight = 0;
@@ -936,6 +959,23 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) 
             }
             if leaves.is_empty() {
                 return Ok(Piece::Nothing);
+            }
+            // `x|` (an optional object property): x with an accepting start, if that is all.
+            let only_empty = |e: &DfaExpr<'_>| match e {
+                DfaExpr::Empty => true,
+                DfaExpr::Leaf(d) => d.is_only_empty(),
+                _ => false,
+            };
+            let optional = match &leaves[..] {
+                [DfaExpr::Leaf(d), e] | [e, DfaExpr::Leaf(d)] if !concat && only_empty(e) && !only_empty(&DfaExpr::Leaf(d)) => Some(*d),
+                _ => None,
+            };
+            if let Some(d) = optional {
+                if let Some(d) = d.or_empty() {
+                    let d = Arc::new(d);
+                    cache.built.insert(key, d.clone());
+                    return Ok(Piece::Dfa(d));
+                }
             }
             let e = if concat { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
             let piece = lift(Dfa::from_expr(&e, limits, &what()))?;
@@ -1175,6 +1215,13 @@ mod tests {
             format!("x{json_char}+y"),
             format!("{json_char}{{2,}}"),
             "(?:abcdefghijklmnopqrstuvwxyz0123456789|abcdefghijklmnopqrstuvwxyz0123456789ab)*".to_string(),
+            // Long literals next to a repetition are pieces of their own, and `x|` is `x`
+            // with an accepting start (optional object properties).
+            r#"(?:,"tolerationSeconds":(?:0|[1-9][0-9]*)(?:\.0+)?)|"#.to_string(),
+            r#"|,"sizeLimit":"[0-9]+(?:\.[0-9]+)?(?:m|Ki|Mi)?"(?:,"medium":"(?:Memory|)")?"#.to_string(),
+            "abcdefghij(?:x|y)klmnopqrst".to_string(),
+            "(?:abcdefgh[0-9])+|abcdefghij[a-c]*abcdefghij".to_string(),
+            "(?:xabcdefghij[0-9]*)+|".to_string(),
         ];
         let limits = Limits::default();
         let mut shared = PieceCache::default();
