@@ -16,11 +16,13 @@ complement (a pattern *and* a length, a range *and* a multiple) use the grammar'
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
 import warnings
 from decimal import Decimal, InvalidOperation
+from json.encoder import encode_basestring
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import unquote, urldefrag, urljoin
 
@@ -223,8 +225,14 @@ def _possible_kinds(shape: Shape) -> set:
     return kinds & shape.kinds
 
 
+# Characters an EBNF literal must escape.
+_LIT_SPECIAL = re.compile(r'["\\\x00-\x1f\x7f]')
+
+
 def _lit(text: str) -> str:
     """An EBNF literal for ``text``."""
+    if not _LIT_SPECIAL.search(text):
+        return '"' + text + '"'
     out = ['"']
     for ch in text:
         if ch in '"\\':
@@ -242,10 +250,18 @@ def _rx(src: str) -> str:
     return "/" + src.replace("/", "\\/") + "/"
 
 
+# Keyed by the pattern text: rendering is cached per AST too, but hashing a large AST (a
+# frozen dataclass tree, hashed anew on every lookup) cost a tenth of a translation.
+@functools.lru_cache(maxsize=None)  # one entry per format name
 def format_source(name: str) -> str:
     """The regex the translator emits for the characters of a string of format ``name``
     (its JSON encoding, between the quotes)."""
     return ecma.render_json(ecma.full_language(FORMAT_PATTERNS[name]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _search_source(src: str) -> str:
+    return ecma.render_json(ecma.search_language(src))
 
 
 def format_sources() -> List[str]:
@@ -260,6 +276,8 @@ def format_sources() -> List[str]:
 
 
 def _dump(value) -> str:
+    if type(value) is str:  # what json.dumps does for a string, without its call overhead
+        return encode_basestring(value)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -328,27 +346,37 @@ class Translator:
 
     # --- resources and $ref ----------------------------------------------------------
 
-    def _index(self, node, base: str, pointer: str, draft: int) -> None:
+    def _index(self, node, base: str, pointer: str, draft: int, path: Optional[list] = None) -> None:
+        """Records the resources (``$id``) and anchors in ``node`` and below it. ``path``:
+        the pointer tokens below ``pointer`` (the pointer string is only built where an
+        anchor needs it: most schemas have none, and this walks every subschema)."""
         if not isinstance(node, dict):
             return
+        path = [] if path is None else path
         draft = _draft_of(node, draft) or draft
-        id_key = "id" if draft == 4 else "$id"
-        ref_overrides = "$ref" in node and draft < 2019
-        ident = node.get(id_key)
-        if isinstance(ident, str) and not ref_overrides:
-            uri, frag = urldefrag(urljoin(base, ident))
-            if ident.startswith("#") and draft < 2019:
-                self.anchors[(urldefrag(base)[0], frag)] = Sub(node, pointer, base, draft)
-            else:
-                base = uri
-                self.docs.setdefault(base, (node, draft))
-                if frag and draft < 2019:
-                    self.anchors[(base, frag)] = Sub(node, pointer, base, draft)
-        for key in ("$anchor", "$dynamicAnchor"):
-            if isinstance(node.get(key), str):
-                self.anchors.setdefault((urldefrag(base)[0], node[key]), Sub(node, pointer, base, draft))
+        if not node.keys().isdisjoint(_ID_KEYWORDS):
+            here = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
+            id_key = "id" if draft == 4 else "$id"
+            ref_overrides = "$ref" in node and draft < 2019
+            ident = node.get(id_key)
+            if isinstance(ident, str) and not ref_overrides:
+                uri, frag = urldefrag(urljoin(base, ident))
+                if ident.startswith("#") and draft < 2019:
+                    self.anchors[(urldefrag(base)[0], frag)] = Sub(node, here, base, draft)
+                else:
+                    base = uri
+                    self.docs.setdefault(base, (node, draft))
+                    if frag and draft < 2019:
+                        self.anchors[(base, frag)] = Sub(node, here, base, draft)
+            for key in ("$anchor", "$dynamicAnchor"):
+                if isinstance(node.get(key), str):
+                    self.anchors.setdefault((urldefrag(base)[0], node[key]), Sub(node, here, base, draft))
+        if node.keys().isdisjoint(_SUBSCHEMA_KEYWORDS):
+            return
         for kw, child, tokens in _children(node):
-            self._index(child, base, pointer + "".join("/" + _escape_pointer(str(t)) for t in tokens), draft)
+            path.extend(tokens)
+            self._index(child, base, pointer, draft, path)
+            del path[-len(tokens):]
 
     def _enter(self, sub: Sub) -> Sub:
         """The sub with its own ``$id`` applied to its base URI (and its own draft)."""
@@ -736,9 +764,9 @@ class Translator:
             hi = "" if shape.max_len is None else str(shape.max_len)
             terms.append(_rx(f"(?:{ecma.JSON_CHAR}){{{shape.min_len},{hi}}}"))
         for src, pointer in shape.patterns:
-            terms.append(_rx(ecma.render_json(self.pattern_ast(src, pointer))))
+            terms.append(_rx(self.pattern_source(src, pointer)))
         for src, pointer in shape.neg_patterns:
-            negs.append(_rx(ecma.render_json(self.pattern_ast(src, pointer))))
+            negs.append(_rx(self.pattern_source(src, pointer)))
         for name, pointer in shape.formats:
             terms.append(_rx(format_source(name)))
         for name, pointer in shape.neg_formats:
@@ -762,6 +790,12 @@ class Translator:
         if body.startswith("/") and body.endswith("/") and body.count("/") - body.count("\\/") == 2:
             return '/"' + body[1:-1] + '"/'
         return '"\\"" ' + body + ' "\\""'
+
+    def pattern_source(self, src: str, pointer: str) -> str:
+        """The regex for the JSON-encoded characters of strings in which ``pattern`` ``src``
+        finds a match."""
+        self.pattern_ast(src, pointer)  # errors name the pointer
+        return _search_source(src)
 
     def pattern_ast(self, src: str, pointer: str):
         try:
@@ -955,7 +989,7 @@ class Translator:
             terms = [_rx(f"(?:{ecma.JSON_CHAR})*")]
             negs = []
             for (src, p, _), on in zip(all_patterns, chosen):
-                (terms if on else negs).append(_rx(ecma.render_json(self.pattern_ast(src, p.pointer))))
+                (terms if on else negs).append(_rx(self.pattern_source(src, p.pointer)))
             if named_body:
                 negs.append(_rx(named_body))
             if shape.prop_names:
@@ -1277,6 +1311,17 @@ def _bool_terms(terms: List[str], negs: List[str]) -> str:
 
 
 # --- keyword handlers ----------------------------------------------------------------
+
+
+# Keywords that can give a subschema a URI or an anchor.
+_ID_KEYWORDS = frozenset({"id", "$id", "$anchor", "$dynamicAnchor"})
+
+# Keywords whose value holds subschemas (see _children).
+_SUBSCHEMA_KEYWORDS = frozenset({
+    "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "allOf", "anyOf", "oneOf",
+    "prefixItems", "items", "additionalItems", "additionalProperties", "not", "if", "then", "else", "contains",
+    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "dependencies",
+})
 
 
 def _children(node: dict):
