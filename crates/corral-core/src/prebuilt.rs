@@ -124,10 +124,14 @@ pub fn lookup(pattern: &str, limits: &Limits) -> Option<Dfa> {
     }
     // A table key is a whole, valid pattern, so `(?:key)` is a group around all of it.
     let (table, by_pattern) = index();
+    let longest = table.iter().map(|(p, _)| p.len()).max()?;
     let (mut key, mut groups) = (pattern, 0);
     let i = loop {
-        if let Some(&i) = by_pattern.get(key) {
-            break i;
+        // (Only keys that can match are hashed: a deeply grouped huge pattern costs nothing.)
+        if key.len() <= longest {
+            if let Some(&i) = by_pattern.get(key) {
+                break i;
+            }
         }
         key = key.strip_prefix("(?:").and_then(|k| k.strip_suffix(')'))?;
         groups += 1;
