@@ -89,14 +89,21 @@ fn parse_table(bytes: &'static [u8]) -> Option<Vec<(&'static str, Entry)>> {
     rest.is_empty().then_some(out)
 }
 
-/// The shipped table, and its entries by pattern (empty if it failed to parse, which a
-/// test rules out).
-fn index() -> &'static (Vec<(&'static str, Entry)>, FastMap<&'static str, usize>) {
-    static INDEX: OnceLock<(Vec<(&'static str, Entry)>, FastMap<&'static str, usize>)> = OnceLock::new();
+/// The shipped table, its entries by pattern and its longest pattern's length (empty if
+/// it failed to parse, which a test rules out).
+struct Index {
+    table: Vec<(&'static str, Entry)>,
+    by_pattern: FastMap<&'static str, usize>,
+    longest: usize,
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
         let table = parse_table(TABLE).unwrap_or_default();
         let by_pattern = table.iter().enumerate().map(|(i, (p, _))| (*p, i)).collect();
-        (table, by_pattern)
+        let longest = table.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+        Index { table, by_pattern, longest }
     })
 }
 
@@ -123,12 +130,11 @@ pub fn lookup(pattern: &str, limits: &Limits) -> Option<Dfa> {
         return None;
     }
     // A table key is a whole, valid pattern, so `(?:key)` is a group around all of it.
-    let (table, by_pattern) = index();
-    let longest = table.iter().map(|(p, _)| p.len()).max()?;
+    let Index { table, by_pattern, longest } = index();
     let (mut key, mut groups) = (pattern, 0);
     let i = loop {
         // (Only keys that can match are hashed: a deeply grouped huge pattern costs nothing.)
-        if key.len() <= longest {
+        if key.len() <= *longest {
             if let Some(&i) = by_pattern.get(key) {
                 break i;
             }
@@ -145,7 +151,7 @@ pub fn lookup(pattern: &str, limits: &Limits) -> Option<Dfa> {
 
 /// The patterns of the shipped table, in table order.
 pub fn patterns() -> Vec<&'static str> {
-    index().0.iter().map(|(p, _)| *p).collect()
+    index().table.iter().map(|(p, _)| *p).collect()
 }
 
 /// Builds a table of `patterns` (Python `re` syntax) under `limits`, for
