@@ -276,6 +276,8 @@ impl CompiledGrammar {
         let Engine::Dfa { masks, .. } = &self.engine else {
             unreachable!("state_mask is only called on regular grammars")
         };
+        // (Deep in a long count, states of one row share a mask: see `equivalent_within`.)
+        let state = self.dfa().map_or(state, |d| d.equivalent_within(state, self.vocab.trie().max_depth()));
         masks[state as usize].get_or_init(|| {
             let m = self.compute_mask(state);
             self.mask_bytes.fetch_add(m.memory_bytes(), Ordering::Relaxed);
@@ -470,7 +472,10 @@ impl CompiledGrammar {
         let Engine::Cfg { after_end_cache, .. } = &self.engine else {
             unreachable!("after_end is only called on context-free grammars")
         };
-        let key = (pair.0, pair.1, term);
+        // What follows the terminal's end depends on the completions only, which states
+        // equivalent over the trie's depth share.
+        let dfa = &earley.cfg().terminals[pair.0 as usize].dfa;
+        let key = (pair.0, dfa.equivalent_within(pair.1, self.vocab.trie().max_depth()), term);
         if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
             return a;
         }
@@ -493,10 +498,12 @@ impl CompiledGrammar {
         term: u32,
         state: u32,
     ) -> Arc<LexMask> {
+        let dfa = &earley.cfg().terminals[term as usize].dfa;
+        // A lexer mask reads at most the trie's depth: equivalent states share it.
+        let state = dfa.equivalent_within(state, self.vocab.trie().max_depth());
         if let Some(l) = cache.read().ok().and_then(|c| c.get(&(term, state)).cloned()) {
             return l;
         }
-        let dfa = &earley.cfg().terminals[term as usize].dfa;
         let l = Arc::new(lexmask::compute(&self.vocab, dfa, state));
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
         if let Ok(mut c) = cache.write() {

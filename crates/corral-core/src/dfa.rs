@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::hash::Hash;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::cfg::earley::FastMap;
 use crate::error::{Error, Result};
@@ -324,10 +325,76 @@ fn too_many_states(limits: &Limits, what: &str) -> Error {
 pub struct Dfa {
     class_of: [u8; 256],
     stride: usize,
-    /// `table[state * stride + class]` = next state (`DEAD` = 0).
+    /// `table[state * stride + class]` = next state (`DEAD` = 0), for the stored states:
+    /// all of them, unless `counted` holds more.
     table: Vec<u32>,
+    /// Whether each stored state accepts (its length is the number of stored states).
     accepting: Vec<bool>,
+    /// The states after the stored ones, when there are any: a long counted repetition
+    /// whose rows are computed from one block (see [`Counted`]).
+    counted: Option<Arc<Counted>>,
 }
+
+/// A counted repetition `unit{min,max}` whose states are not stored: block `k` (k units
+/// read) repeats the same rows (the boundary "k units read", then the unit's inner
+/// states), so one block of rows, with targets relative to the block, stands for all of
+/// them. A JSON string of at most 2,000 characters is 28,000 states: stored, a 2.4 MB
+/// table written at every compile; counted, 14 rows.
+///
+/// The region's state `first + k * per + r` is row `r` of block `k`; blocks run from 0 to
+/// `last` (in a bounded repetition, block `last` is its boundary alone: no unit fits).
+#[derive(Debug)]
+struct Counted {
+    /// Rows per block.
+    per: u32,
+    /// `u64::MAX / per + 1` (0 when `per` is 1): `x / per` is `(x * per_inverse) >> 64`
+    /// for any `u32` x, a multiplication instead of a division in every step (see
+    /// [`Counted::block_row`]).
+    per_inverse: u64,
+    /// The last block.
+    last: u32,
+    /// Is there an upper bound? (Without one, units read in block `last` return to it.)
+    bounded: bool,
+    /// A boundary may end the repetition (accept, or leave by `exit`) from this block on.
+    min: u32,
+    /// `per` rows of `stride` entries: [`ROW_DEAD`], [`ROW_NEXT`] (a unit ends: the next
+    /// block's boundary) or the target row in the same block.
+    template: Vec<u32>,
+    /// Per class, where a boundary that may end goes when no unit starts on that class: a
+    /// stored state (what follows the repetition), or `DEAD`.
+    exit: Vec<u32>,
+    /// Does a boundary that may end accept?
+    accepts: bool,
+}
+
+impl Counted {
+    fn new(per: u32, last: u32, bounded: bool, min: u32, template: Vec<u32>, exit: Vec<u32>, accepts: bool) -> Counted {
+        Counted { per, per_inverse: (u64::MAX / per as u64).wrapping_add(1), last, bounded, min, template, exit, accepts }
+    }
+
+    /// (block, row) of the region's state `rel` (counted from the region's first state).
+    #[inline(always)]
+    fn block_row(&self, rel: u32) -> (u32, u32) {
+        if self.per == 1 {
+            return (rel, 0);
+        }
+        let k = ((self.per_inverse as u128 * rel as u128) >> 64) as u32;
+        (k, rel - k * self.per)
+    }
+
+    /// Number of states in the region.
+    fn len(&self) -> usize {
+        self.last as usize * self.per as usize + if self.bounded { 1 } else { self.per as usize }
+    }
+}
+
+/// A [`Counted`] template entry: no move.
+const ROW_DEAD: u32 = u32::MAX;
+/// A [`Counted`] template entry: a unit ends, go to the next block's boundary.
+const ROW_NEXT: u32 = u32::MAX - 1;
+
+/// A counted repetition is left unstored (see [`Counted`]) from this many states on.
+const COUNTED_REGION_FROM: usize = 1024;
 
 impl Dfa {
     /// Builds a pruned DFA by exploring an automaton from `start`.
@@ -423,7 +490,7 @@ impl Dfa {
                 table[ns * n_classes + c] = if t == u32::MAX { DEAD } else { new_id[t as usize] };
             }
         }
-        Ok(Dfa { class_of: *class_of, stride: n_classes, table, accepting }.with_coarsest_classes())
+        Ok(Dfa { class_of: *class_of, stride: n_classes, table, accepting, counted: None }.with_coarsest_classes())
     }
 
     /// The same automaton over the coarsest byte classes: bytes whose moves agree from
@@ -431,6 +498,7 @@ impl Dfa {
     /// (the regex engine splits at every range end), and every table built from this one,
     /// a long string's counter above all, is as wide as its classes.
     fn with_coarsest_classes(mut self) -> Dfa {
+        debug_assert!(self.counted.is_none(), "only fresh, fully stored automata are recoded");
         let (n, k) = (self.num_states(), self.stride);
         // A hash of each class's column, then exact comparison within equal hashes.
         let mut hash = vec![0u64; k];
@@ -462,7 +530,7 @@ impl Dfa {
         for b in 0..256 {
             self.class_of[b] = new_class[self.class_of[b] as usize];
         }
-        Dfa { class_of: self.class_of, stride, table, accepting: self.accepting }
+        Dfa { class_of: self.class_of, stride, table, accepting: self.accepting, counted: None }
     }
 
     /// The start state.
@@ -473,7 +541,7 @@ impl Dfa {
 
     /// Number of states, the dead state included.
     pub fn num_states(&self) -> usize {
-        self.accepting.len()
+        self.accepting.len() + self.counted.as_ref().map_or(0, |c| c.len())
     }
 
     /// Number of byte classes.
@@ -484,8 +552,29 @@ impl Dfa {
     /// The state after reading `byte` in `state` (`DEAD` if no match is reachable any more).
     #[inline(always)]
     pub fn next(&self, state: u32, byte: u8) -> u32 {
-        // SAFETY-free fast path: the index is always in range by construction.
-        self.table[state as usize * self.stride + self.class_of[byte as usize] as usize]
+        let class = self.class_of[byte as usize] as usize;
+        if (state as usize) < self.accepting.len() {
+            self.table[state as usize * self.stride + class]
+        } else {
+            self.counted_next(state, class)
+        }
+    }
+
+    /// [`Dfa::next`] from a state of the counted region.
+    #[inline]
+    fn counted_next(&self, state: u32, class: usize) -> u32 {
+        let Some(c) = &self.counted else { return DEAD };
+        let first = self.accepting.len() as u32;
+        let (k, r) = c.block_row(state - first);
+        // The bounded repetition's last boundary: no further unit fits.
+        let full = c.bounded && k == c.last;
+        let t = if full { ROW_DEAD } else { c.template[r as usize * self.stride + class] };
+        match t {
+            ROW_DEAD if r == 0 && k >= c.min => c.exit[class],
+            ROW_DEAD => DEAD,
+            ROW_NEXT => first + (if k == c.last { k } else { k + 1 }) * c.per,
+            row => first + k * c.per + row,
+        }
     }
 
     /// The state after reading all of `bytes` (`DEAD` as soon as no match is reachable).
@@ -502,7 +591,58 @@ impl Dfa {
     /// May the input end in `state`?
     #[inline]
     pub fn is_accepting(&self, state: u32) -> bool {
-        self.accepting[state as usize]
+        match self.accepting.get(state as usize) {
+            Some(&a) => a,
+            None => self.counted.as_ref().is_some_and(|c| {
+                let (k, r) = c.block_row(state - self.accepting.len() as u32);
+                c.accepts && r == 0 && k >= c.min
+            }),
+        }
+    }
+
+    /// A state that reads any `depth` bytes as `state` does: the same bytes live, the same
+    /// acceptance after each. Deep inside a long counted repetition, where no bound of the
+    /// count is within `depth` bytes, the rows of every block behave alike (a unit reads
+    /// at least one byte), so work cached for one block serves them all: the masks of a
+    /// long string's characters. Any other state is its own.
+    pub fn equivalent_within(&self, state: u32, depth: usize) -> u32 {
+        let first = self.accepting.len() as u32;
+        let Some(c) = self.counted.as_ref().filter(|_| state >= first) else { return state };
+        let (k, r) = c.block_row(state - first);
+        let depth = depth as u64;
+        let block = if k as u64 + depth < c.min as u64 {
+            0 // the minimum stays out of reach
+        } else if k >= c.min && (k as u64) + depth < c.last as u64 {
+            c.min // past the minimum, the maximum out of reach
+        } else {
+            return state;
+        };
+        first + block * c.per + r
+    }
+
+    /// Does the automaton keep a counted region (see [`Counted`])?
+    #[cfg(test)]
+    pub(crate) fn has_counted_region(&self) -> bool {
+        self.counted.is_some()
+    }
+
+    /// The same automaton with every state stored (a counted region written out), for
+    /// the constructions that read rows directly.
+    pub(crate) fn stored(&self) -> std::borrow::Cow<'_, Dfa> {
+        if self.counted.is_none() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let n = self.num_states();
+        let mut representative = vec![0u8; self.stride];
+        for b in (0..=255u8).rev() {
+            representative[self.class_of[b as usize] as usize] = b;
+        }
+        let mut table = Vec::with_capacity(n * self.stride);
+        for s in 0..n as u32 {
+            table.extend(representative.iter().map(|&b| self.next(s, b)));
+        }
+        let accepting = (0..n as u32).map(|s| self.is_accepting(s)).collect();
+        std::borrow::Cow::Owned(Dfa { class_of: self.class_of, stride: self.stride, table, accepting, counted: None })
     }
 
     /// Does the DFA accept the whole of `bytes`?
@@ -517,7 +657,8 @@ impl Dfa {
 
     /// Is the language exactly {""}?
     pub fn is_only_empty(&self) -> bool {
-        self.accepts_empty() && self.table.iter().all(|&t| t == DEAD)
+        // (A counted region always holds a unit's first move, reachable from the start.)
+        self.accepts_empty() && self.counted.is_none() && self.table.iter().all(|&t| t == DEAD)
     }
 
     /// The same language plus the empty string, when that is only a matter of making the
@@ -527,6 +668,13 @@ impl Dfa {
         let start = self.start();
         if self.table.iter().any(|&t| t == start) {
             return None;
+        }
+        if let Some(c) = &self.counted {
+            // A start inside the region is a boundary whose acceptance is computed; one
+            // before it is entered again only through `exit`.
+            if self.accepting.len() <= start as usize || c.exit.contains(&start) {
+                return None;
+            }
         }
         let mut d = self.clone();
         d.accepting[start as usize] = true;
@@ -745,6 +893,11 @@ impl Dfa {
         if n == 0 {
             return Ok(None);
         }
+        // One part keeps its counted region (the largest); any other is written out.
+        let keep = parts.iter().enumerate().filter(|(_, d)| d.counted.is_some()).max_by_key(|(_, d)| d.num_states()).map(|(i, _)| i);
+        let stored: Vec<std::borrow::Cow<'_, Dfa>> =
+            parts.iter().enumerate().map(|(i, d)| if Some(i) == keep { std::borrow::Cow::Borrowed(*d) } else { d.stored() }).collect();
+        let parts: Vec<&Dfa> = stored.iter().map(|d| &**d).collect();
         let first: Vec<[bool; 256]> = parts
             .iter()
             .map(|d| {
@@ -779,9 +932,18 @@ impl Dfa {
             for b in (0..256).filter(|&b| after[b]) {
                 after_class[d.class_of[b] as usize] = true;
             }
-            for s in 1..d.num_states() {
+            for s in 1..d.accepting.len() {
                 let row = &d.table[s * d.stride..(s + 1) * d.stride];
                 if d.accepting[s] && row.iter().zip(&after_class).any(|(&t, &a)| a && t != DEAD) {
+                    return Ok(None);
+                }
+            }
+            if let Some(c) = d.counted.as_ref().filter(|c| c.accepts) {
+                // The boundaries that may end move by the unit's first row (unless the
+                // only one is the bounded last) and by `exit`.
+                let unit_moves = !(c.bounded && c.min == c.last);
+                let live = |cl: usize| (unit_moves && c.template[cl] != ROW_DEAD) || c.exit[cl] != DEAD;
+                if (0..d.stride).any(|cl| after_class[cl] && live(cl)) {
                     return Ok(None);
                 }
             }
@@ -799,18 +961,28 @@ impl Dfa {
             representative[class_of[b as usize] as usize] = b;
         }
         // Built directly as the sum of the parts (no exploration): state 1 is "before any
-        // byte", then part i's state q is `offset[i] + q - 1`. Every state is co-reachable
-        // (each part's states are, and each later part matches something).
+        // byte", then part i's stored state q is `offset[i] + q - 1`; the kept counted
+        // region comes after every stored state. Every state is co-reachable (each part's
+        // states are, and each later part matches something).
         let mut offset = Vec::with_capacity(n);
         let mut total = 2usize;
-        for d in parts {
+        for d in &parts {
             offset.push(total as u32);
-            total += d.num_states() - 1;
+            total += d.accepting.len() - 1;
         }
-        if total > limits.max_dfa_states {
+        let region_first = total as u32;
+        let region_len = keep.and_then(|j| parts[j].counted.as_ref()).map_or(0, |c| c.len());
+        if total + region_len > limits.max_dfa_states {
             return Err(too_many_states(limits, what));
         }
-        let id = |i: usize, q: u32| offset[i] + q - 1;
+        let id = |i: usize, q: u32| {
+            let stored_n = parts[i].accepting.len() as u32;
+            if q < stored_n {
+                offset[i] + q - 1
+            } else {
+                region_first + (q - stored_n)
+            }
+        };
         // Enter the text after part i-1 ends on byte b: the first part that can take b.
         let enter = |mut i: usize, b: u8| -> u32 {
             while i < n {
@@ -831,11 +1003,11 @@ impl Dfa {
         for (c, &b) in representative.iter().enumerate() {
             table[stride + c] = enter(0, b);
         }
-        // Row by row with per-part lookups made once: a large part (a long string's
-        // counter) is copied at memory speed.
+        // Row by row with per-part lookups made once: a large part is copied at memory speed.
         let mut part_class = vec![0usize; stride];
         let mut entry_row = vec![DEAD; stride];
         let no_entry = vec![DEAD; stride];
+        let mut region = None;
         for (i, d) in parts.iter().enumerate() {
             for (c, &b) in representative.iter().enumerate() {
                 part_class[c] = d.class_of[b as usize] as usize;
@@ -844,7 +1016,7 @@ impl Dfa {
             // Classes numbered alike (both by first byte): rows copy without a gather.
             let same_classes = d.stride == stride && part_class.iter().enumerate().all(|(c, &k)| c == k);
             let shift = offset[i] - 1;
-            for q in 1..d.num_states() {
+            for q in 1..d.accepting.len() {
                 let row = id(i, q as u32) as usize;
                 let ends = d.accepting[q];
                 accepting[row] = ends && nullable_from[i + 1];
@@ -852,6 +1024,13 @@ impl Dfa {
                 let dead_to = if ends { &entry_row } else { &no_entry };
                 let src = &d.table[q * d.stride..(q + 1) * d.stride];
                 let dst = &mut table[row * stride..(row + 1) * stride];
+                if d.counted.is_some() {
+                    // Moves into the region are not a shift: map each.
+                    for ((x, &k), &e) in dst.iter_mut().zip(&part_class).zip(dead_to) {
+                        *x = if src[k] == DEAD { e } else { id(i, src[k]) };
+                    }
+                    continue;
+                }
                 // Branch-free select: whether a move is dead is as good as random.
                 let pick = |t: u32, e: u32| {
                     let live = ((t != DEAD) as u32).wrapping_neg();
@@ -867,8 +1046,27 @@ impl Dfa {
                     }
                 }
             }
+            if let Some(c) = &d.counted {
+                // The region's rows in the joined classes; a boundary that may end leaves by
+                // the part's own exit, else (if the part may end there) into what follows.
+                let mut template = vec![ROW_DEAD; c.per as usize * stride];
+                for (r, row) in template.chunks_exact_mut(stride).enumerate() {
+                    for (x, &k) in row.iter_mut().zip(&part_class) {
+                        *x = c.template[r * d.stride + k];
+                    }
+                }
+                let exit = (0..stride)
+                    .map(|cl| match c.exit[part_class[cl]] {
+                        DEAD if c.accepts => entry_row[cl],
+                        DEAD => DEAD,
+                        t => id(i, t),
+                    })
+                    .collect();
+                let accepts = c.accepts && nullable_from[i + 1];
+                region = Some(Arc::new(Counted::new(c.per, c.last, c.bounded, c.min, template, exit, accepts)));
+            }
         }
-        let dfa = Dfa { class_of, stride, table, accepting };
+        let dfa = Dfa { class_of, stride, table, accepting, counted: region };
         Ok(Some(dfa))
     }
 
@@ -952,7 +1150,7 @@ impl Dfa {
                         dead_at[key as usize] = dead_at[key as usize].min(depth + 1);
                         continue;
                     }
-                    if !may_accept && self.accepting[t as usize] {
+                    if !may_accept && self.is_accepting(t) {
                         return None;
                     }
                     alive[key as usize] = true;
@@ -1137,6 +1335,9 @@ impl Dfa {
     /// for n states and k byte classes; states in order of first reach from the start).
     /// Pruned DFAs only, as every [`Dfa`] is: the dead state stays 0 and the start 1.
     pub fn minimized(&self) -> Dfa {
+        if self.counted.is_some() {
+            return self.stored().minimized();
+        }
         let (n, k) = (self.num_states(), self.stride);
         // Predecessors by (class, target): `pred[pred_at[c * n + t]..pred_at[c * n + t + 1]]`.
         let mut pred_at = vec![0u32; k * n + 1];
@@ -1258,7 +1459,7 @@ impl Dfa {
                 table[ns * self.stride + c] = new_id[block[self.table[s * self.stride + c] as usize] as usize];
             }
         }
-        Dfa { class_of: self.class_of, stride: self.stride, table, accepting }
+        Dfa { class_of: self.class_of, stride: self.stride, table, accepting, counted: None }
     }
 
     /// A shortest byte string on which `self` and `other` disagree (None: same language),
@@ -1392,7 +1593,7 @@ impl Dfa {
                 table[(k + 1) * n_classes + c] = if t == NONE { DEAD } else { new_id[merged[t as usize] as usize] };
             }
         }
-        Ok(Dfa { class_of, stride: n_classes, table, accepting }.with_coarsest_classes())
+        Ok(Dfa { class_of, stride: n_classes, table, accepting, counted: None }.with_coarsest_classes())
     }
 
     /// `self{min,max}` (`max` None = unbounded) built directly as a counter times this
@@ -1403,6 +1604,13 @@ impl Dfa {
     pub fn repeat_counted(&self, min: u32, max: Option<u32>, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
         if self.accepts_empty() || max.is_some_and(|m| m < min) {
             return Ok(None);
+        }
+        if self.counted.is_some() {
+            // (Nested counts: checked against the limit before anything is written out.)
+            if (max.unwrap_or(min) as usize + 1).saturating_mul(self.num_states() - 1) > limits.max_dfa_states {
+                return Err(too_many_states(limits, what));
+            }
+            return self.stored().repeat_counted(min, max, limits, what);
         }
         // Prefix-free: an accepting state has no live move (states here are pruned).
         for s in 1..self.num_states() {
@@ -1434,8 +1642,6 @@ impl Dfa {
         let boundary = |k: usize| (1 + k * per) as u32;
         let total = 1 + last * per + if max.is_some() { 1 } else { per };
         let stride = self.stride;
-        let mut table = vec![DEAD; total * stride];
-        let mut accepting = vec![false; total];
         // One block of rows (the boundary, then the inner states) as offsets from the
         // block's boundary: inner state j is 1 + j, the next boundary is `per`, dead is
         // `u32::MAX`. Every count's block is this template shifted, so building is a copy.
@@ -1452,6 +1658,22 @@ impl Dfa {
                 };
             }
         }
+        if total >= COUNTED_REGION_FROM && last >= 1 {
+            // Stored: the dead state only; the start is block 0's boundary.
+            let template = template
+                .iter()
+                .map(|&rel| match rel {
+                    u32::MAX => ROW_DEAD,
+                    r if r == per as u32 => ROW_NEXT,
+                    r => r,
+                })
+                .collect();
+            let counted = Counted::new(per as u32, last as u32, max.is_some(), min, template, vec![DEAD; stride], true);
+            let dfa = Dfa { class_of: self.class_of, stride, table: vec![DEAD; stride], accepting: vec![false], counted: Some(Arc::new(counted)) };
+            return Ok(Some(dfa));
+        }
+        let mut table = vec![DEAD; total * stride];
+        let mut accepting = vec![false; total];
         for k in 0..=last {
             let b = boundary(k) as usize;
             accepting[b] = k >= min as usize;
@@ -1470,13 +1692,13 @@ impl Dfa {
                 };
             }
         }
-        let dfa = Dfa { class_of: self.class_of, stride, table, accepting };
+        let dfa = Dfa { class_of: self.class_of, stride, table, accepting, counted: None };
         Ok(Some(dfa))
     }
 
     /// Heap bytes used by the transition table.
     pub fn memory_bytes(&self) -> usize {
-        self.table.len() * 4 + self.accepting.len()
+        self.table.len() * 4 + self.accepting.len() + self.counted.as_ref().map_or(0, |c| (c.template.len() + c.exit.len()) * 4)
     }
 
     /// The DFA as bytes that [`Dfa::from_bytes`] reads back (used for the automata that
@@ -1484,6 +1706,9 @@ impl Dfa {
     /// version 1, entry width (2 or 4 bytes), stride (u16), number of states (u32), the 256
     /// class ids, the accepting states as a bitset, then the table row by row.
     pub fn to_bytes(&self) -> Vec<u8> {
+        if self.counted.is_some() {
+            return self.stored().to_bytes();
+        }
         let n = self.num_states();
         let width: u8 = if n <= 1 << 16 { 2 } else { 4 };
         let mut out = Vec::with_capacity(12 + 256 + n.div_ceil(8) + self.table.len() * width as usize);
@@ -1540,7 +1765,7 @@ impl Dfa {
         if !dead_is_dead || table.iter().any(|&t| t as usize >= n) {
             return None;
         }
-        Some(Dfa { class_of, stride, table, accepting })
+        Some(Dfa { class_of, stride, table, accepting, counted: None })
     }
 }
 
@@ -1645,6 +1870,20 @@ mod tests {
         }
     }
 
+    /// A counted region's block and row by multiplication are those of a division, up
+    /// to the largest state id.
+    #[test]
+    fn counted_block_row_is_exact() {
+        for per in (1..=70).chain([255, 1000, 65_537, u32::MAX / 3]) {
+            let c = Counted::new(per, 1, true, 0, Vec::new(), Vec::new(), true);
+            let edges = [0, 1, per - 1, per, per + 1, u32::MAX / 2, u32::MAX - per, u32::MAX - 1, u32::MAX];
+            let steps = (0..5000u32).map(|i| i.wrapping_mul(2_654_435_761));
+            for rel in edges.into_iter().chain(steps) {
+                assert_eq!(c.block_row(rel), (rel / per, rel % per), "{rel} / {per}");
+            }
+        }
+    }
+
     #[test]
     fn optional_by_an_accepting_start() {
         let plus = dfa("(?:ab)+").or_empty().expect("the start of (ab)+ is not re-entered");
@@ -1662,6 +1901,8 @@ mod tests {
             let d = dfa(pattern);
             let bytes = d.to_bytes();
             let back = Dfa::from_bytes(&bytes).expect("round trip");
+            // (A counted region is written out: the bytes hold every state.)
+            let d = d.stored();
             assert_eq!((back.class_of, back.stride, &back.table, &back.accepting), (d.class_of, d.stride, &d.table, &d.accepting));
             assert_eq!(bytes[5], if d.num_states() > 1 << 16 { 4 } else { 2 }, "{pattern}");
         }
@@ -1707,7 +1948,7 @@ mod tests {
             for (b, c) in class_of.iter_mut().enumerate() {
                 *c = b as u8;
             }
-            let wide = Dfa { class_of, stride: 256, table, accepting: d.accepting.clone() };
+            let wide = Dfa { class_of, stride: 256, table, accepting: d.accepting.clone(), counted: None };
             let narrow = wide.with_coarsest_classes();
             assert_eq!(narrow.num_classes(), d.num_classes(), "{p}");
             for s in 0..d.num_states() as u32 {
@@ -1874,7 +2115,7 @@ mod tests {
                     }
                 }
             }
-            Dfa { class_of: d.class_of, stride: d.stride, table, accepting }
+            Dfa { class_of: d.class_of, stride: d.stride, table, accepting, counted: None }
         };
         for p in ["(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f]{1,4}|::(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}", "(a|b)*abb", "[a-z]+@[a-z]+(?:\\.[a-z]+)*"] {
             let d = dfa(p);

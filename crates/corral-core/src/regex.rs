@@ -1029,6 +1029,7 @@ pub fn compile(pattern: &str, limits: &Limits) -> Result<Dfa> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dfa::DEAD;
 
     fn matches(pattern: &str, s: &str) -> bool {
         compile(pattern, &Limits::default()).unwrap().matches(s.as_bytes())
@@ -1237,6 +1238,78 @@ mod tests {
             assert_eq!(whole.difference(&alone), None, "{p}");
         }
         assert!(!shared.built.is_empty());
+    }
+
+    /// Long counted repetitions keep their rows unstored (see `dfa::Counted`), alone, between
+    /// other parts, before a nullable part, inside unions and nested counts, and where a
+    /// junction is not deterministic (subset construction reads the region): every one
+    /// has the regex engine's language.
+    #[test]
+    fn counted_regions_agree_with_the_regex_engine() {
+        let json_char = r#"(?:[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+        let unit = r"(?:[a-c]|\\[nt])";
+        // (pattern, how many times smaller than written out the result is: 0 = no region)
+        let cases = [
+            (format!("\"{unit}{{0,700}}\""), 20),
+            (format!("x{unit}{{3,700}}y"), 20),
+            (format!("{unit}{{600,}}z"), 20),
+            (format!("{unit}{{0,700}}(?:z|)"), 20),
+            (format!("\"{json_char}{{1,80}}\""), 20),
+            // Two regions: one is kept, the other written out.
+            (format!("\"{unit}{{0,600}}\",\"{unit}{{0,600}}\""), 1),
+            (format!("{unit}{{700}}"), 20),
+            ("q(?:ab|c){0,800}c?".to_string(), 0),
+            (format!("{unit}{{0,700}}|zz"), 0),
+            (format!("{unit}{{0,700}}|"), 0),
+            ("(?:(?:ab|c){0,600}d){0,3}".to_string(), 0),
+        ];
+        let limits = Limits::default();
+        for (p, smaller) in &cases {
+            let parsed = parse(p, &limits, None).unwrap();
+            let whole = dense_dfa(&parsed.hir, p, &limits).unwrap();
+            let built = build_dfa(&parsed, &limits).unwrap();
+            assert_eq!(whole.difference(&built), None, "{p}");
+            assert_eq!(built.has_counted_region(), *smaller > 0, "{p}");
+            assert_eq!(built.num_states(), built.stored().num_states(), "{p}");
+            if *smaller > 0 {
+                assert!(built.memory_bytes() * smaller < built.stored().memory_bytes(), "{p}: the rows are stored");
+            }
+            // State by state, the computed rows are those written out.
+            let stored = built.stored();
+            for s in 0..built.num_states() as u32 {
+                assert_eq!(built.is_accepting(s), stored.is_accepting(s), "{p}: state {s}");
+                for b in 0..=255u8 {
+                    assert_eq!(built.next(s, b), stored.next(s, b), "{p}: state {s}, byte {b}");
+                }
+            }
+            // A state and its stand-in read every string of up to `depth` bytes alike.
+            let mut shared = 0;
+            for s in (1..built.num_states() as u32).step_by(11) {
+                for depth in [1usize, 4, 40] {
+                    let e = built.equivalent_within(s, depth);
+                    shared += (e != s) as usize;
+                    let mut level = vec![(s, e)];
+                    for _ in 0..depth {
+                        let mut next = std::collections::BTreeSet::new();
+                        for &(x, y) in &level {
+                            assert_eq!(built.is_accepting(x), built.is_accepting(y), "{p}: {s} ~ {e} at depth {depth}");
+                            for b in 0..=255u8 {
+                                let (x2, y2) = (built.next(x, b), built.next(y, b));
+                                assert_eq!(x2 == DEAD, y2 == DEAD, "{p}: {s} ~ {e} at depth {depth}");
+                                if x2 != DEAD {
+                                    next.insert((x2, y2));
+                                }
+                            }
+                        }
+                        level = next.into_iter().collect();
+                    }
+                    for &(x, y) in &level {
+                        assert_eq!(built.is_accepting(x), built.is_accepting(y), "{p}: {s} ~ {e} at depth {depth}");
+                    }
+                }
+            }
+            assert_eq!(shared > 0, *smaller > 0, "{p}: states share a stand-in only in a counted region");
+        }
     }
 
     /// Finite pieces built by corral directly are the regex engine's language, minimal.
