@@ -393,8 +393,11 @@ const ROW_DEAD: u32 = u32::MAX;
 /// A [`Counted`] template entry: a unit ends, go to the next block's boundary.
 const ROW_NEXT: u32 = u32::MAX - 1;
 
-/// A counted repetition is left unstored (see [`Counted`]) from this many states on.
-const COUNTED_REGION_FROM: usize = 1024;
+/// A counted repetition is left unstored (see [`Counted`]) from this many states on. A
+/// stored row is quicker to step through, and a short count (a JSON string of at most
+/// about 140 characters) gains nothing at mask time: its states are within a token's
+/// length of the bound, so no two of them share a mask (see [`Dfa::equivalent_within`]).
+const COUNTED_REGION_FROM: usize = 2048;
 
 impl Dfa {
     /// Builds a pruned DFA by exploring an automaton from `start`.

@@ -1250,18 +1250,18 @@ mod tests {
         let unit = r"(?:[a-c]|\\[nt])";
         // (pattern, how many times smaller than written out the result is: 0 = no region)
         let cases = [
-            (format!("\"{unit}{{0,700}}\""), 20),
-            (format!("x{unit}{{3,700}}y"), 20),
-            (format!("{unit}{{600,}}z"), 20),
-            (format!("{unit}{{0,700}}(?:z|)"), 20),
-            (format!("\"{json_char}{{1,80}}\""), 20),
+            (format!("\"{unit}{{0,1100}}\""), 20),
+            (format!("x{unit}{{3,1100}}y"), 20),
+            (format!("{unit}{{1100,}}z"), 20),
+            (format!("{unit}{{0,1100}}(?:z|)"), 20),
+            (format!("\"{json_char}{{1,160}}\""), 20),
             // Two regions: one is kept, the other written out.
-            (format!("\"{unit}{{0,600}}\",\"{unit}{{0,600}}\""), 1),
-            (format!("{unit}{{700}}"), 20),
-            ("q(?:ab|c){0,800}c?".to_string(), 0),
-            (format!("{unit}{{0,700}}|zz"), 0),
-            (format!("{unit}{{0,700}}|"), 0),
-            ("(?:(?:ab|c){0,600}d){0,3}".to_string(), 0),
+            (format!("\"{unit}{{0,1100}}\",\"{unit}{{0,1100}}\""), 1),
+            (format!("{unit}{{1100}}"), 20),
+            ("q(?:ab|c){0,1200}c?".to_string(), 0),
+            (format!("{unit}{{0,1100}}|zz"), 0),
+            (format!("{unit}{{0,1100}}|"), 0),
+            ("(?:(?:ab|c){0,1100}d){0,3}".to_string(), 0),
         ];
         let limits = Limits::default();
         for (p, smaller) in &cases {
