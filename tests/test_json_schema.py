@@ -126,11 +126,77 @@ def test_integer_ranges_are_exact(byte_vocab):
     assert not compiled.matches(b"007") and not compiled.matches(b"-0")
 
 
+def test_decimal_bounds_match_plain_numbers_only():
+    # The translator leaves the generic number out of and!(...) when a bound is there:
+    # every bound's regex must be a subset of it (checked by the engine: the difference
+    # matches no string).
+    import random
+    from decimal import Decimal
+
+    from corral import _core
+    from corral._schema import numbers as num
+
+    rng = random.Random(5)
+    values = [Decimal(v) for v in ("0", "1", "-1", "0.5", "-0.5", "100", "1E3", "-2.75", "0.001", "12345.678")]
+    values += [Decimal(rng.randint(-100000, 100000)) / Decimal(10 ** rng.randint(0, 4)) for _ in range(20)]
+    for v in values:
+        for exclusive in (False, True):
+            for bound in (num.decimal_ge, num.decimal_le):
+                rx = bound(v, exclusive)
+                with pytest.raises(corral.InvalidGrammarError, match="matches no string"):
+                    _core.Grammar.cfg(f"start ::= and!(/{rx}/, not!(/{num.PLAIN_NUMBER}/)) ;", "ebnf", "start", None, None)
+
+
+def test_references_to_one_definition_share_one_rule(byte_vocab):
+    point = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
+    schema = {
+        "$defs": {"point": point},
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/point"}, "b": {"$ref": "#/$defs/point", "description": "same"}, "c": {"$ref": "#/$defs/point"}},
+    }
+    g = corral.Grammar.json_schema(schema)
+    rules = [line for line in g.source.splitlines() if '"\\"x\\""' in line]
+    assert len(rules) == 1, rules  # one rule for the point object, not one per reference
+    compiled = corral.compile(g, byte_vocab)
+    assert compiled.matches(b'{"a":{"x":1,"y":2},"c":{"x":3,"y":4}}')
+    assert not compiled.matches(b'{"b":{"x":1}}')
+    # A $ref with a constraining sibling (2020-12) is its own value.
+    schema["properties"]["b"] = {"$ref": "#/$defs/point", "maxProperties": 1}
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    assert not compiled.matches(b'{"b":{"x":1,"y":2}}') and compiled.matches(b'{"a":{"x":1,"y":2}}')
+
+
 def test_pattern_escapes_and_lengths(byte_vocab):
     g = corral.Grammar.json_schema({"type": "string", "pattern": "^[a-c\"\\\\]+$", "maxLength": 3})
     assert accepts(g, byte_vocab, json.dumps('a"\\', ensure_ascii=False))
     assert not accepts(g, byte_vocab, json.dumps('a"\\b', ensure_ascii=False))  # 4 characters
     assert not accepts(g, byte_vocab, json.dumps("ad", ensure_ascii=False))
+
+
+def test_hex_escape_rendering_matches_exactly_its_codes():
+    # The \u00XX escapes of control characters are rendered grouped by first digit
+    # (0[0-7bef]|1[0-9a-f]); check the grouping against the codes it stands for.
+    import random
+    import re
+
+    from corral._schema import ecma
+
+    rng = random.Random(7)
+    for _ in range(500):
+        codes = sorted(rng.sample(range(0x100), rng.randint(1, 40)))
+        pattern = re.compile(f"(?:{ecma._render_hex_pairs(codes)})")
+        assert [c for c in range(0x100) if pattern.fullmatch(f"{c:02x}")] == codes
+
+
+def test_control_characters_in_strings_use_json_escapes(byte_vocab):
+    g = corral.Grammar.json_schema({"type": "string", "maxLength": 2})
+    compiled = corral.compile(g, byte_vocab)
+    for cp in range(0x20):
+        text = json.dumps(chr(cp))  # the canonical encoding: \n, \t... or \u00XX
+        assert compiled.matches(text.encode()), text
+        assert not compiled.matches(f'"\\u{cp:04X}"'.encode()) or f"{cp:04X}" == f"{cp:04x}", text
+        assert not compiled.matches(f'"{chr(cp)}"'.encode()), cp
+    assert not compiled.matches(b'"\\u0020"')  # a space is written as itself
 
 
 def test_pydantic_model_round_trip(deepseek):

@@ -198,7 +198,9 @@ class Grammar:
         for message in translator.warnings:
             warnings.warn(message, SchemaWarning, stacklevel=2)
         classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
-        inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes)
+        # 0: no property is determinized with its value; keys join their (shared) value
+        # terminals by concatenation (see LowerOptions in crates/corral-core/src/cfg/lower.rs).
+        inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0)
         grammar = cls(inner, "json_schema", text, "start")
         grammar._schema_warnings = list(translator.warnings)
         return grammar

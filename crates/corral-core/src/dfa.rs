@@ -669,7 +669,7 @@ impl Dfa {
     /// otherwise.
     pub fn or_empty(&self) -> Option<Dfa> {
         let start = self.start();
-        if self.table.iter().any(|&t| t == start) {
+        if self.table.contains(&start) {
             return None;
         }
         if let Some(c) = &self.counted {
@@ -1486,6 +1486,44 @@ impl Dfa {
         }
         None
     }
+    /// The DFA of one byte string: a chain of `bytes.len() + 1` live states, over one class
+    /// per distinct byte plus one for all others (already the coarsest classes). Object keys
+    /// and enum members are most of a grammar's regexes; this is a fraction of a microsecond
+    /// where [`Dfa::from_byte_sequences`] costs ~10.
+    pub fn literal(bytes: &[u8], limits: &Limits, what: &str) -> Result<Dfa> {
+        if bytes.len() + 2 > limits.max_dfa_states {
+            return Err(too_many_states(limits, what));
+        }
+        let mut present = [false; 256];
+        for &b in bytes {
+            present[b as usize] = true;
+        }
+        // Classes numbered by their first byte, as `with_coarsest_classes` numbers them.
+        let mut class_of = [0u8; 256];
+        let mut other: Option<u8> = None;
+        let mut next = 0usize;
+        for b in 0..256 {
+            class_of[b] = if present[b] {
+                next += 1;
+                (next - 1) as u8
+            } else {
+                *other.get_or_insert_with(|| {
+                    next += 1;
+                    (next - 1) as u8
+                })
+            };
+        }
+        let stride = next;
+        let total = bytes.len() + 2;
+        let mut table = vec![DEAD; total * stride];
+        for (i, &b) in bytes.iter().enumerate() {
+            table[(i + 1) * stride + class_of[b as usize] as usize] = i as u32 + 2;
+        }
+        let mut accepting = vec![false; total];
+        accepting[total - 1] = true;
+        Ok(Dfa { class_of, stride, table, accepting, counted: None })
+    }
+
 
     /// The DFA of a finite set of byte-range sequences (each a string of byte classes, as
     /// a UTF-8 encoded character class or a literal is), built by subset construction over
@@ -1871,6 +1909,35 @@ mod tests {
         for s in strings(PIECES, 3) {
             assert_eq!(back.matches(&s), dfa("a+|\u{e9}").matches(&s), "{s:?}");
         }
+    }
+
+    /// The literal chain is exactly what the general finite-language construction builds
+    /// for one string (same classes, numbering and rows), so the two are interchangeable.
+    #[test]
+    fn literal_chain_equals_the_general_construction() {
+        let limits = Limits::default();
+        let all: Vec<u8> = (0..=255).collect();
+        let cases: Vec<Vec<u8>> = vec![
+            b"\"containerPort\"".to_vec(),
+            b"aaaa".to_vec(),
+            vec![0, 1, 0, 255],
+            "é😀".as_bytes().to_vec(),
+            b"x".to_vec(),
+            all.clone(),
+            all.iter().rev().copied().collect(),
+        ];
+        for bytes in &cases {
+            let fast = Dfa::literal(bytes, &limits, "t").unwrap();
+            let seq: Vec<(u8, u8)> = bytes.iter().map(|&b| (b, b)).collect();
+            let general = Dfa::from_byte_sequences(&[seq], &limits, "t").unwrap();
+            assert_eq!(fast.class_of, general.class_of, "{bytes:?}");
+            assert_eq!(fast.stride, general.stride, "{bytes:?}");
+            assert_eq!(fast.table, general.table, "{bytes:?}");
+            assert_eq!(fast.accepting, general.accepting, "{bytes:?}");
+        }
+        let small = Limits { max_dfa_states: 5, ..Limits::default() };
+        assert!(Dfa::literal(b"abc", &small, "t").is_ok());
+        assert!(matches!(Dfa::literal(b"abcd", &small, "t"), Err(Error::LimitExceeded { limit: "max_dfa_states", .. })));
     }
 
     /// A counted region's block and row by multiplication are those of a division, up

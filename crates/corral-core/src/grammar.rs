@@ -46,8 +46,23 @@ impl Grammar {
         limits: &Limits,
         classes: Option<&PerlClasses>,
     ) -> Result<Grammar> {
+        Self::cfg_text_with(text, dialect, start, limits, &cfg::LowerOptions::default(), classes)
+    }
+
+    /// [`Grammar::cfg_text`] with a choice of how regular parts become terminals (see
+    /// [`cfg::LowerOptions`]).
+    pub fn cfg_text_with(
+        text: &str,
+        dialect: Dialect,
+        start: Option<&str>,
+        limits: &Limits,
+        options: &cfg::LowerOptions,
+        classes: Option<&PerlClasses>,
+    ) -> Result<Grammar> {
         let ast = cfg::parse(text, dialect, limits)?;
-        Self::from_ast(&ast, start, limits, classes, &format!("{dialect:?} grammar").to_lowercase())
+        let cfg = cfg::lower_with(&ast, start, limits, options, classes)?;
+        let description = format!("{dialect:?} grammar").to_lowercase();
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description })))
     }
 
     /// Validates and normalizes a parsed grammar.

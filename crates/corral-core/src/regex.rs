@@ -1018,7 +1018,37 @@ pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClass
     if let Some(dfa) = crate::prebuilt::lookup(pattern, limits) {
         return Ok(Arc::new(dfa));
     }
+    // A grammar's literals (object keys, enum members) are most of its regex sources; the
+    // parser and the general construction cost ~10 µs each, the chain well under one.
+    if pattern.len() <= limits.max_pattern_bytes {
+        if let Some(bytes) = plain_literal(pattern) {
+            return Ok(Arc::new(Dfa::literal(&bytes, limits, pattern)?));
+        }
+    }
     build_dfa_cached(&parse(pattern, limits, classes)?, limits, cache)
+}
+
+/// The bytes `pattern` matches when it is a plain literal: characters that are not regex
+/// syntax, and backslash escapes of ASCII punctuation (`\-`, `\"`). None for anything else
+/// (including the empty pattern), which then takes the full parse.
+fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
+    if pattern.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(pattern.len());
+    let mut bytes = pattern.bytes();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => match bytes.next() {
+                Some(e) if e.is_ascii_punctuation() => out.push(e),
+                _ => return None, // a class (`\d`), an escape (`\n`, `\x41`), a backreference
+            },
+            b'.' | b'^' | b'$' | b'*' | b'+' | b'?' | b'{' | b'}' | b'[' | b']' | b'(' | b')' | b'|' | b'#' => return None,
+            // Whitespace is literal unless a verbose flag is set, which needs `(?x)`.
+            _ => out.push(b),
+        }
+    }
+    Some(out)
 }
 
 /// Parses and determinizes `pattern` (Python `re` syntax, `re.fullmatch` meaning).
@@ -1238,6 +1268,37 @@ mod tests {
             assert_eq!(whole.difference(&alone), None, "{p}");
         }
         assert!(!shared.built.is_empty());
+    }
+
+    /// Plain literals skip the parser; they must mean what the parser makes of them, and
+    /// anything with regex syntax must still take the full parse.
+    #[test]
+    fn plain_literals_take_the_fast_path_with_the_same_language() {
+        let limits = Limits::default();
+        for p in [r#""containerPort""#, r#""ephemeral\-storage""#, r#"a\.b\+c\\d"#, "é😀 x", ",\"port\":", r"\<x\>"] {
+            let lit = plain_literal(p).unwrap_or_else(|| panic!("{p} is a plain literal"));
+            let fast = compile_cached(p, &limits, None, &mut PieceCache::default()).unwrap();
+            let full = compile(p, &limits).unwrap();
+            assert_eq!(fast.num_states(), full.num_states(), "{p}");
+            assert!(fast.matches(&lit) && full.matches(&lit), "{p}");
+            // Every prefix, and the literal with a byte changed or added, read alike.
+            for cut in 0..lit.len() {
+                assert_eq!(fast.matches(&lit[..cut]), full.matches(&lit[..cut]), "{p} prefix {cut}");
+                let mut changed = lit.clone();
+                changed[cut] ^= 1;
+                assert!(!fast.matches(&changed) && !full.matches(&changed), "{p} changed at {cut}");
+            }
+            let mut longer = lit.clone();
+            longer.push(lit[0]);
+            assert!(!fast.matches(&longer), "{p}");
+        }
+        for p in ["", "a.b", "a|b", "ab*", r"\d", r"\n", "(?i)ab", "a{2}", "[a]", "a#b", r"\1"] {
+            assert!(plain_literal(p).is_none(), "{p} is not a plain literal");
+        }
+        // Over max_pattern_bytes the fast path is not taken: the limit error still comes.
+        let small = Limits { max_pattern_bytes: 4, ..Limits::default() };
+        let r = compile_cached("abcdef", &small, None, &mut PieceCache::default());
+        assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_pattern_bytes", .. })), "{r:?}");
     }
 
     /// Long counted repetitions keep their rows unstored (see `dfa::Counted`), alone, between

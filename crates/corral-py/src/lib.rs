@@ -265,9 +265,10 @@ impl PyGrammar {
     }
 
     /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
-    /// (`dialect="gbnf"`). `start` names the start rule.
+    /// (`dialect="gbnf"`). `start` names the start rule; `max_terminal_source` overrides
+    /// how large a regular part may be to become one terminal (see `cfg::LowerOptions`).
     #[staticmethod]
-    #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None))]
+    #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None, max_terminal_source=None))]
     #[allow(clippy::type_complexity)]
     fn cfg(
         py: Python<'_>,
@@ -276,6 +277,7 @@ impl PyGrammar {
         start: Option<&str>,
         limits: Option<PyRef<'_, PyLimits>>,
         classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+        max_terminal_source: Option<usize>,
     ) -> PyResult<Self> {
         let dialect = match dialect {
             "ebnf" => core::cfg::Dialect::Ebnf,
@@ -287,8 +289,12 @@ impl PyGrammar {
         let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
         let text = text.to_string();
         let start = start.map(str::to_string);
+        let mut options = core::cfg::LowerOptions::default();
+        if let Some(n) = max_terminal_source {
+            options.max_terminal_source = n;
+        }
         let inner = guard_detached(py, move || {
-            core::Grammar::cfg_text(&text, dialect, start.as_deref(), &limits, classes.as_ref())
+            core::Grammar::cfg_text_with(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
         })?;
         Ok(PyGrammar { inner })
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
@@ -494,11 +494,34 @@ def render_json_class(ranges: Ranges) -> str:
         letters = "".join({0x22: '"', 0x5C: "\\\\", 0x08: "b", 0x0C: "f", 0x0A: "n", 0x0D: "r", 0x09: "t"}[cp] for cp in short)
         parts.append("\\\\" + (f"[{letters}]" if len(short) > 1 else letters))
     if hexes:
-        parts.append("\\\\u00(?:" + "|".join(f"{cp:02x}" for cp in hexes) + ")")
+        parts.append("\\\\u00" + _group(_render_hex_pairs(hexes)))
     if not parts:
         return "[^\\s\\S]"
     # Control characters without a short escape share one \u00XX form: merge them.
     return parts[0] if len(parts) == 1 else _group("|".join(parts))
+
+
+def _render_hex_pairs(codes: List[int]) -> str:
+    """Regex source for the two lowercase hex digits of each code below 0x100, grouped by
+    the first digit (``0[0-7bef]|1[0-9a-f]``, not 26 alternatives: the engine parses and
+    builds it several times faster, and every JSON string pattern has it)."""
+    digits = "0123456789abcdef"
+    by_high: Dict[int, List[int]] = {}
+    for cp in codes:
+        by_high.setdefault(cp >> 4, []).append(cp & 0xF)
+    alts = []
+    for high, lows in sorted(by_high.items()):
+        runs, start = [], None
+        for i, low in enumerate(lows):
+            if start is None:
+                start = low
+            # Runs break between 9 and a, which are not adjacent characters.
+            if i + 1 == len(lows) or lows[i + 1] != low + 1 or low == 9:
+                runs.append(digits[start] if start == low else f"{digits[start]}{'-' if low > start + 1 else ''}{digits[low]}")
+                start = None
+        cls = "".join(runs)
+        alts.append(digits[high] + (cls if len(lows) == 1 else f"[{cls}]"))
+    return "|".join(alts)
 
 
 @functools.lru_cache(maxsize=1024)  # pure; the result is immutable

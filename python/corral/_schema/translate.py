@@ -100,24 +100,39 @@ def _escape_pointer(token: str) -> str:
 class Sub:
     """One subschema in context: the schema, its JSON pointer, base URI and draft."""
 
-    __slots__ = ("schema", "pointer", "base", "draft", "negated")
+    # The pointer is only needed for messages: a child keeps its parent and tokens, and
+    # writes its pointer out when asked (most subs never are).
+    __slots__ = ("schema", "_pointer", "_parent", "_tokens", "base", "draft", "negated")
 
-    def __init__(self, schema, pointer: str, base: str, draft: int, negated: bool = False):
+    def __init__(self, schema, pointer: Optional[str], base: str, draft: int, negated: bool = False):
         self.schema = schema
-        self.pointer = pointer
+        self._pointer = pointer
+        self._parent: Optional["Sub"] = None
+        self._tokens: tuple = ()
         self.base = base
         self.draft = draft
         self.negated = negated
+
+    @property
+    def pointer(self) -> str:
+        """The JSON pointer of the subschema in its document."""
+        if self._pointer is None:
+            self._pointer = self._parent.pointer + "".join("/" + _escape_pointer(str(t)) for t in self._tokens)
+            self._parent = None
+        return self._pointer
 
     def key(self):
         return (id(self.schema), self.base, self.draft, self.negated)
 
     def child(self, schema, *tokens) -> "Sub":
-        pointer = self.pointer + "".join("/" + _escape_pointer(str(t)) for t in tokens)
-        return Sub(schema, pointer, self.base, self.draft)
+        sub = Sub(schema, None, self.base, self.draft)
+        sub._parent, sub._tokens = self, tokens
+        return sub
 
     def negate(self) -> "Sub":
-        return Sub(self.schema, self.pointer, self.base, self.draft, not self.negated)
+        sub = Sub(self.schema, self._pointer, self.base, self.draft, not self.negated)
+        sub._parent, sub._tokens = self._parent, self._tokens
+        return sub
 
 
 class Syn:
@@ -229,6 +244,19 @@ def _possible_kinds(shape: Shape) -> set:
 _LIT_SPECIAL = re.compile(r'["\\\x00-\x1f\x7f]')
 
 
+_RESOURCE_KEYS = ('"$id"', '"id"', '"$anchor"', '"$dynamicAnchor"')
+
+
+def _may_declare_resources(schema) -> bool:
+    """False only when no ``$id``/``id``/anchor key appears anywhere in ``schema``: then
+    indexing (a walk of every subschema) finds nothing. One C-speed serialization decides."""
+    try:
+        text = json.dumps(schema, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return True  # not plain JSON: index it and let the walk judge
+    return any(k in text for k in _RESOURCE_KEYS)
+
+
 def _lit(text: str) -> str:
     """An EBNF literal for ``text``."""
     if not _LIT_SPECIAL.search(text):
@@ -315,6 +343,7 @@ class Translator:
         self.early: set = set()
         self.proving: set = set()  # oneOfs whose disjointness is being proven (no re-entry)
         self._regex_cache: Dict[str, re.Pattern] = {}
+        self._resolved: Dict[Tuple[str, str], Sub] = {}
         if whitespace == "compact":
             self.ws = ""
         elif whitespace == "flexible":
@@ -327,7 +356,8 @@ class Translator:
             raise UnsupportedSchemaError(f"$schema at /$schema: custom metaschema {schema['$schema']!r} (its vocabularies are unknown; corral reads drafts 4, 6, 7, 2019-09 and 2020-12)", "/$schema", "$schema")
         self.root = Sub(schema, "", ROOT_URI, draft)
         self.docs[ROOT_URI] = (schema, draft)
-        self._index(schema, ROOT_URI, "", draft)
+        if _may_declare_resources(schema):
+            self._index(schema, ROOT_URI, "", draft)
 
     # --- errors ----------------------------------------------------------------------
 
@@ -396,6 +426,14 @@ class Translator:
     def resolve(self, sub: Sub, ref) -> Sub:
         if not isinstance(ref, str):
             raise self.invalid(sub, "$ref", "must be a string")
+        # The target depends only on the base URI and the reference (failures raise, and
+        # are not kept).
+        target = self._resolved.get((sub.base, ref))
+        if target is None:
+            target = self._resolved[(sub.base, ref)] = self._resolve(sub, ref)
+        return target
+
+    def _resolve(self, sub: Sub, ref: str) -> Sub:
         uri = urljoin(sub.base, ref)
         doc_uri, frag = urldefrag(uri)
         if doc_uri not in self.docs:
@@ -622,8 +660,21 @@ class Translator:
 
     # --- values ----------------------------------------------------------------------
 
+    def _canonical(self, sub):
+        """The target of a sub that is only a ``$ref`` (with annotations beside it), so that
+        every reference to one definition shares one value rule (not one per site)."""
+        for _ in range(32):  # a chain of references; a cycle is left to absorb
+            if not isinstance(sub, Sub) or sub.negated or not isinstance(sub.schema, dict) or "$ref" not in sub.schema:
+                break
+            entered = self._enter(sub)
+            if entered.draft >= 2019 and not all(k == "$ref" or k in _ANNOTATIONS for k in sub.schema):
+                break  # siblings of $ref apply too (2019-09 on)
+            sub = self.resolve(entered, sub.schema["$ref"])
+        return sub
+
     def value_rule(self, subs: List) -> Optional[str]:
         """The rule name for a value satisfying all ``subs`` (None: nothing does)."""
+        subs = [self._canonical(s) for s in subs]
         key = tuple(s.key() if isinstance(s, Sub) else ("syn", id(s)) for s in subs)
         if key in self.memo:
             name = self.memo[key]
@@ -728,7 +779,6 @@ class Translator:
                 return None
             terms.append("(?:" + body + ")" + int_suffix)
         else:
-            terms.append(num.PLAIN_NUMBER)
             if kinds == {FRAC}:
                 negs.append(num.INTEGER + r"(?:\.0+)?")
             if shape.lo:
@@ -737,6 +787,10 @@ class Translator:
                 terms.append(num.decimal_ge(*shape.lo))
             if shape.hi:
                 terms.append(num.decimal_le(*shape.hi))
+            # A bound's regex matches plain decimals only (tests check), so the generic
+            # number is needed only without one; one intersection fewer to build.
+            if not terms:
+                terms.append(num.PLAIN_NUMBER)
         for step, pointer in shape.mults:
             rx = num.multiple_regex(step)
             if rx is None:

@@ -121,8 +121,29 @@ impl Reg {
 /// token, and the pieces (a string, a number) recur across a grammar, built once.
 const MAX_TERMINAL_SOURCE: usize = 150;
 
+/// How the lowering splits a grammar into terminals (front-ends that know their grammar's
+/// shape may choose; the defaults suit hand-written grammars).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LowerOptions {
+    /// Regex source length (bytes) up to which a regular sequence or union of rules and
+    /// strings becomes one terminal, determinized whole; longer ones stay grammar structure
+    /// over their parts (then joined by concatenation where that is deterministic, see
+    /// `merge_terminal_runs`). Default 150. The JSON Schema front-end uses 0: its value
+    /// rules are terminals shared by many properties, and joining a key to a shared value
+    /// by concatenation costs microseconds where determinizing each property's regex costs
+    /// tens. Single terminals (a string, a `/regex/`) are always one terminal.
+    pub max_terminal_source: usize,
+}
+
+impl Default for LowerOptions {
+    fn default() -> Self {
+        LowerOptions { max_terminal_source: MAX_TERMINAL_SOURCE }
+    }
+}
+
 /// Regex source length (bytes) up to which a regular grammar may be matched as one DFA
-/// (see [`WHOLE_MAX_STATES`]). A fold gives up at a piece longer than [`MAX_TERMINAL_SOURCE`].
+/// (see [`WHOLE_MAX_STATES`]). A fold gives up at a piece longer than [`MAX_TERMINAL_SOURCE`]
+/// or a counted one of more than [`FOLD_MAX_PIECE_STATES`] states.
 const WHOLE_MAX_SOURCE: usize = 1_000;
 
 /// A regular grammar is matched as one DFA only while that DFA has at most this many
@@ -143,6 +164,8 @@ const FOLD_MAX_BYTES: usize = 1 << 20;
 /// A fold builds many intermediate DFAs (one per sequence, union and operator): their
 /// states, summed, are bounded too, so that a failing attempt stays cheap.
 const FOLD_MAX_WORK: usize = 4 * FOLD_MAX_STATES;
+/// A fold gives up at a piece of more states than this that has a count of 16 or more.
+const FOLD_MAX_PIECE_STATES: usize = 256;
 
 /// An operator's DFA construction failed: "matches no string" at the operator, limits as
 /// they are, anything else as a grammar error at the operator.
@@ -170,6 +193,7 @@ fn repeat_src(inner: &str, min: u32, max: Option<u32>) -> String {
 struct Lowering<'a> {
     ast: &'a GrammarAst,
     limits: &'a Limits,
+    options: &'a LowerOptions,
     classes: Option<&'a PerlClasses>,
     /// Rule name → (its definitions' expressions, position of the first definition).
     defs: HashMap<&'a str, (Vec<&'a Expr>, Pos)>,
@@ -210,10 +234,11 @@ fn group(src: &str) -> String {
 }
 
 impl<'a> Lowering<'a> {
-    fn new(ast: &'a GrammarAst, limits: &'a Limits, classes: Option<&'a PerlClasses>) -> Self {
+    fn new(ast: &'a GrammarAst, limits: &'a Limits, options: &'a LowerOptions, classes: Option<&'a PerlClasses>) -> Self {
         Lowering {
             ast,
             limits,
+            options,
             classes,
             defs: HashMap::new(),
             regular_rules: HashSet::new(),
@@ -395,6 +420,13 @@ impl<'a> Lowering<'a> {
             });
         }
         match self.compile_cached(src, self.dfa_limits()) {
+            // A fold with a large counted piece (a bounded JSON string: 14 states a
+            // character) would spend its whole budget combining it before giving up.
+            Ok(d) if self.fold_limits.is_some() && d.num_states() > FOLD_MAX_PIECE_STATES && largest_count(src) >= 16 => Err(Error::LimitExceeded {
+                limit: "max_dfa_states",
+                value: FOLD_MAX_PIECE_STATES,
+                context: "folding the grammar into one DFA".into(),
+            }),
             Ok(d) => Ok(d),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
             Err(e @ Error::LimitExceeded { .. }) => Err(e),
@@ -636,7 +668,7 @@ impl<'a> Lowering<'a> {
             return Ok(matches!(e, Expr::Ref { .. }));
         }
         Ok(match self.expr_reg(e)? {
-            Reg::Src(src) => src.len() <= MAX_TERMINAL_SOURCE && !has_large_count(&src),
+            Reg::Src(src) => src.len() <= self.options.max_terminal_source && !has_large_count(&src),
             Reg::Dfa { .. } => true,
         })
     }
@@ -854,7 +886,13 @@ impl<'a> Lowering<'a> {
 /// (A heuristic on the text: an escaped brace or one inside a class only makes a rule
 /// parsed as structure, which is always exact.)
 fn has_large_count(src: &str) -> bool {
+    largest_count(src) >= 64
+}
+
+/// The largest bound of a counted repetition (`{n}`, `{m,n}`) in regex source `src`.
+fn largest_count(src: &str) -> u64 {
     let b = src.as_bytes();
+    let mut best = 0u64;
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' {
@@ -874,13 +912,13 @@ fn has_large_count(src: &str) -> bool {
                 }
                 j += 1;
             }
-            if j < b.len() && b[j] == b'}' && j > i + 1 && largest.max(cur) >= 64 {
-                return true;
+            if j < b.len() && b[j] == b'}' && j > i + 1 {
+                best = best.max(largest.max(cur));
             }
         }
         i += 1;
     }
-    false
+    best
 }
 
 fn collect_refs<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
@@ -914,10 +952,15 @@ fn too_many(limits: &Limits, what: &str) -> Error {
 /// Lowers a parsed grammar to a normalized [`Cfg`] whose start rule is `start` (default:
 /// `start`, else `root`, else the first rule).
 pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Cfg> {
+    lower_with(ast, start, limits, &LowerOptions::default(), classes)
+}
+
+/// [`lower`] with a choice of how regular parts become terminals (see [`LowerOptions`]).
+pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, options: &LowerOptions, classes: Option<&PerlClasses>) -> Result<Cfg> {
     if ast.rules.is_empty() {
         return Err(grammar_error(Pos { line: 1, col: 1 }, "the grammar defines no rule"));
     }
-    let mut lw = Lowering::new(ast, limits, classes);
+    let mut lw = Lowering::new(ast, limits, options, classes);
     lw.collect()?;
     let start_name: &str = match start {
         Some(s) => {
@@ -1070,6 +1113,7 @@ fn unused_rules(ast: &GrammarAst, lw: &Lowering<'_>, start: &str) -> Vec<String>
 
 /// A terminal being merged with its neighbours: its DFA, regex source (None when built
 /// by corral's own constructions), name and canonical key.
+#[derive(Clone)]
 struct RunPart {
     dfa: Arc<Dfa>,
     src: Option<String>,
@@ -1136,10 +1180,60 @@ fn merge_run(
             key: lw.terminal_key[i].clone(),
         }
     };
+    let all: Vec<RunPart> = run.iter().map(|&s| part(lw, s)).collect();
     let mut parts: Vec<RunPart> = Vec::new();
+    // Segments of at most MERGE_MAX_STATES states in all: one concatenation each when
+    // every junction is deterministic (joining pairwise would copy the growing automaton
+    // at every step: an object's run of keys and values, quadratic), else pair by pair.
+    let mut start = 0;
+    while start < all.len() {
+        let mut end = start + 1;
+        let mut states = all[start].dfa.num_states();
+        while end < all.len() && states + all[end].dfa.num_states() <= MERGE_MAX_STATES {
+            states += all[end].dfa.num_states();
+            end += 1;
+        }
+        let segment = &all[start..end];
+        start = end;
+        if segment.len() > 2 {
+            let dfas: Vec<&Dfa> = segment.iter().map(|p| &*p.dfa).collect();
+            let what = format!("the terminals {}", segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" "));
+            if let Some(d) = Dfa::concat_all(&dfas, lw.limits, &what)? {
+                let src = segment.iter().map(|p| p.src.as_deref().map(group)).collect::<Option<Vec<String>>>().map(|v| v.concat());
+                let name = segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ");
+                let key = format!("seq({})", segment.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(","));
+                parts.push(RunPart { dfa: Arc::new(d), src, name, key });
+                continue;
+            }
+        }
+        merge_pairwise(lw, segment, joins, &mut parts)?;
+    }
+    for p in parts {
+        let t = match &p.src {
+            Some(src) if lw.terminal_of_regex.contains_key(src) => lw.terminal_of_regex[src],
+            Some(src) => {
+                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: p.dfa.clone() }, Some(src.clone()), p.key);
+                lw.terminal_of_regex.insert(src.clone(), id);
+                id
+            }
+            None => lw.dfa_terminal(&p.dfa, p.key, &p.name),
+        };
+        out.push(Sym::t(t));
+    }
+    Ok(())
+}
+
+/// Joins `segment` pair by pair, left to right (a junction that is not deterministic is
+/// built by subset construction within the merge budget, else the parts stay apart).
+fn merge_pairwise(
+    lw: &Lowering<'_>,
+    segment: &[RunPart],
+    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+    parts: &mut Vec<RunPart>,
+) -> Result<()> {
     let mut cur: Option<RunPart> = None;
-    for &s in run {
-        let next = part(lw, s);
+    for p in segment {
+        let next = p.clone();
         let Some(c) = cur.take() else {
             cur = Some(next);
             continue;
@@ -1187,18 +1281,6 @@ fn merge_run(
         }
     }
     parts.extend(cur);
-    for p in parts {
-        let t = match &p.src {
-            Some(src) if lw.terminal_of_regex.contains_key(src) => lw.terminal_of_regex[src],
-            Some(src) => {
-                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: p.dfa.clone() }, Some(src.clone()), p.key);
-                lw.terminal_of_regex.insert(src.clone(), id);
-                id
-            }
-            None => lw.dfa_terminal(&p.dfa, p.key, &p.name),
-        };
-        out.push(Sym::t(t));
-    }
     Ok(())
 }
 

@@ -11,7 +11,7 @@ pub mod parse;
 pub mod sample;
 
 pub use earley::{advance_chart, Chart, EarleyGrammar, Overlay};
-pub use lower::{lower, Cfg};
+pub use lower::{lower, lower_with, Cfg, LowerOptions};
 pub use parse::{parse, Dialect};
 
 #[cfg(test)]
@@ -186,6 +186,16 @@ mod tests {
         let dfa = lower(&ast, None, &limits, None).unwrap().regular.unwrap();
         assert!(dfa.matches(b"<xy>") && dfa.matches("<é>".as_bytes()));
         assert!(!dfa.matches(b"<x>") && !dfa.matches(b"<>"));
+        // A large counted piece is not folded (combining it would spend the fold's whole
+        // budget): the parser reads it, with the same language.
+        let text = r#"s ::= "<" and!(/[a-z\u00e9]{0,200}/, not!("x")) ">" ;"#;
+        let ast = parse(text, Dialect::Ebnf, &limits).unwrap();
+        assert!(lower(&ast, None, &limits, None).unwrap().regular.is_none());
+        let g = grammar(text);
+        for (s, want) in [("<>", true), ("<ab\u{e9}>", true), ("<x>", false), ("<xy>", true), ("<A>", false)] {
+            assert_eq!(accepts(&g, s), want, "{s}");
+        }
+        assert!(accepts(&g, &format!("<{}>", "a".repeat(200))) && !accepts(&g, &format!("<{}>", "a".repeat(201))));
         // Too ambiguous to fold into one DFA cheaply: the parser reads it piece by piece.
         let text = r#"s ::= (and!(/[a-z]+/, not!("if")) " "?){0,200} ;"#;
         let ast = parse(text, Dialect::Ebnf, &limits).unwrap();
@@ -284,6 +294,28 @@ mod tests {
             Error::Grammar { message, .. } => assert!(message.contains("matches no string"), "{message}"),
             e => panic!("{e:?}"),
         }
+    }
+
+    /// With `max_terminal_source` 0 a property (key then shared value) stays structure
+    /// instead of one determinized terminal: a different grammar, the same language.
+    #[test]
+    fn terminal_source_option_keeps_the_language() {
+        let limits = Limits::default();
+        let text = r#"start ::= "[" (p ("," p)*)? "]" ; p ::= "\"k\":" v | "\"j\":" w | start ; v ::= /[0-9]{1,3}/ ; w ::= "true" | "false" ;"#;
+        let ast = parse(text, Dialect::Ebnf, &limits).unwrap();
+        let whole = lower(&ast, None, &limits, None).unwrap();
+        let split = super::lower_with(&ast, None, &limits, &super::LowerOptions { max_terminal_source: 0 }, None).unwrap();
+        let names = |c: &Cfg| c.terminals.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        assert_ne!(names(&whole), names(&split), "the option changed nothing");
+        let (whole, split) = (EarleyGrammar::new(whole, &limits), EarleyGrammar::new(split, &limits));
+        let samples = [
+            "[]", r#"["k":1]"#, r#"["k":123,"j":true]"#, r#"[["j":false],"k":0]"#, r#"["k":1234]"#, r#"["k":]"#,
+            r#"["j":tru]"#, r#"["k":1,]"#, r#"[,"k":1]"#, "[[]]", r#"["k"1]"#, r#"["k":1"j":true]"#,
+        ];
+        for s in samples {
+            assert_eq!(accepts(&whole, s), accepts(&split, s), "{s}");
+        }
+        assert!(accepts(&split, r#"[["j":false],"k":0]"#) && !accepts(&split, r#"["k":1234]"#));
     }
 
     #[test]
