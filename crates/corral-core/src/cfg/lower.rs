@@ -667,6 +667,10 @@ impl<'a> Lowering<'a> {
         if self.ast.lark_tokens {
             return Ok(matches!(e, Expr::Ref { .. }));
         }
+        // A pure expression's source is never empty: with no room at all, no need to build it.
+        if self.options.max_terminal_source == 0 {
+            return Ok(false);
+        }
         Ok(match self.expr_reg(e)? {
             Reg::Src(src) => src.len() <= self.options.max_terminal_source && !has_large_count(&src),
             Reg::Dfa { .. } => true,
