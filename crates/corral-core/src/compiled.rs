@@ -631,7 +631,7 @@ mod tests {
     #[test]
     fn plain_slices_change_no_mask() {
         let vocab = Arc::new(text_tokens());
-        assert_eq!(vocab.plain_slices().iter().map(|s| s.max_len).collect::<Vec<_>>(), vec![40, 16, 8]);
+        assert_eq!(vocab.plain_slices().iter().map(|s| s.max_len).collect::<Vec<_>>(), vec![40, 32, 16, 8]);
         let patterns = [
             r#""(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*""#,
             r#""[^"\\\x00-\x1f]{0,20}""#,
@@ -654,8 +654,10 @@ mod tests {
             r#""[ab1 ]{2,12}""#,
             r"[ab1%]{0,6}",
             r#""(?:[ab1 ]|é){2,12}""#,
+            // Room for 32 bytes but not 40: the 32-byte slice, with the 40-byte tokens read.
+            r#""[^"\\\x00-\x1f]{0,36}""#,
         ];
-        let (mut sliced, mut risky) = (0, 0);
+        let (mut sliced, mut risky, mut mid) = (0, 0, 0);
         for pattern in patterns {
             let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
             let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
@@ -677,11 +679,13 @@ mod tests {
                 assert_eq!(ea, eb, "ends /{pattern}/ state {state}");
                 let clear = vocab.plain_slices().iter().any(|s| dfa.admits_plain(state, s.max_len, true));
                 sliced += clear as usize;
+                mid += (vocab.plain_slice_mask(dfa, state, true).map(|(s, _)| s.max_len) == Some(32)) as usize;
                 risky += (!clear && vocab.plain_slice_mask(dfa, state, true).is_some()) as usize;
             }
         }
         assert!(sliced >= 10, "the slices were used in {sliced} states only");
         assert!(risky >= 4, "slices with risky bytes were used in {risky} states only");
+        assert!(mid >= 4, "the 32-byte slice was used in {mid} states only");
     }
 
     /// Masks on a vocabulary where a node's children are exactly the readable bytes, or

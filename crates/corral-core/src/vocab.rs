@@ -603,7 +603,7 @@ impl Vocabulary {
 /// The smaller length bounds of [`PlainSlice`]s (besides the longest plain token): a state
 /// that admits every plain text of 16 bytes, but not of any length (inside a string with a
 /// `maxLength`, say), still skips most of the vocabulary.
-const PLAIN_SLICE_BOUNDS: [usize; 2] = [16, 8];
+const PLAIN_SLICE_BOUNDS: [usize; 3] = [32, 16, 8];
 
 /// Past this many plain bytes that kill at once (of the 144 a plain fragment may start
 /// with), a state is left to the trie walk: few tokens live, and the walk ends quickly
