@@ -87,3 +87,51 @@ def test_corral_reads_the_vocabulary(numpy_model):
     # Multi-character tokens: the vocabulary index is really exercised.
     lengths = [len(vocab.token_bytes(i)) for i in range(numpy_model.vocab_size) if i != numpy_model.eos_token_id]
     assert max(lengths) >= 6 and np.mean(lengths) > 3
+
+
+def test_pure_python_bpe_matches_the_tokenizers_library():
+    tokenizers = pytest.importorskip("tokenizers")
+    from corral.models import ByteLevelBPE
+
+    path = builtin_model_path() / "tokenizer.json"
+    ours, ref = ByteLevelBPE(path), tokenizers.Tokenizer.from_file(str(path))
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare.txt").read_text()[:50_000]
+    assert ours.encode(text) == ref.encode(text).ids
+    for s in ["héllo wörld  \n\n  x", "Don't  you'll _x__ 123abc", "日本語", "tab\there", "  lead", "emoji 😀!", "Ⅻ ½", ""]:
+        assert ours.encode(s) == ref.encode(s).ids, s
+
+
+def test_guided_generation_with_the_builtin_model_always_fits():
+    import re
+
+    from corral.generation import generate_tokens
+    from corral.models import BuiltinModel
+
+    model = BuiltinModel()
+    assert model.decode(model.encode("ROMEO:\nWhat light")) == "ROMEO:\nWhat light"
+    pattern = r"[A-Z][A-Z]+: [a-z]+( [a-z]+){2,5}\."
+    grammar = corral.Grammar.regex(pattern)
+    for seed in range(4):
+        result = generate_tokens(model, model.encode("\n"), grammar, max_tokens=40, temperature=1.0, seed=seed)
+        text = model.decode(result.token_ids)
+        assert result.finished and re.fullmatch(pattern, text), text
+    # Unguided, the same model writes free text (not that format).
+    free = generate_tokens(model, model.encode("ROMEO:\n"), None, max_tokens=30, temperature=1.0, seed=0)
+    assert not re.fullmatch(pattern, model.decode(free.token_ids))
+
+
+def test_builtin_model_cache_reuse_matches_a_fresh_pass():
+    from corral.models import BuiltinModel
+
+    model = BuiltinModel()
+    ids = model.encode("First Citizen:\nBefore we proceed any further, hear me speak.")
+    a = model.logits(ids)  # fresh
+    model.logits(ids[:-3] + [5, 6])  # a different continuation: the cache rolls back
+    b = model.logits(ids)
+    c = model.net.next_logits(ids, model.net.new_cache())
+    np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(b, c, rtol=1e-4, atol=1e-4)
+    long = model.encode("O Romeo, Romeo! " * 80)  # past the 256 positions: the last ones are read
+    assert len(long) > model.net.n_positions and model.logits(long).shape == (model.net.vocab_size,)

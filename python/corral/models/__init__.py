@@ -1,6 +1,6 @@
 """Models that ship with corral (no download needed)."""
 
-from .numpy_gpt2 import NumpyGPT2, builtin_model_path
+from .numpy_gpt2 import BuiltinModel, ByteLevelBPE, NumpyGPT2, builtin_model_path
 from .trivial import TrivialModel
 
-__all__ = ["NumpyGPT2", "TrivialModel", "builtin_model_path"]
+__all__ = ["BuiltinModel", "ByteLevelBPE", "NumpyGPT2", "TrivialModel", "builtin_model_path"]

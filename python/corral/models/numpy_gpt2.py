@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import re
 import struct
 from typing import Dict, List, Optional, Sequence, Union
 
@@ -47,6 +48,66 @@ def read_safetensors(path: Union[str, pathlib.Path]) -> Dict[str, np.ndarray]:
         start, end = info["data_offsets"]
         out[name] = np.frombuffer(raw, dtype=dtype, count=(end - start) // np.dtype(dtype).itemsize, offset=base + start).reshape(info["shape"]).astype(np.float32)
     return out
+
+
+# GPT-2's pre-tokenization, in Python's ``re``: ``\p{L}`` is ``[^\W\d_]`` (Unicode letters)
+# and ``\p{N}`` is approximated by ``\d``; a rare character on the border only splits a word
+# differently, which any BPE reads back to the same bytes.
+_PRETOKEN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+| ?_+|\s+(?!\S)|\s+""")
+
+
+def _byte_alphabet() -> Dict[int, str]:
+    """GPT-2's reversible map of the 256 bytes to printable characters."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    out, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return out
+
+
+class ByteLevelBPE:
+    """Encodes text with a byte-level BPE ``tokenizer.json`` (GPT-2 style) in pure Python:
+    for prompts, without the ``tokenizers`` library. Decoding is the vocabulary's job
+    (:class:`corral.Vocabulary` knows each id's bytes)."""
+
+    def __init__(self, tokenizer_json: Union[str, pathlib.Path]):
+        data = json.loads(pathlib.Path(tokenizer_json).read_text(encoding="utf-8"))
+        model = data.get("model", {})
+        if model.get("type") != "BPE" or (data.get("pre_tokenizer") or {}).get("type") != "ByteLevel":
+            raise ValueError(f"{tokenizer_json}: not a byte-level BPE tokenizer")
+        self.vocab: Dict[str, int] = model["vocab"]
+        merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+        self.ranks = {pair: i for i, pair in enumerate(merges)}
+        self.alphabet = _byte_alphabet()
+        self._cache: Dict[str, List[int]] = {}
+
+    def _word(self, word: str) -> List[int]:
+        ids = self._cache.get(word)
+        if ids is not None:
+            return ids
+        parts = [self.alphabet[b] for b in word.encode("utf-8")]
+        while len(parts) > 1:
+            ranked = [(self.ranks.get((a, b), -1), i) for i, (a, b) in enumerate(zip(parts, parts[1:]))]
+            ranked = [r for r in ranked if r[0] >= 0]
+            if not ranked:
+                break
+            _, i = min(ranked)
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        ids = [self.vocab[p] for p in parts]
+        if len(self._cache) < 50_000:
+            self._cache[word] = ids
+        return ids
+
+    def encode(self, text: str) -> List[int]:
+        """The token ids of ``text``."""
+        out: List[int] = []
+        for word in _PRETOKEN.findall(text):
+            out.extend(self._word(word))
+        return out
 
 
 class KVCache:
@@ -147,3 +208,45 @@ class NumpyGPT2:
     def next_logits(self, ids: Sequence[int], cache: KVCache) -> np.ndarray:
         """The logits for the token after ``ids`` (read after the cache), shape ``[vocab_size]``."""
         return self.forward(ids, cache)[-1]
+
+
+class BuiltinModel:
+    """A GPT-2 directory (default: the built-in model) behind corral's generation loop:
+    ``vocab``, ``encode``, ``decode`` and ``logits(ids)``. The key/value cache is kept
+    across calls: a call reads only what follows the longest prefix it shares with the
+    previous one (so rolling back is a truncation, not a recomputation)."""
+
+    def __init__(self, path: Union[str, pathlib.Path, None] = None):
+        from ..vocabulary import Vocabulary
+
+        path = pathlib.Path(path) if path is not None else builtin_model_path()
+        self.net = NumpyGPT2(path)
+        self.bpe = ByteLevelBPE(path / "tokenizer.json")
+        self.vocab = Vocabulary.from_tokenizer_file(str(path / "tokenizer.json"), size=self.net.vocab_size)
+        # An empty prompt reads as the start of a line (this model has no BOS token).
+        self._empty_context = self.bpe.encode("\n")
+        self._cache = self.net.new_cache()
+        self._read: List[int] = []
+
+    def encode(self, text: str) -> List[int]:
+        """Token ids of ``text``."""
+        return self.bpe.encode(text)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` (invalid UTF-8, e.g. half a character, as U+FFFD)."""
+        return b"".join(self.vocab.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+
+    def logits(self, ids: Sequence[int]) -> np.ndarray:
+        """Logits of the token after ``ids`` (the last ``n_positions`` of them)."""
+        seq = list(ids) if len(ids) else list(self._empty_context)
+        seq = seq[-self.net.n_positions :]
+        shared = 0
+        for a, b in zip(self._read, seq):
+            if a != b:
+                break
+            shared += 1
+        shared = min(shared, len(seq) - 1)  # at least one position is read, for its logits
+        self._cache.truncate(shared)
+        out = self.net.next_logits(seq[shared:], self._cache)
+        self._read = seq
+        return out
