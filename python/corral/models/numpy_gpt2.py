@@ -20,6 +20,8 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from .._adapters import bytes_to_unicode
+
 _DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64}
 
 
@@ -56,19 +58,6 @@ def read_safetensors(path: Union[str, pathlib.Path]) -> Dict[str, np.ndarray]:
 _PRETOKEN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+| ?_+|\s+(?!\S)|\s+""")
 
 
-def _byte_alphabet() -> Dict[int, str]:
-    """GPT-2's reversible map of the 256 bytes to printable characters."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    out, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            out[b] = chr(b)
-        else:
-            out[b] = chr(256 + extra)
-            extra += 1
-    return out
-
-
 class ByteLevelBPE:
     """Encodes text with a byte-level BPE ``tokenizer.json`` (GPT-2 style) in pure Python:
     for prompts, without the ``tokenizers`` library. Decoding is the vocabulary's job
@@ -82,7 +71,7 @@ class ByteLevelBPE:
         self.vocab: Dict[str, int] = model["vocab"]
         merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
         self.ranks = {pair: i for i, pair in enumerate(merges)}
-        self.alphabet = _byte_alphabet()
+        self.alphabet = bytes_to_unicode()
         self._cache: Dict[str, List[int]] = {}
 
     def _word(self, word: str) -> List[int]:
