@@ -106,7 +106,6 @@ def test_pure_python_bpe_matches_the_tokenizers_library():
 def test_guided_generation_with_the_builtin_model_always_fits():
     import re
 
-    from corral.generation import generate_tokens
     from corral.models import BuiltinModel
 
     model = BuiltinModel()
@@ -114,12 +113,12 @@ def test_guided_generation_with_the_builtin_model_always_fits():
     pattern = r"[A-Z][A-Z]+: [a-z]+( [a-z]+){2,5}\."
     grammar = corral.Grammar.regex(pattern)
     for seed in range(4):
-        result = generate_tokens(model, model.encode("\n"), grammar, max_tokens=40, temperature=1.0, seed=seed)
-        text = model.decode(result.token_ids)
-        assert result.finished and re.fullmatch(pattern, text), text
+        result = corral.generate(model, "\n", grammar, max_tokens=40, temperature=1.0, seed=seed)
+        assert result.text == model.decode(result.token_ids)
+        assert result.finished and re.fullmatch(pattern, result.text), result.text
     # Unguided, the same model writes free text (not that format).
-    free = generate_tokens(model, model.encode("ROMEO:\n"), None, max_tokens=30, temperature=1.0, seed=0)
-    assert not re.fullmatch(pattern, model.decode(free.token_ids))
+    free = corral.generate(model, "ROMEO:\n", None, max_tokens=30, temperature=1.0, seed=0)
+    assert not re.fullmatch(pattern, free.text)
 
 
 def test_builtin_model_cache_reuse_matches_a_fresh_pass():

@@ -6,11 +6,12 @@
 """
 
 from ._core import CompiledGrammar, Limits, Matcher
-from .compiler import clear_cache, compile
+from .compiler import CompiledIntersection, IntersectionMatcher, clear_cache, compile
 from .errors import (
     CorralError,
     DeadEndError,
     EmptyLanguageError,
+    GenerationError,
     GrammarError,
     InternalError,
     InvalidGrammarError,
@@ -18,25 +19,32 @@ from .errors import (
     LimitExceededError,
     MatcherError,
     RegexSyntaxError,
+    RollbackLimitError,
     SchemaError,
     UnsupportedFeatureError,
     UnsupportedSchemaError,
     VocabularyError,
 )
-from .grammar import Grammar, GrammarWarning, SchemaWarning
+from .generation import Generation, generate
+from .grammar import BanSpec, Grammar, GrammarWarning, SchemaWarning
 from .masking import allocate_bitmask, apply_bitmask, fill_bitmasks
 from .vocabulary import Vocabulary
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BanSpec",
     "CompiledGrammar",
+    "CompiledIntersection",
     "CorralError",
     "DeadEndError",
     "EmptyLanguageError",
+    "Generation",
+    "GenerationError",
     "Grammar",
     "GrammarError",
     "GrammarWarning",
+    "IntersectionMatcher",
     "InternalError",
     "InvalidGrammarError",
     "InvalidSchemaError",
@@ -45,6 +53,7 @@ __all__ = [
     "Matcher",
     "MatcherError",
     "RegexSyntaxError",
+    "RollbackLimitError",
     "SchemaError",
     "SchemaWarning",
     "UnsupportedFeatureError",
@@ -56,4 +65,5 @@ __all__ = [
     "clear_cache",
     "compile",
     "fill_bitmasks",
+    "generate",
 ]

@@ -6,7 +6,10 @@ import threading
 from collections import OrderedDict
 from typing import Optional
 
+import numpy as np
+
 from . import _core
+from .errors import DeadEndError, GrammarError, MatcherError
 from .grammar import Grammar
 from .vocabulary import Vocabulary
 
@@ -39,6 +42,15 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
         raise TypeError(f"compile() expects a corral.Grammar, got {type(grammar).__name__}")
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"compile() expects a corral.Vocabulary, got {type(vocab).__name__}")
+    if grammar._parts:
+        return CompiledIntersection(
+            [compile(p, vocab, limits=limits, eager=eager, cache=cache) for p in grammar._parts]
+        )
+    if grammar._inner is None:
+        raise GrammarError(
+            f"{grammar!r} has no token mask: a mode='rollback' ban is enforced by corral.generate "
+            "(use mode='mask' for a mask)"
+        )
     key = (grammar._key(), vocab.fingerprint, limits, eager)
     if cache:
         with _cache_lock:
@@ -59,3 +71,119 @@ def clear_cache() -> None:
     """Forgets every cached compiled grammar."""
     with _cache_lock:
         _cache.clear()
+
+
+class CompiledIntersection:
+    """Several compiled grammars that must all hold (from ``g1 & g2``): the allowed set at
+    each step is the intersection of the parts' allowed sets. Same interface as
+    :class:`CompiledGrammar` where it makes sense."""
+
+    def __init__(self, parts: list):
+        self.parts = list(parts)
+
+    def matcher(self) -> "IntersectionMatcher":
+        """A new matcher at the start of every part."""
+        return IntersectionMatcher([p.matcher() for p in self.parts], self.vocab_size)
+
+    def matches(self, data: bytes) -> bool:
+        """Does every part accept the whole of ``data``?"""
+        return all(p.matches(data) for p in self.parts)
+
+    @property
+    def vocab_size(self) -> int:
+        """The vocabulary's logits width."""
+        return self.parts[0].vocab_size
+
+    def __repr__(self) -> str:
+        return f"<corral.CompiledIntersection of {len(self.parts)} grammars>"
+
+
+class IntersectionMatcher:
+    """One sequence's position in every part of a :class:`CompiledIntersection`.
+
+    Masks are the bitwise AND of the parts' masks (one extra fill and one numpy AND per
+    part), so a token is allowed only where all parts allow it. That is the exact allowed
+    set of the intersection at this step; unlike a single grammar, the intersection can
+    reach a state where the parts' allowed sets are disjoint: :class:`DeadEndError`.
+    """
+
+    def __init__(self, parts: list, vocab_size: int):
+        self.parts = parts
+        self._words = (vocab_size + 31) // 32
+        self._scratch = np.empty((1, self._words), dtype=np.int32)
+
+    def fill_bitmask(self, bitmask, row: int = 0) -> None:
+        """Writes the allowed-token bitmask into ``bitmask[row]``."""
+        self.parts[0].fill_bitmask(bitmask, row)
+        view = bitmask.numpy() if hasattr(bitmask, "numpy") and not isinstance(bitmask, np.ndarray) else bitmask
+        target = view[row] if view.ndim == 2 else view
+        for part in self.parts[1:]:
+            part.fill_bitmask(self._scratch, 0)
+            np.bitwise_and(target, self._scratch[0], out=target)
+        if not target.any():
+            raise DeadEndError(
+                f"no token is allowed by all {len(self.parts)} combined grammars after "
+                f"{self.num_tokens} tokens: their allowed sets do not meet here"
+            )
+
+    def advance(self, token: int) -> bool:
+        """Consumes ``token`` in every part; False (nothing changed) if a part rejects it."""
+        for i, part in enumerate(self.parts):
+            if not part.advance(token):
+                for done in self.parts[:i]:
+                    done.rollback(1)
+                return False
+        return True
+
+    def is_allowed(self, token: int) -> bool:
+        """Would every part accept ``token`` now?"""
+        return all(p.is_allowed(token) for p in self.parts)
+
+    def rollback(self, n: int = 1) -> None:
+        """Undoes the last ``n`` tokens in every part."""
+        if n > self.num_tokens:
+            raise MatcherError(f"cannot roll back {n} tokens: only {self.num_tokens} have been accepted")
+        for part in self.parts:
+            part.rollback(n)
+
+    def reset(self) -> None:
+        """Returns every part to its start."""
+        for part in self.parts:
+            part.reset()
+
+    def is_accepting(self) -> bool:
+        """May the output end here under every part?"""
+        return all(p.is_accepting() for p in self.parts)
+
+    def is_finished(self) -> bool:
+        """Has EOS been accepted?"""
+        return self.parts[0].is_finished()
+
+    def forced_tokens(self) -> list:
+        """Tokens that are the only way forward under all parts (as ``Matcher.forced_tokens``)."""
+        probe = self.copy()
+        limit = _core.Limits().max_forced_tokens
+        mask = np.empty((1, self._words), dtype=np.int32)
+        out: list = []
+        while not probe.is_finished() and len(out) < limit:
+            probe.fill_bitmask(mask, 0)
+            nonzero = np.flatnonzero(mask[0])
+            word = int(mask[0, nonzero[0]]) & 0xFFFFFFFF if len(nonzero) == 1 else 0
+            if word == 0 or word & (word - 1):  # more than one token allowed
+                break
+            token = int(nonzero[0]) * 32 + (word.bit_length() - 1)
+            if not probe.advance(token):
+                break
+            out.append(token)
+        return out
+
+    @property
+    def num_tokens(self) -> int:
+        """Number of tokens accepted so far (EOS included)."""
+        return self.parts[0].num_tokens
+
+    def copy(self) -> "IntersectionMatcher":
+        """An independent copy (same grammars, same history)."""
+        return IntersectionMatcher([p.copy() for p in self.parts], self._words * 32)
+
+    __copy__ = copy

@@ -83,6 +83,21 @@ class DeadEndError(CorralError):
     """No token of the vocabulary can continue the output in the current state."""
 
 
+class GenerationError(CorralError):
+    """Generation could not go on: a model call failed, a prompt does not fit the model,
+    or banned phrases left no way forward."""
+
+
+class RollbackLimitError(GenerationError):
+    """``mode="rollback"`` bans rolled back more than ``max_rollbacks`` times without
+    finishing. ``rollbacks`` is the count, ``phrase`` the last phrase found."""
+
+    def __init__(self, message: str, rollbacks: int = 0, phrase: str = ""):
+        super().__init__(message)
+        self.rollbacks = rollbacks
+        self.phrase = phrase
+
+
 class InternalError(CorralError):
     """A bug in corral (a Rust panic turned into an exception). Please report it."""
 
@@ -101,5 +116,7 @@ __all__ = [
     "VocabularyError",
     "MatcherError",
     "DeadEndError",
+    "GenerationError",
+    "RollbackLimitError",
     "InternalError",
 ]

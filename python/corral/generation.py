@@ -1,93 +1,364 @@
-"""A minimal guided generation loop over any scoring model."""
+"""Guided generation: :func:`generate`, the sampling loop that applies corral's masks.
+
+The loop asks the model for logits, masks them with the grammar's bitmask, samples
+(greedy, temperature, top-k, top-p), and appends forced tokens without asking the model.
+Bans in ``mode="rollback"`` (seed 002) are enforced here: a phrase that appears is undone
+by rolling back to the token where it started and banning that token at that position.
+"""
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Dict, List, Optional, Sequence, Set, Union
 
 import numpy as np
 
 from .compiler import compile as compile_grammar
+from .errors import DeadEndError, GenerationError, InternalError, RollbackLimitError
 from .grammar import Grammar
-from .errors import InternalError
 from .masking import allocate_bitmask, apply_bitmask
 
 
 @dataclass
-class GenerationResult:
-    """What :func:`generate_tokens` produced."""
+class Generation:
+    """What :func:`generate` produced."""
 
-    token_ids: list[int] = field(default_factory=list)
-    #: EOS was accepted (the output is complete under the constraint).
-    finished: bool = False
-    #: The output so far is a complete match (EOS would be accepted).
+    #: The generated text (the prompt not included).
+    text: str = ""
+    #: The generated token ids (EOS not included).
+    token_ids: List[int] = field(default_factory=list)
+    #: Why generation stopped: ``"eos"`` (EOS chosen or forced), ``"max_tokens"``.
+    stop_reason: str = "max_tokens"
+    #: The output is complete under the constraint (the grammar may end here).
     accepting: bool = False
-    #: Tokens appended through ``forced_tokens()`` without sampling.
+    #: Tokens appended through ``forced_tokens()`` without asking the model.
     forced: int = 0
+    #: Rollbacks done by ``mode="rollback"`` bans.
+    rollbacks: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """EOS ended the output (as opposed to running out of ``max_tokens``)."""
+        return self.stop_reason == "eos"
 
 
-def _sample(logits: np.ndarray, rng: np.random.Generator, temperature: float) -> int:
+def _to_numpy(logits) -> np.ndarray:
+    if isinstance(logits, np.ndarray):
+        return np.array(logits, dtype=np.float32)  # a copy: masking writes into it
+    # A torch tensor (any device, any float dtype).
+    return logits.detach().float().cpu().numpy().astype(np.float32, copy=True)
+
+
+def _sample(
+    logits: np.ndarray,
+    rng: np.random.Generator,
+    temperature: float,
+    top_k: Optional[int],
+    top_p: Optional[float],
+) -> int:
+    """One token id from masked logits (``-inf`` = not allowed)."""
     if temperature <= 0:
         return int(np.argmax(logits))
     z = logits.astype(np.float64) / temperature
+    allowed = np.flatnonzero(np.isfinite(z))
+    z = z[allowed]
+    if top_k is not None and 0 < top_k < len(z):
+        keep = np.argpartition(-z, top_k - 1)[:top_k]
+        allowed, z = allowed[keep], z[keep]
     z -= z.max()
     p = np.exp(z)
     p /= p.sum()
-    return int(rng.choice(len(p), p=p))
+    if top_p is not None and top_p < 1.0:
+        order = np.argsort(-p, kind="stable")
+        cumulative = np.cumsum(p[order])
+        # The smallest set of most likely tokens whose mass reaches top_p.
+        n = int(np.searchsorted(cumulative, top_p, side="left")) + 1
+        keep = order[: min(n, len(order))]
+        allowed, p = allowed[keep], p[keep] / p[keep].sum()
+    return int(allowed[rng.choice(len(p), p=p)])
 
 
-def generate_tokens(
+def _only_token(row: np.ndarray) -> Optional[int]:
+    """The token id if exactly one bit of the mask row is set, else None."""
+    nonzero = np.flatnonzero(row)
+    if len(nonzero) != 1:
+        return None
+    word = int(row[nonzero[0]]) & 0xFFFFFFFF
+    if word & (word - 1):
+        return None
+    return int(nonzero[0]) * 32 + word.bit_length() - 1
+
+
+class _RollbackBans:
+    """The rollback-mode bans of one generation: finds a phrase that just appeared and
+    remembers which token is banned at which position."""
+
+    def __init__(self, grammars: Sequence[Grammar], max_rollbacks: int):
+        self.patterns = [g.ban_spec.pattern() for g in grammars]
+        longest = max(len(p) for g in grammars for p in g.ban_spec.phrases)
+        # Bytes to look back from a new token: a phrase's characters (≤ 4 bytes each) and
+        # one character on each side for whole-word checks.
+        self.window = 4 * (longest + 2)
+        self.max_rollbacks = max_rollbacks
+        self.rollbacks = 0
+        #: position -> token ids banned there (positions count generated tokens).
+        self.banned: Dict[int, Set[int]] = {}
+
+    def find(self, data: bytes, new_from: int, at_end: bool) -> Optional[tuple]:
+        """The earliest-starting phrase occurrence that ends past ``new_from`` (byte offset),
+        as (start byte, phrase text), or None. A whole-word phrase at the very end counts
+        only at the end of the output (``at_end``): the next token could still extend it."""
+        start = max(0, new_from - self.window)
+        while 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
+            start -= 1  # begin on a character boundary
+        text = data[start:].decode("utf-8", errors="surrogateescape")
+        best = None
+        for pattern in self.patterns:
+            for m in pattern.finditer(text):
+                end = start + len(text[: m.end()].encode("utf-8", errors="surrogateescape"))
+                whole_word = pattern.pattern.endswith(r"(?!\w)")
+                if end < new_from or (end == new_from and not whole_word):
+                    continue  # seen before the new bytes
+                if m.end() == len(text) and not at_end and whole_word:
+                    continue  # the next token could still extend the word
+                s = start + len(text[: m.start()].encode("utf-8", errors="surrogateescape"))
+                if best is None or s < best[0]:
+                    best = (s, m.group())
+        return best
+
+    def count(self, phrase: str) -> None:
+        self.rollbacks += 1
+        if self.rollbacks > self.max_rollbacks:
+            raise RollbackLimitError(
+                f"banned phrases were rolled back {self.max_rollbacks} times without finishing "
+                f"(last: {phrase!r}); raise max_rollbacks or use mode='mask'",
+                rollbacks=self.rollbacks - 1,
+                phrase=phrase,
+            )
+
+    def forget_after(self, position: int) -> None:
+        """Bans past ``position`` were for a prefix that no longer exists."""
+        for p in [p for p in self.banned if p > position]:
+            del self.banned[p]
+
+
+def _as_model(model, tokenizer):
+    """The generation protocol (``vocab``, ``encode``, ``logits(ids)``) for ``model``."""
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        from .models import load_model
+
+        return load_model(model)
+    if hasattr(model, "vocab") and hasattr(model, "logits") and hasattr(model, "encode"):
+        return model
+    if tokenizer is not None and hasattr(model, "forward"):
+        from .models.transformers_lm import TransformersModel
+
+        return TransformersModel(model, tokenizer)
+    raise TypeError(
+        "model must be a corral model (corral.models.BuiltinModel), a path, or a transformers "
+        f"causal LM with tokenizer=...; got {type(model).__name__}"
+    )
+
+
+def generate(
     model,
-    prompt_ids: list[int],
-    grammar: Optional[Grammar],
+    prompt: Union[str, Sequence[int]] = "",
+    grammar: Optional[Grammar] = None,
     *,
-    max_tokens: int = 64,
+    tokenizer=None,
+    max_tokens: int = 256,
     temperature: float = 1.0,
+    top_k: Optional[int] = None,
+    top_p: Optional[float] = None,
     seed: Optional[int] = None,
+    on_text: Optional[Callable[[str], None]] = None,
     on_token: Optional[Callable[[int], None]] = None,
-) -> GenerationResult:
-    """Generates up to ``max_tokens`` tokens from ``model`` (an object with ``vocab`` and
-    ``logits(token_ids) -> array``), constrained by ``grammar`` (None: unconstrained).
+    max_rollbacks: int = 64,
+) -> Generation:
+    """Generates text from ``model`` after ``prompt`` that follows ``grammar``.
 
-    Stops when EOS is produced (only where the grammar may end) or the matcher is finished.
+    * ``model``: :class:`corral.models.BuiltinModel` (or a path :func:`corral.models.load_model`
+      reads), a ``transformers`` causal LM with ``tokenizer=``, or any object with ``vocab``
+      (a :class:`corral.Vocabulary`), ``encode(text)`` and ``logits(ids)``.
+    * ``prompt``: text, or token ids.
+    * ``grammar``: a :class:`corral.Grammar` (combine with ``&``), or None for free text.
+    * Sampling: ``temperature=0`` is greedy; ``top_k`` keeps the k most likely allowed
+      tokens, ``top_p`` the smallest set of them whose probability reaches p; ``seed``
+      makes sampling repeatable.
+    * Stops at EOS (allowed only where the grammar may end; forced when nothing else is
+      allowed) or after ``max_tokens`` tokens. Forced tokens are appended without calling
+      the model.
+    * Streaming: ``on_token(id)`` and ``on_text(str)`` get each token as it becomes final
+      (with ``mode="rollback"`` bans, once it is too far back to be rolled back).
+    * ``max_rollbacks``: more rollbacks raise :class:`corral.RollbackLimitError`.
     """
-    vocab = model.vocab
+    lm = _as_model(model, tokenizer)
+    vocab = lm.vocab
+    if max_tokens < 0:
+        raise GenerationError(f"max_tokens must be ≥ 0, got {max_tokens}")
+    if temperature < 0:
+        raise GenerationError(f"temperature must be ≥ 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise GenerationError(f"top_k must be ≥ 1, got {top_k}")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise GenerationError(f"top_p must be in (0, 1], got {top_p}")
+    prompt_ids = lm.encode(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
+    parts = grammar.parts if grammar is not None else ()
+    rollback_parts = [g for g in parts if g.ban_spec is not None and g.ban_spec.mode == "rollback"]
+    mask_parts = [g for g in parts if g not in rollback_parts]
+    matcher = None
+    if mask_parts:
+        combined = mask_parts[0]
+        for g in mask_parts[1:]:
+            combined = combined & g
+        matcher = compile_grammar(combined, vocab).matcher()
+    bans = _RollbackBans(rollback_parts, max_rollbacks) if rollback_parts else None
+
     rng = np.random.default_rng(seed)
-    result = GenerationResult()
-    ids = list(prompt_ids)
     eos = set(vocab.eos_token_ids)
-    matcher = compile_grammar(grammar, vocab).matcher() if grammar is not None else None
     bitmask = allocate_bitmask(1, vocab.size)
-    while len(result.token_ids) < max_tokens:
+    out = Generation()
+    ids: List[int] = []  # generated tokens
+    ends: List[int] = []  # byte offset after each generated token
+    data = bytearray()  # generated bytes
+    committed = 0  # tokens passed to the callbacks
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def push(tok: int) -> None:
+        ids.append(tok)
+        data.extend(vocab.token_bytes(tok))
+        ends.append(len(data))
+
+    def pop_to(n: int) -> None:
+        """Rolls the output back to its first ``n`` tokens."""
+        undo = len(ids) - n
+        if matcher is not None and undo:
+            matcher.rollback(undo)
+        del ids[n:]
+        del ends[n:]
+        del data[ends[-1] if ends else 0 :]
+
+    def commit(upto: int) -> None:
+        nonlocal committed
+        while committed < upto:
+            tok = ids[committed]
+            committed += 1
+            if on_token:
+                on_token(tok)
+            if on_text:
+                piece = decoder.decode(vocab.token_bytes(tok))
+                if piece:
+                    on_text(piece)
+
+    def stable() -> int:
+        """Tokens that no rollback can reach any more."""
+        if bans is None:
+            return len(ids)
+        limit = len(data) - bans.window
+        n = committed
+        while n < len(ids) and ends[n] <= limit:
+            n += 1
+        return n
+
+    def rollback_for(found: tuple) -> None:
+        """Undo the phrase at byte ``found[0]``: back to the token holding that byte, which
+        is then banned at its position."""
+        start, phrase = found
+        j = next(i for i, e in enumerate(ends) if e > start)
+        if j < committed:
+            raise GenerationError(f"banned phrase {phrase!r} starts in text already streamed")
+        bans.count(phrase)
+        bans.forget_after(j)
+        bans.banned.setdefault(j, set()).add(ids[j])
+        pop_to(j)
+
+    def dead_end_back(position: int, reason: Exception) -> None:
+        """Every token at ``position`` is masked or banned: ban the previous one instead."""
+        if bans is None:
+            raise reason
+        if position == 0 or position - 1 < committed:
+            raise GenerationError(
+                f"no token can follow at position {position}: banned phrases and the grammar leave no way forward"
+            ) from reason
+        bans.count("(no way forward)")
+        bans.forget_after(position - 1)
+        bans.banned.setdefault(position - 1, set()).add(ids[position - 1])
+        pop_to(position - 1)
+
+    def append(tok: int) -> bool:
+        """Appends an accepted token; False if that made a banned phrase (rolled back)."""
+        if tok in eos:
+            found = bans.find(bytes(data), len(data), at_end=True) if bans is not None else None
+            if found is not None:
+                if matcher is not None:
+                    matcher.rollback(1)  # the EOS
+                rollback_for(found)
+                return False
+            out.stop_reason = "eos"
+            return True
+        before = len(data)
+        push(tok)
+        found = bans.find(bytes(data), before, at_end=False) if bans is not None else None
+        if found is not None:
+            rollback_for(found)
+            return False
+        commit(stable())
+        return True
+
+    while len(ids) < max_tokens and out.stop_reason != "eos":
+        position = len(ids)
+        banned_here = bans.banned.get(position, ()) if bans is not None else ()
         if matcher is not None:
-            forced = matcher.forced_tokens()
-            if forced:
-                for tok in forced[: max_tokens - len(result.token_ids)]:
-                    matcher.advance(tok)
-                    if tok in eos:
-                        result.finished = True
-                        break
-                    ids.append(tok)
-                    result.token_ids.append(tok)
-                    result.forced += 1
-                    if on_token:
-                        on_token(tok)
-                if result.finished:
-                    break
+            try:
+                matcher.fill_bitmask(bitmask, 0)
+            except DeadEndError as e:
+                dead_end_back(position, e)
                 continue
-        logits = model.logits(ids)
+            only = _only_token(bitmask[0])
+            if only is not None and only not in banned_here:
+                # One token allowed: take the whole forced run without asking the model.
+                for tok in matcher.forced_tokens()[: max_tokens - position + 1]:
+                    if tok not in eos and len(ids) >= max_tokens:
+                        break
+                    if not matcher.advance(tok):
+                        raise InternalError(f"forced token {tok} was rejected by the matcher")
+                    out.forced += tok not in eos
+                    if not append(tok) or out.stop_reason == "eos":
+                        break
+                continue
+        logits = _to_numpy(lm.logits(prompt_ids + ids))
+        if logits.ndim != 1 or logits.shape[0] < vocab.size:
+            raise GenerationError(
+                f"the model returned logits of shape {logits.shape}; expected one row of at least {vocab.size}"
+            )
+        logits = logits[: vocab.size]
         if matcher is not None:
-            matcher.fill_bitmask(bitmask, 0)
             apply_bitmask(logits, bitmask[0])
-        tok = _sample(logits, rng, temperature)
+        for t in banned_here:
+            logits[t] = -np.inf
+        if not np.isfinite(logits).any():
+            dead_end_back(position, GenerationError("every token is masked or banned"))
+            continue
+        tok = _sample(logits, rng, temperature, top_k, top_p)
         if matcher is not None and not matcher.advance(tok):
             raise InternalError(f"sampled token {tok} that the mask allowed but the matcher rejected")
-        if tok in eos:
-            result.finished = True
-            break
-        ids.append(tok)
-        result.token_ids.append(tok)
-        if on_token:
-            on_token(tok)
-    result.accepting = result.finished or (matcher is not None and matcher.is_accepting()) or matcher is None
-    return result
+        append(tok)
+
+    if bans is not None and out.stop_reason == "max_tokens":
+        # Nothing follows: a whole-word phrase right at the end is complete too.
+        found = bans.find(bytes(data), max(0, len(data) - bans.window), at_end=True)
+        if found is not None:
+            # Cut the output before the phrase rather than generating past max_tokens.
+            j = next(i for i, e in enumerate(ends) if e > found[0])
+            pop_to(max(j, committed))
+    commit(len(ids))
+    if on_text:
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            on_text(tail)
+    out.token_ids = ids
+    out.text = bytes(data).decode("utf-8", errors="replace")
+    out.accepting = out.stop_reason == "eos" or matcher is None or matcher.is_accepting()
+    out.rollbacks = bans.rollbacks if bans is not None else 0
+    return out

@@ -70,14 +70,18 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings")
+    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_ban")
 
-    def __init__(self, inner: _core.Grammar, kind: str, source: str, start: Optional[str] = None):
+    def __init__(self, inner: Optional[_core.Grammar], kind: str, source: str, start: Optional[str] = None):
         self._inner = inner
         self._kind = kind
         self._source = source
         self._start = start
         self._schema_warnings: list = []
+        # For `g1 & g2`: the grammars that must all hold (each without parts of its own).
+        self._parts: tuple = ()
+        # For Grammar.ban: the phrases and options (see BanSpec).
+        self._ban: Optional[BanSpec] = None
 
     @classmethod
     def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
@@ -206,6 +210,76 @@ class Grammar:
         return grammar
 
     @classmethod
+    def ban(
+        cls,
+        phrases,
+        *,
+        ignore_case: bool = False,
+        whole_words: bool = False,
+        mode: str = "mask",
+        limits: "_core.Limits | None" = None,
+    ) -> "Grammar":
+        r"""Text that contains none of ``phrases`` (strings, e.g. ``["talk", "damn you"]``).
+
+        * ``ignore_case=True`` bans every casing (``Talk``, ``TALK``), as Python's
+          ``re.IGNORECASE`` folds case.
+        * ``whole_words=True`` bans a phrase only where no word character (Python's ``\w``)
+          comes right before or after it: ``talk`` is banned, ``talks`` and ``stalk`` are not.
+        * ``mode="mask"`` (default): an exact automaton of the text without the phrases, so
+          masks never let a phrase form, whichever tokens would spell it (split across
+          tokens, starting or ending inside a token). Its language is text of whole UTF-8
+          characters.
+        * ``mode="rollback"`` (seed 002): :func:`corral.generate` samples freely, and when a
+          phrase appears it rolls back to the token where the phrase started, bans that
+          token at that position and goes on (the model's key/value cache is truncated,
+          not recomputed). The model's choices are changed only where a phrase appeared.
+          Such a grammar has no mask: it is only for :func:`corral.generate`.
+
+        Combine with another constraint by ``&``: ``Grammar.json_schema(s) & Grammar.ban([...])``.
+        """
+        if isinstance(phrases, str):
+            raise TypeError("Grammar.ban expects a list of phrases, not one string")
+        phrases = list(phrases)
+        if not phrases:
+            raise GrammarError("Grammar.ban needs at least one phrase")
+        for i, phrase in enumerate(phrases):
+            if not isinstance(phrase, str):
+                raise TypeError(f"Grammar.ban phrases must be str; phrase {i} is {type(phrase).__name__}")
+            if not phrase:
+                raise GrammarError(f"Grammar.ban: phrase {i} is empty (every text would contain it)")
+        if mode not in ("mask", "rollback"):
+            raise GrammarError(f"Grammar.ban: mode must be 'mask' or 'rollback', got {mode!r}")
+        spec = BanSpec(tuple(dict.fromkeys(phrases)), bool(ignore_case), bool(whole_words), mode)
+        if mode == "rollback":
+            grammar = cls(None, "ban", spec.describe())
+        else:
+            text = spec.ebnf()
+            inner = _core.Grammar.cfg(text, "ebnf", "start", limits, _python_perl_classes())
+            grammar = cls(inner, "ban", text, "start")
+        grammar._ban = spec
+        return grammar
+
+    def __and__(self, other: "Grammar") -> "Grammar":
+        """The output must satisfy both grammars: at each step a token is allowed only where
+        every part allows it (e.g. ``Grammar.json_schema(s) & Grammar.ban(["talk"])``)."""
+        if not isinstance(other, Grammar):
+            return NotImplemented
+        parts = self.parts + other.parts
+        grammar = Grammar(None, "all_of", " & ".join(repr(p) for p in parts))
+        grammar._parts = parts
+        return grammar
+
+    @property
+    def parts(self) -> tuple:
+        """The grammars that must all hold: ``(self,)`` unless built with ``&``."""
+        return self._parts or (self,)
+
+    @property
+    def ban_spec(self) -> "Optional[BanSpec]":
+        """The phrases and options of a :meth:`ban` grammar (None for other grammars)."""
+        return self._ban
+
+    @classmethod
     def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
@@ -236,6 +310,8 @@ class Grammar:
         return self._start
 
     def _key(self) -> tuple:
+        if self._parts:
+            return ("all_of", tuple(p._key() for p in self._parts))
         return (self._kind, self._source, self._start)
 
     def __eq__(self, other: object) -> bool:
@@ -245,4 +321,47 @@ class Grammar:
         return hash(self._key())
 
     def __repr__(self) -> str:
+        if self._parts:
+            return self._source
+        if self._ban is not None:
+            return self._ban.describe()
         return f"Grammar.{self._kind}({self._source!r})"
+
+
+class BanSpec:
+    """The phrases of :meth:`Grammar.ban` and how they match, with the two forms of the
+    same condition: an EBNF grammar for masks and a Python ``re`` pattern for rollback."""
+
+    __slots__ = ("phrases", "ignore_case", "whole_words", "mode")
+
+    def __init__(self, phrases: tuple, ignore_case: bool, whole_words: bool, mode: str):
+        self.phrases = phrases
+        self.ignore_case = ignore_case
+        self.whole_words = whole_words
+        self.mode = mode
+
+    def _alternatives(self) -> str:
+        # Longest first: the order does not change the language, only makes it readable.
+        return "|".join(re.escape(p) for p in sorted(self.phrases, key=lambda p: (-len(p), p)))
+
+    def ebnf(self) -> str:
+        """One rule: the complement of "text containing a phrase"."""
+        alternatives = self._alternatives().replace("/", "\\/")
+        if self.whole_words:
+            contains = rf"(?:(?s:.*)\W)?(?:{alternatives})(?:\W(?s:.*))?"
+        else:
+            contains = rf"(?s:.*)(?:{alternatives})(?s:.*)"
+        flags = "i" if self.ignore_case else ""
+        return f"start ::= not!(/{contains}/{flags}) ;\n"
+
+    def pattern(self) -> "re.Pattern[str]":
+        """A Python regex that finds an occurrence of a phrase in text."""
+        body = f"(?:{self._alternatives()})"
+        if self.whole_words:
+            body = rf"(?<!\w){body}(?!\w)"
+        return re.compile(body, re.IGNORECASE if self.ignore_case else 0)
+
+    def describe(self) -> str:
+        """The call that makes this ban, for ``repr`` and cache keys."""
+        options = [f"{name}=True" for name in ("ignore_case", "whole_words") if getattr(self, name)]
+        return f"Grammar.ban({list(self.phrases)!r}{''.join(', ' + o for o in options)}, mode={self.mode!r})"

@@ -32,7 +32,20 @@ def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"
 def fill_bitmasks(matchers: Sequence["_core.Matcher"], bitmask, rows: Sequence[int] | None = None) -> None:
     """Fills ``bitmask[rows[i]]`` from ``matchers[i]`` (row i by default) in one call, with
     the GIL released and uncached rows computed in parallel."""
-    _core.fill_bitmasks(list(matchers), bitmask, None if rows is None else list(rows))
+    matchers = list(matchers)
+    rows = list(range(len(matchers))) if rows is None else list(rows)
+    if len(rows) != len(matchers):
+        raise MatcherError(f"{len(matchers)} matchers but {len(rows)} rows")
+    native = [i for i, m in enumerate(matchers) if isinstance(m, _core.Matcher)]
+    if len(native) == len(matchers):
+        _core.fill_bitmasks(matchers, bitmask, rows)
+        return
+    # Combined grammars (g1 & g2) fill their rows themselves; the rest go in one call.
+    if native:
+        _core.fill_bitmasks([matchers[i] for i in native], bitmask, [rows[i] for i in native])
+    for matcher, row in zip(matchers, rows):
+        if not isinstance(matcher, _core.Matcher):
+            matcher.fill_bitmask(bitmask, row)
 
 
 def _is_torch(x) -> bool:
