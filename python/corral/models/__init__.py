@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 from typing import Union
 
+from .char_level import SHAKESPEARE_CHARS, CharLevelModel
 from .numpy_gpt2 import BuiltinModel, ByteLevelBPE, NumpyGPT2, builtin_model_path
 from .transformers_lm import TransformersModel
 from .trivial import TrivialModel
@@ -36,7 +37,9 @@ def load_model(path: Union[str, pathlib.Path, None] = None):
 __all__ = [
     "BuiltinModel",
     "ByteLevelBPE",
+    "CharLevelModel",
     "NumpyGPT2",
+    "SHAKESPEARE_CHARS",
     "TransformersModel",
     "TrivialModel",
     "builtin_model_path",
