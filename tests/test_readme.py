@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -31,16 +32,30 @@ def test_ci_runs_the_readme_test_command():
     assert command in ci.splitlines()
 
 
-def test_readme_run_command_works():
-    block = README[README.index("## Install and run") :]
-    command = re.search(r"```bash\n(.*?)\n```", block, re.S).group(1).strip()
-    assert command.startswith("pip install . && corral generate ")
-    args = command.split("corral generate ", 1)[1]
-    proc = subprocess.run(
-        f"{sys.executable} -m corral generate {args}", shell=True, capture_output=True, text=True, timeout=120
-    )
+def test_readme_first_command_installs_and_runs_the_demo():
+    first = re.search(r"```bash\n(.*?)\n```", README, re.S).group(1).strip()
+    assert first == "pip install . && corral demo"
+    proc = subprocess.run([sys.executable, "-m", "corral", "demo"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert re.fullmatch(r"\s*([Yy]es|[Nn]o|[Nn]ever|[Aa]lways)", proc.stdout[:-1]), repr(proc.stdout)
+    shown = re.search(r"```text\n(.*?)```", README, re.S).group(1)
+    # The same examples in the same order; every guided output fits, in the README and now.
+    titles = re.findall(r"^== (.*)$", proc.stdout, re.M)
+    assert titles == re.findall(r"^== (.*)$", shown, re.M) and len(titles) == 6
+    for text in (proc.stdout, shown):
+        assert text.count("guided (fits: yes)") == 6 and "guided (fits: no)" not in text.replace("unguided (fits: no)", "")
+        assert text.count("unguided (fits: no)") >= 5  # the constraints change what the model writes
+
+
+def test_readme_command_line_examples_parse():
+    from corral.cli import build_parser
+
+    block = README[README.index("## Command line") :]
+    commands = re.search(r"```bash\n(.*?)\n```", block, re.S).group(1).strip().splitlines()
+    assert len(commands) == 3
+    parser = build_parser()
+    for line in commands:
+        args = parser.parse_args(shlex.split(line)[1:])
+        assert args.command == "generate"
 
 
 def _byte_vocab():

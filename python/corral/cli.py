@@ -117,7 +117,7 @@ def _demo_cases() -> list:
             60,
         ),
         (
-            "banned words: the, and, thou (rollback)",
+            "banned words (rollback)",
             "ROMEO:\n",
             Grammar.ban(["the", "and", "thou"], ignore_case=True, whole_words=True, mode="rollback"),
             40,
@@ -137,7 +137,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         common = dict(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
         free = generate(model, prompt, None, **common)
         guided = generate(model, prompt, grammar, **common)
-        out.write(f"\n== {title}: {grammar!r}\n   prompt: {prompt!r}\n")
+        shown = repr(grammar)
+        if len(shown) > 2 * width:
+            shown = shown[: 2 * width - 1] + "…"
+        out.write(f"\n== {title}\n   constraint: {shown}\n   prompt: {prompt!r}\n")
         columns = []
         for label, result in (("unguided", free), ("guided", guided)):
             fits = _fits(grammar, result.text)
