@@ -49,3 +49,68 @@ def test_console_script_installed():
     assert exe, "the corral console script is installed by pip"
     proc = run("generate", "--regex", r"ok", exe=[exe])
     assert proc.returncode == 0 and proc.stdout == "ok\n"
+
+
+def test_grammar_files_by_extension(tmp_path):
+    import json as _json
+
+    ebnf = tmp_path / "answer.ebnf"
+    ebnf.write_text('start ::= ("yes" | "no") "!" ;\n')
+    gbnf = tmp_path / "answer.gbnf"
+    gbnf.write_text('root ::= ("aye" | "nay") "."\n')
+    lark = tmp_path / "answer.lark"
+    lark.write_text('start: WORD "?"\nWORD: /[a-z]{2,6}/\n')
+    for path, pattern in ((ebnf, r"(yes|no)!"), (gbnf, r"(aye|nay)\."), (lark, r"[a-z]{2,6}\?")):
+        proc = run("generate", "--grammar", str(path), "--seed", "1", "--prompt", "ROMEO:\n")
+        assert proc.returncode == 0, proc.stderr
+        assert re.fullmatch(pattern, proc.stdout[:-1]), (path.suffix, proc.stdout)
+    txt = tmp_path / "answer.txt"
+    txt.write_text('start ::= "x" ;')
+    proc = run("generate", "--grammar", str(txt))
+    assert proc.returncode == 2 and "--grammar-format" in proc.stderr
+    proc = run("generate", "--grammar", str(txt), "--grammar-format", "ebnf")
+    assert proc.returncode == 0 and proc.stdout == "x\n"
+    schema = tmp_path / "person.json"
+    schema.write_text(_json.dumps({
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+        "required": ["name", "age"],
+        "additionalProperties": False,
+    }))
+    proc = run("generate", "--json-schema", str(schema), "--seed", "2", "--prompt", "ROMEO:\n")
+    assert proc.returncode == 0, proc.stderr
+    value = _json.loads(proc.stdout)
+    assert set(value) == {"name", "age"} and 0 <= value["age"] <= 120
+
+
+@pytest.mark.parametrize("mode", ["mask", "rollback"])
+def test_ban_flags(mode):
+    args = ["generate", "--prompt", "ROMEO:\n", "--max-tokens", "60", "--ban", "the", "and", "--whole-words",
+            "--ignore-case", "--ban-mode", mode]
+    for seed in range(3):
+        proc = run(*args, "--seed", str(seed))
+        assert proc.returncode == 0, proc.stderr
+        assert not re.search(r"(?<!\w)(the|and)(?!\w)", proc.stdout, re.I), proc.stdout
+    free = [run("generate", "--prompt", "ROMEO:\n", "--max-tokens", "60", "--seed", str(s)).stdout for s in range(3)]
+    assert any(re.search(r"(?<!\w)(the|and)(?!\w)", t, re.I) for t in free)
+
+
+def test_choice_stream_and_sampling_flags():
+    a = run("generate", "--choice", "yes", "no", "never", "--seed", "5", "--top-k", "5", "--top-p", "0.9")
+    b = run("generate", "--choice", "yes", "no", "never", "--seed", "5", "--top-k", "5", "--top-p", "0.9", "--stream")
+    assert a.returncode == 0 and a.stdout == b.stdout and a.stdout[:-1] in ("yes", "no", "never")
+
+
+def test_bad_flags_are_errors_on_stderr(tmp_path):
+    proc = run("generate", "--regex", "a", "--choice", "b")
+    assert proc.returncode == 2 and "at most one" in proc.stderr and proc.stdout == ""
+    proc = run("generate", "--regex", "(a")
+    assert proc.returncode == 2 and "corral: error:" in proc.stderr and proc.stdout == ""
+    proc = run("generate", "--json-schema", str(tmp_path / "missing.json"))
+    assert proc.returncode == 2 and "cannot read" in proc.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    proc = run("generate", "--json-schema", str(bad))
+    assert proc.returncode == 2 and "bad.json:1:2" in proc.stderr
+    proc = run("generate", "--model", str(tmp_path))
+    assert proc.returncode == 2 and "config.json" in proc.stderr
