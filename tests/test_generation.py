@@ -409,3 +409,25 @@ def test_intersection_forced_tokens():
     grammar = corral.Grammar.regex(r"(ab|ac)de") & corral.Grammar.ban(["ac"])
     matcher = corral.compile(grammar, BYTES_VOCAB).matcher()
     assert matcher.forced_tokens() == list(b"abde") + [256]
+
+
+def test_any_transformers_causal_lm_llama():
+    torch = pytest.importorskip("torch")  # torch is in the test extra: this never skips in CI
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    path = corral.models.builtin_model_path()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=2048, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    lm = LlamaForCausalLM(config).eval()
+    pattern = r"[a-z]{3,8}( [a-z]{3,8}){2,4}\."
+    ban = corral.Grammar.ban(["ab", "e"], mode="rollback")  # frequent in random text: rollbacks happen
+    rollbacks = 0
+    for seed in range(3):
+        out = corral.generate(lm, "ROMEO:\n", corral.Grammar.regex(pattern) & ban, tokenizer=tokenizer, seed=seed, max_tokens=60)
+        assert out.finished and re.fullmatch(pattern, out.text) and "ab" not in out.text and "e" not in out.text, out.text
+        rollbacks += out.rollbacks
+    assert rollbacks > 0
+    with pytest.raises(corral.GenerationError, match="positions"):
+        corral.generate(lm, "x " * 200, None, tokenizer=tokenizer, max_tokens=1)
