@@ -7,6 +7,9 @@
   ``SamplingParams.extra_args``) and
   :class:`~corral.integrations.vllm.CorralRequestLogitsProcessor` (the per-request callable
   ``(output_token_ids, logits) -> logits``).
+* :mod:`corral.integrations.llama_cpp`:
+  :class:`~corral.integrations.llama_cpp.CorralLlamaLogitsProcessor`, llama-cpp-python's
+  ``logits_processor`` hook.
 
 Importing this package imports neither torch nor any framework: each submodule imports its
 own framework when it is imported. See docs/integrations.md.
