@@ -581,3 +581,22 @@ def test_every_format_ships_prebuilt(byte_vocab):
     assert accepts(email, byte_vocab, '"ann@ex.org"')
     assert not accepts(email, byte_vocab, '"ann@example.org"')  # 15 characters
     assert not accepts(email, byte_vocab, '"ann@@ex.org"')
+
+
+def test_min_items_with_flexible_whitespace_compiles_and_counts():
+    # Each unrolled item brings nullable whitespace: one production with ~50 of them used
+    # to exceed the normalization limit (2^k variants); the core now splits it into a chain.
+    import json as _json
+
+    schema = {
+        "type": "array",
+        "minItems": 12,
+        "items": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+    }
+    grammar = corral.Grammar.json_schema(schema, whitespace="flexible")
+    vocab = corral.Vocabulary.from_token_bytes([bytes([i]) for i in range(256)] + [b""], eos_token_ids=[256])
+    compiled = corral.compile(grammar, vocab)
+    for n in (11, 12, 15):
+        for indent in (None, 1):
+            text = _json.dumps([{"a": i} for i in range(n)], indent=indent)
+            assert compiled.matches(text.encode()) == (n >= 12), (n, indent)

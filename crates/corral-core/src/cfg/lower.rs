@@ -1077,6 +1077,7 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
     merge_terminal_runs(&mut lw)?;
     split_nullable_terminals(&mut lw)?;
     check_productive(&lw, s_prime)?;
+    split_nullable_runs(&mut lw);
     let mut bnf = std::mem::take(&mut lw.bnf);
     let nullable = remove_nullable(&mut bnf, limits)?;
     let accepts_empty = nullable[s_prime as usize];
@@ -1409,10 +1410,8 @@ fn check_productive(lw: &Lowering<'_>, start: u32) -> Result<()> {
     Err(grammar_error(pos, format!("rule `{name}` can never produce a finite string (every alternative recurses forever){consequence}")))
 }
 
-/// Removes ε-productions: each production gets the variants without its nullable
-/// symbols, and no rule keeps an empty production. Returns which rules were nullable
-/// (the caller records whether the start was).
-fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<bool>> {
+/// Which rules derive the empty string (least fixpoint).
+fn nullable_rules(bnf: &[Alts]) -> Vec<bool> {
     let n = bnf.len();
     let mut nullable = vec![false; n];
     let mut changed = true;
@@ -1425,6 +1424,69 @@ fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<bool>> {
             }
         }
     }
+    nullable
+}
+
+/// Most nullable symbols one production may keep before [`remove_nullable`] (which makes
+/// 2^k variants of it).
+const MAX_NULLABLE_PER_PRODUCTION: usize = 6;
+
+/// Splits productions with many nullable symbols into a chain of new rules, each with at
+/// most [`MAX_NULLABLE_PER_PRODUCTION`] of them, so that removing ε-productions stays
+/// linear. `A → x1 … xn` becomes `A → x1 … xk A#1`, `A#1 → xk+1 … A#2`, … (same language).
+/// Such productions come from counted repetitions with optional separators, e.g. a JSON
+/// array with `minItems: 8` and flexible whitespace.
+fn split_nullable_runs(lw: &mut Lowering<'_>) {
+    let nullable = nullable_rules(&lw.bnf);
+    let is_nullable = |s: &Sym| !s.is_terminal() && nullable.get(s.index() as usize).copied().unwrap_or(false);
+    for rule in 0..lw.bnf.len() {
+        for alt in 0..lw.bnf[rule].len() {
+            if lw.bnf[rule][alt].iter().filter(|s| is_nullable(s)).count() <= MAX_NULLABLE_PER_PRODUCTION {
+                continue;
+            }
+            let seq = std::mem::take(&mut lw.bnf[rule][alt]);
+            // Cut before every MAX-th nullable symbol (after the first chunk).
+            let mut chunks: Vec<Vec<Sym>> = vec![Vec::new()];
+            let mut count = 0;
+            for sym in seq {
+                if is_nullable(&sym) {
+                    if count == MAX_NULLABLE_PER_PRODUCTION {
+                        chunks.push(Vec::new());
+                        count = 0;
+                    }
+                    count += 1;
+                }
+                if let Some(last) = chunks.last_mut() {
+                    last.push(sym);
+                }
+            }
+            // Build the chain from its end: each chunk but the last refers to the next.
+            let origin = lw.nt_origin[rule].clone();
+            let mut next: Option<Sym> = None;
+            while let Some(mut chunk) = chunks.pop() {
+                if let Some(n) = next {
+                    chunk.push(n);
+                }
+                if chunks.is_empty() {
+                    lw.bnf[rule][alt] = chunk;
+                    break;
+                }
+                let k = lw.nt_names.len();
+                let name = format!("{}#part{k}", lw.nt_names[rule]);
+                let nt = lw.new_nt(name, origin.clone());
+                lw.bnf[nt as usize] = vec![chunk];
+                next = Some(Sym::n(nt));
+            }
+        }
+    }
+}
+
+/// Removes ε-productions: each production gets the variants without its nullable
+/// symbols, and no rule keeps an empty production. Returns which rules were nullable
+/// (the caller records whether the start was).
+fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<bool>> {
+    let n = bnf.len();
+    let nullable = nullable_rules(bnf);
     // Rules that derive only "" vanish from right-hand sides (a greatest fixpoint: a rule
     // derives more than "" if some production has a terminal or such a rule).
     let mut only_empty = nullable.clone();

@@ -55,6 +55,24 @@ mod tests {
     }
 
     #[test]
+    fn many_nullable_symbols_in_one_production() {
+        // 20 optional (recursive, so not merged into a terminal) symbols in one production:
+        // 2^20 variants without the split into a chain of rules. A JSON array with
+        // minItems and flexible whitespace looks like this.
+        let body = vec!["o"; 20].join(" \",\" ");
+        let g = grammar(&format!(r#"s ::= "[" {body} "]" | "x" ; o ::= s | "" ;"#));
+        let list = |items: &dyn Fn(usize) -> String| format!("[{}]", (0..20).map(items).collect::<Vec<_>>().join(","));
+        for k in [0usize, 1, 7, 20] {
+            assert!(accepts(&g, &list(&|i| if i < k { "x".into() } else { String::new() })), "{k}");
+        }
+        let inner = list(&|i| if i == 3 { "x".into() } else { String::new() });
+        assert!(accepts(&g, &list(&|i| if i % 5 == 0 { inner.clone() } else { String::new() })));
+        for bad in ["[]", "[x]", "y", &list(&|i| if i == 4 { "xx".into() } else { String::new() }), &format!("{}]", list(&|_| String::new()))] {
+            assert!(!accepts(&g, bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn balanced_with_empty() {
         let g = grammar(r#"s ::= "(" s ")" s | "" ;"#);
         for s in ["", "()", "(())()", "((()))"] {
