@@ -116,6 +116,45 @@ def timed_generate(model, prompt, grammar, tokens, seed):
     return out, elapsed
 
 
+class Recorder:
+    """Wraps a model: records every logits row it returns (``record``), or returns the
+    recorded rows in order without running the model (``replay``)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.vocab = model.vocab
+        self.encode = model.encode
+        self.rows = []
+        self.replaying = False
+        self.i = 0
+
+    def logits(self, ids):
+        if self.replaying:
+            row = self.rows[self.i]
+            self.i += 1
+            return row
+        row = self.model.logits(ids)
+        self.rows.append(row.detach().clone() if hasattr(row, "detach") else row.copy())
+        return row
+
+
+def loop_cost_per_token(model, prompt, grammar, tokens, seed, repeats=5):
+    """(µs per token of everything but the model, model calls per token): the run is
+    recorded once, then replayed with the recorded logits (same samples, same path), timing
+    the loop alone."""
+    rec = Recorder(model)
+    first = corral.generate(rec, prompt, grammar, max_tokens=tokens, temperature=1.0, seed=seed)
+    rec.replaying = True
+    times = []
+    for _ in range(repeats):
+        rec.i = 0
+        out, elapsed = timed_generate(rec, prompt, grammar, tokens, seed)
+        if out.token_ids != first.token_ids:
+            raise RuntimeError("replay diverged")
+        times.append(elapsed / max(1, len(out.token_ids)) * 1e6)
+    return statistics.median(times), len(rec.rows) / max(1, len(first.token_ids))
+
+
 def overhead_per_token(model, grammar, token_ids):
     """Replays ``token_ids`` through a fresh matcher: µs per token of corral's own work."""
     parts = [g for g in grammar.parts if not (g.ban_spec and g.ban_spec.mode == "rollback")]
@@ -143,15 +182,26 @@ def bench_model(name, model, prompt, tokens, repeats):
     rows = []
     for cname, grammar in constraints():
         corral.compile(grammar, model.vocab) if grammar.ban_spec is None or grammar.ban_spec.mode == "mask" else None
-        free_rates, guided_rates, results = [], [], []
+        free_rates, guided_rates, pair_ratios, results = [], [], [], []
         timed_generate(model, prompt, None, 8, 0)  # warm caches
         for r in range(repeats):
+            # Adjacent pairs, in alternating order: this machine's speed drifts over seconds,
+            # so each pair's ratio is compared under the same conditions.
+            pair = {}
             for guided in (False, True) if r % 2 == 0 else (True, False):
                 out, elapsed = timed_generate(model, prompt, grammar if guided else None, tokens, seed=r)
-                (guided_rates if guided else free_rates).append(len(out.token_ids) / elapsed)
+                pair[guided] = len(out.token_ids) / elapsed
+                (guided_rates if guided else free_rates).append(pair[guided])
                 if guided:
                     results.append(out)
+            pair_ratios.append(pair[True] / pair[False])
         per_token = overhead_per_token(model, grammar, results[0].token_ids)
+        free_loops = [loop_cost_per_token(model, prompt, None, tokens, s) for s in range(3)]
+        guided_loops = [loop_cost_per_token(model, prompt, grammar, tokens, s) for s in range(3)]
+        loop_free = statistics.median(x[0] for x in free_loops)
+        loop_guided = statistics.median(x[0] for x in guided_loops)
+        calls_free = statistics.mean(x[1] for x in free_loops)
+        calls_guided = statistics.mean(x[1] for x in guided_loops)
         row = {
             "model": name,
             "constraint": cname,
@@ -166,11 +216,22 @@ def bench_model(name, model, prompt, tokens, repeats):
             "corral_us_median": statistics.median(per_token) if per_token else None,
             "corral_us_p99": float(np.percentile(per_token, 99)) if per_token else None,
         }
-        row["ratio"] = row["guided_tok_s"] / row["unguided_tok_s"]
+        row["ratio"] = statistics.median(pair_ratios)
+        row["ratio_quartiles"] = [float(q) for q in np.percentile(pair_ratios, [25, 75])]
+        row["loop_us_unguided"] = loop_free
+        row["loop_us_guided"] = loop_guided
+        row["calls_per_token_unguided"] = calls_free
+        row["calls_per_token_guided"] = calls_guided
+        # What guidance adds per token, against what an unguided token costs in all: the
+        # loop's own work, plus model calls added (rollbacks) or saved (forced tokens).
+        total = 1e6 / row["unguided_tok_s"]
+        model_call = total - loop_free
+        row["added_fraction"] = ((loop_guided - loop_free) + (calls_guided - calls_free) * model_call) / total
         rows.append(row)
         print(
             f"{name:8} {cname:32} unguided {row['unguided_tok_s']:8.1f} tok/s  guided {row['guided_tok_s']:8.1f} tok/s  "
-            f"ratio {row['ratio']:.3f}  corral {row['corral_us_median'] or 0:.1f} µs/token",
+            f"ratio {row['ratio']:.3f}  loop {loop_free:.0f} -> {loop_guided:.0f} µs/token "
+            f"(+{100 * row['added_fraction']:.2f}%)",
             flush=True,
         )
     return rows
@@ -182,17 +243,26 @@ def markdown(rows, meta):
         "",
         f"Run {meta['date']} on {meta['machine']}, Python {meta['python']}, corral {meta['corral']}; "
         f"{meta['tokens']} tokens per run, {meta['repeats']} runs of each kind (alternating), medians. "
-        "Single-threaded. `ratio` = guided / unguided tokens per second (1.00 = no slowdown). "
-        "`corral µs/token` = `fill_bitmask` + `apply_bitmask` + `advance`, replaying a guided run.",
+        "Single-threaded. `ratio` = median over adjacent (guided, unguided) pairs of guided / unguided "
+        "tokens per second (1.00 = no slowdown), with its quartiles. "
+        "`loop µs/token` = the generation loop without the model (each run recorded, then "
+        "replayed with the recorded logits: same samples, same path), unguided → guided; "
+        "`model calls/token` counts rollbacks' extra calls and forced tokens' saved ones; "
+        "`added` = (loop difference + call difference × one call's cost) over an unguided "
+        "token's whole cost (1 / unguided tok/s): what guidance costs, free of the run-to-run "
+        "noise of the model's forward pass. "
+        "`corral µs/token` = `fill_bitmask` + `apply_bitmask` + `advance` alone.",
         "",
-        "| model | constraint | unguided tok/s | guided tok/s | ratio | corral µs/token median / p99 | forced tokens | rollbacks |",
-        "|---|---|---:|---:|---:|---|---:|---:|",
+        "| model | constraint | unguided tok/s | guided tok/s | ratio (quartiles) | loop µs/token | model calls/token | added | corral µs/token median / p99 | forced tokens | rollbacks |",
+        "|---|---|---:|---:|---:|---|---|---:|---|---:|---:|",
     ]
     for r in rows:
         us = "–" if r["corral_us_median"] is None else f"{r['corral_us_median']:.1f} / {r['corral_us_p99']:.1f}"
         lines.append(
             f"| {r['model']} | {r['constraint']} | {r['unguided_tok_s']:.1f} | {r['guided_tok_s']:.1f} | "
-            f"{r['ratio']:.3f} | {us} | {sum(r['forced'])} of {sum(r['tokens'])} | {sum(r['rollbacks'])} |"
+            f"{r['ratio']:.3f} ({r['ratio_quartiles'][0]:.2f}–{r['ratio_quartiles'][1]:.2f}) | {r['loop_us_unguided']:.0f} → {r['loop_us_guided']:.0f} | "
+            f"{r['calls_per_token_unguided']:.3f} → {r['calls_per_token_guided']:.3f} | "
+            f"{100 * r['added_fraction']:+.2f}% | {us} | {sum(r['forced'])} of {sum(r['tokens'])} | {sum(r['rollbacks'])} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -204,8 +274,8 @@ def main(argv=None):
     parser.add_argument("--tokens", type=int, default=None)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
-    repeats = 3 if args.quick else 7
-    tokens = args.tokens or (100 if args.quick else 200)
+    repeats = 5 if args.quick else 31
+    tokens = args.tokens or 100
     out_dir = args.out or os.path.join(HERE, "results", "quick" if args.quick else "")
     os.makedirs(out_dir, exist_ok=True)
     started = time.time()
@@ -214,7 +284,7 @@ def main(argv=None):
         if name == "builtin":
             rows += bench_model(name, BuiltinModel(), "ROMEO:\n", tokens, repeats)
         elif name == "llama":
-            rows += bench_model("llama-128k", llama_model(), "ROMEO:\n", tokens, max(3, repeats // 2))
+            rows += bench_model("llama-128k", llama_model(), "ROMEO:\n", tokens, max(5, repeats // 3))
         else:
             raise SystemExit(f"unknown model {name!r}")
     meta = {

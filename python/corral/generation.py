@@ -14,10 +14,11 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Union
 
 import numpy as np
 
+from . import _core
 from .compiler import compile as compile_grammar
 from .errors import DeadEndError, GenerationError, InternalError, RollbackLimitError
 from .grammar import Grammar
-from .masking import allocate_bitmask, apply_bitmask
+from .masking import allocate_bitmask
 
 
 @dataclass
@@ -76,14 +77,17 @@ def _sample(
         n = int(np.searchsorted(cumulative, top_p, side="left")) + 1
         keep = order[: min(n, len(order))]
         allowed, p = allowed[keep], p[keep] / p[keep].sum()
-    return int(allowed[rng.choice(len(p), p=p)])
+    # Inverse CDF: the same distribution as rng.choice(p=p), without its checks (~10x faster).
+    cdf = np.cumsum(p)
+    i = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+    return int(allowed[min(i, len(allowed) - 1)])
 
 
 def _only_token(row: np.ndarray) -> Optional[int]:
     """The token id if exactly one bit of the mask row is set, else None."""
-    nonzero = np.flatnonzero(row)
-    if len(nonzero) != 1:
+    if np.count_nonzero(row) != 1:  # the common case, decided without allocating
         return None
+    nonzero = np.flatnonzero(row)
     word = int(row[nonzero[0]]) & 0xFFFFFFFF
     if word & (word - 1):
         return None
@@ -217,7 +221,8 @@ def generate(
 
     rng = np.random.default_rng(seed)
     eos = set(vocab.eos_token_ids)
-    bitmask = allocate_bitmask(1, vocab.size)
+    size = vocab.size
+    bitmask = allocate_bitmask(1, size)
     out = Generation()
     ids: List[int] = []  # generated tokens
     ends: List[int] = []  # byte offset after each generated token
@@ -328,13 +333,12 @@ def generate(
                         break
                 continue
         logits = _to_numpy(lm.logits(prompt_ids + ids))
-        if logits.ndim != 1 or logits.shape[0] < vocab.size:
-            raise GenerationError(
-                f"the model returned logits of shape {logits.shape}; expected one row of at least {vocab.size}"
-            )
-        logits = logits[: vocab.size]
+        if logits.ndim != 1 or logits.shape[0] < size:
+            raise GenerationError(f"the model returned logits of shape {logits.shape}; expected one row of at least {size}")
+        logits = logits[:size]
         if matcher is not None:
-            apply_bitmask(logits, bitmask[0])
+            # _to_numpy gave a fresh C-contiguous float32 row: straight to the Rust kernel.
+            _core.apply_bitmask_inplace(logits, bitmask)
         for t in banned_here:
             logits[t] = -np.inf
         if not np.isfinite(logits).any():
