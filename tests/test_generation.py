@@ -308,6 +308,7 @@ class ScriptedModel:
         return []
 
     def logits(self, ids):
+        self.calls = getattr(self, "calls", 0) + 1
         n = len(ids)
         out = np.zeros(self.vocab.size, dtype=np.float32)
         if n < len(self.script):
@@ -326,6 +327,8 @@ def test_rollback_bans_the_token_where_the_phrase_started():
     assert out.rollbacks == 1
     # "ta" is banned at position 1, the second choice "s" is taken, then the script goes on.
     assert out.token_ids == [0, 4, 2, 3] and out.text == "we slk now"
+    # Positions 0, 1, 2, then 1 again from the saved logits (no call), 2, 3 and EOS.
+    assert lm.calls == 6
     # Whole words: the phrase is only complete once a non-word character follows.
     lm2 = ScriptedModel(tokens, [0, 1, 2, 4, 3])
     out2 = corral.generate(lm2, "", corral.Grammar.ban(["talk"], whole_words=True, mode="rollback"), temperature=0)
