@@ -242,7 +242,8 @@ def markdown(rows, meta):
         "# Guided vs unguided generation speed",
         "",
         f"Run {meta['date']} on {meta['machine']}, Python {meta['python']}, corral {meta['corral']}; "
-        f"{meta['tokens']} tokens per run, {meta['repeats']} runs of each kind (alternating), medians. "
+        f"{meta['tokens']} tokens per run, {meta['repeats']} runs of each kind for the built-in model and "
+        f"{max(5, meta['repeats'] // 3)} for llama-128k (alternating), medians. "
         "Single-threaded. `ratio` = median over adjacent (guided, unguided) pairs of guided / unguided "
         "tokens per second (1.00 = no slowdown), with its quartiles. "
         "`loop µs/token` = the generation loop without the model (each run recorded, then "
