@@ -54,6 +54,19 @@ def _python_perl_classes() -> tuple:
     return (ranges(r"\d+"), ranges(r"\w+"), ranges(r"\s+"))
 
 
+def _strings(values, what: str, item: str) -> list:
+    """``values`` as a non-empty list of str, or an error naming ``what`` and the bad item."""
+    if isinstance(values, str):
+        raise TypeError(f"{what} expects a list of {item}s, not one string")
+    values = list(values)
+    if not values:
+        raise GrammarError(f"{what} needs at least one {item}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise TypeError(f"{what} {item}s must be str; {item} {i} is {type(value).__name__}")
+    return values
+
+
 class GrammarWarning(UserWarning):
     """Something in a grammar that is allowed but probably unintended (an unused rule)."""
 
@@ -111,12 +124,7 @@ class Grammar:
 
         Compiled as a regex of the escaped alternatives, so it shares the regex engine.
         """
-        options = list(options)
-        if not options:
-            raise GrammarError("Grammar.choice needs at least one option")
-        for i, option in enumerate(options):
-            if not isinstance(option, str):
-                raise TypeError(f"Grammar.choice options must be str; option {i} is {type(option).__name__}")
+        options = _strings(options, "Grammar.choice", "option")
         pattern = "|".join(re.escape(o) for o in options)
         grammar = cls.regex(pattern, limits=limits)
         grammar._kind = "choice"
@@ -237,14 +245,8 @@ class Grammar:
 
         Combine with another constraint by ``&``: ``Grammar.json_schema(s) & Grammar.ban([...])``.
         """
-        if isinstance(phrases, str):
-            raise TypeError("Grammar.ban expects a list of phrases, not one string")
-        phrases = list(phrases)
-        if not phrases:
-            raise GrammarError("Grammar.ban needs at least one phrase")
+        phrases = _strings(phrases, "Grammar.ban", "phrase")
         for i, phrase in enumerate(phrases):
-            if not isinstance(phrase, str):
-                raise TypeError(f"Grammar.ban phrases must be str; phrase {i} is {type(phrase).__name__}")
             if not phrase:
                 raise GrammarError(f"Grammar.ban: phrase {i} is empty (every text would contain it)")
         if mode not in ("mask", "rollback"):
