@@ -132,5 +132,19 @@ def test_builtin_model_cache_reuse_matches_a_fresh_pass():
     c = model.net.next_logits(ids, model.net.new_cache())
     np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(b, c, rtol=1e-4, atol=1e-4)
-    long = model.encode("O Romeo, Romeo! " * 80)  # past the 256 positions: the last ones are read
+    long = model.encode("O Romeo, Romeo! " * 80)  # past the 256 positions
     assert len(long) > model.net.n_positions and model.logits(long).shape == (model.net.vocab_size,)
+    # The window jumps by half its size: between jumps one new position is read per token.
+    n = model.net.n_positions
+    assert [model.window_start(k) for k in (1, n, n + 1, n + n // 2, n + n // 2 + 1)] == [0, 0, n // 2, n // 2, n]
+    ids = (long * 3)[: 2 * n]
+    read = []
+    forward = model.net.next_logits
+    model.net.next_logits = lambda new, cache: read.append(len(new)) or forward(new, cache)
+    for k in range(n - 2, 2 * n):
+        out = model.logits(ids[:k])
+        if k in (n + 1, n + 40):  # the window, read from a fresh cache, gives the same logits
+            start = model.window_start(k)
+            np.testing.assert_allclose(out, forward(ids[start:k], model.net.new_cache()), rtol=1e-4, atol=1e-4)
+    big = [r for r in read if r > 1]
+    assert len(big) <= 3 and len(read) == 2 * n - (n - 2)  # two jumps (+ the first read)

@@ -225,10 +225,21 @@ class BuiltinModel:
         """Text of ``ids`` (invalid UTF-8, e.g. half a character, as U+FFFD)."""
         return b"".join(self.vocab.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
 
+    def window_start(self, length: int) -> int:
+        """Where the context starts for ``length`` tokens: 0 while they fit the model's
+        ``n_positions``, then a multiple of half of it. The window moves in jumps of half its
+        size, so between jumps the cache keeps serving (one position read per token instead
+        of the whole window) and the context keeps at least ``n_positions / 2`` tokens."""
+        n = self.net.n_positions
+        if length <= n:
+            return 0
+        half = max(1, n // 2)
+        return -(-(length - n) // half) * half
+
     def logits(self, ids: Sequence[int]) -> np.ndarray:
-        """Logits of the token after ``ids`` (the last ``n_positions`` of them)."""
+        """Logits of the token after ``ids`` (the window :meth:`window_start` gives)."""
         seq = list(ids) if len(ids) else list(self._empty_context)
-        seq = seq[-self.net.n_positions :]
+        seq = seq[self.window_start(len(seq)) :]
         shared = 0
         for a, b in zip(self._read, seq):
             if a != b:
