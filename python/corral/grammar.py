@@ -229,8 +229,9 @@ class Grammar:
     ) -> "Grammar":
         r"""Text that contains none of ``phrases`` (strings, e.g. ``["talk", "damn you"]``).
 
-        * ``ignore_case=True`` bans every casing (``Talk``, ``TALK``), as Python's
-          ``re.IGNORECASE`` folds case.
+        * ``ignore_case=True`` bans every casing (``Talk``, ``TALK``) under Unicode simple
+          case folding (as corral's ``(?i)``; unlike Python's ``re``, ``İ`` and ``ı`` are not
+          variants of ``i``).
         * ``whole_words=True`` bans a phrase only where no word character (Python's ``\w``)
           comes right before or after it: ``talk`` is banned, ``talks`` and ``stalk`` are not.
         * ``mode="mask"`` (default): an exact automaton of the text without the phrases, so
@@ -357,8 +358,14 @@ class BanSpec:
         return f"start ::= not!(/{contains}/{flags}) ;\n"
 
     def pattern(self) -> "re.Pattern[str]":
-        """A Python regex that finds an occurrence of a phrase in text."""
-        body = f"(?:{self._alternatives()})"
+        """A Python regex that finds an occurrence of a phrase in text (the same condition as
+        :meth:`ebnf`)."""
+        alternatives = self._alternatives()
+        if self.ignore_case:
+            # Python's IGNORECASE also pairs i/I with İ and ı; corral (Unicode simple case
+            # folding) does not. Pin those four so both forms mean the same.
+            alternatives = re.sub("[iIİı]", lambda m: "(?-i:[iI])" if m.group() in "iI" else f"(?-i:{m.group()})", alternatives)
+        body = f"(?:{alternatives})"
         if self.whole_words:
             body = rf"(?<!\w){body}(?!\w)"
         return re.compile(body, re.IGNORECASE if self.ignore_case else 0)
