@@ -145,6 +145,20 @@ def test_generate_bounded_regex_sampling_ends_with_eos(model, tokenizer, seed):
     assert not all(re.fullmatch(BOUNDED, t) for t in free), free
 
 
+def test_generate_with_a_combined_grammar_and_ban(model, tokenizer):
+    # g1 & g2: the processor's batched fill goes through the intersection matchers.
+    words = r"[a-z]+( [a-z]+){3,6}\."
+    grammar = corral.Grammar.regex(words) & corral.Grammar.ban(["the", "and"], whole_words=True)
+    proc = corral_tf.CorralLogitsProcessor(grammar, tokenizer)
+    banned = re.compile(r"(?<!\w)(the|and)(?!\w)")
+    for seed in range(3):
+        texts, _ = generate(model, tokenizer, PROMPTS, [proc], seed=seed, max_new_tokens=40, do_sample=True)
+        for text in texts:
+            assert re.fullmatch(words, text) and not banned.search(text), text
+    free = [t for seed in range(3) for t in generate(model, tokenizer, PROMPTS, seed=seed, max_new_tokens=40, do_sample=True)[0]]
+    assert any(banned.search(t) for t in free)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_generate_json_schema_sampling_validates(model, tokenizer, seed):
     proc = corral_tf.CorralLogitsProcessor(corral.Grammar.json_schema(SCHEMA), tokenizer)
