@@ -349,6 +349,36 @@ def test_rollback_bans_the_token_where_the_phrase_started():
     assert out3.rollbacks == 1 and out3.token_ids[:1] == [0] and "talk" not in out3.text
 
 
+def test_rollback_finds_a_short_phrase_inside_a_longer_unfinished_one():
+    # "damn you" at the end is not complete yet (a word could follow), but "damn" is: the
+    # search must not let the longer candidate hide it.
+    tokens = [b"damn", b" you", b"r", b" now", b"s"]
+    lm = ScriptedModel(tokens, [0, 1, 2, 3])
+    grammar = corral.Grammar.ban(["damn you", "damn"], whole_words=True, mode="rollback")
+    out = corral.generate(lm, "", grammar, temperature=0)
+    assert out.rollbacks == 1 and out.text == "s your now"
+    assert grammar.ban_spec.pattern().search(out.text) is None
+
+
+@pytest.mark.parametrize("whole_words", [False, True])
+def test_rollback_output_never_holds_a_phrase_random(whole_words):
+    # Random models over a vocabulary of short pieces: phrases appear often, split across
+    # tokens, overlapping each other; the final output must hold none of them.
+    rng = random.Random(7)
+    pieces = [b"a", b"b", b" ", b"ab", b"ba", b"a b", b"bab", b"aa", b"x"]
+    rollbacks = 0
+    for trial in range(40):
+        phrases = sorted({"".join(rng.choice("ab ") for _ in range(rng.randint(2, 3))).strip() or "ab" for _ in range(2)})
+        phrases = [p for p in phrases if p.strip()]
+        grammar = corral.Grammar.ban(phrases, whole_words=whole_words, mode="rollback")
+        lm = RandomModel(pieces)
+        lm.rng = np.random.default_rng(trial)
+        out = corral.generate(lm, "", grammar, max_tokens=30, seed=trial, max_rollbacks=10_000)
+        assert grammar.ban_spec.pattern().search(out.text) is None, (phrases, out.text)
+        rollbacks += out.rollbacks
+    assert rollbacks > (5 if whole_words else 40)  # phrases really appeared and were undone
+
+
 def test_rollback_limit_is_a_clear_error():
     tokens = [b"ta", b"lk", b"s", b"t", b"alk"]
     lm = ScriptedModel(tokens, [0, 1])

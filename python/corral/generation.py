@@ -99,7 +99,9 @@ class _RollbackBans:
     remembers which token is banned at which position."""
 
     def __init__(self, grammars: Sequence[Grammar], max_rollbacks: int):
-        self.patterns = [g.ban_spec.pattern() for g in grammars]
+        # (at the end of the output, while it may go on) per ban.
+        self.patterns = [(g.ban_spec.pattern(final=True), g.ban_spec.pattern(final=False)) for g in grammars]
+        self.whole_words = [g.ban_spec.whole_words for g in grammars]
         longest = max(len(p) for g in grammars for p in g.ban_spec.phrases)
         # Bytes to look back from a new token: a phrase's characters (≤ 4 bytes each) and
         # one character on each side for whole-word checks.
@@ -110,25 +112,33 @@ class _RollbackBans:
         self.banned: Dict[int, Set[int]] = {}
 
     def find(self, data: bytes, new_from: int, at_end: bool) -> Optional[tuple]:
-        """The earliest-starting phrase occurrence that ends past ``new_from`` (byte offset),
-        as (start byte, phrase text), or None. A whole-word phrase at the very end counts
-        only at the end of the output (``at_end``): the next token could still extend it."""
+        """The earliest-starting phrase occurrence completed by the bytes from ``new_from``
+        on, as (start byte, phrase text), or None. A whole-word phrase is complete once the
+        character after it is there, or at the end of the output (``at_end``)."""
         start = max(0, new_from - self.window)
         while 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
             start -= 1  # begin on a character boundary
-        text = data[start:].decode("utf-8", errors="surrogateescape")
+        text = bytes(data[start:]).decode("utf-8", errors="surrogateescape")
+
+        def offset(i: int) -> int:
+            return start + len(text[:i].encode("utf-8", errors="surrogateescape"))
+
         best = None
-        for pattern in self.patterns:
-            for m in pattern.finditer(text):
-                end = start + len(text[: m.end()].encode("utf-8", errors="surrogateescape"))
-                whole_word = pattern.pattern.endswith(r"(?!\w)")
-                if end < new_from or (end == new_from and not whole_word):
-                    continue  # seen before the new bytes
-                if m.end() == len(text) and not at_end and whole_word:
-                    continue  # the next token could still extend the word
-                s = start + len(text[: m.start()].encode("utf-8", errors="surrogateescape"))
-                if best is None or s < best[0]:
-                    best = (s, m.group())
+        for (final, open_ended), whole_word in zip(self.patterns, self.whole_words):
+            pattern = final if at_end else open_ended
+            pos = 0
+            # Every start position in turn (occurrences may overlap); at each, the longest
+            # phrase that matches (alternatives are ordered longest first).
+            while (m := pattern.search(text, pos)) is not None:
+                end = offset(m.end())
+                # Completed earlier: the last byte (or, for a whole word, the character after
+                # it) was there before the new bytes.
+                if end > new_from or (whole_word and end == new_from):
+                    s = offset(m.start())
+                    if best is None or s < best[0]:
+                        best = (s, m.group())
+                    break
+                pos = m.start() + 1
         return best
 
     def count(self, phrase: str) -> None:

@@ -357,9 +357,10 @@ class BanSpec:
         flags = "i" if self.ignore_case else ""
         return f"start ::= not!(/{contains}/{flags}) ;\n"
 
-    def pattern(self) -> "re.Pattern[str]":
+    def pattern(self, final: bool = True) -> "re.Pattern[str]":
         """A Python regex that finds an occurrence of a phrase in text (the same condition as
-        :meth:`ebnf`)."""
+        :meth:`ebnf`). ``final=False`` is for text that may go on: a whole-word phrase then
+        needs a character after it (a non-word one), not just the end of the text."""
         alternatives = self._alternatives()
         if self.ignore_case:
             # Python's IGNORECASE also pairs i/I with İ and ı; corral (Unicode simple case
@@ -367,7 +368,7 @@ class BanSpec:
             alternatives = re.sub("[iIİı]", lambda m: "(?-i:[iI])" if m.group() in "iI" else f"(?-i:{m.group()})", alternatives)
         body = f"(?:{alternatives})"
         if self.whole_words:
-            body = rf"(?<!\w){body}(?!\w)"
+            body = rf"(?<!\w){body}" + (r"(?!\w)" if final else r"(?=\W)")
         return re.compile(body, re.IGNORECASE if self.ignore_case else 0)
 
     def describe(self) -> str:
