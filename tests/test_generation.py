@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corral
-from corral.generation import _only_token, _sample
+from corral.generation import _sample
+from corral.masking import only_token as _only_token
 from corral.models import BuiltinModel
 
 

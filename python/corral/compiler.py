@@ -11,6 +11,7 @@ import numpy as np
 from . import _core
 from .errors import DeadEndError, GrammarError, MatcherError
 from .grammar import Grammar
+from .masking import only_token
 from .vocabulary import Vocabulary
 
 CompiledGrammar = _core.CompiledGrammar
@@ -167,12 +168,8 @@ class IntersectionMatcher:
         out: list = []
         while not probe.is_finished() and len(out) < limit:
             probe.fill_bitmask(mask, 0)
-            nonzero = np.flatnonzero(mask[0])
-            word = int(mask[0, nonzero[0]]) & 0xFFFFFFFF if len(nonzero) == 1 else 0
-            if word == 0 or word & (word - 1):  # more than one token allowed
-                break
-            token = int(nonzero[0]) * 32 + (word.bit_length() - 1)
-            if not probe.advance(token):
+            token = only_token(mask[0])
+            if token is None or not probe.advance(token):
                 break
             out.append(token)
         return out

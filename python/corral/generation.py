@@ -18,7 +18,7 @@ from . import _core
 from .compiler import compile as compile_grammar
 from .errors import DeadEndError, GenerationError, InternalError, RollbackLimitError
 from .grammar import Grammar
-from .masking import allocate_bitmask
+from .masking import allocate_bitmask, only_token
 
 
 @dataclass
@@ -81,17 +81,6 @@ def _sample(
     cdf = np.cumsum(p)
     i = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
     return int(allowed[min(i, len(allowed) - 1)])
-
-
-def _only_token(row: np.ndarray) -> Optional[int]:
-    """The token id if exactly one bit of the mask row is set, else None."""
-    if np.count_nonzero(row) != 1:  # the common case, decided without allocating
-        return None
-    nonzero = np.flatnonzero(row)
-    word = int(row[nonzero[0]]) & 0xFFFFFFFF
-    if word & (word - 1):
-        return None
-    return int(nonzero[0]) * 32 + word.bit_length() - 1
 
 
 class _RollbackBans:
@@ -336,7 +325,7 @@ def generate(
             except DeadEndError as e:
                 dead_end_back(position, e)
                 continue
-            only = _only_token(bitmask[0])
+            only = only_token(bitmask[0])
             if only is not None and only not in banned_here:
                 # One token allowed: take the whole forced run without asking the model.
                 for tok in matcher.forced_tokens()[: max_tokens - position + 1]:

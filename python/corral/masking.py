@@ -48,6 +48,18 @@ def fill_bitmasks(matchers: Sequence["_core.Matcher"], bitmask, rows: Sequence[i
             matcher.fill_bitmask(bitmask, row)
 
 
+def only_token(row) -> "int | None":
+    """The token id if exactly one bit of the int32 mask row is set, else None."""
+    row = np.asarray(row)
+    if np.count_nonzero(row) != 1:  # the common case, decided without allocating
+        return None
+    nonzero = np.flatnonzero(row)
+    word = int(row[nonzero[0]]) & 0xFFFFFFFF
+    if word & (word - 1):
+        return None
+    return int(nonzero[0]) * 32 + word.bit_length() - 1
+
+
 def _is_torch(x) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)

@@ -59,11 +59,15 @@ class CharLevelModel:
         """Text of character ids (EOS omitted)."""
         return "".join(self.chars[i] for i in ids if i < len(self.chars))
 
-    def _char_mass(self, inner_ids: List[int]) -> np.ndarray:
-        """Probability of each next character (and EOS) when a new token starts here."""
+    def _probabilities(self, inner_ids: List[int]) -> np.ndarray:
+        """The inner model's next-token distribution after ``inner_ids``."""
         z = np.asarray(self.inner.logits(inner_ids), dtype=np.float64)[: len(self._first)]
         p = np.exp(z - z.max())
-        p /= p.sum()
+        return p / p.sum()
+
+    def _char_mass(self, inner_ids: List[int]) -> np.ndarray:
+        """Probability of each next character (and EOS) when a new token starts here."""
+        p = self._probabilities(inner_ids)
         keep = self._has_char
         mass = np.bincount(self._first[keep], weights=p[keep], minlength=len(self.chars) + 1)
         mass[len(self.chars)] = p[self._inner_eos].sum() if self._inner_eos else 0.0
@@ -100,9 +104,7 @@ class CharLevelModel:
             mass = self._char_mass(inner_ids)
         else:
             last, prefix = inner_ids[-1], inner_ids[:-1]
-            z = np.asarray(self.inner.logits(prefix), dtype=np.float64)[: len(self._first)]
-            p = np.exp(z - z.max())
-            p /= p.sum()
+            p = self._probabilities(prefix)
             ext_ids, ext_chars = self._extensions(last)
             mass = np.bincount(ext_chars, weights=p[ext_ids], minlength=len(self.chars) + 1)
             mass = mass.astype(np.float64) + p[last] * self._char_mass(inner_ids)

@@ -199,6 +199,18 @@ class NumpyGPT2:
         return self.forward(ids, cache)[-1]
 
 
+def reusable_prefix(read: Sequence[int], seq: Sequence[int]) -> int:
+    """How many leading positions of ``seq`` a cache that has read ``read`` can keep: the
+    common prefix, less one if that is all of ``seq`` (its last position must be read
+    again, for its logits)."""
+    shared = 0
+    for a, b in zip(read, seq):
+        if a != b:
+            break
+        shared += 1
+    return min(shared, len(seq) - 1)
+
+
 class BuiltinModel:
     """A GPT-2 directory (default: the built-in model) behind corral's generation loop:
     ``vocab``, ``encode``, ``decode`` and ``logits(ids)``. The key/value cache is kept
@@ -240,12 +252,7 @@ class BuiltinModel:
         """Logits of the token after ``ids`` (the window :meth:`window_start` gives)."""
         seq = list(ids) if len(ids) else list(self._empty_context)
         seq = seq[self.window_start(len(seq)) :]
-        shared = 0
-        for a, b in zip(self._read, seq):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(seq) - 1)  # at least one position is read, for its logits
+        shared = reusable_prefix(self._read, seq)
         self._cache.truncate(shared)
         out = self.net.next_logits(seq[shared:], self._cache)
         self._read = seq

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from ..errors import GenerationError
+from .numpy_gpt2 import reusable_prefix
 
 
 class TransformersModel:
@@ -62,12 +63,7 @@ class TransformersModel:
                 f"{len(seq)} tokens do not fit the model's {self.max_positions} positions: "
                 "shorten the prompt or lower max_tokens"
             )
-        shared = 0
-        for a, b in zip(self._read, seq):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(seq) - 1)  # read at least one position, for its logits
+        shared = reusable_prefix(self._read, seq)
         if self._cache is None or shared == 0:
             self._cache, shared = None, 0
         else:
