@@ -83,6 +83,8 @@ def test_bad_sampling_arguments_are_generation_errors(model):
             corral.generate(model, "x", None, **kwargs)
     with pytest.raises(TypeError):
         corral.generate(object(), "x")
+    with pytest.raises(corral.GenerationError, match="out of range"):
+        corral.generate(model, [5, 99999], None)
 
 
 # --- the loop -----------------------------------------------------------------------------

@@ -207,6 +207,9 @@ def generate(
     if top_p is not None and not 0 < top_p <= 1:
         raise GenerationError(f"top_p must be in (0, 1], got {top_p}")
     prompt_ids = lm.encode(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
+    bad = [t for t in prompt_ids if not 0 <= t < vocab.size]
+    if bad:
+        raise GenerationError(f"prompt token id {bad[0]} is out of range (vocabulary size {vocab.size})")
     parts = grammar.parts if grammar is not None else ()
     rollback_parts = [g for g in parts if g.ban_spec is not None and g.ban_spec.mode == "rollback"]
     mask_parts = [g for g in parts if g not in rollback_parts]

@@ -13,6 +13,8 @@ from typing import List, Sequence
 
 import numpy as np
 
+from ..errors import VocabularyError
+
 #: The characters of tinyshakespeare: NanoGPT's character vocabulary, in its order.
 SHAKESPEARE_CHARS = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -48,12 +50,13 @@ class CharLevelModel:
         self._extension_cache: dict = {}
 
     def encode(self, text: str) -> List[int]:
-        """Character ids of ``text`` (characters outside ``chars`` raise ValueError)."""
+        """Character ids of ``text`` (characters outside ``chars`` raise
+        :class:`corral.VocabularyError`)."""
         try:
             return [self.chars.index(c) for c in text]
         except ValueError:
             bad = next(c for c in text if c not in self.chars)
-            raise ValueError(f"character {bad!r} is not in this model's vocabulary") from None
+            raise VocabularyError(f"character {bad!r} is not in this model's vocabulary") from None
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of character ids (EOS omitted)."""
