@@ -28,6 +28,10 @@ pub struct Limits {
     /// Heap bytes a context-free grammar may spend caching masks of parser states; past
     /// it, new states are computed but not cached (never an error).
     pub max_mask_cache_bytes: usize,
+    /// Wall-clock milliseconds one build step may take: parsing and normalizing a grammar,
+    /// translating a JSON Schema, compiling a grammar for a vocabulary. Past it the step
+    /// stops with [`crate::Error::LimitExceeded`] naming this field.
+    pub max_compile_ms: u64,
 }
 
 impl Default for Limits {
@@ -44,6 +48,7 @@ impl Default for Limits {
             max_grammar_productions: 200_000,
             max_earley_items: 100_000,
             max_mask_cache_bytes: 256 << 20,
+            max_compile_ms: 5_000,
         }
     }
 }

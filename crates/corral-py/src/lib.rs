@@ -149,6 +149,7 @@ limits_class! {
     max_grammar_productions: usize => "Most productions after grammar normalization.",
     max_earley_items: usize => "Most Earley items one byte of input may create.",
     max_mask_cache_bytes: usize => "Heap bytes a grammar may spend caching parser-state masks.",
+    max_compile_ms: u64 => "Wall-clock milliseconds one build step (grammar, schema translation, compile) may take.",
 }
 
 /// Token id → exact bytes, EOS and special ids, the logits width, and the token trie.
