@@ -183,7 +183,15 @@ impl CompiledGrammar {
     /// Compiles `grammar` for `vocab` under `limits`. With `eager`, a regular grammar's
     /// mask of every state is computed now (the full index of the Outlines paper);
     /// otherwise each state's mask is computed the first time a matcher reaches it.
+    ///
+    /// The whole step runs within `limits.max_compile_ms` and stops when interrupted (see
+    /// [`crate::interrupt`]).
     pub fn new(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
+        let budget = crate::interrupt::Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        crate::interrupt::run(&budget, || Self::build(grammar, vocab, limits, eager))
+    }
+
+    fn build(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
         let engine = match grammar {
             Grammar::Regex(parsed) => {
                 let dfa = regex::build_dfa(parsed, limits)?;
@@ -219,6 +227,7 @@ impl CompiledGrammar {
         if eager {
             if let Engine::Dfa { dfa, .. } = &compiled.engine {
                 for s in 1..dfa.num_states() as u32 {
+                    crate::interrupt::check_now()?;
                     compiled.state_mask(s);
                 }
             }
@@ -382,7 +391,7 @@ impl CompiledGrammar {
                 if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
                     continue;
                 }
-                self.walk_after_end(earley, ov, &after.ends, out);
+                self.walk_after_end(earley, ov, &after.ends, out)?;
                 ov.pop(1);
             }
             ov.pop(1);
@@ -402,32 +411,60 @@ impl CompiledGrammar {
     /// just after a terminal ended at each of them, with no terminal open) can read: for
     /// each terminal the parser expects, a DFA walk of the children it can start with
     /// marks the tokens read inside it; where it may end, the parser's next state is built
-    /// once for all those nodes and the walk recurses below them.
-    fn walk_after_end(&self, earley: &EarleyGrammar, ov: &mut Overlay<'_>, nodes: &[u32], out: &mut [u32]) {
-        let trie = self.vocab.trie();
-        let (set, expected) = ov.current_expected();
-        let fold = |f: &[u64; 4]| f.iter().fold(0u64, |a, &w| a | w);
-        // Most end nodes have no child that can start any expected terminal (an identifier
-        // ends at every letter, and letters follow): drop them once, for all terminals.
-        let any_first = expected.iter().fold(0u64, |a, &t| a | fold(earley.first_bytes(t)));
-        let candidates: Vec<u32> = nodes.iter().copied().filter(|&n| trie.child_bits(n) & any_first != 0).collect();
-        if candidates.is_empty() {
-            return;
+    /// once for all those nodes and the walk goes on below them.
+    ///
+    /// The walk goes as deep as the longest token, so it keeps its own stack of frames
+    /// (one per terminal ended inside a token) instead of recursing on the thread's stack.
+    fn walk_after_end(&self, earley: &EarleyGrammar, ov: &mut Overlay<'_>, nodes: &[u32], out: &mut [u32]) -> Result<()> {
+        /// One parser position inside the tokens: the end nodes below which it reads, the
+        /// terminals it expects, and the next of those to try.
+        struct Frame {
+            candidates: Vec<u32>,
+            set: u32,
+            expected: Vec<u32>,
+            next: usize,
         }
+        let frame = |ov: &Overlay<'_>, nodes: &[u32]| -> Option<Frame> {
+            let trie = self.vocab.trie();
+            let (set, expected) = ov.current_expected();
+            let fold = |f: &[u64; 4]| f.iter().fold(0u64, |a, &w| a | w);
+            // Most end nodes have no child that can start any expected terminal (an
+            // identifier ends at every letter, and letters follow): drop them once.
+            let any_first = expected.iter().fold(0u64, |a, &t| a | fold(earley.first_bytes(t)));
+            let candidates: Vec<u32> = nodes.iter().copied().filter(|&n| trie.child_bits(n) & any_first != 0).collect();
+            (!candidates.is_empty()).then_some(Frame { candidates, set, expected, next: 0 })
+        };
+        // Frames above the first were each entered by one `push_completed` on `ov`.
+        let mut stack: Vec<Frame> = frame(ov, nodes).into_iter().collect();
         let mut ends: Vec<u32> = Vec::new();
-        for term in expected {
+        while let Some(top) = stack.last_mut() {
+            crate::interrupt::check()?;
+            if top.next == top.expected.len() {
+                stack.pop();
+                if !stack.is_empty() {
+                    ov.pop(1);
+                }
+                continue;
+            }
+            let term = top.expected[top.next];
+            top.next += 1;
             ends.clear();
-            self.read_terminal_below(earley, term, &candidates, out, &mut ends);
+            self.read_terminal_below(earley, term, &top.candidates, out, &mut ends);
             if ends.is_empty() {
                 continue;
             }
+            let set = top.set;
             if !ov.push_completed(&[(term, set)]) {
-                return;
+                // A limit was hit (the overlay holds the error): unwind every frame.
+                ov.pop(stack.len() - 1);
+                return Ok(());
             }
-            let next = std::mem::take(&mut ends);
-            self.walk_after_end(earley, ov, &next, out);
-            ov.pop(1);
+            match frame(ov, &ends) {
+                Some(f) => stack.push(f),
+                None => ov.pop(1),
+            }
         }
+        Ok(())
     }
 
     /// Walks terminal `term` (from its start) below each of `nodes`: marks in `out` the

@@ -4,6 +4,7 @@ use std::fmt;
 
 /// Everything that can go wrong in corral-core. Each variant says what and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The pattern is not a valid regular expression. `position` is a character offset.
     RegexSyntax {
@@ -52,16 +53,24 @@ pub enum Error {
     Vocabulary(String),
     /// A bad argument to a matcher or mask call (token out of range, rollback too far, ...).
     InvalidArgument(String),
+    /// The work was stopped from outside (see [`crate::interrupt`]): nothing was changed.
+    Interrupted,
 }
 
 /// corral-core's result type.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Renders `pattern` with a caret under character `position`.
+/// Characters of a pattern shown on each side of an error's position.
+const CARET_WINDOW: usize = 40;
+
+/// Longest `context` a message shows, in characters (contexts can quote a whole pattern).
+const MAX_CONTEXT_CHARS: usize = 200;
+
+/// Renders the line of `pattern` that holds character `position` with a caret under it;
+/// a long line is cut to a window around the position.
 fn caret(pattern: &str, position: usize) -> String {
-    // Show the line containing the position; patterns with newlines are rare but possible.
     let mut line_start = 0;
-    let mut col = 0;
+    let mut col = 0usize;
     for (i, ch) in pattern.chars().enumerate() {
         if i == position {
             break;
@@ -73,8 +82,27 @@ fn caret(pattern: &str, position: usize) -> String {
             col += 1;
         }
     }
-    let line: String = pattern.chars().skip(line_start).take_while(|&c| c != '\n').collect();
-    format!("    {}\n    {}^", line, " ".repeat(col))
+    let line: Vec<char> = pattern.chars().skip(line_start).take_while(|&c| c != '\n').collect();
+    let from = col.saturating_sub(CARET_WINDOW);
+    let to = (col + CARET_WINDOW).min(line.len());
+    let mut shown: String = line[from.min(line.len())..to].iter().collect();
+    let mut at = col - from;
+    if from > 0 {
+        shown.insert(0, '…');
+        at += 1;
+    }
+    if to < line.len() {
+        shown.push('…');
+    }
+    format!("    {}\n    {}^", shown, " ".repeat(at))
+}
+
+/// `text` cut to `MAX_CONTEXT_CHARS` characters.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_CONTEXT_CHARS) {
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &text[..cut], text.len()),
+        None => text.to_string(),
+    }
 }
 
 impl fmt::Display for Error {
@@ -99,16 +127,40 @@ impl fmt::Display for Error {
             }
             Error::LimitExceeded { limit, value, context } => write!(
                 f,
-                "limit exceeded: {context} needs more than Limits.{limit} = {value}; \
-                 simplify the constraint or raise the limit"
+                "limit exceeded: {} needs more than Limits.{limit} = {value}; \
+                 simplify the constraint or raise the limit",
+                clip(context)
             ),
             Error::EmptyLanguage { what } => {
-                write!(f, "the constraint matches no string at all: {what}")
+                write!(f, "the constraint matches no string at all: {}", clip(what))
             }
             Error::Vocabulary(m) => write!(f, "invalid vocabulary: {m}"),
             Error::InvalidArgument(m) => write!(f, "{m}"),
+            Error::Interrupted => write!(f, "interrupted"),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_patterns_and_contexts_are_cut() {
+        let pattern = format!("{}(?<!x){}", "a".repeat(100_000), "b".repeat(100_000));
+        let e = Error::UnsupportedRegex { construct: "look-behind".into(), pattern: pattern.clone(), position: 100_000 };
+        let text = e.to_string();
+        assert!(text.len() < 400, "{}", text.len());
+        // The caret still points at the construct.
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines[2].chars().count() - 1;
+        assert_eq!(lines[1].chars().nth(at), Some('('), "{text}");
+        let e = Error::LimitExceeded { limit: "max_dfa_states", value: 1, context: pattern };
+        assert!(e.to_string().len() < 400);
+        // Short ones are shown whole.
+        let e = Error::RegexSyntax { message: "m".into(), pattern: "ab(".into(), position: 2 };
+        assert!(e.to_string().ends_with("    ab(\n      ^"), "{e}");
+    }
+}

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::cfg::{self, Cfg, Dialect};
 use crate::error::Result;
+use crate::interrupt::{self, Scope};
 use crate::limits::Limits;
 use crate::regex::{self, ParsedRegex, PerlClasses};
 
@@ -34,7 +35,8 @@ impl Grammar {
     /// the DFA is built, under `limits`, when the grammar is compiled). `classes` are the
     /// interpreter's `\d \w \s` sets, if known (see [`PerlClasses`]).
     pub fn regex(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Grammar> {
-        Ok(Grammar::Regex(regex::parse(pattern, limits, classes)?))
+        let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        interrupt::run(&budget, || Ok(Grammar::Regex(regex::parse(pattern, limits, classes)?)))
     }
 
     /// Parses, validates and normalizes a grammar text (corral EBNF or GBNF). `start`
@@ -59,8 +61,11 @@ impl Grammar {
         options: &cfg::LowerOptions,
         classes: Option<&PerlClasses>,
     ) -> Result<Grammar> {
-        let ast = cfg::parse(text, dialect, limits)?;
-        let cfg = cfg::lower_with(&ast, start, limits, options, classes)?;
+        let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        let cfg = interrupt::run(&budget, || {
+            let ast = cfg::parse(text, dialect, limits)?;
+            cfg::lower_with(&ast, start, limits, options, classes)
+        })?;
         let description = format!("{dialect:?} grammar").to_lowercase();
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description })))
     }

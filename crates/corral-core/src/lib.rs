@@ -16,6 +16,7 @@ pub mod compiled;
 pub mod dfa;
 pub mod error;
 pub mod grammar;
+pub mod interrupt;
 pub mod limits;
 pub mod matcher;
 pub mod prebuilt;

@@ -16,6 +16,8 @@ pub struct Limits {
     pub max_dfa_states: usize,
     /// Most tokens `forced_tokens()` returns in one call.
     pub max_forced_tokens: usize,
+    /// Largest vocabulary `size` (the logits width): masks and per-token tables grow with it.
+    pub max_vocab_size: usize,
     /// Longest grammar text (EBNF, GBNF, Lark), in bytes.
     pub max_grammar_bytes: usize,
     /// Deepest nesting of groups in a grammar text.
@@ -23,8 +25,15 @@ pub struct Limits {
     /// Most productions after normalization (repetition expansion, nullable and unit
     /// rule removal can multiply them).
     pub max_grammar_productions: usize,
-    /// Most Earley items one byte of input may create (bounds the work of one step).
+    /// Most Earley items one byte of input may create or derive again (bounds the work of
+    /// one step: an ambiguous grammar derives the same item many times).
     pub max_earley_items: usize,
+    /// Heap bytes one parse (a matcher's Earley chart, with the bytes a mask reads on top
+    /// of it) may hold. An ambiguous grammar's chart grows faster than its input.
+    pub max_chart_bytes: usize,
+    /// Longest completion `Matcher::completion` returns (a grammar's shortest sentence
+    /// can be exponentially longer than the grammar).
+    pub max_completion_bytes: usize,
     /// Heap bytes a context-free grammar may spend caching masks of parser states; past
     /// it, new states are computed but not cached (never an error).
     pub max_mask_cache_bytes: usize,
@@ -43,10 +52,13 @@ impl Default for Limits {
             dfa_size_limit: 256 << 20,
             max_dfa_states: 200_000,
             max_forced_tokens: 256,
+            max_vocab_size: 1 << 22,
             max_grammar_bytes: 4 << 20,
             max_grammar_nesting: 200,
             max_grammar_productions: 200_000,
             max_earley_items: 100_000,
+            max_chart_bytes: 128 << 20,
+            max_completion_bytes: 1 << 20,
             max_mask_cache_bytes: 256 << 20,
             max_compile_ms: 5_000,
         }

@@ -106,19 +106,30 @@ impl Matcher {
     }
 
     /// Bytes that, appended to the output, make it complete (short, not always the
-    /// shortest). Empty if it may end now; None once finished.
-    pub fn completion(&self) -> Option<Vec<u8>> {
+    /// shortest). Empty if it may end now; None once finished. Fails if the completion
+    /// would be longer than `Limits::max_completion_bytes`, or when interrupted.
+    pub fn completion(&self) -> Result<Option<Vec<u8>>> {
         if self.is_finished() {
-            return None;
+            return Ok(None);
         }
+        let max_bytes = self.grammar.limits().max_completion_bytes;
         match (&self.state, &self.grammar.engine) {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
-                crate::cfg::complete::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED))
+                let suffix = crate::cfg::complete::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED));
+                match suffix {
+                    Some(s) if s.len() > max_bytes => Err(Error::LimitExceeded {
+                        limit: "max_completion_bytes",
+                        value: max_bytes,
+                        context: format!("the shortest completion ({} bytes)", s.len()),
+                    }),
+                    other => Ok(other),
+                }
             }
             (State::Cfg { chart, .. }, Engine::Cfg { earley, shortest, .. }) => {
-                chart.completion(earley, shortest.get_or_init(|| crate::cfg::complete::Shortest::new(earley)))
+                let shortest = shortest.get_or_init(|| crate::cfg::complete::Shortest::new(earley));
+                chart.completion(earley, shortest, max_bytes)
             }
-            _ => None,
+            _ => Ok(None),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use crate::dfa::{Dfa, PlainRisk, DEAD};
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 
 /// What a token id is, as far as constraints are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,6 +281,17 @@ impl Vocabulary {
         eos_ids: &[u32],
         size: Option<usize>,
     ) -> Result<Vocabulary> {
+        Self::with_limits(tokens, special_ids, eos_ids, size, &Limits::default())
+    }
+
+    /// [`Vocabulary::new`] under `limits` (`max_vocab_size` bounds `size`).
+    pub fn with_limits(
+        tokens: Vec<Option<Vec<u8>>>,
+        special_ids: &[u32],
+        eos_ids: &[u32],
+        size: Option<usize>,
+        limits: &Limits,
+    ) -> Result<Vocabulary> {
         let size = size.unwrap_or(tokens.len());
         if size < tokens.len() {
             return Err(Error::Vocabulary(format!(
@@ -287,8 +299,12 @@ impl Vocabulary {
                 tokens.len()
             )));
         }
-        if size >= u32::MAX as usize {
-            return Err(Error::Vocabulary(format!("size {size} is too large")));
+        if size > limits.max_vocab_size || size >= u32::MAX as usize {
+            return Err(Error::LimitExceeded {
+                limit: "max_vocab_size",
+                value: limits.max_vocab_size,
+                context: format!("a vocabulary of size {size}"),
+            });
         }
         if eos_ids.is_empty() {
             return Err(Error::Vocabulary("no EOS token id given".into()));

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
 use pyo3::types::PyBytes;
@@ -70,6 +70,8 @@ fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
         }
         core::Error::Vocabulary(_) => raise(py, "VocabularyError", message, &[]),
         core::Error::InvalidArgument(_) => raise(py, "MatcherError", message, &[]),
+        core::Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        _ => raise(py, "InternalError", format!("internal error in corral (please report this bug): {message}"), &[]),
     }
 }
 
@@ -91,13 +93,62 @@ fn internal(py: Python<'_>, panic: Box<dyn std::any::Any + Send>) -> PyErr {
     raise(py, "InternalError", format!("internal error in corral (please report this bug): {what}"), &[])
 }
 
-/// Like [`guard`], with the GIL released while `f` runs.
+/// Like [`guard`], with the GIL released while `f` runs. Long work polls for signals:
+/// Ctrl-C (or any Python signal handler that raises) stops it within a few tens of
+/// milliseconds, and that exception is raised here.
 fn guard_detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+    let raised: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let result = py.detach(|| {
+        // Signal handlers run on the main thread only; elsewhere this finds nothing.
+        let poll = || {
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    if let Ok(mut slot) = raised.lock() {
+                        *slot = Some(e);
+                    }
+                    true
+                }
+            })
+        };
+        let scope = core::interrupt::Scope { poll: Some(&poll), ..Default::default() };
+        catch_unwind(AssertUnwindSafe(|| core::interrupt::run(&scope, f)))
+    });
+    match result {
         Ok(Ok(v)) => Ok(v),
+        Ok(Err(core::Error::Interrupted)) => {
+            let pending = raised.lock().ok().and_then(|mut slot| slot.take());
+            Err(pending.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted")))
+        }
         Ok(Err(e)) => Err(to_py_err(py, e)),
         Err(panic) => Err(internal(py, panic)),
     }
+}
+
+/// A Python int as an index below `bound`: anything else (negative, too large, not an
+/// int) is the corral error class `class`, naming `what`.
+fn index(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, bound: usize, class: &str) -> PyResult<usize> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() || !obj.is_instance_of::<pyo3::types::PyInt>() {
+        let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+        return Err(PyTypeError::new_err(format!("{what} must be an int, not {type_name}")));
+    }
+    match obj.extract::<i128>() {
+        Ok(v) if v >= 0 && (v as u128) < bound as u128 => Ok(v as usize),
+        Ok(v) => Err(raise(py, class, format!("{what} {v} is out of range (0 to {})", bound.saturating_sub(1)), &[])),
+        Err(_) => Err(raise(py, class, format!("{what} {} is out of range (0 to {})", obj, bound.saturating_sub(1)), &[])),
+    }
+}
+
+/// Each item of a Python iterable as an index below `bound` (see [`index`]).
+fn indices(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, bound: usize, class: &str) -> PyResult<Vec<usize>> {
+    if obj.is_instance_of::<pyo3::types::PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!("{what}s must be a list of ints")));
+    }
+    let mut out = Vec::new();
+    for item in obj.try_iter()? {
+        out.push(index(py, &item?, what, bound, class)?);
+    }
+    Ok(out)
 }
 
 /// Declares `PyLimits` with one keyword argument and one getter per `corral_core::Limits`
@@ -144,10 +195,13 @@ limits_class! {
     dfa_size_limit: usize => "Heap bytes for a regex's DFA (also bounds determinization).",
     max_dfa_states: usize => "Most DFA states after pruning.",
     max_forced_tokens: usize => "Most tokens one forced_tokens() call returns.",
+    max_vocab_size: usize => "Largest vocabulary size (logits width).",
     max_grammar_bytes: usize => "Longest grammar text, in bytes.",
     max_grammar_nesting: u32 => "Deepest group nesting in a grammar text.",
     max_grammar_productions: usize => "Most productions after grammar normalization.",
-    max_earley_items: usize => "Most Earley items one byte of input may create.",
+    max_earley_items: usize => "Most Earley items one byte of input may create or derive again.",
+    max_chart_bytes: usize => "Heap bytes one parse (a matcher's Earley chart) may hold.",
+    max_completion_bytes: usize => "Longest completion Matcher.completion() returns, in bytes.",
     max_mask_cache_bytes: usize => "Heap bytes a grammar may spend caching parser-state masks.",
     max_compile_ms: u64 => "Wall-clock milliseconds one build step (grammar, schema translation, compile) may take.",
 }
@@ -161,15 +215,41 @@ struct PyVocabulary {
 #[pymethods]
 impl PyVocabulary {
     #[new]
-    #[pyo3(signature = (token_bytes, eos_token_ids, special_token_ids, size=None))]
+    #[pyo3(signature = (token_bytes, eos_token_ids, special_token_ids, size=None, limits=None))]
     fn new(
         py: Python<'_>,
         token_bytes: Vec<Option<Vec<u8>>>,
-        eos_token_ids: Vec<u32>,
-        special_token_ids: Vec<u32>,
-        size: Option<usize>,
+        eos_token_ids: &Bound<'_, PyAny>,
+        special_token_ids: &Bound<'_, PyAny>,
+        size: Option<&Bound<'_, PyAny>>,
+        limits: Option<PyRef<'_, PyLimits>>,
     ) -> PyResult<Self> {
-        let v = guard_detached(py, move || core::Vocabulary::new(token_bytes, &special_token_ids, &eos_token_ids, size))?;
+        let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        let size = match size {
+            Some(s) if !s.is_none() => {
+                let cap = limits.max_vocab_size.max(token_bytes.len());
+                Some(index(py, s, "vocabulary size", cap.saturating_add(1), "VocabularyError").map_err(|e| {
+                    if e.is_instance_of::<PyTypeError>(py) {
+                        e
+                    } else {
+                        to_py_err(
+                            py,
+                            core::Error::LimitExceeded {
+                                limit: "max_vocab_size",
+                                value: limits.max_vocab_size,
+                                context: format!("a vocabulary of size {s}"),
+                            },
+                        )
+                    }
+                })?)
+            }
+            _ => None,
+        };
+        let bound = size.unwrap_or(token_bytes.len()).max(1);
+        let to_u32 = |v: Vec<usize>| v.into_iter().map(|i| i as u32).collect::<Vec<u32>>();
+        let eos = to_u32(indices(py, eos_token_ids, "EOS token id", bound, "VocabularyError")?);
+        let special = to_u32(indices(py, special_token_ids, "special token id", bound, "VocabularyError")?);
+        let v = guard_detached(py, move || core::Vocabulary::with_limits(token_bytes, &special, &eos, size, &limits))?;
         Ok(PyVocabulary { inner: Arc::new(v) })
     }
 
@@ -210,30 +290,29 @@ impl PyVocabulary {
     }
 
     /// The exact bytes token `id` stands for ('' for special, EOS and missing ids).
-    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
-        if id as usize >= self.inner.size() {
-            return Err(to_py_err(py, core::Error::Vocabulary(format!("token id {id} is out of range (size {})", self.inner.size()))));
-        }
-        Ok(PyBytes::new(py, self.inner.token_bytes(id)))
+    fn token_bytes<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let id = index(py, id, "token id", self.inner.size(), "VocabularyError")?;
+        Ok(PyBytes::new(py, self.inner.token_bytes(id as u32)))
     }
 
     /// The kind of token `id`: "normal", "special", "eos" or "missing".
-    fn token_kind(&self, id: u32) -> &'static str {
-        match self.inner.kind(id) {
+    fn token_kind(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        let id = index(py, id, "token id", self.inner.size(), "VocabularyError")?;
+        Ok(match self.inner.kind(id as u32) {
             core::TokenKind::Normal => "normal",
             core::TokenKind::Special => "special",
             core::TokenKind::Eos => "eos",
             core::TokenKind::Missing => "missing",
-        }
+        })
     }
 
     /// Concatenated bytes of a token sequence (special tokens contribute nothing).
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> Bound<'py, PyBytes> {
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::new();
-        for id in ids {
-            out.extend_from_slice(self.inner.token_bytes(id));
+        for id in indices(py, ids, "token id", self.inner.size(), "VocabularyError")? {
+            out.extend_from_slice(self.inner.token_bytes(id as u32));
         }
-        PyBytes::new(py, &out)
+        Ok(PyBytes::new(py, &out))
     }
 }
 
@@ -261,7 +340,8 @@ impl PyGrammar {
     ) -> PyResult<Self> {
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
         let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
-        let inner = guard(py, || core::Grammar::regex(pattern, &limits, classes.as_ref()))?;
+        let pattern = pattern.to_string();
+        let inner = guard_detached(py, move || core::Grammar::regex(&pattern, &limits, classes.as_ref()))?;
         Ok(PyGrammar { inner })
     }
 
@@ -342,7 +422,7 @@ struct PyCompiledGrammar {
 impl PyCompiledGrammar {
     /// A new matcher at the start of the grammar.
     fn matcher(&self) -> PyMatcher {
-        PyMatcher { inner: core::Matcher::new(self.inner.clone()) }
+        PyMatcher::new(core::Matcher::new(self.inner.clone()))
     }
 
     /// Number of automaton states of a regular grammar (the dead state included; 0 for
@@ -422,8 +502,8 @@ impl MaskBuffer {
                             py,
                             "MatcherError",
                             format!(
-                                "bitmask is on device '{device}': fill a CPU bitmask (corral.allocate_bitmask) and copy it, \
-                                 or use corral.fill_bitmask_on_device"
+                                "bitmask is on device '{device}': fill a CPU bitmask (corral.allocate_bitmask): \
+                                 corral.apply_bitmask moves it to the logits' device"
                             ),
                             &[],
                         ));
@@ -493,9 +573,32 @@ fn dead_end(py: Python<'_>, tokens: usize) -> PyErr {
 }
 
 /// One sequence's position in a compiled grammar.
-#[pyclass(module = "corral._core", name = "Matcher")]
+///
+/// Safe to share between threads: calls on one matcher take turns (a call waits, with the
+/// GIL released, while another thread's call on the same matcher runs).
+#[pyclass(module = "corral._core", name = "Matcher", frozen)]
 struct PyMatcher {
-    inner: core::Matcher,
+    inner: std::sync::Mutex<core::Matcher>,
+}
+
+impl PyMatcher {
+    /// The matcher, locked for this call (waiting without the GIL if another thread has it).
+    fn lock<'a>(&'a self, py: Python<'_>) -> std::sync::MutexGuard<'a, core::Matcher> {
+        loop {
+            match self.inner.try_lock() {
+                Ok(g) => return g,
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                // A guard cannot cross the GIL release, so wait outside the lock and retry.
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    py.detach(|| std::thread::sleep(std::time::Duration::from_micros(50)))
+                }
+            }
+        }
+    }
+
+    fn new(inner: core::Matcher) -> PyMatcher {
+        PyMatcher { inner: std::sync::Mutex::new(inner) }
+    }
 }
 
 #[pymethods]
@@ -503,18 +606,23 @@ impl PyMatcher {
     /// Writes the allowed-token bitmask into `bitmask[row]` (int32, bit t of word t//32).
     /// Mask computation runs with the GIL released. Raises DeadEndError if no token is
     /// allowed.
-    #[pyo3(signature = (bitmask, row=0))]
-    fn fill_bitmask(&self, py: Python<'_>, bitmask: &Bound<'_, PyAny>, row: usize) -> PyResult<()> {
+    #[pyo3(signature = (bitmask, row=None))]
+    fn fill_bitmask(&self, py: Python<'_>, bitmask: &Bound<'_, PyAny>, row: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let buf = MaskBuffer::get(py, bitmask)?;
-        let words = self.inner.grammar().vocab().mask_words();
+        let row = match row {
+            Some(r) => index(py, r, "row", buf.rows, "MatcherError")?,
+            None => 0,
+        };
+        let matcher = self.lock(py);
+        let words = matcher.grammar().vocab().mask_words();
         let addr = buf.row(py, row, words)?;
         // Released even for a cached mask (a ~16 KiB copy): ~0.2 µs, and other threads
         // (the model's forward pass, other rows) keep running.
-        let matcher = &self.inner;
-        let info = guard_detached(py, move || fill_at(matcher, addr, words))?;
+        let m = &*matcher;
+        let info = guard_detached(py, move || fill_at(m, addr, words))?;
         drop(buf);
         if info.allowed == 0 {
-            return Err(dead_end(py, self.inner.num_tokens()));
+            return Err(dead_end(py, matcher.num_tokens()));
         }
         Ok(())
     }
@@ -524,74 +632,89 @@ impl PyMatcher {
     #[pyo3(signature = (bitmask, row=0))]
     fn _fill_bitmask_reference(&self, py: Python<'_>, bitmask: &Bound<'_, PyAny>, row: usize) -> PyResult<()> {
         let buf = MaskBuffer::get(py, bitmask)?;
-        let words = self.inner.grammar().vocab().mask_words();
+        let matcher = self.lock(py);
+        let words = matcher.grammar().vocab().mask_words();
         let addr = buf.row(py, row, words)?;
-        let matcher = &self.inner;
+        let m = &*matcher;
         guard_detached(py, move || {
             // SAFETY: as in fill_at: a checked, held, writable row of `words` int32s.
             let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u32, words) };
-            matcher.fill_mask_reference(out)
+            m.fill_mask_reference(out)
         })?;
         Ok(())
     }
 
     /// Consumes `token`; returns False (state unchanged) if the grammar does not allow it.
-    fn advance(&mut self, py: Python<'_>, token: u32) -> PyResult<bool> {
-        guard(py, || self.inner.advance(token))
+    fn advance(&self, py: Python<'_>, token: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let mut matcher = self.lock(py);
+        let token = index(py, token, "token id", matcher.grammar().vocab().size(), "MatcherError")?;
+        let m = &mut *matcher;
+        guard_detached(py, move || m.advance(token as u32))
     }
 
     /// Would `token` be accepted now?
-    fn is_allowed(&self, token: u32) -> bool {
-        self.inner.is_allowed(token)
+    fn is_allowed(&self, py: Python<'_>, token: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let matcher = self.lock(py);
+        let token = index(py, token, "token id", matcher.grammar().vocab().size(), "MatcherError")?;
+        let m = &*matcher;
+        guard_detached(py, move || Ok(m.is_allowed(token as u32)))
     }
 
     /// Undoes the last `n` accepted tokens.
-    #[pyo3(signature = (n=1))]
-    fn rollback(&mut self, py: Python<'_>, n: usize) -> PyResult<()> {
-        guard(py, || self.inner.rollback(n))
+    #[pyo3(signature = (n=None))]
+    fn rollback(&self, py: Python<'_>, n: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let mut matcher = self.lock(py);
+        let n = match n {
+            Some(n) => index(py, n, "rollback count", matcher.num_tokens() + 1, "MatcherError")?,
+            None => 1,
+        };
+        guard(py, || matcher.rollback(n))
     }
 
     /// Returns to the start of the grammar.
-    fn reset(&mut self) {
-        self.inner.reset()
+    fn reset(&self, py: Python<'_>) {
+        self.lock(py).reset()
     }
 
     /// May the output end here (is EOS allowed)?
-    fn is_accepting(&self) -> bool {
-        self.inner.is_accepting()
+    fn is_accepting(&self, py: Python<'_>) -> bool {
+        self.lock(py).is_accepting()
     }
 
     /// Has EOS been accepted?
-    fn is_finished(&self) -> bool {
-        self.inner.is_finished()
+    fn is_finished(&self, py: Python<'_>) -> bool {
+        self.lock(py).is_finished()
     }
 
     /// Tokens that are the only way forward (ending with EOS if ending is forced).
     fn forced_tokens(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
-        guard_detached(py, || self.inner.forced_tokens())
+        let matcher = self.lock(py);
+        let m = &*matcher;
+        guard_detached(py, move || m.forced_tokens())
     }
 
     /// Bytes that, appended to the output, would make it complete (short, not always the
     /// shortest): b"" if it may end now, None once finished.
     fn completion<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let matcher = &self.inner;
-        let bytes = guard_detached(py, move || Ok(matcher.completion()))?;
+        let matcher = self.lock(py);
+        let m = &*matcher;
+        let bytes = guard_detached(py, move || m.completion())?;
         Ok(bytes.map(|b| PyBytes::new(py, &b)))
     }
 
     /// Number of tokens accepted so far (EOS included).
     #[getter]
-    fn num_tokens(&self) -> usize {
-        self.inner.num_tokens()
+    fn num_tokens(&self, py: Python<'_>) -> usize {
+        self.lock(py).num_tokens()
     }
 
     /// An independent copy of this matcher (same grammar, same history).
-    fn copy(&self) -> PyMatcher {
-        PyMatcher { inner: self.inner.clone() }
+    fn copy(&self, py: Python<'_>) -> PyMatcher {
+        PyMatcher::new(self.lock(py).clone())
     }
 
-    fn __copy__(&self) -> PyMatcher {
-        self.copy()
+    fn __copy__(&self, py: Python<'_>) -> PyMatcher {
+        self.copy(py)
     }
 }
 
@@ -603,47 +726,79 @@ fn fill_bitmasks(
     py: Python<'_>,
     matchers: Vec<PyRef<'_, PyMatcher>>,
     bitmask: &Bound<'_, PyAny>,
-    rows: Option<Vec<usize>>,
+    rows: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let buf = MaskBuffer::get(py, bitmask)?;
-    let rows = rows.unwrap_or_else(|| (0..matchers.len()).collect());
+    let rows = match rows {
+        Some(r) if !r.is_none() => indices(py, r, "row", buf.rows, "MatcherError")?,
+        _ => (0..matchers.len()).collect(),
+    };
     if rows.len() != matchers.len() {
         return Err(raise(py, "MatcherError", format!("{} matchers but {} rows", matchers.len(), rows.len()), &[]));
     }
-    let mut jobs = Vec::with_capacity(matchers.len());
-    let mut seen = std::collections::HashSet::new();
-    for (m, &row) in matchers.iter().zip(&rows) {
-        if !seen.insert(row) {
+    let mut seen_rows = std::collections::HashSet::new();
+    let mut seen_matchers = std::collections::HashSet::new();
+    for (i, (m, &row)) in matchers.iter().zip(&rows).enumerate() {
+        if !seen_rows.insert(row) {
             return Err(raise(py, "MatcherError", format!("row {row} is given twice"), &[]));
         }
-        let words = m.inner.grammar().vocab().mask_words();
-        jobs.push((&m.inner, buf.row(py, row, words)?, words, m.inner.num_tokens()));
-    }
-    let results: Vec<core::Result<core::MaskInfo>> = py.detach(|| {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
-        if threads == 1 {
-            return jobs.iter().map(|(s, a, w, _)| fill_at(s, *a, *w)).collect();
+        if !seen_matchers.insert(&**m as *const PyMatcher as usize) {
+            return Err(raise(py, "MatcherError", format!("matcher {i} is the same object as an earlier one"), &[]));
         }
-        let chunk = jobs.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(|(s, a, w, _)| fill_at(s, *a, *w)).collect::<Vec<_>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(core::Error::InvalidArgument("mask thread panicked".into()))]))
-                .collect()
-        })
-    });
+    }
+    let guards: Vec<_> = matchers.iter().map(|m| m.lock(py)).collect();
+    let mut jobs = Vec::with_capacity(guards.len());
+    for (g, &row) in guards.iter().zip(&rows) {
+        let words = g.grammar().vocab().mask_words();
+        jobs.push((&**g, buf.row(py, row, words)?, words, g.num_tokens()));
+    }
+    let jobs = &jobs;
+    let results: Vec<core::Result<core::MaskInfo>> = guard_detached(py, move || Ok(fill_parallel(jobs)))?;
     drop(buf);
-    for (r, job) in results.into_iter().zip(&jobs) {
-        let info = r.map_err(|e| to_py_err(py, e))?;
+    for (r, job) in results.into_iter().zip(jobs) {
+        let info = r.map_err(|e| if e == core::Error::Interrupted { PyKeyboardInterrupt::new_err("interrupted") } else { to_py_err(py, e) })?;
         if info.allowed == 0 {
             return Err(dead_end(py, job.3));
         }
     }
     Ok(())
+}
+
+/// A mask job: the matcher, its row's address and width, and its token count.
+type Job<'a> = (&'a core::Matcher, usize, usize, usize);
+
+/// Fills every job's row, the calling thread taking the first share and helper threads
+/// the rest. The caller's interrupt scope (Ctrl-C) reaches the helpers through a shared
+/// stop flag; a panic in a helper is a panic here.
+fn fill_parallel(jobs: &[Job<'_>]) -> Vec<core::Result<core::MaskInfo>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
+    let fill = |part: &[Job<'_>]| part.iter().map(|(m, a, w, _)| fill_at(m, *a, *w)).collect::<Vec<_>>();
+    if threads == 1 {
+        return fill(jobs);
+    }
+    let chunk = jobs.len().div_ceil(threads);
+    let mut parts = jobs.chunks(chunk);
+    let first = parts.next().unwrap_or(&[]);
+    let stop = core::interrupt::StopFlag::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .map(|part| {
+                let helper = core::interrupt::Scope { stop: stop.clone(), ..Default::default() };
+                scope.spawn(move || core::interrupt::run(&helper, || fill(part)))
+            })
+            .collect();
+        let mut out = fill(first);
+        if out.iter().any(|r| matches!(r, Err(core::Error::Interrupted))) {
+            stop.stop();
+        }
+        for h in handles {
+            match h.join() {
+                Ok(part) => out.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out
+    })
 }
 
 /// Sets `logits[i, t] = -inf` wherever bit t of `bitmask[i]` is clear (float32 or float64,

@@ -12,12 +12,18 @@ use super::earley::EarleyGrammar;
 use super::lower::Sym;
 use crate::dfa::{bfs_path, Dfa, DEAD};
 
+
+/// Shortest strings of every symbol: terminals by BFS in their DFA; nonterminals by
+/// Knuth's generalization of Dijkstra's algorithm over the productions, which gives each
+/// nonterminal its shortest length and the production that achieves it. A nonterminal's
+/// string is spelled out only when asked for (it can be far longer than the grammar).
 #[derive(Debug)]
-/// Shortest strings of every symbol (terminals by BFS in their DFA, nonterminals by a
-/// fixpoint over productions).
 pub(crate) struct Shortest {
     terminal: Vec<Vec<u8>>,
-    nonterminal: Vec<Option<Vec<u8>>>,
+    /// Per nonterminal: its shortest length in bytes (saturating; `u64::MAX`: none).
+    length: Vec<u64>,
+    /// Per nonterminal: the production of that length.
+    choice: Vec<u32>,
 }
 
 /// Shortest bytes leading from `state` to acceptance in `dfa`.
@@ -47,38 +53,70 @@ impl Shortest {
         let cfg = g.cfg();
         let terminal: Vec<Vec<u8>> =
             cfg.terminals.iter().map(|t| dfa_suffix(&t.dfa, t.dfa.start()).unwrap_or_default()).collect();
-        let mut nonterminal: Vec<Option<Vec<u8>>> = vec![None; cfg.nonterminals.len()];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for p in &cfg.productions {
-                let mut s = Vec::new();
-                let mut ok = true;
-                for sym in &p.rhs {
-                    if sym.is_terminal() {
-                        s.extend_from_slice(&terminal[sym.index() as usize]);
-                    } else if let Some(x) = &nonterminal[sym.index() as usize] {
-                        s.extend_from_slice(x);
-                    } else {
-                        ok = false;
-                        break;
-                    }
+        let n = cfg.nonterminals.len();
+        // Per production: its length so far and its nonterminals not yet settled.
+        let mut partial: Vec<u64> = Vec::with_capacity(cfg.productions.len());
+        let mut missing: Vec<u32> = Vec::with_capacity(cfg.productions.len());
+        let mut uses: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut heap = std::collections::BinaryHeap::new();
+        for (p, prod) in cfg.productions.iter().enumerate() {
+            let mut len = 0u64;
+            let mut miss = 0u32;
+            for sym in &prod.rhs {
+                if sym.is_terminal() {
+                    len = len.saturating_add(terminal[sym.index() as usize].len() as u64);
+                } else {
+                    miss += 1;
+                    uses[sym.index() as usize].push(p as u32);
                 }
-                let lhs = p.lhs as usize;
-                if ok && nonterminal[lhs].as_ref().is_none_or(|cur| s.len() < cur.len()) {
-                    nonterminal[lhs] = Some(s);
-                    changed = true;
+            }
+            partial.push(len);
+            missing.push(miss);
+            if miss == 0 {
+                heap.push(std::cmp::Reverse((len, p as u32)));
+            }
+        }
+        let mut length = vec![u64::MAX; n];
+        let mut choice = vec![u32::MAX; n];
+        while let Some(std::cmp::Reverse((len, p))) = heap.pop() {
+            let lhs = cfg.productions[p as usize].lhs as usize;
+            if length[lhs] != u64::MAX {
+                continue;
+            }
+            length[lhs] = len;
+            choice[lhs] = p;
+            for &q in &uses[lhs] {
+                let q = q as usize;
+                partial[q] = partial[q].saturating_add(len);
+                missing[q] -= 1;
+                if missing[q] == 0 {
+                    heap.push(std::cmp::Reverse((partial[q], q as u32)));
                 }
             }
         }
-        Shortest { terminal, nonterminal }
+        Shortest { terminal, length, choice }
     }
 
-    pub(crate) fn symbol(&self, s: Sym) -> &[u8] {
+    /// The length of `s`'s shortest string (`u64::MAX` if it has none; saturating).
+    pub(crate) fn length(&self, s: Sym) -> u64 {
         if s.is_terminal() {
-            &self.terminal[s.index() as usize]
+            self.terminal[s.index() as usize].len() as u64
         } else {
-            self.nonterminal[s.index() as usize].as_deref().unwrap_or(&[])
+            self.length[s.index() as usize]
+        }
+    }
+
+    /// Appends `s`'s shortest string to `out` (nothing if it has none), expanding
+    /// nonterminals with an explicit stack: the derivation can be as deep as the grammar.
+    pub(crate) fn write(&self, g: &EarleyGrammar, s: Sym, out: &mut Vec<u8>) {
+        let cfg = g.cfg();
+        let mut stack = vec![s];
+        while let Some(s) = stack.pop() {
+            if s.is_terminal() {
+                out.extend_from_slice(&self.terminal[s.index() as usize]);
+            } else if let Some(&p) = self.choice.get(s.index() as usize).filter(|&&p| p != u32::MAX) {
+                stack.extend(cfg.productions[p as usize].rhs.iter().rev().copied());
+            }
         }
     }
 }

@@ -68,12 +68,14 @@ pub struct EarleyGrammar {
     dr_next: Vec<u32>,
     /// Per dotted rule: its production's left-hand side.
     dr_lhs: Vec<u32>,
-    /// Per nonterminal: the dot-0 dotted rules its prediction adds (closed under
-    /// predicting leading nonterminals).
-    predict: Vec<Vec<u32>>,
-    /// Per dotted rule at dot 0: its index in `predict_slot` marks (for dedup).
-    num_dotted: usize,
+    /// Per nonterminal: the dot-0 dotted rules of its own productions.
+    own_rules: Vec<Vec<u32>>,
+    /// Per nonterminal: the distinct nonterminals its productions start with (predicting
+    /// it predicts them too). Closed at run time, not stored closed: a closure table is
+    /// quadratic in the grammar for long chains and cycles of rules.
+    left_corners: Vec<Vec<u32>>,
     max_items: usize,
+    max_chart_bytes: usize,
     /// Per terminal: the bytes that can start it (a 256-bit set).
     first_bytes: Vec<[u64; 4]>,
     /// Per dotted rule: its rank in (next symbol, dotted rule) order, so that a set's
@@ -97,24 +99,18 @@ impl EarleyGrammar {
             dr_lhs.push(p.lhs);
         }
         let n = cfg.nonterminals.len();
-        let mut predict = Vec::with_capacity(n);
-        for a in 0..n {
-            let mut seen_nt = vec![false; n];
-            let mut stack = vec![a as u32];
-            seen_nt[a] = true;
-            let mut out = Vec::new();
-            while let Some(x) = stack.pop() {
-                for &p in &cfg.productions_of[x as usize] {
-                    out.push(first_dr[p as usize]);
-                    let s = cfg.productions[p as usize].rhs[0];
-                    if !s.is_terminal() && !seen_nt[s.index() as usize] {
-                        seen_nt[s.index() as usize] = true;
-                        stack.push(s.index());
-                    }
+        let mut own_rules = vec![Vec::new(); n];
+        let mut left_corners: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (a, prods) in cfg.productions_of.iter().enumerate() {
+            for &p in prods {
+                own_rules[a].push(first_dr[p as usize]);
+                let s = cfg.productions[p as usize].rhs[0];
+                if !s.is_terminal() {
+                    left_corners[a].push(s.index());
                 }
             }
-            out.sort_unstable();
-            predict.push(out);
+            left_corners[a].sort_unstable();
+            left_corners[a].dedup();
         }
         let num_dotted = dr_next.len();
         let first_bytes = cfg
@@ -136,7 +132,7 @@ impl EarleyGrammar {
         for (rank, &dr) in order.iter().enumerate() {
             dr_rank[dr as usize] = rank as u32;
         }
-        EarleyGrammar { cfg, dr_next, dr_lhs, predict, num_dotted, max_items: limits.max_earley_items, first_bytes, dr_rank }
+        EarleyGrammar { cfg, dr_next, dr_lhs, own_rules, left_corners, max_items: limits.max_earley_items, max_chart_bytes: limits.max_chart_bytes, first_bytes, dr_rank }
     }
 
     /// The bytes that can start terminal `term` (a 256-bit set).
@@ -209,6 +205,17 @@ pub struct Chart {
 }
 
 impl Chart {
+    /// Heap bytes of the chart's arenas (what `Limits::max_chart_bytes` bounds).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.sets.len() * size_of::<SetData>()
+            + self.items.len() * size_of::<Item>()
+            + self.expected.len() * size_of::<Expected>()
+            + self.leo.len() * size_of::<(u32, Item)>()
+            + self.rows.len() * size_of::<Row>()
+            + self.scans.len() * size_of::<Scan>()
+    }
+
     fn lens(&self) -> [u32; 4] {
         [self.sets.len() as u32, self.items.len() as u32, self.expected.len() as u32, self.leo.len() as u32]
     }
@@ -274,30 +281,39 @@ impl Chart {
     }
 
     /// A short string that completes the input read so far into a sentence (not always
-    /// the shortest; None only if there is none, which a live parse never has).
-    pub(crate) fn completion(&self, g: &EarleyGrammar, shortest: &super::complete::Shortest) -> Option<Vec<u8>> {
+    /// the shortest; None only if there is none, which a live parse never has). Fails if
+    /// it is longer than
+    /// `max_bytes` (`Limits::max_completion_bytes`).
+    pub(crate) fn completion(
+        &self,
+        g: &EarleyGrammar,
+        shortest: &super::complete::Shortest,
+        max_bytes: usize,
+    ) -> Result<Option<Vec<u8>>> {
         if self.is_accepting() {
-            return Some(Vec::new());
+            return Ok(Some(Vec::new()));
         }
-        let row = *self.rows.last()?;
+        let Some(row) = self.rows.last().copied() else { return Ok(None) };
         let empty = Chart::default();
         let search = Completion { g, chart: self, empty: &empty, shortest };
-        let mut starts: Vec<(Vec<u8>, Node)> = Vec::new();
+        let mut starts: Vec<(Head, u64, Node)> = Vec::new();
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
             let dfa = &g.cfg.terminals[sc.term as usize].dfa;
             if let Some(head) = super::complete::dfa_suffix(dfa, sc.state) {
-                starts.push((head, (sc.origin, sc.term | (1 << 31))));
+                let cost = head.len() as u64;
+                starts.push((Head::Bytes(head), cost, (sc.origin, sc.term | (1 << 31))));
             }
         }
         if row.set != NONE {
             let set = self.sets[row.set as usize];
             for it in &self.items[set.items.0 as usize..set.items.1 as usize] {
                 if g.dr_next[it.dr as usize] != NONE {
-                    starts.push((search.rest(it.dr), search.completed(it.origin, g.dr_lhs[it.dr as usize])));
+                    let node = search.completed(it.origin, g.dr_lhs[it.dr as usize]);
+                    starts.push((Head::Rest(it.dr), search.rest_len(it.dr), node));
                 }
             }
         }
-        search.solve(starts)
+        search.solve(starts, max_bytes)
     }
 
     /// Number of Earley items stored (all sets).
@@ -360,8 +376,10 @@ struct Scratch {
     pending: Vec<Item>,
     done: Vec<Item>,
     seen: FastSet<Item>,
+    /// Per nonterminal: the generation (set being built) in which it was last predicted.
     pred_mark: Vec<u32>,
     generation: u32,
+    pred_stack: Vec<u32>,
     new_scans: Vec<Scan>,
     completed: Vec<(u32, u32)>,
 }
@@ -370,14 +388,24 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Adds the prediction of nonterminal `nt` at set `k` (predicted items are never complete:
-/// there are no ε-rules, so they need no further work).
+/// Adds the prediction of nonterminal `nt` at set `k`, and of the nonterminals its rules
+/// start with, transitively (predicted items are never complete: there are no ε-rules, so
+/// they need no further work). Each nonterminal is predicted once per set.
 fn predict(g: &EarleyGrammar, sc: &mut Scratch, nt: u32, k: u32) {
     let gen = sc.generation;
-    for &dr in &g.predict[nt as usize] {
-        if sc.pred_mark[dr as usize] != gen {
-            sc.pred_mark[dr as usize] = gen;
-            sc.done.push(Item { dr, origin: k });
+    if sc.pred_mark[nt as usize] == gen {
+        return;
+    }
+    sc.pred_mark[nt as usize] = gen;
+    sc.pred_stack.clear();
+    sc.pred_stack.push(nt);
+    while let Some(x) = sc.pred_stack.pop() {
+        sc.done.extend(g.own_rules[x as usize].iter().map(|&dr| Item { dr, origin: k }));
+        for &y in &g.left_corners[x as usize] {
+            if sc.pred_mark[y as usize] != gen {
+                sc.pred_mark[y as usize] = gen;
+                sc.pred_stack.push(y);
+            }
         }
     }
 }
@@ -395,17 +423,39 @@ struct Completion<'c> {
 type Node = (u32, u32);
 const ACCEPT: Node = (NONE, NONE);
 
+/// How a completion starts: the rest of an open terminal, or the rest of a dotted rule.
+enum Head {
+    Bytes(Vec<u8>),
+    Rest(u32),
+}
+
+/// The symbol after the dot of a raw `dr_next` value.
+fn sym_of(raw: u32) -> Sym {
+    if raw & (1 << 31) != 0 {
+        Sym::t(raw & !(1 << 31))
+    } else {
+        Sym::n(raw)
+    }
+}
+
 impl Completion<'_> {
-    /// Shortest bytes for the symbols from dotted rule `dr` to the end of its rule.
-    fn rest(&self, mut dr: u32) -> Vec<u8> {
-        let mut out = Vec::new();
+    /// Length of the shortest bytes for the symbols from dotted rule `dr` to the end of
+    /// its rule (saturating).
+    fn rest_len(&self, mut dr: u32) -> u64 {
+        let mut len = 0u64;
         while self.g.dr_next[dr as usize] != NONE {
-            let raw = self.g.dr_next[dr as usize];
-            let sym = if raw & (1 << 31) != 0 { Sym::t(raw & !(1 << 31)) } else { Sym::n(raw) };
-            out.extend_from_slice(self.shortest.symbol(sym));
+            len = len.saturating_add(self.shortest.length(sym_of(self.g.dr_next[dr as usize])));
             dr += 1;
         }
-        out
+        len
+    }
+
+    /// Appends those bytes to `out`.
+    fn write_rest(&self, mut dr: u32, out: &mut Vec<u8>) {
+        while self.g.dr_next[dr as usize] != NONE {
+            self.shortest.write(self.g, sym_of(self.g.dr_next[dr as usize]), out);
+            dr += 1;
+        }
     }
 
     /// Where finishing rule `nt` with origin `k` leads.
@@ -417,56 +467,74 @@ impl Completion<'_> {
         }
     }
 
-    /// The edges out of a node: (bytes to produce, next node).
-    fn edges(&self, node: Node) -> Vec<(Vec<u8>, Node)> {
+    /// The edges out of a node: (dotted rule whose rest is produced, its cost, next node).
+    fn edges(&self, node: Node) -> Vec<(u32, u64, Node)> {
         waiting(self.g, self.chart, self.empty, node.0, node.1)
             .iter()
-            .map(|w| (self.rest(w.dr + 1), self.completed(w.origin, self.g.dr_lhs[w.dr as usize])))
+            .map(|w| (w.dr + 1, self.rest_len(w.dr + 1), self.completed(w.origin, self.g.dr_lhs[w.dr as usize])))
             .collect()
     }
 
-    /// The cheapest completion from the given starting options (bytes, node).
-    fn solve(&self, starts: Vec<(Vec<u8>, Node)>) -> Option<Vec<u8>> {
-        // Collect the reachable nodes and their edges.
-        let mut edges: HashMap<Node, Vec<(Vec<u8>, Node)>> = HashMap::new();
-        let mut stack: Vec<Node> = starts.iter().map(|s| s.1).filter(|&n| n != ACCEPT).collect();
+    /// The cheapest completion from the given starting options, by Dijkstra's algorithm
+    /// from the goal over the reversed edges (costs are non-negative).
+    fn solve(&self, starts: Vec<(Head, u64, Node)>, max_bytes: usize) -> Result<Option<Vec<u8>>> {
+        use std::cmp::Reverse;
+        // Reversed edges of every node reachable from the starts: node → [(from, cost, dr)].
+        let mut reversed: HashMap<Node, Vec<(Node, u64, u32)>> = HashMap::new();
+        let mut seen: HashSet<Node> = HashSet::new();
+        let mut stack: Vec<Node> = starts.iter().map(|s| s.2).filter(|&n| n != ACCEPT).collect();
         while let Some(n) = stack.pop() {
-            if edges.contains_key(&n) {
+            if !seen.insert(n) {
                 continue;
             }
-            let out = self.edges(n);
-            stack.extend(out.iter().map(|e| e.1).filter(|&m| m != ACCEPT && !edges.contains_key(&m)));
-            edges.insert(n, out);
-        }
-        // Bellman-Ford relaxation (edge costs are non-negative).
-        let mut dist: HashMap<Node, usize> = HashMap::from([(ACCEPT, 0)]);
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (&n, out) in &edges {
-                for (bytes, m) in out {
-                    if let Some(&dm) = dist.get(m) {
-                        let cand = dm + bytes.len();
-                        if dist.get(&n).is_none_or(|&d| cand < d) {
-                            dist.insert(n, cand);
-                            changed = true;
-                        }
-                    }
+            crate::interrupt::check()?;
+            for (dr, cost, m) in self.edges(n) {
+                reversed.entry(m).or_default().push((n, cost, dr));
+                if m != ACCEPT && !seen.contains(&m) {
+                    stack.push(m);
                 }
             }
         }
-        let (mut text, mut node) = starts
-            .into_iter()
-            .filter_map(|(b, n)| dist.get(&n).map(|d| (b.len() + d, b, n)))
-            .min_by_key(|x| x.0)
-            .map(|(_, b, n)| (b, n))?;
-        while node != ACCEPT {
-            let d = dist[&node];
-            let (bytes, next) = edges[&node].iter().find(|(b, m)| dist.get(m).is_some_and(|dm| dm + b.len() == d))?;
-            text.extend_from_slice(bytes);
-            node = *next;
+        // Per node: its distance to the goal and its first step (dr, next node) there.
+        let mut dist: HashMap<Node, (u64, u32, Node)> = HashMap::from([(ACCEPT, (0, NONE, ACCEPT))]);
+        let mut heap = std::collections::BinaryHeap::from([Reverse((0u64, ACCEPT))]);
+        while let Some(Reverse((d, m))) = heap.pop() {
+            if dist.get(&m).is_some_and(|x| x.0 < d) {
+                continue;
+            }
+            crate::interrupt::check()?;
+            for &(n, cost, dr) in reversed.get(&m).map_or(&[][..], |v| &v[..]) {
+                let cand = d.saturating_add(cost);
+                if cand != u64::MAX && dist.get(&n).is_none_or(|x| cand < x.0) {
+                    dist.insert(n, (cand, dr, m));
+                    heap.push(Reverse((cand, n)));
+                }
+            }
         }
-        Some(text)
+        let best = starts
+            .into_iter()
+            .filter_map(|(head, cost, n)| dist.get(&n).map(|x| (cost.saturating_add(x.0), head, n)))
+            .filter(|x| x.0 != u64::MAX)
+            .min_by_key(|x| x.0);
+        let Some((total, head, mut node)) = best else { return Ok(None) };
+        if total > max_bytes as u64 {
+            return Err(Error::LimitExceeded {
+                limit: "max_completion_bytes",
+                value: max_bytes,
+                context: format!("the shortest completion ({total} bytes)"),
+            });
+        }
+        let mut text = Vec::with_capacity(total as usize);
+        match head {
+            Head::Bytes(b) => text.extend_from_slice(&b),
+            Head::Rest(dr) => self.write_rest(dr, &mut text),
+        }
+        while node != ACCEPT {
+            let (_, dr, next) = dist[&node];
+            self.write_rest(dr, &mut text);
+            node = next;
+        }
+        Ok(Some(text))
     }
 }
 
@@ -518,9 +586,9 @@ impl<'a> Overlay<'a> {
     /// An overlay at the chart's current position.
     pub fn new(g: &'a EarleyGrammar, base: &'a Chart) -> Overlay<'a> {
         let mut scratch = SCRATCH.with(|pool| pool.borrow_mut().pop()).unwrap_or_default();
-        if scratch.pred_mark.len() != g.num_dotted {
+        if scratch.pred_mark.len() != g.own_rules.len() {
             scratch.pred_mark.clear();
-            scratch.pred_mark.resize(g.num_dotted, 0);
+            scratch.pred_mark.resize(g.own_rules.len(), 0);
             scratch.generation = 0;
         }
         Overlay {
@@ -586,8 +654,18 @@ impl<'a> Overlay<'a> {
         if initial {
             predict(g, sc, g.cfg.start, k);
         }
+        // Every derivation of an item counts, repeats too: an ambiguous grammar derives the
+        // same item from many origins, and that is the work to bound.
+        let mut work = 0usize;
+        let too_much = || Error::LimitExceeded {
+            limit: "max_earley_items",
+            value: g.max_items,
+            context: "one Earley set (items created or derived again while reading one byte)".to_string(),
+        };
         for &(term, origin) in completed {
-            for it in waiting(g, base, top, origin, term | (1 << 31)) {
+            let ws = waiting(g, base, top, origin, term | (1 << 31));
+            work += ws.len();
+            for it in ws {
                 let a = Item { dr: it.dr + 1, origin: it.origin };
                 if sc.seen.insert(a) {
                     sc.pending.push(a);
@@ -596,12 +674,12 @@ impl<'a> Overlay<'a> {
         }
         while let Some(it) = sc.pending.pop() {
             sc.done.push(it);
-            if sc.done.len() > g.max_items {
-                return Err(Error::LimitExceeded {
-                    limit: "max_earley_items",
-                    value: g.max_items,
-                    context: "one Earley set".to_string(),
-                });
+            work += 1;
+            if work > g.max_items || sc.done.len() > g.max_items {
+                return Err(too_much());
+            }
+            if work & 1023 == 0 {
+                crate::interrupt::check_now()?;
             }
             let next = g.dr_next[it.dr as usize];
             if next == NONE {
@@ -611,7 +689,12 @@ impl<'a> Overlay<'a> {
                         sc.pending.push(topmost);
                     }
                 } else {
-                    for w in waiting(g, base, top, it.origin, lhs) {
+                    let ws = waiting(g, base, top, it.origin, lhs);
+                    work += ws.len();
+                    if work > g.max_items {
+                        return Err(too_much());
+                    }
+                    for w in ws {
                         let a = Item { dr: w.dr + 1, origin: w.origin };
                         if sc.seen.insert(a) {
                             sc.pending.push(a);
@@ -664,7 +747,21 @@ impl<'a> Overlay<'a> {
             leo: (leo_start, self.top.leo.len() as u32),
             accepting,
         });
+        self.check_size()?;
         Ok(k)
+    }
+
+    /// Fails if the chart with this overlay holds more than `Limits::max_chart_bytes`.
+    fn check_size(&self) -> Result<()> {
+        let bytes = self.base.heap_bytes() + self.top.heap_bytes();
+        if bytes > self.g.max_chart_bytes {
+            return Err(Error::LimitExceeded {
+                limit: "max_chart_bytes",
+                value: self.g.max_chart_bytes,
+                context: format!("the parse of {} bytes", self.base.rows.len() + self.top.rows.len()),
+            });
+        }
+        Ok(())
     }
 
     /// Creates the start row (only on an empty chart).
@@ -791,6 +888,14 @@ impl<'a> Overlay<'a> {
             }
         };
         self.scratch.completed = completed;
+        if set == NONE {
+            // Rows without a set grow the chart too (a long terminal being read).
+            if let Err(e) = self.check_size() {
+                self.error = Some(e);
+                self.scratch.new_scans = new_scans;
+                return false;
+            }
+        }
         let scan_start = self.top.scans.len() as u32;
         self.top.scans.extend_from_slice(&new_scans);
         self.scratch.new_scans = new_scans;
