@@ -114,3 +114,39 @@ def test_bad_flags_are_errors_on_stderr(tmp_path):
     assert proc.returncode == 2 and "bad.json:1:2" in proc.stderr
     proc = run("generate", "--model", str(tmp_path))
     assert proc.returncode == 2 and "config.json" in proc.stderr
+
+
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path):
+    binary = tmp_path / "binary.ebnf"
+    binary.write_bytes(b"s ::= \x00\xff\xfe ;")
+    latin1 = tmp_path / "latin1.gbnf"
+    latin1.write_bytes('root ::= "caf\u00e9"'.encode("latin-1"))
+    listed = tmp_path / "list.json"
+    listed.write_text('[{"type": "string"}]')
+    number = tmp_path / "number.json"
+    number.write_text("3")
+    cases = [
+        (["--grammar", str(binary)], "not UTF-8"),
+        (["--grammar", str(latin1)], "not UTF-8"),
+        (["--json-schema", str(listed)], "not a JSON list"),
+        (["--json-schema", str(number)], "not a JSON int"),
+        (["--regex", "a", "--temperature", "nan"], "temperature"),
+        (["--regex", "a", "--temperature", "inf"], "temperature"),
+        (["--regex", "a", "--seed", "-1"], "seed"),
+        (["--regex", "a", "--max-tokens", "-3"], "max"),
+        (["--regex", "a", "--top-p", "2"], "top_p"),
+        (["--regex", "ab\\p{L}"], "error"),
+    ]
+    for args, expected in cases:
+        proc = run("generate", *args)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(lines) == 1 and lines[0].startswith("corral: error:") and expected in lines[0], (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_a_tiny_temperature_is_greedy():
+    greedy = run("generate", "--regex", "[a-z]{8}", "--temperature", "0", "--prompt", "KING ")
+    tiny = run("generate", "--regex", "[a-z]{8}", "--temperature", "1e-320", "--prompt", "KING ", "--seed", "3")
+    assert greedy.returncode == 0 and tiny.returncode == 0
+    assert tiny.stdout == greedy.stdout

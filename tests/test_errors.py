@@ -131,7 +131,7 @@ def test_limits_defaults_are_documented():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "limits.md").read_text()
     names = [n for n in dir(limits) if n.startswith(("max_", "regex_", "nfa_", "dfa_"))]
-    assert len(names) == 11, names
+    assert len(names) == 15, names
     for name in names:
         row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}`"))
         assert f"| {getattr(limits, name)} |" in row, row

@@ -23,9 +23,13 @@ def _read(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
     try:
-        return pathlib.Path(path).read_text(encoding="utf-8")
+        data = pathlib.Path(path).read_bytes()
     except OSError as e:
         raise GenerationError(f"cannot read {path}: {e.strerror}") from e
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GenerationError(f"{path} is not UTF-8 text (byte {e.start}: 0x{data[e.start]:02x})") from None
 
 
 def _grammar_from_args(args: argparse.Namespace):
@@ -46,6 +50,10 @@ def _grammar_from_args(args: argparse.Namespace):
             schema = json.loads(text)
         except json.JSONDecodeError as e:
             raise GenerationError(f"{args.json_schema}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
+        if not isinstance(schema, (dict, bool)):
+            raise GenerationError(
+                f"{args.json_schema}: a JSON Schema is an object or a boolean, not a JSON {type(schema).__name__}"
+            )
         grammar = Grammar.json_schema(schema, whitespace=args.whitespace)
     elif args.grammar is not None:
         fmt = args.grammar_format or _GRAMMAR_FORMATS.get(pathlib.Path(args.grammar).suffix.lower())
@@ -219,9 +227,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except CorralError as e:
-        print(f"corral: error: {e}", file=sys.stderr)
+    except (CorralError, ValueError, TypeError, OSError) as e:
+        # Bad input of any kind: one line (the message's first), never a traceback.
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"corral: error: {first}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("corral: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

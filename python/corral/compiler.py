@@ -45,8 +45,12 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
         raise TypeError(f"compile() expects a corral.Vocabulary, got {type(vocab).__name__}")
     if grammar._parts:
         return CompiledIntersection(
-            [compile(p, vocab, limits=limits, eager=eager, cache=cache) for p in grammar._parts]
+            [compile(p, vocab, limits=limits, eager=eager, cache=cache) for p in grammar._parts],
+            limits if limits is not None else Limits(),
         )
+    # A grammar built under its own limits is compiled under them, unless told otherwise.
+    if limits is None:
+        limits = grammar._limits
     if grammar._inner is None:
         raise GrammarError(
             f"{grammar!r} has no token mask: a mode='rollback' ban is enforced by corral.generate "
@@ -79,12 +83,13 @@ class CompiledIntersection:
     each step is the intersection of the parts' allowed sets. Same interface as
     :class:`CompiledGrammar` where it makes sense."""
 
-    def __init__(self, parts: list):
+    def __init__(self, parts: list, limits: Optional[Limits] = None):
         self.parts = list(parts)
+        self.limits = limits if limits is not None else Limits()
 
     def matcher(self) -> "IntersectionMatcher":
         """A new matcher at the start of every part."""
-        return IntersectionMatcher([p.matcher() for p in self.parts], self.vocab_size)
+        return IntersectionMatcher([p.matcher() for p in self.parts], self.vocab_size, self.limits.max_forced_tokens)
 
     def matches(self, data: bytes) -> bool:
         """Does every part accept the whole of ``data``?"""
@@ -108,8 +113,9 @@ class IntersectionMatcher:
     reach a state where the parts' allowed sets are disjoint: :class:`DeadEndError`.
     """
 
-    def __init__(self, parts: list, vocab_size: int):
+    def __init__(self, parts: list, vocab_size: int, max_forced_tokens: int):
         self.parts = parts
+        self._max_forced = max_forced_tokens
         self._words = (vocab_size + 31) // 32
         self._scratch = np.empty((1, self._words), dtype=np.int32)
 
@@ -163,7 +169,7 @@ class IntersectionMatcher:
     def forced_tokens(self) -> list:
         """Tokens that are the only way forward under all parts (as ``Matcher.forced_tokens``)."""
         probe = self.copy()
-        limit = _core.Limits().max_forced_tokens
+        limit = self._max_forced
         mask = np.empty((1, self._words), dtype=np.int32)
         out: list = []
         while not probe.is_finished() and len(out) < limit:
@@ -181,6 +187,6 @@ class IntersectionMatcher:
 
     def copy(self) -> "IntersectionMatcher":
         """An independent copy (same grammars, same history)."""
-        return IntersectionMatcher([p.copy() for p in self.parts], self._words * 32)
+        return IntersectionMatcher([p.copy() for p in self.parts], self._words * 32, self._max_forced)
 
     __copy__ = copy

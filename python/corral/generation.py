@@ -9,6 +9,7 @@ by rolling back to the token where it started and banning that token at that pos
 from __future__ import annotations
 
 import codecs
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Set, Union
 
@@ -58,17 +59,27 @@ def _sample(
     top_k: Optional[int],
     top_p: Optional[float],
 ) -> int:
-    """One token id from masked logits (``-inf`` = not allowed)."""
+    """One token id from masked logits (``-inf`` = not allowed; NaN is never chosen).
+
+    Stable at any temperature: logits are shifted by their maximum before the division,
+    so a tiny temperature is greedy instead of overflowing, and a ``+inf`` logit (the model
+    insists) wins over every finite one.
+    """
+    allowed = np.flatnonzero(logits > -np.inf)  # NaN compares false: never allowed
+    if len(allowed) == 0:
+        raise GenerationError("the model gave no allowed token a usable score (every allowed logit is -inf or NaN)")
+    z = logits[allowed].astype(np.float64)
+    top = np.isposinf(z)
+    if top.any():
+        allowed, z = allowed[top], np.zeros(int(top.sum()))
     if temperature <= 0:
-        return int(np.argmax(logits))
-    z = logits.astype(np.float64) / temperature
-    allowed = np.flatnonzero(np.isfinite(z))
-    z = z[allowed]
+        return int(allowed[int(np.argmax(z))])
     if top_k is not None and 0 < top_k < len(z):
         keep = np.argpartition(-z, top_k - 1)[:top_k]
         allowed, z = allowed[keep], z[keep]
-    z -= z.max()
-    p = np.exp(z)
+    with np.errstate(over="ignore", under="ignore"):
+        z = (z - z.max()) / temperature  # ≤ 0; -inf where a tiny temperature underflows
+        p = np.exp(z)
     p /= p.sum()
     if top_p is not None and top_p < 1.0:
         order = np.argsort(-p, kind="stable")
@@ -164,6 +175,26 @@ def _as_model(model, tokenizer):
     )
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _check_sampling(temperature, top_k, top_p, seed, max_tokens) -> None:
+    """Refuses sampling settings that have no meaning, naming the setting."""
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
+        raise GenerationError(f"temperature must be a number, got {type(temperature).__name__}")
+    if not math.isfinite(temperature) or temperature < 0:
+        raise GenerationError(f"temperature must be a finite number ≥ 0 (0 = greedy), got {temperature}")
+    if top_k is not None and (not _is_int(top_k) or top_k < 1):
+        raise GenerationError(f"top_k must be an int ≥ 1, got {top_k!r}")
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
+        raise GenerationError(f"top_p must be a number in (0, 1], got {top_p!r}")
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise GenerationError(f"seed must be an int ≥ 0, got {seed!r}")
+    if not _is_int(max_tokens) or max_tokens < 0:
+        raise GenerationError(f"max_tokens must be an int ≥ 0, got {max_tokens!r}")
+
+
 def generate(
     model,
     prompt: Union[str, Sequence[int]] = "",
@@ -196,16 +227,9 @@ def generate(
       (with ``mode="rollback"`` bans, once it is too far back to be rolled back).
     * ``max_rollbacks``: more rollbacks raise :class:`corral.RollbackLimitError`.
     """
+    _check_sampling(temperature, top_k, top_p, seed, max_tokens)
     lm = _as_model(model, tokenizer)
     vocab = lm.vocab
-    if max_tokens < 0:
-        raise GenerationError(f"max_tokens must be ≥ 0, got {max_tokens}")
-    if temperature < 0:
-        raise GenerationError(f"temperature must be ≥ 0, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise GenerationError(f"top_k must be ≥ 1, got {top_k}")
-    if top_p is not None and not 0 < top_p <= 1:
-        raise GenerationError(f"top_p must be in (0, 1], got {top_p}")
     prompt_ids = lm.encode(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
     bad = [t for t in prompt_ids if not 0 <= t < vocab.size]
     if bad:

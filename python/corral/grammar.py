@@ -8,7 +8,7 @@ import warnings
 from typing import Optional, Union
 
 from . import _core
-from .errors import GrammarError
+from .errors import GrammarError, InvalidGrammarError, RegexSyntaxError
 
 # Python `re` flags that have an inline spelling, in the order Python prints them.
 _INLINE_FLAGS = (
@@ -67,6 +67,26 @@ def _strings(values, what: str, item: str) -> list:
     return values
 
 
+def _check_encodable(text: str, kind: str) -> None:
+    """Refuses text that is not valid Unicode (a lone surrogate, which Python strings can
+    hold but UTF-8 cannot), saying where."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        char = f"U+{ord(text[e.start]):04X}"
+        if kind == "regex":
+            err = RegexSyntaxError(f"regex syntax error at position {e.start}: lone surrogate {char} is not a character")
+            err.pattern, err.position = text, e.start
+            raise err from None
+        line = text.count("\n", 0, e.start) + 1
+        column = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
+        err = InvalidGrammarError(
+            f"grammar error at line {line}, column {column}: lone surrogate {char} is not a character"
+        )
+        err.line, err.column = line, column
+        raise err from None
+
+
 class GrammarWarning(UserWarning):
     """Something in a grammar that is allowed but probably unintended (an unused rule)."""
 
@@ -83,10 +103,20 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_ban")
+    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_ban", "_limits")
 
-    def __init__(self, inner: Optional[_core.Grammar], kind: str, source: str, start: Optional[str] = None):
+    def __init__(
+        self,
+        inner: Optional[_core.Grammar],
+        kind: str,
+        source: str,
+        start: Optional[str] = None,
+        limits: "_core.Limits | None" = None,
+    ):
         self._inner = inner
+        # The limits the grammar was built under; `corral.compile` applies them too unless
+        # it is given its own.
+        self._limits = limits
         self._kind = kind
         self._source = source
         self._start = start
@@ -115,8 +145,9 @@ class Grammar:
             pattern = (f"(?{flags})" if flags else "") + pattern.pattern
         if not isinstance(pattern, str):
             raise TypeError(f"Grammar.regex expects a str pattern, got {type(pattern).__name__}")
+        _check_encodable(pattern, "regex")
         classes = _python_perl_classes() if _PERL_CLASS.search(pattern) else None
-        return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern)
+        return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern, limits=limits)
 
     @classmethod
     def choice(cls, options, *, limits: "_core.Limits | None" = None) -> "Grammar":
@@ -213,7 +244,7 @@ class Grammar:
         # 0: no property is determinized with its value; keys join their (shared) value
         # terminals by concatenation (see LowerOptions in crates/corral-core/src/cfg/lower.rs).
         inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0)
-        grammar = cls(inner, "json_schema", text, "start")
+        grammar = cls(inner, "json_schema", text, "start", limits=limits)
         grammar._schema_warnings = list(translator.warnings)
         return grammar
 
@@ -258,7 +289,7 @@ class Grammar:
         else:
             text = spec.ebnf()
             inner = _core.Grammar.cfg(text, "ebnf", "start", limits, _python_perl_classes())
-            grammar = cls(inner, "ban", text, "start")
+            grammar = cls(inner, "ban", text, "start", limits=limits)
         grammar._ban = spec
         return grammar
 
@@ -286,11 +317,12 @@ class Grammar:
     def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
+        _check_encodable(text, "grammar")
         classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
         inner = _core.Grammar.cfg(text, dialect, start, limits, classes)
         for message in inner.warnings:
             warnings.warn(message, GrammarWarning, stacklevel=3)
-        return cls(inner, dialect, text, start)
+        return cls(inner, dialect, text, start, limits=limits)
 
     @property
     def warnings(self) -> list:

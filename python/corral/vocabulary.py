@@ -37,18 +37,19 @@ class Vocabulary:
         special_token_ids: Iterable[int] = (),
         *,
         size: Optional[int] = None,
+        limits: "Optional[_core.Limits]" = None,
     ) -> "Vocabulary":
         """From a list whose item ``i`` is token ``i``'s bytes (None for an unused id).
 
         ``eos_token_ids`` must not be empty. ``special_token_ids`` are never allowed.
-        ``size`` defaults to ``len(token_bytes)``.
+        ``size`` defaults to ``len(token_bytes)``; ``limits.max_vocab_size`` bounds it.
         """
         tokens = []
         for i, t in enumerate(token_bytes):
             if t is not None and not isinstance(t, (bytes, bytearray, memoryview)):
                 raise TypeError(f"token_bytes[{i}] must be bytes or None, got {type(t).__name__}: {t!r}")
             tokens.append(None if t is None else bytes(t))
-        inner = _core.Vocabulary(tokens, list(eos_token_ids), list(special_token_ids), size)
+        inner = _core.Vocabulary(tokens, list(eos_token_ids), list(special_token_ids), size, limits)
         return cls(inner, len(tokens))
 
     @classmethod

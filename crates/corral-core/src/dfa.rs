@@ -443,6 +443,7 @@ impl Dfa {
             if states.len() > limits.max_dfa_states {
                 return Err(too_many_states(limits, what));
             }
+            crate::interrupt::check()?;
             i += 1;
         }
         let n = states.len();

@@ -172,7 +172,7 @@ const FOLD_MAX_PIECE_STATES: usize = 256;
 fn op_error(e: Error, pos: Pos, op: &str, why_empty: &str) -> Error {
     match e {
         Error::EmptyLanguage { .. } => grammar_error(pos, format!("{op}(...) matches no string ({why_empty})")),
-        e @ Error::LimitExceeded { .. } => e,
+        e @ (Error::LimitExceeded { .. } | Error::Interrupted) => e,
         e @ Error::Grammar { .. } => e,
         e => grammar_error(pos, format!("in {op}: {e}")),
     }
@@ -226,7 +226,22 @@ struct Lowering<'a> {
     /// Each terminal's canonical key (see [`Reg::key`]), for naming merged terminals.
     terminal_key: Vec<String>,
     worklist: Vec<&'a str>,
+    /// Rule references being followed by [`Lowering::rule_reg`] right now (see
+    /// [`MAX_REGULAR_REF_DEPTH`]).
+    ref_depth: usize,
+    /// Regular rules whose regex source is too long to keep (see [`KEPT_SOURCE_FACTOR`]).
+    oversized: HashSet<&'a str>,
 }
+
+/// Deepest chain of rule references one regular piece may follow while it is built
+/// (inside a boolean operator's argument, say): building recurses once per reference.
+const MAX_REGULAR_REF_DEPTH: usize = 200;
+
+/// Regex source of a regular rule is kept (so that rules using it can be one regex too)
+/// only up to this many times the largest piece a terminal or a whole-grammar DFA is built
+/// from; a longer rule is parsed over its parts. Without a cap, a chain of rules that each
+/// use the next would hold sources of quadratic total size.
+const KEPT_SOURCE_FACTOR: usize = 4;
 
 /// Wraps a regex source so it can be concatenated or repeated.
 fn group(src: &str) -> String {
@@ -258,6 +273,8 @@ impl<'a> Lowering<'a> {
             terminal_regex: Vec::new(),
             terminal_key: Vec::new(),
             worklist: Vec::new(),
+            ref_depth: 0,
+            oversized: HashSet::new(),
         }
     }
 
@@ -290,7 +307,7 @@ impl<'a> Lowering<'a> {
                 Err(Error::EmptyLanguage { .. }) => {
                     return Err(grammar_error(pos, format!("`{src}` matches no string at all")));
                 }
-                Err(e @ Error::LimitExceeded { .. }) => return Err(e),
+                Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => return Err(e),
                 Err(e) => return Err(grammar_error(pos, format!("in `{src}`: {e}"))),
             }
         }
@@ -306,14 +323,10 @@ impl<'a> Lowering<'a> {
             v.sort_unstable();
             v
         };
-        // 0 = unvisited, 1 = in progress, 2 = done
-        let mut state: HashMap<&'a str, u8> = HashMap::new();
-        let mut is_regular: HashMap<&'a str, bool> = HashMap::new();
-        let mut order: Vec<&'a str> = Vec::new();
-        for &n in &names {
-            self.visit_regular(n, &mut state, &mut is_regular, &mut order);
-        }
+        let (is_regular, order) = self.regular_order(&names);
+        let kept = KEPT_SOURCE_FACTOR * WHOLE_MAX_SOURCE.max(self.options.max_terminal_source);
         for n in order {
+            crate::interrupt::check()?;
             if !is_regular.get(n).copied().unwrap_or(false) {
                 continue;
             }
@@ -322,10 +335,70 @@ impl<'a> Lowering<'a> {
             let pure = self.defs[n].0.iter().all(|e| self.is_pure(e));
             if pure {
                 let reg = self.rule_reg(n)?;
+                let lark_token = self.ast.lark_tokens && self.ast.rules.iter().any(|r| r.name == n && r.is_terminal);
+                if matches!(&reg, Reg::Src(src) if src.len() > kept) && !lark_token {
+                    self.oversized.insert(n);
+                    continue;
+                }
                 self.regular.insert(n, reg);
             }
         }
         Ok(())
+    }
+
+    /// Which rules are regular (on no reference cycle, referencing only regular rules;
+    /// in a Lark grammar, terminals only), and every rule in dependency order (a rule
+    /// after the rules it references). A depth-first search with its own stack: reference
+    /// chains can be as long as the grammar.
+    fn regular_order(&self, names: &[&'a str]) -> (HashMap<&'a str, bool>, Vec<&'a str>) {
+        let lark_terminal: HashSet<&str> =
+            self.ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
+        // 1 = in progress, 2 = done.
+        let mut state: HashMap<&'a str, u8> = HashMap::new();
+        let mut is_regular: HashMap<&'a str, bool> = HashMap::new();
+        let mut order: Vec<&'a str> = Vec::new();
+        for &root in names {
+            if state.contains_key(root) {
+                continue;
+            }
+            // Frames: (rule, its references, next reference to visit, regular so far).
+            let mut stack: Vec<(&'a str, Vec<&'a str>, usize, bool)> = Vec::new();
+            let enter = |name: &'a str, state: &mut HashMap<&'a str, u8>| {
+                state.insert(name, 1);
+                let mut refs = Vec::new();
+                for e in &self.defs[name].0 {
+                    collect_refs(e, &mut refs);
+                }
+                // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
+                let ok = !self.ast.lark_tokens || lark_terminal.contains(name);
+                (name, refs.into_iter().map(|(r, _)| r).collect::<Vec<_>>(), 0usize, ok)
+            };
+            stack.push(enter(root, &mut state));
+            while let Some(top) = stack.last_mut() {
+                if top.2 < top.1.len() {
+                    let r = top.1[top.2];
+                    top.2 += 1;
+                    // Every reference is visited, so cycles are found even once `ok` is false.
+                    match state.get(r) {
+                        Some(1) => top.3 = false, // a cycle: not regular
+                        Some(_) => top.3 &= is_regular[r],
+                        None => {
+                            let frame = enter(r, &mut state);
+                            stack.push(frame);
+                        }
+                    }
+                    continue;
+                }
+                let (name, _, _, ok) = stack.pop().expect("the loop runs while the stack has a frame");
+                state.insert(name, 2);
+                is_regular.insert(name, ok);
+                order.push(name);
+                if let Some(parent) = stack.last_mut() {
+                    parent.3 &= ok;
+                }
+            }
+        }
+        (is_regular, order)
     }
 
     /// Limits for building DFAs: the grammar's, or a speculative fold's smaller budget.
@@ -339,6 +412,9 @@ impl<'a> Lowering<'a> {
     /// reading the same pieces as separate terminals, does not: so this tries under a small
     /// budget and otherwise leaves the rule to the parser (errors are reported there).
     fn try_fold(&mut self, name: &'a str) -> Option<Dfa> {
+        if self.oversized.contains(name) {
+            return None;
+        }
         let small = Limits {
             max_dfa_states: self.limits.max_dfa_states.min(FOLD_MAX_STATES),
             dfa_size_limit: self.limits.dfa_size_limit.min(FOLD_MAX_BYTES),
@@ -355,40 +431,22 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn visit_regular(
-        &self,
-        name: &'a str,
-        state: &mut HashMap<&'a str, u8>,
-        is_regular: &mut HashMap<&'a str, bool>,
-        order: &mut Vec<&'a str>,
-    ) -> bool {
-        match state.get(name) {
-            Some(1) => return false, // a cycle: not regular
-            Some(2) => return is_regular[name],
-            _ => {}
-        }
-        state.insert(name, 1);
-        let mut refs = Vec::new();
-        for e in &self.defs[name].0 {
-            collect_refs(e, &mut refs);
-        }
-        // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
-        let mut ok = !self.ast.lark_tokens || self.ast.rules.iter().any(|r| r.name == name && r.is_terminal);
-        for (r, _) in refs {
-            // Visit every reference so cycles are found even after `ok` is false.
-            let sub = self.visit_regular(r, state, is_regular, order);
-            ok &= sub;
-        }
-        // A rule that reached itself was marked in progress: the recursion returned false.
-        state.insert(name, 2);
-        is_regular.insert(name, ok);
-        order.push(name);
-        ok
-    }
-
     /// The regex source or DFA of a regular rule (its definitions are alternatives).
     fn rule_reg(&mut self, name: &str) -> Result<Reg> {
         let (defs, pos) = self.defs[name].clone();
+        if self.ref_depth >= MAX_REGULAR_REF_DEPTH {
+            return Err(grammar_error(
+                pos,
+                format!("rule `{name}` is reached through more than {MAX_REGULAR_REF_DEPTH} nested rule references inside one regular piece"),
+            ));
+        }
+        self.ref_depth += 1;
+        let reg = self.rule_reg_inner(name, defs, pos);
+        self.ref_depth -= 1;
+        reg
+    }
+
+    fn rule_reg_inner(&mut self, name: &str, defs: Vec<&Expr>, pos: Pos) -> Result<Reg> {
         let mut parts = Vec::with_capacity(defs.len());
         for e in defs {
             parts.push(self.expr_reg(e)?);
@@ -429,7 +487,7 @@ impl<'a> Lowering<'a> {
             }),
             Ok(d) => Ok(d),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
-            Err(e @ Error::LimitExceeded { .. }) => Err(e),
+            Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => Err(e),
             Err(e) => Err(grammar_error(pos, format!("in `{name}`: {e}"))),
         }
     }
@@ -449,6 +507,7 @@ impl<'a> Lowering<'a> {
                 None => break,
             }
         }
+        crate::interrupt::check_now()?;
         let d = regex::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
         self.compiled.borrow_mut().insert(src.to_string(), d.clone());
         Ok(d)
@@ -1030,6 +1089,7 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
     let root_alts = lw.alts(&root_expr, &origin)?;
     lw.bnf[s_prime as usize] = root_alts;
     while let Some(name) = lw.worklist.pop() {
+        crate::interrupt::check()?;
         let n = lw.nt_of_rule[name];
         let owner = (name.to_string(), lw.defs[name].1);
         let defs = lw.defs[name].0.clone();
@@ -1412,19 +1472,51 @@ fn check_productive(lw: &Lowering<'_>, start: u32) -> Result<()> {
 
 /// Which rules derive the empty string (least fixpoint).
 fn nullable_rules(bnf: &[Alts]) -> Vec<bool> {
+    derivable(bnf, false)
+}
+
+/// Which rules derive some string (`terminals_ok`: any string; otherwise the empty
+/// string), as a least fixpoint computed with a worklist: each production counts the
+/// nonterminal occurrences not yet known to derive, and a rule is settled when one of its
+/// productions reaches zero. Linear in the grammar's size (a loop over all rules until
+/// nothing changes is quadratic on long chains of rules).
+fn derivable(bnf: &[Alts], terminals_ok: bool) -> Vec<bool> {
     let n = bnf.len();
-    let mut nullable = vec![false; n];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in 0..n {
-            if !nullable[i] && bnf[i].iter().any(|seq| seq.iter().all(|s| !s.is_terminal() && nullable[s.index() as usize])) {
-                nullable[i] = true;
-                changed = true;
+    let mut owner: Vec<u32> = Vec::new();
+    let mut waiting: Vec<u32> = Vec::new();
+    let mut uses: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut queue: Vec<u32> = Vec::new();
+    for (i, alts) in bnf.iter().enumerate() {
+        for seq in alts {
+            if !terminals_ok && seq.iter().any(|s| s.is_terminal()) {
+                continue;
+            }
+            let p = owner.len() as u32;
+            owner.push(i as u32);
+            let mut count = 0;
+            for s in seq.iter().filter(|s| !s.is_terminal()) {
+                uses[s.index() as usize].push(p);
+                count += 1;
+            }
+            waiting.push(count);
+            if count == 0 {
+                queue.push(i as u32);
             }
         }
     }
-    nullable
+    let mut out = vec![false; n];
+    while let Some(i) = queue.pop() {
+        if std::mem::replace(&mut out[i as usize], true) {
+            continue;
+        }
+        for &p in &uses[i as usize] {
+            waiting[p as usize] -= 1;
+            if waiting[p as usize] == 0 {
+                queue.push(owner[p as usize]);
+            }
+        }
+    }
+    out
 }
 
 /// Most nullable symbols one production may keep before [`remove_nullable`] (which makes
@@ -1487,21 +1579,33 @@ fn split_nullable_runs(lw: &mut Lowering<'_>) {
 fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<bool>> {
     let n = bnf.len();
     let nullable = nullable_rules(bnf);
-    // Rules that derive only "" vanish from right-hand sides (a greatest fixpoint: a rule
-    // derives more than "" if some production has a terminal or such a rule).
-    let mut only_empty = nullable.clone();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in 0..n {
-            if only_empty[i]
-                && bnf[i].iter().any(|seq| seq.iter().any(|s| s.is_terminal() || !only_empty[s.index() as usize]))
-            {
-                only_empty[i] = false;
-                changed = true;
+    // Rules that derive only "" vanish from right-hand sides. A rule derives more than ""
+    // if it is not nullable, or some production has a terminal or such a rule: spread
+    // backwards over the references from those known.
+    let mut referrers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut more: Vec<bool> = vec![false; n];
+    let mut queue: Vec<u32> = Vec::new();
+    for (i, alts) in bnf.iter().enumerate() {
+        for seq in alts {
+            for s in seq {
+                if !s.is_terminal() {
+                    referrers[s.index() as usize].push(i as u32);
+                }
+            }
+        }
+        if !nullable[i] || alts.iter().any(|seq| seq.iter().any(|s| s.is_terminal())) {
+            more[i] = true;
+            queue.push(i as u32);
+        }
+    }
+    while let Some(j) = queue.pop() {
+        for &i in &referrers[j as usize] {
+            if !std::mem::replace(&mut more[i as usize], true) {
+                queue.push(i);
             }
         }
     }
+    let only_empty: Vec<bool> = more.iter().map(|m| !m).collect();
     let mut total = 0usize;
     for alts in bnf.iter_mut() {
         let mut out: Vec<Vec<Sym>> = Vec::new();
@@ -1544,37 +1648,52 @@ fn remove_units(bnf: &mut [Alts], limits: &Limits) -> Result<()> {
     let is_unit = |seq: &Vec<Sym>| seq.len() == 1 && !seq[0].is_terminal();
     let mut result: Vec<Alts> = Vec::with_capacity(n);
     let mut total = 0usize;
+    // Per rule: the last rule whose unit closure reached it (marks without clearing).
+    let mut mark: Vec<u32> = vec![u32::MAX; n];
+    let mut reached: Vec<usize> = Vec::new();
     for a in 0..n {
-        let mut reach = vec![false; n];
-        let mut stack = vec![a];
-        reach[a] = true;
-        while let Some(x) = stack.pop() {
+        if !bnf[a].iter().any(is_unit) {
+            let mut seen: HashSet<&Vec<Sym>> = HashSet::new();
+            let out: Alts = bnf[a].iter().filter(|seq| !seq.is_empty() && seen.insert(seq)).cloned().collect();
+            total += out.len();
+            if total > limits.max_grammar_productions {
+                return Err(too_many(limits, "unit-rule removal"));
+            }
+            result.push(out);
+            continue;
+        }
+        crate::interrupt::check()?;
+        reached.clear();
+        reached.push(a);
+        mark[a] = a as u32;
+        let mut i = 0;
+        while i < reached.len() {
+            let x = reached[i];
+            i += 1;
             for seq in &bnf[x] {
                 if is_unit(seq) {
                     let b = seq[0].index() as usize;
-                    if !reach[b] {
-                        reach[b] = true;
-                        stack.push(b);
+                    if mark[b] != a as u32 {
+                        mark[b] = a as u32;
+                        reached.push(b);
                     }
                 }
             }
         }
+        reached.sort_unstable();
         let mut out: Vec<Vec<Sym>> = Vec::new();
         let mut seen: HashSet<Vec<Sym>> = HashSet::new();
-        for (b, &r) in reach.iter().enumerate() {
-            if !r {
-                continue;
-            }
+        for &b in &reached {
             for seq in &bnf[b] {
                 if !is_unit(seq) && !seq.is_empty() && seen.insert(seq.clone()) {
                     out.push(seq.clone());
                 }
             }
+            if total + out.len() > limits.max_grammar_productions {
+                return Err(too_many(limits, "unit-rule removal"));
+            }
         }
         total += out.len();
-        if total > limits.max_grammar_productions {
-            return Err(too_many(limits, "unit-rule removal"));
-        }
         result.push(out);
     }
     for (a, alts) in result.into_iter().enumerate() {
