@@ -317,7 +317,7 @@ def test_matcher_copy_is_independent():
 def test_vocabulary_errors():
     with pytest.raises(corral.VocabularyError, match="EOS"):
         corral.Vocabulary.from_token_bytes([b"a"], eos_token_ids=[])
-    with pytest.raises(corral.VocabularyError, match="not below size"):
+    with pytest.raises(corral.VocabularyError, match="EOS token id 3 is out of range"):
         corral.Vocabulary.from_token_bytes([b"a"], eos_token_ids=[3])
     with pytest.raises(corral.VocabularyError, match="smaller"):
         corral.Vocabulary.from_token_bytes([b"a", b"b", b"c"], eos_token_ids=[0], size=2)

@@ -128,14 +128,23 @@ fn guard_detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> +
 /// A Python int as an index below `bound`: anything else (negative, too large, not an
 /// int) is the corral error class `class`, naming `what`.
 fn index(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, bound: usize, class: &str) -> PyResult<usize> {
+    let v = count(py, obj, what, class)?;
+    if v >= bound {
+        return Err(raise(py, class, format!("{what} {v} is out of range (0 to {})", bound.saturating_sub(1)), &[]));
+    }
+    Ok(v)
+}
+
+/// A Python int that must be ≥ 0 (and fit a `usize`), else the corral error `class`.
+fn count(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, class: &str) -> PyResult<usize> {
     if obj.is_instance_of::<pyo3::types::PyBool>() || !obj.is_instance_of::<pyo3::types::PyInt>() {
         let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
         return Err(PyTypeError::new_err(format!("{what} must be an int, not {type_name}")));
     }
     match obj.extract::<i128>() {
-        Ok(v) if v >= 0 && (v as u128) < bound as u128 => Ok(v as usize),
-        Ok(v) => Err(raise(py, class, format!("{what} {v} is out of range (0 to {})", bound.saturating_sub(1)), &[])),
-        Err(_) => Err(raise(py, class, format!("{what} {} is out of range (0 to {})", obj, bound.saturating_sub(1)), &[])),
+        Ok(v) if v >= 0 && v <= usize::MAX as i128 => Ok(v as usize),
+        Ok(v) if v < 0 => Err(raise(py, class, format!("{what} {v} is out of range: it must be ≥ 0"), &[])),
+        _ => Err(raise(py, class, format!("{what} {obj} is out of range: it is too large"), &[])),
     }
 }
 
@@ -665,7 +674,7 @@ impl PyMatcher {
     fn rollback(&self, py: Python<'_>, n: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let mut matcher = self.lock(py);
         let n = match n {
-            Some(n) => index(py, n, "rollback count", matcher.num_tokens() + 1, "MatcherError")?,
+            Some(n) => count(py, n, "rollback count", "MatcherError")?,
             None => 1,
         };
         guard(py, || matcher.rollback(n))
