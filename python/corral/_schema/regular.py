@@ -360,3 +360,119 @@ def nonempty(term: str) -> Optional[bool]:
         return _search(expr, reader.leaves)
     except _Unknown:
         return None
+
+
+# --- automata over a small alphabet (numbers) ----------------------------------------
+
+
+class DFA:
+    """A deterministic automaton over single characters: ``moves[state][char]`` (missing:
+    rejected), ``start``, ``finals``. States are 0..len(moves)-1."""
+
+    def __init__(self, moves: List[Dict[str, int]], start: int, finals: set):
+        self.moves = moves
+        self.start = start
+        self.finals = finals
+
+
+class TooLarge(Exception):
+    """An automaton would need more states than allowed."""
+
+
+def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alphabet: str, max_states: int) -> Optional[DFA]:
+    """The strings over ``alphabet`` that every positive component accepts and no negative
+    one does, as a minimal DFA whose every state can still reach a final one (None: no
+    string at all). Components: Python regexes (fullmatch) and DFAs, each with a flag
+    ``positive``. Raises TooLarge past ``max_states`` states and ValueError for a regex it
+    cannot read."""
+    try:
+        nfas = [(_regex_nfa(src), pos) for src, pos in regexes]
+    except _Unknown:
+        raise ValueError("a number regex the product cannot read") from None
+    start = tuple(n.closure(frozenset([n.start])) for n, _ in nfas) + tuple(d.start for d, _ in dfas)
+    index = {start: 0}
+    states = [start]
+    moves: List[Dict[str, int]] = []
+    finals = set()
+    k = len(nfas)
+    i = 0
+    while i < len(states):
+        state = states[i]
+        if all((n.accept in s) == pos for (n, pos), s in zip(nfas, state[:k])) and all(((q is not None and q in d.finals) == pos) for (d, pos), q in zip(dfas, state[k:])):
+            finals.add(i)
+        out: Dict[str, int] = {}
+        for ch in alphabet:
+            code = ord(ch)
+            nxt = []
+            dead = False
+            for (n, pos), s in zip(nfas, state[:k]):
+                targets = frozenset(t for q in s for lo, hi, t in n.edges[q] if lo <= code <= hi)
+                closed = n.closure(targets) if targets else frozenset()
+                if not closed and pos:
+                    dead = True
+                    break
+                nxt.append(closed)
+            if dead:
+                continue
+            for (d, pos), q in zip(dfas, state[k:]):
+                t = None if q is None else d.moves[q].get(ch)
+                if t is None and pos:
+                    dead = True
+                    break
+                nxt.append(t)
+            if dead:
+                continue
+            nxt = tuple(nxt)
+            j = index.get(nxt)
+            if j is None:
+                if len(states) >= max_states:
+                    raise TooLarge()
+                j = index[nxt] = len(states)
+                states.append(nxt)
+            out[ch] = j
+        moves.append(out)
+        i += 1
+    return minimize(DFA(moves, 0, finals))
+
+
+def minimize(dfa: DFA) -> Optional[DFA]:
+    """``dfa`` without states that cannot reach a final one, with equivalent states
+    merged (Moore's partition refinement); None when its language is empty."""
+    n = len(dfa.moves)
+    back: List[List[int]] = [[] for _ in range(n)]
+    for a, out in enumerate(dfa.moves):
+        for b in out.values():
+            back[b].append(a)
+    live = set(dfa.finals)
+    todo = list(live)
+    while todo:
+        for a in back[todo.pop()]:
+            if a not in live:
+                live.add(a)
+                todo.append(a)
+    if dfa.start not in live:
+        return None
+    alphabet = sorted({ch for out in dfa.moves for ch in out})
+    block = {s: (s in dfa.finals) for s in live}
+    count = len(set(block.values()))
+    while True:
+        signature = {s: (block[s],) + tuple(block.get(dfa.moves[s].get(ch), None) if dfa.moves[s].get(ch) in live else None for ch in alphabet) for s in live}
+        ids: Dict[tuple, int] = {}
+        new = {s: ids.setdefault(sig, len(ids)) for s, sig in signature.items()}
+        if len(ids) == count:
+            break
+        block, count = new, len(ids)
+    # Renumber blocks: the start's block first.
+    numbering: Dict[object, int] = {block[dfa.start]: 0}
+    for s in sorted(live):
+        numbering.setdefault(block[s], len(numbering))
+    moves: List[Dict[str, int]] = [dict() for _ in numbering]
+    finals = set()
+    for s in live:
+        b = numbering[block[s]]
+        if s in dfa.finals:
+            finals.add(b)
+        for ch, t in dfa.moves[s].items():
+            if t in live:
+                moves[b][ch] = numbering[block[t]]
+    return DFA(moves, 0, finals)

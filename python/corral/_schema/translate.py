@@ -901,8 +901,10 @@ class Translator:
 
     def emit_enum(self, shape: Shape) -> Optional[str]:
         parts = []
-        for value in shape.enum:
-            if not self.check(value, shape):
+        for i, value in enumerate(shape.enum):
+            if i % 1024 == 0:
+                self.tick("an enum")
+            if not self.check(value, shape, member=True):
                 continue
             if _kind_of(value) in (INT, FRAC):
                 parts.append(_rx(num.canonical_forms(_dec(value))))
@@ -970,20 +972,56 @@ class Translator:
             # number is needed only without one; one intersection fewer to build.
             if not terms:
                 terms.append(num.PLAIN_NUMBER)
-        for step, pointer in shape.mults:
-            rx = num.multiple_regex(step)
-            if rx is None:
-                raise UnsupportedSchemaError(f"multipleOf at {pointer}: {step} needs an automaton too large to express as a regular expression", pointer, "multipleOf")
-            terms.append(rx)
-        for step, pointer in shape.neg_mults:
-            rx = num.multiple_regex(step)
-            if rx is None:
-                raise UnsupportedSchemaError(f"multipleOf at {pointer}: its negation needs an automaton too large to express", pointer, "multipleOf")
-            negs.append(rx)
         for v in shape.not_values:
             if _kind_of(v) in (INT, FRAC):
                 negs.append(num.canonical_forms(_dec(v)))
+        if shape.mults or shape.neg_mults:
+            return self.emit_multiples(shape, terms, negs)
         return _bool_terms([_rx(t) for t in terms], [_rx(n) for n in negs])
+
+    def emit_multiples(self, shape: Shape, terms: List[str], negs: List[str]) -> Optional[str]:
+        """Numbers with ``multipleOf``: the product of the terms' automata and each step's
+        residue automaton, minimized and written as one rule per state (a residue
+        automaton has no short regular expression: 7 states make ~20 KB of regex)."""
+        dfas = []
+        for steps, positive in ((shape.mults, True), (shape.neg_mults, False)):
+            for step, pointer in steps:
+                dfa = num.multiple_dfa(step, MAX_MULTIPLE_STATES)
+                if dfa is None:
+                    raise UnsupportedSchemaError(
+                        f"multipleOf at {pointer}: {step} needs a residue automaton of more than {MAX_MULTIPLE_STATES} states (step m·10^-e needs about m·(e+1))", pointer, "multipleOf"
+                    )
+                dfas.append((dfa, positive))
+        pointer = (shape.mults or shape.neg_mults)[0][1]
+        try:
+            dfa = regular.product([(t, True) for t in terms] + [(n, False) for n in negs], dfas, "-0123456789.", MAX_NUMBER_STATES)
+        except regular.TooLarge:
+            raise self.limit_at(pointer, "", f"the numbers allowed here (bounds and multipleOf together) need an automaton of more than {MAX_NUMBER_STATES} states", "max_number_states", MAX_NUMBER_STATES) from None
+        if dfa is None:
+            return None
+        return self._dfa_rules(dfa)
+
+    def _dfa_rules(self, dfa) -> str:
+        """One right-linear rule per state of ``dfa`` (over digits, ``-`` and ``.``);
+        returns the start state's rule name."""
+        base = f"n{len(self.memo)}_{len(self.rules)}"
+        for q, out in enumerate(dfa.moves):
+            by_target: Dict[int, List[str]] = {}
+            for ch, t in out.items():
+                by_target.setdefault(t, []).append(ch)
+            opts = ['""'] if q in dfa.finals else []
+            for t, chars in sorted(by_target.items()):
+                digits = sorted(int(c) for c in chars if c.isdigit())
+                others = [c for c in chars if not c.isdigit()]
+                labels = [_lit(c) for c in sorted(others)]
+                if len(digits) == 1:
+                    labels.append(_lit(str(digits[0])))
+                elif digits:
+                    labels.append(_rx(num._digits_class(digits)))
+                label = labels[0] if len(labels) == 1 else "(" + " | ".join(labels) + ")"
+                opts.append(f"{label} {base}_{t}")
+            self.rules[f"{base}_{q}"] = _alt(opts)
+        return f"{base}_0"
 
     # strings
 
@@ -1137,7 +1175,7 @@ class Translator:
         # that large (minItems or minContains of a million).
         states = (last + 1) * (cap + 1)
         if states > MAX_SPELLED_COUNT:
-            raise self.limit(c_sub, "contains", f"counting `contains` matches with minItems/maxItems/minContains/maxContains needs {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT)
+            raise self.limit_at(c_sub.pointer, "contains", f"counting `contains` matches with minItems/maxItems/minContains/maxContains needs {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT)
 
         def step(i: int) -> int:
             # Without maxItems, positions past the tuple prefix (and past the first, for
@@ -1437,15 +1475,17 @@ class Translator:
     def valid(self, value, subs: List) -> bool:
         return any(self.check(value, s) for s in self.shapes(subs))
 
-    def check(self, value, shape: Shape) -> bool:
+    def check(self, value, shape: Shape, member: bool = False) -> bool:
+        """Whether ``value`` satisfies ``shape`` (``member``: it is one of the shape's own
+        enum members, so membership needs no test)."""
         kind = _kind_of(value)
         if kind == INT and isinstance(value, float) and self.root.draft < 6:
             kind = FRAC  # draft 4: 1.0 is not an integer
         if kind not in shape.kinds:
             return False
-        if shape.enum is not None or shape.not_keys:
+        if (shape.enum is not None and not member) or shape.not_keys:
             key = _canon(value)
-            if shape.enum is not None and key not in shape.enum_keys:
+            if shape.enum is not None and not member and key not in shape.enum_keys:
                 return False
             if key in shape.not_keys:
                 return False
@@ -1569,6 +1609,16 @@ class Translator:
         finally:
             sys.setrecursionlimit(old_limit)
 
+    def _may_be_unproductive(self) -> bool:
+        """False when no rule can need itself forever: then every rule referred to before
+        its body was known (the only way into a cycle) has an alternative that finishes
+        without any rule. Rules built without such a reference are made of finished parts."""
+        for name in self.early:
+            body = self.rules.get(name)
+            if body is None or not _productive_tree(_parse_body(body), set()):
+                return True
+        return False
+
     def _grammar(self) -> str:
         # A rule may turn out empty only after something recursive referred to it (a
         # property that requires the object itself, forever): the pass is redone with it
@@ -1577,7 +1627,9 @@ class Translator:
             self._reset()
             start = self.value_rule([self.root])
             empty = set(self.found_empty)
-            for name in _unproductive(self.rules):
+            # Without a recursive reference the rules form a tree of non-empty bodies, all
+            # productive; only recursion can make a rule need itself forever.
+            for name in _unproductive(self.rules) if self._may_be_unproductive() else ():
                 if name in self.rule_keys:
                     empty.add(self.rule_keys[name])
             if not empty:
@@ -1587,7 +1639,7 @@ class Translator:
             raise self.limit_at("", "", f"the schema needed more than {MAX_PASSES} passes to drop its recursive subschemas that allow no value", "max_schema_passes", MAX_PASSES)
         if start is None:
             raise EmptyLanguageError("the schema allows no JSON value at all")
-        unproductive = _unproductive(self.rules)
+        unproductive = _unproductive(self.rules) if self.known_empty and self._may_be_unproductive() else ()
         if unproductive:  # every rule is made from value rules; none should be left
             raise UnsupportedSchemaError(f"schema: rules {sorted(unproductive)[:5]} allow no finite value", "", "")
         lines = [f"start ::= {start} ;"] if not self.ws else [f"start ::= ws {start} ws ;"]
@@ -1688,18 +1740,34 @@ def _productive_tree(node, productive: set) -> bool:
     return any(all(optional or _productive_tree(atom, productive) for atom, optional in items) for items in node[1])
 
 
+def _names_in(node, out: set) -> set:
+    if node[0] == "r":
+        out.add(node[1])
+    elif node[0] == "alt":
+        for items in node[1]:
+            for atom, _ in items:
+                _names_in(atom, out)
+    return out
+
+
 def _unproductive(rules: Dict[str, Optional[str]]) -> set:
-    """The rules that can never finish (need themselves, forever), as a set of names."""
+    """The rules that can never finish (need themselves, forever), as a set of names.
+
+    A worklist: a rule is looked at again only when a rule it names becomes productive.
+    """
     trees = {name: _parse_body(body) for name, body in rules.items() if body is not None}
+    users: Dict[str, list] = {}
+    for name, tree in trees.items():
+        for used in _names_in(tree, set()):
+            users.setdefault(used, []).append(name)
     productive: set = set()
-    order = list(reversed(trees))  # rules mostly refer to later ones: one pass does most
-    changed = True
-    while changed:
-        changed = False
-        for name in order:
-            if name not in productive and _productive_tree(trees[name], productive):
-                productive.add(name)
-                changed = True
+    todo = list(trees)
+    while todo:
+        name = todo.pop()
+        if name in productive or not _productive_tree(trees[name], productive):
+            continue
+        productive.add(name)
+        todo.extend(u for u in users.get(name, ()) if u not in productive)
     return set(trees) - productive
 
 
