@@ -476,3 +476,55 @@ def minimize(dfa: DFA) -> Optional[DFA]:
             if t in live:
                 moves[b][ch] = numbering[block[t]]
     return DFA(moves, 0, finals)
+
+
+MAX_ENUMERATION_STEPS = 20_000
+
+
+@functools.lru_cache(maxsize=1024)
+def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
+    """The strings of the terminal expression ``term``, sorted, when there are at most
+    ``limit`` of them; None when there are more, infinitely many, or the search would
+    cost more than its bounds (callers then treat the language as open)."""
+    try:
+        reader = _Reader(term)
+        expr = reader.alternation()
+        reader.skip()
+        if reader.i != len(term):
+            return None
+        leaves = reader.leaves
+        start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
+        found: List[str] = []
+        stack = [(start, "")]
+        steps = 0
+        while stack:
+            state, prefix = stack.pop()
+            steps += 1
+            if steps > MAX_ENUMERATION_STEPS or len(prefix) > 4 * limit + 64:
+                return None  # a loop that stays alive: infinitely many, or too costly
+            if _value(expr, tuple(nfa.accept in s for nfa, s in zip(leaves, state))):
+                found.append(prefix)
+                if len(found) > limit:
+                    return None
+            verdict = _may_accept(expr, tuple(bool(s) for s in state))
+            if verdict is True:
+                return None  # every continuation is accepted: infinitely many
+            if verdict is False:
+                continue
+            moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
+            cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
+            for a, b in zip(cuts, cuts[1:]):
+                nxt = []
+                for nfa, m in zip(leaves, moves):
+                    targets = frozenset(t for lo, hi, t in m if lo <= a and b - 1 <= hi)
+                    nxt.append(nfa.closure(targets) if targets else frozenset())
+                nxt = tuple(nxt)
+                if _may_accept(expr, tuple(bool(s) for s in nxt)) is False:
+                    continue
+                if b - a > limit:
+                    return None  # more characters than strings allowed, all still alive
+                for code in range(a, b):
+                    stack.append((nxt, prefix + chr(code)))
+        return tuple(sorted(found))
+    except _Unknown:
+        return None

@@ -65,6 +65,8 @@ MAX_SHAPES = 512
 MAX_PATTERN_PROPERTIES = 4
 MAX_COUNTED_ITEMS = 64
 MAX_ANY_ORDER_STATES = 4096
+# A key class with at most this many keys is written as named keys (each at most once).
+MAX_ENUMERATED_KEYS = 256
 # Strings whose length bound exceeds LONG_STRING characters (and that have no pattern or
 # format) are read in chunks of STRING_CHUNK characters: one automaton for the whole bound
 # would need about 14 states per character (see ``_chunked_string``).
@@ -1293,7 +1295,25 @@ class Translator:
             if term is None:
                 continue  # no key falls in this class (`.*` not matching, a named key's own pattern)
             classes.append((term, subs))
-        return names, values, classes
+        # A class of finitely many keys (a propertyNames enum, a pattern such as ^(a|b)$)
+        # becomes named keys, so that each may appear at most once; only open classes are
+        # left, where a context-free grammar cannot keep a key from repeating.
+        open_classes = []
+        for term, subs in classes:
+            keys = regular.finite_language(term, MAX_ENUMERATED_KEYS)
+            if keys is not None and self.any_order:
+                cap = shape.max_props if shape.max_props is not None else max(shape.min_props, 1)
+                if (1 << (len(names) + len(keys))) * (cap + 1) > MAX_ANY_ORDER_STATES:
+                    keys = None  # kept as a class: too many states in any order
+            if keys is None:
+                open_classes.append((term, subs))
+                continue
+            for encoded in keys:
+                k = json.loads(f'"{encoded}"')
+                if k not in values:
+                    names.append(k)
+                    values[k] = subs
+        return names, values, open_classes
 
     def key_body(self, subs: List) -> Optional[str]:
         """The encoded-key language of a ``propertyNames`` schema."""
