@@ -25,6 +25,7 @@ import sys
 import time
 import warnings
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from json.encoder import encode_basestring
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import unquote, urldefrag, urljoin
@@ -285,6 +286,12 @@ def json_equal(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
+
+
+def _is_multiple(d: Decimal, step: Decimal) -> bool:
+    """Whether ``d`` is an integer multiple of ``step``, exactly (``Decimal``'s ``%``
+    fails once the quotient has more digits than its context keeps)."""
+    return (Fraction(d) / Fraction(step)).denominator == 1
 
 
 class _NotJSON(Exception):
@@ -1515,7 +1522,7 @@ class Translator:
                 return False
             if shape.hi and (d > shape.hi[0] or (shape.hi[1] and d == shape.hi[0])):
                 return False
-            if any(d % step != 0 for step, _ in shape.mults) or any(d % step == 0 for step, _ in shape.neg_mults):
+            if not all(_is_multiple(d, step) for step, _ in shape.mults) or any(_is_multiple(d, step) for step, _ in shape.neg_mults):
                 return False
         elif kind == STR:
             n = len(value)
