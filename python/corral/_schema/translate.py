@@ -139,6 +139,7 @@ def _check_document_depth(document, pointer: str) -> None:
             where = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
             error = LimitExceededError(f"schema at {where or '/'}: JSON values nest {depth} deep (limit {MAX_DOCUMENT_DEPTH})")
             error.limit, error.value = "max_schema_depth", MAX_DOCUMENT_DEPTH
+            error.pointer, error.keyword = where, ""
             raise error
         if isinstance(node, dict):
             stack.extend((v, depth + 1, path + (k,)) for k, v in node.items() if isinstance(v, (dict, list)))
