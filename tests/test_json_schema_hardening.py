@@ -188,6 +188,36 @@ def test_bad_numeric_and_keyword_values_are_invalid_schemas(schema, pointer):
     assert info.value.pointer == pointer
 
 
+@pytest.mark.parametrize(
+    "schema,pointer",
+    [
+        ({"type": float("nan")}, "/type"),
+        ({"type": [{"a": float("inf")}]}, "/type"),
+        ({"properties": {"a": {"type": {"x": float("nan")}}}}, "/properties/a/type"),
+    ],
+)
+def test_messages_about_non_json_values_do_not_fail(schema, pointer):
+    with pytest.raises(corral.InvalidSchemaError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == pointer
+
+
+@pytest.mark.parametrize(
+    "schema,pointer",
+    [
+        ({"maxProperties": 10**12}, "/maxProperties"),
+        ({"maxItems": 10**12}, "/maxItems"),
+        ({"prefixItems": [{}], "minItems": 10**12}, "/minItems"),
+        ({"type": "string", "pattern": "a", "maxLength": 10**12}, "/maxLength"),
+        ({"type": "string", "format": "email", "minLength": 10**12}, "/minLength"),
+    ],
+)
+def test_counts_no_grammar_can_hold_are_limits_with_pointers(schema, pointer):
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == pointer
+
+
 def test_huge_values_check_exactly(byte_vocab):
     # A multiple test on an enum member whose quotient exceeds Decimal's precision.
     schema = {"enum": [1e308, 3], "multipleOf": 4}

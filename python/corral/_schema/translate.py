@@ -465,6 +465,7 @@ class Translator:
         self.budget_ms = budget_ms
         self.deadline = time.monotonic() + budget_ms / 1000.0
         self.max_productions = (limits if limits is not None else _default_limits()).max_grammar_productions
+        self.max_dfa_states = (limits if limits is not None else _default_limits()).max_dfa_states
         self.max_grammar_bytes = (limits if limits is not None else _default_limits()).max_grammar_bytes
         self.ws = "" if whitespace == "compact" else "ws"
         self._ws_rule = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
@@ -509,6 +510,13 @@ class Translator:
         error.limit, error.value = limit, value
         error.pointer, error.keyword = pointer, keyword
         return error
+
+    def check_count(self, shape: Shape, field: str, keyword: str, n: Optional[int]) -> None:
+        """LimitExceededError for a count the grammar would repeat more often than the
+        engine's ``max_grammar_productions`` allows (it could never be compiled)."""
+        if n is not None and n > self.max_productions:
+            pointer = shape.count_ptrs.get(field) or shape_pointer(shape)
+            raise self.limit_at(pointer, keyword, f"a count of {n} repetitions in the grammar", "max_grammar_productions", self.max_productions)
 
     def tick(self, what: str) -> None:
         """LimitExceededError once the translation has run past ``max_compile_ms``."""
@@ -1042,6 +1050,12 @@ class Translator:
         if shape.max_len is not None and shape.max_len < shape.min_len:
             return None
         if shape.min_len or shape.max_len is not None:
+            # A counted character class needs at least one DFA state per character: past
+            # max_dfa_states it can never be built (and the count may not even parse).
+            for field, keyword, n in (("min_len", "minLength", shape.min_len), ("max_len", "maxLength", shape.max_len)):
+                if n is not None and n > self.max_dfa_states:
+                    pointer = shape.count_ptrs.get(field) or "/"
+                    raise self.limit_at(pointer, keyword, f"a length of {n} characters together with a pattern or format is one automaton of at least that many states", "max_dfa_states", self.max_dfa_states)
             hi = "" if shape.max_len is None else str(shape.max_len)
             terms.append(_rx(f"(?:{ecma.JSON_CHAR}){{{shape.min_len},{hi}}}"))
         for src, pointer in shape.patterns:
@@ -1132,6 +1146,8 @@ class Translator:
         rest = self.value_rule(self.item_subs(shape, explicit)) if (hi is None or hi > explicit) else None
         tail_lo = max(0, lo - explicit)
         tail_hi = None if hi is None else hi - explicit
+        self.check_count(shape, "min_items", "minItems", tail_lo)
+        self.check_count(shape, "max_items", "maxItems", tail_hi)
 
         def counted(body: str, a: int, b: Optional[int]) -> str:
             if (a, b) == (0, None):
@@ -1367,6 +1383,9 @@ class Translator:
         base = f"o{len(self.memo)}_{len(self.rules)}"
         if self.any_order:
             return self._object_any_order(names, kv, extra_kv, shape, cap, base, comma)
+        if extra_kv is not None:
+            self.check_count(shape, "min_props", "minProperties", lo)
+            self.check_count(shape, "max_props", "maxProperties", hi)
         if lo >= 2 and extra_kv is not None:
             # Keys outside the named ones may repeat ({"a":1,"a":2} parses to one
             # property): counting entries would let repeats satisfy the bound, and a
@@ -1906,7 +1925,7 @@ def _schema_list(t: Translator, sub: Sub, kw: str, val) -> List[Sub]:
 def k_type(t, shape, sub, val, disj, chain):
     names = [val] if isinstance(val, str) else val
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise t.invalid(sub, "type", f"must be a type name or a list of them, got {_dump(val)}")
+        raise t.invalid(sub, "type", f"must be a type name or a list of them, got {_show(val)}")
     kinds = set()
     for n in names:
         if n not in _TYPE_KINDS:
@@ -2021,7 +2040,9 @@ def k_count_max(kw: str, field: str):
 
     def handler(t, shape, sub, val, disj, chain):
         n, old = _count(t, sub, kw, val), getattr(shape, field)
-        setattr(shape, field, n if old is None else min(old, n))
+        if old is None or n < old:
+            setattr(shape, field, n)
+            shape.count_ptrs[field] = sub.pointer + "/" + kw
 
     return handler
 
