@@ -253,6 +253,12 @@ def test_empty_branches_are_dropped(byte_vocab, schema, docs):
     agrees(compiled(schema, byte_vocab), schema, docs)
 
 
+@pytest.mark.parametrize("schema", [{"type": "string", "pattern": "^$"}, {"type": "string", "not": {"pattern": "^$"}}, {"prefixItems": [{"not": {"pattern": "^$", "maxLength": 0}}]}])
+def test_a_pattern_of_the_empty_string_compiles(byte_vocab, schema):
+    # Its regex source is empty; `//` would have started a comment in the grammar text.
+    agrees(compiled(schema, byte_vocab), schema, ["", "a", ["", 1], ["a"], 3])
+
+
 def test_a_wholly_empty_schema_is_an_empty_language():
     with pytest.raises(corral.EmptyLanguageError):
         corral.Grammar.json_schema({"type": "string", "pattern": "^a$", "not": {"pattern": "a"}})

@@ -389,7 +389,10 @@ def _lit(text: str) -> str:
 
 
 def _rx(src: str) -> str:
-    """An EBNF ``/regex/`` terminal for Python-``re`` source ``src``."""
+    """An EBNF ``/regex/`` terminal for Python-``re`` source ``src`` (the empty string for an
+    empty source: ``//`` would start a comment)."""
+    if not src:
+        return '""'
     return "/" + src.replace("/", "\\/") + "/"
 
 
