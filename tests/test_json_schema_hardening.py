@@ -424,20 +424,31 @@ def _chain(n, make):
     return {"$defs": defs, "$ref": "#/$defs/d0"}
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda i: {"$ref": f"#/$defs/d{i + 1}", "minimum": -i},  # in place, through $ref
-        lambda i: {"items": {"$ref": f"#/$defs/d{i + 1}"}},  # through values
-    ],
-)
-def test_deep_reference_chains_compile_up_to_the_limit_then_refuse(byte_vocab, make):
-    corral.compile(corral.Grammar.json_schema(_chain(200, make)), byte_vocab)
+def test_deep_in_place_reference_chains_compile_up_to_the_limit_then_refuse(byte_vocab):
+    make = lambda i: {"$ref": f"#/$defs/d{i + 1}", "minimum": -i}  # noqa: E731 - read in place
+    c = corral.compile(corral.Grammar.json_schema(_chain(200, make)), byte_vocab)
+    assert c.matches(b"0") and not c.matches(b"-1")
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema(_chain(400, make))
     assert info.value.limit == "max_schema_depth"
     assert info.value.pointer.startswith("/$defs/d")
     assert "256" in str(info.value)
+
+
+def test_long_cycles_of_definitions_compile(byte_vocab):
+    # Each definition's property refers to the next, the last to the first: value rules
+    # nest 2,000 deep while being built (real schemas with many definitions do this).
+    n = 2000
+    schema = {"$defs": {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{(i + 1) % n}"}}} for i in range(n)}, "$ref": "#/$defs/d0"}
+    c = compiled(schema, byte_vocab)
+    assert c.matches(b'{"a":{"a":{}}}') and not c.matches(b'{"a":1}')
+
+
+def test_too_long_chains_of_values_hit_a_limit():
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema(_chain(4200, lambda i: {"items": {"$ref": f"#/$defs/d{i + 1}"}}))
+    assert info.value.limit == "max_schema_depth"
+    assert "4096" in str(info.value)
 
 
 def test_deep_enum_values_hit_a_limit():

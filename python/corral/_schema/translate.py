@@ -80,6 +80,9 @@ STRING_CHUNK = 1024
 # as properties/items do). Deeper schemas get LimitExceededError naming the place.
 MAX_DOCUMENT_DEPTH = 512
 MAX_SCHEMA_DEPTH = 256
+# Deepest chain of value rules being built inside one another: a path through properties
+# and items, across $refs to other definitions, until it closes on a rule already made.
+MAX_VALUE_DEPTH = 4096
 # Largest whitespace run `whitespace="flexible"` allows between tokens.
 MAX_WHITESPACE = 1024
 # Largest count (minItems, maxItems, minContains, maxContains, minProperties, maxProperties
@@ -878,15 +881,15 @@ class Translator:
         self.rule_keys[name] = key
         self.rules[name] = None
         self.building.add(name)
-        self.depth += 1
+        self.value_depth += 1
         try:
-            if self.depth > MAX_SCHEMA_DEPTH:
+            if self.value_depth > MAX_VALUE_DEPTH:
                 where = next((s.pointer for s in subs if isinstance(s, Sub)), "")
-                raise self.limit_at(where, "", f"values nest more than {MAX_SCHEMA_DEPTH} deep in the schema", "max_schema_depth", MAX_SCHEMA_DEPTH)
+                raise self.limit_at(where, "", f"values nest more than {MAX_VALUE_DEPTH} deep in the schema (through properties, items and references)", "max_schema_depth", MAX_VALUE_DEPTH)
             shapes = self.shapes(subs)
             alts = [self.emit_shape(s) for s in shapes]
         finally:
-            self.depth -= 1
+            self.value_depth -= 1
             self.building.discard(name)
         body = _alt([a for a in alts if a is not None])
         if body is None:
@@ -1261,14 +1264,12 @@ class Translator:
 
         A class is (key EBNF body, value subs); named keys never fall in a class.
         """
-        names: List[str] = []
+        # Properties' names, then required names, each once (dict: ordered, hashed).
+        ordered: Dict[str, None] = {}
         for props, _, _ in shape.obj_clauses:
-            for k in props:
-                if k not in names:
-                    names.append(k)
-        for k in shape.required:
-            if k not in names:
-                names.append(k)
+            ordered.update(dict.fromkeys(props))
+        ordered.update(dict.fromkeys(shape.required))
+        names: List[str] = list(ordered)
         values: Dict[str, Optional[List]] = {}
         for k in names:
             subs: List = []
@@ -1643,17 +1644,19 @@ class Translator:
         self.found_empty: set = set()
         self.warnings = []
         self.depth = 0
+        self.value_depth = 0
 
     def grammar(self) -> str:
         """The EBNF text of the whole schema (start rule ``start``)."""
         old_limit = sys.getrecursionlimit()
-        # Schemas nest at most MAX_SCHEMA_DEPTH subschemas and MAX_DOCUMENT_DEPTH values
-        # deep; reading them takes a few frames per level, more than the default allows.
-        sys.setrecursionlimit(max(old_limit, _stack_depth() + 16 * (MAX_SCHEMA_DEPTH + MAX_DOCUMENT_DEPTH)))
+        # Schemas nest at most MAX_SCHEMA_DEPTH subschemas, MAX_VALUE_DEPTH value rules and
+        # MAX_DOCUMENT_DEPTH JSON values deep; reading them takes a few frames per level,
+        # more than the default allows (Python-to-Python calls use no C stack).
+        sys.setrecursionlimit(max(old_limit, _stack_depth() + 12 * MAX_VALUE_DEPTH + 16 * (MAX_SCHEMA_DEPTH + MAX_DOCUMENT_DEPTH)))
         try:
             return self._grammar()
         except RecursionError:
-            error = LimitExceededError(f"the schema nests too deeply to translate (subschemas at most {MAX_SCHEMA_DEPTH} deep, values {MAX_DOCUMENT_DEPTH})")
+            error = LimitExceededError(f"the schema nests too deeply to translate (subschemas at most {MAX_SCHEMA_DEPTH} deep, value rules {MAX_VALUE_DEPTH}, JSON values {MAX_DOCUMENT_DEPTH})")
             error.limit, error.value = "max_schema_depth", MAX_SCHEMA_DEPTH
             raise error from None
         finally:
@@ -2192,8 +2195,10 @@ def k_required(t, shape, sub, val, disj, chain):
         if sub.draft == 4 and isinstance(val, bool):
             return
         raise t.invalid(sub, "required", "must be an array of strings")
+    known = set(shape.required)
     for k in val:
-        if k not in shape.required:
+        if k not in known:
+            known.add(k)
             shape.required.append(k)
         if k in shape.forbidden:
             shape.unsat = True
