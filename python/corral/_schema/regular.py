@@ -1,15 +1,21 @@
-"""Whether a terminal expression of the translator's EBNF matches some string.
+"""Regular-language questions the JSON Schema translator answers in Python.
 
-The translator combines regular languages with the grammar's ``and!``/``not!`` operators (a
-pattern *and* a length, a key class *minus* the named keys). A combination can be empty
-(``.*`` minus everything, a range with no multiple in it), and an empty branch must be
-dropped, not handed to the engine. This module decides emptiness itself: it reads the
-terminal expressions the translator writes (``/regex/``, ``"literal"``, ``and!(...)``,
-``not!(...)``, ``( a | b )``), turns each regex (Python ``re`` syntax, fullmatch) into an NFA
-over code points, and searches the product of their subset automata for an accepting state.
+* ``nonempty(term)``: whether a terminal expression of the translator's EBNF matches some
+  string. The translator combines regular languages with the grammar's ``and!``/``not!``
+  operators (a pattern *and* a length, a key class *minus* the named keys). A combination
+  can be empty (``.*`` minus everything, a range with no multiple in it), and an empty
+  branch must be dropped, not handed to the engine.
+* ``finite_language(term, limit)``: the strings of a term when there are few (a key class
+  of finitely many keys becomes named keys, each allowed once).
+* ``product(...)``: the minimal DFA of number regexes and residue automata together
+  (``multipleOf``), which the translator writes as one grammar rule per state.
 
-The search is bounded (``MAX_NFA_STATES``, ``MAX_PRODUCT_STATES``): past the bound the answer
-is "unknown", which callers treat as non-empty (the engine then still judges).
+Terms are read as the translator writes them (``/regex/``, ``"literal"``, ``and!(...)``,
+``not!(...)``, ``( a | b )``); each regex (Python ``re`` syntax, fullmatch) becomes an NFA
+over code points, and the questions are answered on the product of their subset automata.
+Every search is bounded (``MAX_NFA_STATES``, ``MAX_PRODUCT_STATES``,
+``MAX_ENUMERATION_STEPS``): past a bound the answer is "unknown" (None), which callers treat
+as non-empty or open, so the engine still judges.
 """
 
 from __future__ import annotations

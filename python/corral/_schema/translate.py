@@ -23,8 +23,7 @@ import math
 import re
 import sys
 import time
-import warnings
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from json.encoder import encode_basestring
 from typing import Callable, Dict, List, Optional, Tuple
