@@ -1224,6 +1224,7 @@ class Translator:
             i, c = todo.pop()
             if (i, c) in moves:
                 continue
+            self.tick("an array's `contains` counts")
             out = []
             if hi is None or i < hi:
                 subs = self.item_subs(shape, min(i, explicit))
@@ -1652,6 +1653,9 @@ class Translator:
         # MAX_DOCUMENT_DEPTH JSON values deep; reading them takes a few frames per level,
         # more than the default allows (Python-to-Python calls use no C stack).
         sys.setrecursionlimit(max(old_limit, _stack_depth() + 12 * MAX_VALUE_DEPTH + 16 * (MAX_SCHEMA_DEPTH + MAX_DOCUMENT_DEPTH)))
+        # The budget covers this translation only; later checks of values (``order``,
+        # ``valid``) run unbounded.
+        self.deadline = time.monotonic() + self.budget_ms / 1000.0
         try:
             return self._grammar()
         except RecursionError:
@@ -1660,6 +1664,7 @@ class Translator:
             raise error from None
         finally:
             sys.setrecursionlimit(old_limit)
+            self.deadline = math.inf
 
     def _may_be_unproductive(self) -> bool:
         """False when no rule can need itself forever: then every rule referred to before
