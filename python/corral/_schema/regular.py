@@ -173,7 +173,7 @@ def _build(nfa: _NFA, tree, start: int) -> int:
     return cur
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)  # NFAs may be large: keep the recent ones only
 def _regex_nfa(src: str) -> _NFA:
     nfa = _NFA()
     nfa.start = nfa.state()
