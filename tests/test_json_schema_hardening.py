@@ -535,3 +535,79 @@ def test_random_documents_agree_with_jsonschema(byte_vocab, index):
     schema = ORACLE_SCHEMAS[index]
     rng = random.Random(100 + index)
     agrees(compiled(schema, byte_vocab), schema, [_random_value(rng) for _ in range(150)])
+
+
+def _random_schema(rng, depth=0):
+    """A random schema over the keywords corral translates (no format: jsonschema treats it
+    as an annotation; no contains: the test's key reordering does not see it; integer
+    steps only: jsonschema divides floats)."""
+    if depth > 2:
+        return rng.choice([True, {"type": "integer"}, {"type": "string"}, {}])
+    out = {}
+    for _ in range(rng.randint(1, 3)):
+        k = rng.choice(
+            ["type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "multipleOf", "minLength", "maxLength", "pattern", "items",
+             "prefixItems", "minItems", "maxItems", "properties", "patternProperties", "additionalProperties", "required", "minProperties",
+             "maxProperties", "propertyNames", "anyOf", "oneOf", "allOf", "not", "if", "dependentRequired"]
+        )
+        sub = lambda: _random_schema(rng, depth + 1)  # noqa: E731
+        out[k] = {
+            "type": lambda: rng.choice(["integer", "string", "object", "array", "null", "number", "boolean", ["integer", "string"]]),
+            "enum": lambda: [rng.choice([0, 1, "a", "ab", None, True, [1], {"a": 1}]) for _ in range(rng.randint(1, 3))],
+            "const": lambda: rng.choice([0, 1, "a", None, {"a": 1}, [1]]),
+            "minimum": lambda: rng.choice([-2, 0, 1, 3, 2.5]),
+            "maximum": lambda: rng.choice([-2, 0, 1, 3, 2.5]),
+            "exclusiveMinimum": lambda: rng.choice([-2, 0, 1, 3, 2.5]),
+            "multipleOf": lambda: rng.choice([2, 3, 7, 10]),
+            "minLength": lambda: rng.randint(0, 3),
+            "maxLength": lambda: rng.randint(0, 3),
+            "pattern": lambda: rng.choice(["^a", "b$", "a", "^$", ".*", "^(a|b)$"]),
+            "items": sub,
+            "prefixItems": lambda: [sub() for _ in range(rng.randint(1, 2))],
+            "minItems": lambda: rng.randint(0, 3),
+            "maxItems": lambda: rng.randint(0, 3),
+            "properties": lambda: {key: sub() for key in rng.sample(["a", "b", "ab", "x"], rng.randint(1, 2))},
+            "patternProperties": lambda: {rng.choice(["^a", ".*", "^ab$", "b"]): sub()},
+            "additionalProperties": lambda: rng.choice([False, True, sub()]),
+            "required": lambda: rng.sample(["a", "b", "ab", "x"], rng.randint(1, 2)),
+            "minProperties": lambda: rng.randint(0, 1),
+            "maxProperties": lambda: rng.randint(0, 3),
+            "propertyNames": lambda: rng.choice([{"enum": ["a", "b"]}, {"pattern": "^a"}, {"maxLength": 1}]),
+            "anyOf": lambda: [sub() for _ in range(rng.randint(1, 3))],
+            "oneOf": lambda: [sub() for _ in range(rng.randint(1, 3))],
+            "allOf": lambda: [sub() for _ in range(rng.randint(1, 3))],
+            "not": sub,
+            "if": sub,
+            "dependentRequired": lambda: {"a": ["b"]},
+        }[k]()
+        if k == "if":
+            out["then"], out["else"] = sub(), sub()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_schemas_agree_with_jsonschema(byte_vocab, seed):
+    """Random schemas and documents: corral accepts a document exactly when jsonschema
+    says it is valid, in both property orders, and the shortest completion is valid."""
+    rng = random.Random(1000 + seed)
+    compiled_count = 0
+    for _ in range(25):
+        schema = _random_schema(rng)
+        validator = jsonschema.Draft202012Validator(schema)
+        docs = [_random_value(rng) for _ in range(30)]
+        for order in ("schema", "any"):
+            try:
+                c = compiled(schema, byte_vocab, property_order=order)
+            except corral.EmptyLanguageError:
+                assert not any(validator.is_valid(d) for d in docs), schema
+                continue
+            except (corral.SchemaError, corral.LimitExceededError):
+                continue
+            compiled_count += 1
+            assert validator.is_valid(json.loads(c.matcher().completion())), schema
+            _, translator = translate(schema, property_order=order)
+            for doc in docs:
+                shown = translator.order(doc, [translator.root]) if order == "schema" else doc
+                text = json.dumps(shown, **COMPACT)
+                assert c.matches(text.encode()) == validator.is_valid(doc), (schema, order, text)
+    assert compiled_count >= 20
