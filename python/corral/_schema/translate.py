@@ -1672,7 +1672,7 @@ class Translator:
         without any rule. Rules built without such a reference are made of finished parts."""
         for name in self.early:
             body = self.rules.get(name)
-            if body is None or not _productive_tree(_parse_body(body), set()):
+            if body is None or not _productive_tree(_read_body(body), set()):
                 return True
         return False
 
@@ -1789,6 +1789,15 @@ def _parse_body(body: str):
     return alt()
 
 
+def _read_body(body: str):
+    """``_parse_body``, or a productive terminal when the body is not one it reads (the
+    engine then judges the rule itself)."""
+    try:
+        return _parse_body(body)
+    except (ValueError, IndexError):
+        return ("t",)
+
+
 def _productive_tree(node, productive: set) -> bool:
     if node[0] == "t":
         return True
@@ -1812,7 +1821,7 @@ def _unproductive(rules: Dict[str, Optional[str]]) -> set:
 
     A worklist: a rule is looked at again only when a rule it names becomes productive.
     """
-    trees = {name: _parse_body(body) for name, body in rules.items() if body is not None}
+    trees = {name: _read_body(body) for name, body in rules.items() if body is not None}
     users: Dict[str, list] = {}
     for name, tree in trees.items():
         for used in _names_in(tree, set()):
