@@ -218,6 +218,21 @@ def test_counts_no_grammar_can_hold_are_limits_with_pointers(schema, pointer):
     assert info.value.pointer == pointer
 
 
+@pytest.mark.parametrize(
+    "schema,pointer",
+    [
+        ({"$id": "http://["}, "/$id"),
+        ({"$ref": "http://["}, "/$ref"),
+        ({"properties": {"a": {"$id": "http://[x"}}}, "/properties/a/$id"),
+        ({"$defs": {"a": {"$id": "http://[x"}}, "$ref": "#/$defs/a"}, "/$defs/a/$id"),
+    ],
+)
+def test_references_that_are_not_uris_are_invalid(schema, pointer):
+    with pytest.raises(corral.InvalidSchemaError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == pointer
+
+
 def test_huge_values_check_exactly(byte_vocab):
     # A multiple test on an enum member whose quotient exceeds Decimal's precision.
     schema = {"enum": [1e308, 3], "multipleOf": 4}

@@ -173,6 +173,16 @@ def _draft_of(schema, default: int) -> int:
     return default
 
 
+def _join(base: str, ref: str, pointer: str, keyword: str) -> str:
+    """``urljoin``, with InvalidSchemaError (at ``pointer``) for a reference that is not a
+    URI reference (``http://[``)."""
+    try:
+        return urljoin(base, ref)
+    except ValueError as e:
+        at = pointer + "/" + keyword.replace("~", "~0").replace("/", "~1")
+        raise InvalidSchemaError(f"{keyword} at {at}: {ref!r} is not a valid URI reference ({e})", at, keyword) from None
+
+
 def _escape_pointer(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -553,7 +563,7 @@ class Translator:
                 ref_overrides = "$ref" in node and draft < 2019
                 ident = node.get(id_key)
                 if isinstance(ident, str) and not ref_overrides:
-                    uri, frag = urldefrag(urljoin(base, ident))
+                    uri, frag = urldefrag(_join(base, ident, here, id_key))
                     if ident.startswith("#") and draft < 2019:
                         self.anchors[(urldefrag(base)[0], frag)] = Sub(node, here, base, draft)
                     else:
@@ -581,7 +591,7 @@ class Translator:
         ident = s.get(id_key)
         base = sub.base
         if isinstance(ident, str) and not ident.startswith("#") and not ("$ref" in s and draft < 2019):
-            base = urldefrag(urljoin(base, ident))[0]
+            base = urldefrag(_join(base, ident, sub.pointer, id_key))[0]
         if base == sub.base and draft == sub.draft:
             return sub
         return Sub(s, sub.pointer, base, draft, sub.negated)
@@ -597,7 +607,7 @@ class Translator:
         return target
 
     def _resolve(self, sub: Sub, ref: str) -> Sub:
-        uri = urljoin(sub.base, ref)
+        uri = _join(sub.base, ref, sub.pointer, "$ref")
         doc_uri, frag = urldefrag(uri)
         if doc_uri not in self.docs:
             self._load(sub, doc_uri, ref)
@@ -622,7 +632,7 @@ class Translator:
             if isinstance(node, dict):
                 ident = node.get("id" if draft == 4 else "$id")
                 if isinstance(ident, str) and not ident.startswith("#"):
-                    base = urldefrag(urljoin(base, ident))[0]
+                    base = urldefrag(_join(base, ident, path, "$id"))[0]
         return Sub(node, path, base, (_draft_of(node, draft) or draft) if isinstance(node, dict) else draft)
 
     def _load(self, sub: Sub, doc_uri: str, ref: str) -> None:
