@@ -452,8 +452,8 @@ def test_deep_in_place_reference_chains_compile_up_to_the_limit_then_refuse(byte
 
 def test_long_cycles_of_definitions_compile(byte_vocab):
     # Each definition's property refers to the next, the last to the first: value rules
-    # nest 2,000 deep while being built (real schemas with many definitions do this).
-    n = 2000
+    # nest 1,000 deep while being built (real schemas with many definitions do this).
+    n = 1000
     schema = {"$defs": {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{(i + 1) % n}"}}} for i in range(n)}, "$ref": "#/$defs/d0"}
     c = compiled(schema, byte_vocab)
     assert c.matches(b'{"a":{"a":{}}}') and not c.matches(b'{"a":1}')
