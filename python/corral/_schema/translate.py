@@ -460,31 +460,25 @@ class Translator:
         # JSON Schema counts 1.0 as an integer (draft 6 on); Pydantic models do not want it.
         self.integer_fraction = integer_fraction
         self.resolver = resolver
-        self.warnings: List[str] = []
-        self.rules: Dict[str, Optional[str]] = {}
-        self.memo: Dict[tuple, Optional[str]] = {}
         self.docs: Dict[str, Tuple[object, int]] = {}
         self.anchors: Dict[Tuple[str, str], Sub] = {}
         self.keep_alive: list = []
-        self.building: set = set()
-        self.early: set = set()
         self.proving: set = set()  # oneOfs whose disjointness is being proven (no re-entry)
         self._regex_cache: Dict[str, re.Pattern] = {}
         self._resolved: Dict[Tuple[str, str], Sub] = {}
         # Value rules found empty although referenced recursively while being built: the
         # translation is redone with them known empty (see ``grammar``).
         self.known_empty: set = set()
-        # Nesting of subschemas being read right now (in place and through values).
-        self.depth = 0
-        budget_ms = (limits if limits is not None else _default_limits()).max_compile_ms
-        self.budget_ms = budget_ms
-        self.deadline = time.monotonic() + budget_ms / 1000.0
-        self.max_productions = (limits if limits is not None else _default_limits()).max_grammar_productions
-        self.max_dfa_states = (limits if limits is not None else _default_limits()).max_dfa_states
-        self.max_grammar_bytes = (limits if limits is not None else _default_limits()).max_grammar_bytes
+        limits = limits if limits is not None else _default_limits()
+        # The wall-clock budget of one translation (``grammar`` sets the deadline).
+        self.budget_ms = limits.max_compile_ms
+        self.deadline = math.inf
+        self.max_productions = limits.max_grammar_productions
+        self.max_dfa_states = limits.max_dfa_states
+        self.max_grammar_bytes = limits.max_grammar_bytes
         self.ws = "" if whitespace == "compact" else "ws"
         self._ws_rule = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
-        self._reset()
+        self._reset()  # the per-pass state: rules, memo, warnings, depths
         _check_document_depth(schema, "")
         draft = _draft_of(schema, default_draft)
         if draft == 0:
@@ -1644,17 +1638,17 @@ class Translator:
 
     def _reset(self) -> None:
         """Forgets the rules of a previous pass (``known_empty`` and resolved references stay)."""
-        self.rules = {}
+        self.rules: Dict[str, Optional[str]] = {}
         if self.ws:
             self.rules["ws"] = self._ws_rule
-        self.memo = {}
+        self.memo: Dict[tuple, Optional[str]] = {}
         self.rule_keys: Dict[str, tuple] = {}
-        self.building = set()
-        self.early = set()
+        self.building: set = set()  # value rules whose body is being built
+        self.early: set = set()  # value rules referred to while being built (recursion)
         self.found_empty: set = set()
-        self.warnings = []
-        self.depth = 0
-        self.value_depth = 0
+        self.warnings: List[str] = []
+        self.depth = 0  # subschemas being read in place inside one another
+        self.value_depth = 0  # value rules being built inside one another
 
     def grammar(self) -> str:
         """The EBNF text of the whole schema (start rule ``start``)."""
