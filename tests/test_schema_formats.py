@@ -615,3 +615,52 @@ def test_corral_regex_engine_agrees():
     compiled = {fmt: corral.compile(corral.Grammar.regex(p), vocab) for fmt, p in FORMAT_PATTERNS.items()}
     for fmt, s in cases:
         assert compiled[fmt].matches(s.encode("utf-8", "surrogatepass")) == matches(fmt, s), (fmt, s)
+
+
+# ------------------------------------------------------------------ character classes per RFC position
+
+_ALPHA = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_DIGIT = set("0123456789")
+_UNRESERVED = _ALPHA | _DIGIT | set("-._~")
+_SUB_DELIMS = set("!$&'()*+,;=")
+# Characters that end or start another URI part (RFC 3986 gen-delims) or that need a
+# following pair (a backslash in a quoted string): a one-character probe cannot judge them.
+_DELIMITERS = set(":/?#[]@") | {"\\"}
+_PROBES = [chr(c) for c in range(0x00, 0x80)] + ["\u00a0", "\u00e9", "\ue000", "\ufffe", "\U0001f600", "\U000f0000"]
+
+_UCSCHAR_PROBES = {"\u00a0", "\u00e9", "\U0001f600"}  # RFC 3987 ucschar among the probes
+_IPRIVATE_PROBES = {"\ue000", "\U000f0000"}
+# RFC 6570 section 2.1 literals with the verified erratum 6937 (%x26-3B: the apostrophe).
+_TEMPLATE_LITERALS = (
+    {"!"} | {chr(c) for c in range(0x23, 0x25)} | {chr(c) for c in range(0x26, 0x3C)} | {"="}
+    | {chr(c) for c in range(0x3F, 0x5C)} | {"]", "_"} | {chr(c) for c in range(0x61, 0x7B)} | {"~"}
+    | _UCSCHAR_PROBES | _IPRIVATE_PROBES
+)
+
+_POSITIONS = [
+    # (format, template with {c}, the characters its RFC allows there)
+    ("uri", "http://h/a{c}b", _UNRESERVED | _SUB_DELIMS),
+    ("uri", "http://h/?a{c}b", _UNRESERVED | _SUB_DELIMS),
+    ("uri", "http://h/#a{c}b", _UNRESERVED | _SUB_DELIMS),
+    ("uri", "http://u{c}v@h/", _UNRESERVED | _SUB_DELIMS),
+    ("uri", "http://a{c}b/", _UNRESERVED | _SUB_DELIMS),
+    ("uri", "s{c}t:x", _ALPHA | _DIGIT | set("+-.")),
+    ("iri", "http://h/a{c}b", _UNRESERVED | _SUB_DELIMS | _UCSCHAR_PROBES),
+    ("iri", "http://h/?a{c}b", _UNRESERVED | _SUB_DELIMS | _UCSCHAR_PROBES | _IPRIVATE_PROBES),
+    ("iri", "http://h/#a{c}b", _UNRESERVED | _SUB_DELIMS | _UCSCHAR_PROBES),
+    ("iri", "http://a{c}b/", _UNRESERVED | _SUB_DELIMS | _UCSCHAR_PROBES),
+    ("uri-template", "a{c}b", _TEMPLATE_LITERALS),
+    ("hostname", "a{c}b", _ALPHA | _DIGIT | {"-", "."}),
+    ("email", "a{c}b@example.com", _ALPHA | _DIGIT | set("!#$%&'*+-/=?^_`{|}~.")),
+    ("email", '"a{c}b"@example.com', {chr(c) for c in range(0x20, 0x7F)} - {'"'}),
+    ("idn-email", "a{c}b@example.com", _ALPHA | _DIGIT | set("!#$%&'*+-/=?^_`{|}~.") | {p for p in _PROBES if ord(p) >= 0x80}),
+    ("json-pointer", "/a{c}b", set(_PROBES) - {"~"}),
+]
+
+
+@pytest.mark.parametrize("fmt,template,allowed", _POSITIONS, ids=[f"{f}-{t}" for f, t, _ in _POSITIONS])
+def test_character_classes_follow_the_rfc(fmt, template, allowed):
+    for c in _PROBES:
+        if c in _DELIMITERS and fmt != "json-pointer":
+            continue
+        assert matches(fmt, template.format(c=c)) == (c in allowed), (fmt, template, ascii(c))

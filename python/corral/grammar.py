@@ -221,11 +221,16 @@ class Grammar:
           JSON pointer) for a keyword corral cannot enforce exactly; ``strict=False`` drops
           it with a :class:`~corral.SchemaWarning` instead.
 
-        Invalid schemas raise :class:`~corral.InvalidSchemaError`.
+        Invalid schemas raise :class:`~corral.InvalidSchemaError` (a list or another
+        non-object given as the schema too). Options are checked: a value of the wrong type
+        raises ``TypeError`` (``max_whitespace=True``, ``strict="yes"``), one out of range
+        :class:`~corral.GrammarError` (``max_whitespace=-1``, ``whitespace="pretty"``), each
+        naming the option. ``limits.max_compile_ms`` bounds the translation's wall-clock
+        time too (:class:`~corral.LimitExceededError`).
         """
         from ._schema import schema_from, translate
 
-        from_python_type = not isinstance(schema, (dict, bool, str, bytes))
+        from_python_type = not isinstance(schema, (dict, bool, str, bytes, bytearray, list, tuple, int, float, type(None)))
         schema = schema_from(schema)
         # A Python type (Pydantic) gets integers without a fraction: JSON Schema counts
         # 1.0 as an integer, but Pydantic rejects large ones written that way.
@@ -237,6 +242,7 @@ class Grammar:
             resolver=resolver,
             property_order=property_order,
             integer_fraction=not from_python_type,
+            limits=limits,
         )
         for message in translator.warnings:
             warnings.warn(message, SchemaWarning, stacklevel=2)

@@ -256,9 +256,11 @@ _IRI, _IRI_REFERENCE = _uri_patterns(_UNRESERVED + _UCSCHAR, _IPRIVATE)
 
 # ---------------------------------------------------------------- RFC 6570 URI Template
 
-# literals: %x21 / %x23-24 / %x26 / %x28-3B / %x3D / %x3F-5B / %x5D / %x5F / %x61-7A / %x7E /
-# ucschar / iprivate / pct-encoded, plus "'" (%x27): RFC 6570's ABNF leaves it out, but the
-# test suite requires it ("an apostrophe in a literal is valid").
+# literals, as corrected by the verified RFC 6570 erratum 6937: %x21 / %x23-24 / %x26-3B / %x3D /
+# %x3F-5B / %x5D / %x5F / %x61-7A / %x7E / ucschar / iprivate / pct-encoded. The published text
+# leaves "'" (%x27) out, which contradicts the RFC's own examples (section 3.2.1 writes
+# '{var}'); the erratum puts it back, and the JSON Schema Test Suite follows it ("an
+# apostrophe in a literal is valid").
 _TEMPLATE_LITERAL = r"!#$&-;=?-\[\]_a-z~" + _UCSCHAR + _IPRIVATE
 _VARCHAR = f"(?:[A-Za-z0-9_]|{_PCT})"
 _VARSPEC = rf"{_VARCHAR}(?:\.?{_VARCHAR})*(?::[1-9][0-9]{{0,3}}|\*)?"

@@ -217,126 +217,6 @@ def decimal_le(b: Decimal, strict: bool) -> Optional[str]:
 # --- multiples -------------------------------------------------------------------------
 
 
-def _eliminate(n_states: int, start: int, finals: List[int], edges: Dict[Tuple[int, int], List[str]], max_len: int) -> Optional[str]:
-    """Regex of a small automaton by state elimination (None if it exceeds max_len)."""
-    S, F = n_states, n_states + 1
-    R: Dict[Tuple[int, int], str] = {}
-
-    def add(i, j, r):
-        R[(i, j)] = r if (i, j) not in R else R[(i, j)] + "|" + r
-
-    for (i, j), labels in edges.items():
-        for lab in labels:
-            add(i, j, lab)
-    add(S, start, "")
-    for f in finals:
-        add(f, F, "")
-
-    def g(r):
-        return "(?:" + r + ")"
-
-    for k in range(n_states):
-        loop = R.pop((k, k), None)
-        star = g(loop) + "*" if loop is not None else ""
-        ins = [(i, r) for (i, j), r in R.items() if j == k]
-        outs = [(j, r) for (i, j), r in R.items() if i == k]
-        for i, _ in ins:
-            del R[(i, k)]
-        for j, _ in outs:
-            del R[(k, j)]
-        for i, ri in ins:
-            for j, rj in outs:
-                add(i, j, g(ri) + star + g(rj))
-                if len(R[(i, j)]) > max_len:
-                    return None
-    return R.get((S, F))
-
-
-def multiple_regex(step: Decimal, max_len: int = 20000) -> Optional[str]:
-    """Plain JSON numbers that are integer multiples of ``step`` (> 0), or None if too big.
-
-    With step = m * 10**-e, x is a multiple iff the integer ``x * 10**e`` is divisible by m:
-    read the integer digits and the first e fraction digits mod m, then only zeros.
-    """
-    sign, digits, exp = step.normalize().as_tuple()
-    m = int("".join(map(str, digits)))
-    e = -exp if exp < 0 else 0
-    if exp > 0:
-        m *= 10**exp
-    if m * (e + 1) > 400:
-        return None  # the automaton (m residues per digit position) would be too large
-    if m == 1:
-        frac = r"(?:\.0+)?" if e == 0 else r"(?:\.[0-9]{1," + str(e) + "}0*)?"
-        return r"-?(?:0|[1-9][0-9]*)" + frac
-    # States: ("int", r) reading integer digits; ("frac", k, r) after k fraction digits;
-    # "zeros" after e fraction digits.
-    states: Dict[object, int] = {}
-
-    def sid(key):
-        if key not in states:
-            states[key] = len(states)
-        return states[key]
-
-    edges: Dict[Tuple[int, int], List[str]] = {}
-
-    def edge(a, b, lab):
-        edges.setdefault((sid(a), sid(b)), []).append(lab)
-
-    start = sid("start")
-    zero = ("int0",)
-    sid(zero)
-    # Integer part: "0" or [1-9][0-9]*.
-    edge("start", zero, "0")
-    for d in range(1, 10):
-        edge("start", ("int", d % m), str(d))
-    for r in range(m):
-        for d in range(10):
-            edge(("int", r), ("int", (r * 10 + d) % m), str(d))
-    finals = []
-
-    def after_int(key, r):
-        # An integer is a multiple iff r * 10**e is; a fraction follows a '.'.
-        if (r * 10**e) % m == 0:
-            finals.append(sid(key))
-        if e == 0:
-            if r == 0:
-                edge(key, "dot0", r"\.")
-        else:
-            edge(key, ("frac", 0, r), r"\.")
-
-    after_int(zero, 0)
-    for r in range(m):
-        after_int(("int", r), r)
-    if e == 0:
-        edge("dot0", "zeros", "0")
-    else:
-        for k in range(e):
-            for r in range(m):
-                for d in range(10):
-                    nr = (r * 10 + d) % m
-                    nxt = ("frac", k + 1, nr) if k + 1 < e else ("fracdone", nr)
-                    edge(("frac", k, r), nxt, str(d))
-                    # Fewer than e fraction digits: the missing ones are zeros.
-                    if (nr * 10 ** (e - k - 1)) % m == 0:
-                        finals.append(sid(nxt))
-        edge(("fracdone", 0), "zeros", "0")
-    edge("zeros", "zeros", "0")
-    finals.append(sid("zeros"))
-    # Merge parallel digit edges into classes to keep the regex short.
-    merged: Dict[Tuple[int, int], List[str]] = {}
-    for key, labels in edges.items():
-        ds = sorted(int(x) for x in labels if x.isdigit())
-        others = [x for x in labels if not x.isdigit()]
-        parts = others[:]
-        if ds:
-            parts.append(_digits_class(ds))
-        merged[key] = ["|".join(parts)] if len(parts) > 1 else parts
-    body = _eliminate(len(states), start, sorted(set(finals)), merged, max_len)
-    if body is None:
-        return None
-    return "-?(?:" + body + ")"
-
-
 def _digits_class(ds: List[int]) -> str:
     if len(ds) == 1:
         return str(ds[0])
@@ -355,3 +235,73 @@ def canonical_forms(value) -> str:
     if f:
         return sign + i + r"\." + f + "0*"
     return sign + i + r"(?:\.0+)?"
+
+
+def multiple_dfa(step: Decimal, max_states: int):
+    """The residue automaton of ``multipleOf: step`` over the characters ``-0-9.``: it
+    accepts the plain decimals (as other terms spell them) whose value is an integer
+    multiple of ``step`` (> 0). None when it would need more than ``max_states`` states.
+
+    With step = m·10⁻ᵉ, x is a multiple iff the integer formed by x's integer digits and
+    its first e fraction digits is divisible by m and every later fraction digit is 0.
+    The state is that integer's residue mod m and how many fraction digits were read.
+    """
+    from .regular import DFA
+
+    _, digits, exp = step.normalize().as_tuple()
+    m = int("".join(map(str, digits)))
+    e = -exp if exp < 0 else 0
+    if exp > 0:
+        m *= 10**exp
+    if m * (e + 2) + 2 > max_states:
+        return None
+    # States: ("i", r) in the integer part; ("f", k, r) after k < e fraction digits;
+    # "z" after e fraction digits with residue 0 (then only zeros may follow).
+    ids: Dict[object, int] = {}
+    moves: List[Dict[str, int]] = []
+
+    def sid(key) -> int:
+        if key not in ids:
+            ids[key] = len(moves)
+            moves.append({})
+        return ids[key]
+
+    start = sid(("i", 0))
+    finals = set()
+    todo = [("i", 0)]
+    seen = {("i", 0)}
+    while todo:
+        key = todo.pop()
+        here = sid(key)
+        out = []
+        if key == "z":
+            finals.add(here)
+            out.append(("0", "z"))
+        elif key[0] == "i":
+            r = key[1]
+            if (r * 10**e) % m == 0:
+                finals.add(here)
+            if key == ("i", 0):
+                out.append(("-", ("i", 0)))  # a sign changes no residue
+            out += [(str(d), ("i", (r * 10 + d) % m)) for d in range(10)]
+            if e == 0:
+                if r == 0:
+                    out.append((".", "z"))
+            else:
+                out.append((".", ("f", 0, r)))
+        else:
+            _, k, r = key
+            if k > 0 and (r * 10 ** (e - k)) % m == 0:
+                finals.add(here)
+            for d in range(10):
+                nr = (r * 10 + d) % m
+                if k + 1 < e:
+                    out.append((str(d), ("f", k + 1, nr)))
+                elif nr == 0:
+                    out.append((str(d), "z"))
+        for ch, target in out:
+            moves[here][ch] = sid(target)
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return DFA(moves, start, finals)

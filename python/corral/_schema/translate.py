@@ -19,16 +19,19 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import re
-import warnings
-from decimal import Decimal, InvalidOperation
+import sys
+import time
+from decimal import Decimal
+from fractions import Fraction
 from json.encoder import encode_basestring
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import CorralError, EmptyLanguageError, InvalidSchemaError, LimitExceededError, UnsupportedSchemaError
 from ..grammar import SchemaWarning
-from . import ecma
+from . import ecma, regular
 from . import numbers as num
 from .formats import FORMAT_PATTERNS
 
@@ -62,11 +65,88 @@ MAX_SHAPES = 512
 MAX_PATTERN_PROPERTIES = 4
 MAX_COUNTED_ITEMS = 64
 MAX_ANY_ORDER_STATES = 4096
+# A key class with at most this many keys is written as named keys (each at most once).
+MAX_ENUMERATED_KEYS = 256
 # Strings whose length bound exceeds LONG_STRING characters (and that have no pattern or
 # format) are read in chunks of STRING_CHUNK characters: one automaton for the whole bound
 # would need about 14 states per character (see ``_chunked_string``).
 LONG_STRING = 2048
 STRING_CHUNK = 1024
+
+
+# Deepest nesting of JSON values in a schema document (objects and arrays), and of
+# subschemas read inside one another (in place, as allOf/anyOf/$ref do, and through values,
+# as properties/items do). Deeper schemas get LimitExceededError naming the place.
+MAX_DOCUMENT_DEPTH = 512
+MAX_SCHEMA_DEPTH = 256
+# Deepest chain of value rules being built inside one another: a path through properties
+# and items, across $refs to other definitions, until it closes on a rule already made.
+MAX_VALUE_DEPTH = 4096
+# Largest whitespace run `whitespace="flexible"` allows between tokens.
+MAX_WHITESPACE = 1024
+# Largest count (minItems, maxItems, minContains, maxContains, minProperties, maxProperties
+# a grammar spells out as positions or states); past it LimitExceededError.
+MAX_SPELLED_COUNT = 10_000
+# Largest residue automaton of one multipleOf step (m states per digit position), and of
+# a number set's whole automaton (bounds, steps and excluded values together).
+MAX_MULTIPLE_STATES = 4096
+MAX_NUMBER_STATES = 20_000
+
+_DRAFTS = (4, 6, 7, 2019, 2020)
+
+
+def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits) -> None:
+    """Raises TypeError (wrong type) or GrammarError (bad value) naming a bad option."""
+    from ..errors import GrammarError
+
+    def need_bool(name, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+
+    need_bool("strict", strict)
+    need_bool("integer_fraction", integer_fraction)
+    for name, value, allowed in (("whitespace", whitespace, ("compact", "flexible")), ("property_order", property_order, ("schema", "any"))):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, one of {', '.join(map(repr, allowed))}; got {value!r}")
+        if value not in allowed:
+            raise GrammarError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    if isinstance(max_whitespace, bool) or not isinstance(max_whitespace, int):
+        raise TypeError(f"max_whitespace must be an int, got {max_whitespace!r}")
+    if not 0 <= max_whitespace <= MAX_WHITESPACE:
+        raise GrammarError(f"max_whitespace must be between 0 and {MAX_WHITESPACE}, got {max_whitespace!r}")
+    if resolver is not None and not isinstance(resolver, dict) and not callable(resolver):
+        raise TypeError(f"resolver must be None, a dict from URI to schema or a function of the URI, got {resolver!r}")
+    if isinstance(draft, bool) or not isinstance(draft, int):
+        raise TypeError(f"draft must be an int, one of {_DRAFTS}, got {draft!r}")
+    if draft not in _DRAFTS:
+        raise GrammarError(f"draft must be one of {_DRAFTS}, got {draft!r}")
+    if limits is not None and not hasattr(limits, "max_compile_ms"):
+        raise TypeError(f"limits must be None or a corral.Limits, got {limits!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def _default_limits():
+    from .. import _core
+
+    return _core.Limits()
+
+
+def _check_document_depth(document, pointer: str) -> None:
+    """LimitExceededError when JSON values in ``document`` nest deeper than
+    MAX_DOCUMENT_DEPTH (walked without recursion, so any depth is safe to look at)."""
+    stack = [(document, 0, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > MAX_DOCUMENT_DEPTH:
+            where = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
+            error = LimitExceededError(f"schema at {where or '/'}: JSON values nest {depth} deep (limit {MAX_DOCUMENT_DEPTH})")
+            error.limit, error.value = "max_schema_depth", MAX_DOCUMENT_DEPTH
+            error.pointer, error.keyword = where, ""
+            raise error
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1, path + (k,)) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, path + (i,)) for i, v in enumerate(node) if isinstance(v, (dict, list)))
 
 
 def shape_pointer(shape) -> str:
@@ -91,6 +171,16 @@ def _draft_of(schema, default: int) -> int:
         uri = schema["$schema"].split("://", 1)[-1].rstrip("#")
         return _META_SCHEMAS.get(uri, 0)
     return default
+
+
+def _join(base: str, ref: str, pointer: str, keyword: str) -> str:
+    """``urljoin``, with InvalidSchemaError (at ``pointer``) for a reference that is not a
+    URI reference (``http://[``)."""
+    try:
+        return urljoin(base, ref)
+    except ValueError as e:
+        at = pointer + "/" + keyword.replace("~", "~0").replace("/", "~1")
+        raise InvalidSchemaError(f"{keyword} at {at}: {ref!r} is not a valid URI reference ({e})", at, keyword) from None
 
 
 def _escape_pointer(token: str) -> str:
@@ -155,7 +245,9 @@ class Shape:
         self.kinds = set(ALL_KINDS)
         self.unsat = False
         self.enum: Optional[list] = None
+        self.enum_keys: frozenset = frozenset()  # _canon of the enum's members
         self.not_values: list = []
+        self.not_keys: set = set()  # _canon of the excluded values
         # numbers
         self.lo: Optional[Tuple[Decimal, bool]] = None
         self.hi: Optional[Tuple[Decimal, bool]] = None
@@ -181,6 +273,8 @@ class Shape:
         self.min_props = 0
         self.max_props: Optional[int] = None
         self.prop_names: List[Sub] = []
+        # The pointer of the keyword that set a count bound (for messages).
+        self.count_ptrs: Dict[str, str] = {}
 
     def copy(self) -> "Shape":
         c = Shape.__new__(Shape)
@@ -205,6 +299,37 @@ def json_equal(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
+
+
+def _is_multiple(d: Decimal, step: Decimal) -> bool:
+    """Whether ``d`` is an integer multiple of ``step``, exactly (``Decimal``'s ``%``
+    fails once the quotient has more digits than its context keeps)."""
+    return (Fraction(d) / Fraction(step)).denominator == 1
+
+
+class _NotJSON(Exception):
+    """A value in a schema (an ``enum`` member...) that is not a JSON value."""
+
+
+def _canon(value):
+    """A hashable key, equal for values JSON Schema calls equal (``1`` and ``1.0``; not
+    ``true`` and ``1``), so that enum members are compared by hashing, not pairwise."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _NotJSON(f"{value!r} is not a JSON number")
+        return ("n", _dec(value))
+    if isinstance(value, list):
+        return ("a", tuple(_canon(v) for v in value))
+    if isinstance(value, dict):
+        for k in value:
+            if not isinstance(k, str):
+                raise _NotJSON(f"object key {k!r} is not a string")
+        return ("o", frozenset((k, _canon(v)) for k, v in value.items()))
+    raise _NotJSON(f"{type(value).__name__} {value!r:.40} is not a JSON value")
 
 
 def _dec(x) -> Decimal:
@@ -253,7 +378,7 @@ def _may_declare_resources(schema) -> bool:
     indexing (a walk of every subschema) finds nothing. One C-speed serialization decides."""
     try:
         text = json.dumps(schema, ensure_ascii=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return True  # not plain JSON: index it and let the walk judge
     return any(k in text for k in _RESOURCE_KEYS)
 
@@ -276,7 +401,10 @@ def _lit(text: str) -> str:
 
 
 def _rx(src: str) -> str:
-    """An EBNF ``/regex/`` terminal for Python-``re`` source ``src``."""
+    """An EBNF ``/regex/`` terminal for Python-``re`` source ``src`` (the empty string for an
+    empty source: ``//`` would start a comment)."""
+    if not src:
+        return '""'
     return "/" + src.replace("/", "\\/") + "/"
 
 
@@ -323,36 +451,35 @@ def _alt(parts: List[str]) -> Optional[str]:
 class Translator:
     """Turns one schema into EBNF rules. Options as in :func:`json_schema_to_ebnf`."""
 
-    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", integer_fraction: bool = True):
-        if isinstance(schema, bool) or isinstance(schema, dict):
-            pass
-        else:
-            raise InvalidSchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}")
+    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", integer_fraction: bool = True, limits=None):
+        check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=default_draft, property_order=property_order, integer_fraction=integer_fraction, limits=limits)
+        if not isinstance(schema, (bool, dict)):
+            raise InvalidSchemaError(f"a schema must be a JSON object or a boolean, got {type(schema).__name__}")
         self.strict = strict
-        if property_order not in ("schema", "any"):
-            raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
         self.any_order = property_order == "any"
         # JSON Schema counts 1.0 as an integer (draft 6 on); Pydantic models do not want it.
         self.integer_fraction = integer_fraction
         self.resolver = resolver
-        self.warnings: List[str] = []
-        self.rules: Dict[str, Optional[str]] = {}
-        self.memo: Dict[tuple, Optional[str]] = {}
         self.docs: Dict[str, Tuple[object, int]] = {}
         self.anchors: Dict[Tuple[str, str], Sub] = {}
         self.keep_alive: list = []
-        self.building: set = set()
-        self.early: set = set()
         self.proving: set = set()  # oneOfs whose disjointness is being proven (no re-entry)
         self._regex_cache: Dict[str, re.Pattern] = {}
         self._resolved: Dict[Tuple[str, str], Sub] = {}
-        if whitespace == "compact":
-            self.ws = ""
-        elif whitespace == "flexible":
-            self.ws = "ws"
-            self.rules["ws"] = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
-        else:
-            raise ValueError(f"whitespace must be 'compact' or 'flexible', got {whitespace!r}")
+        # Value rules found empty although referenced recursively while being built: the
+        # translation is redone with them known empty (see ``grammar``).
+        self.known_empty: set = set()
+        limits = limits if limits is not None else _default_limits()
+        # The wall-clock budget of one translation (``grammar`` sets the deadline).
+        self.budget_ms = limits.max_compile_ms
+        self.deadline = math.inf
+        self.max_productions = limits.max_grammar_productions
+        self.max_dfa_states = limits.max_dfa_states
+        self.max_grammar_bytes = limits.max_grammar_bytes
+        self.ws = "" if whitespace == "compact" else "ws"
+        self._ws_rule = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
+        self._reset()  # the per-pass state: rules, memo, warnings, depths
+        _check_document_depth(schema, "")
         draft = _draft_of(schema, default_draft)
         if draft == 0:
             raise UnsupportedSchemaError(f"$schema at /$schema: custom metaschema {schema['$schema']!r} (its vocabularies are unknown; corral reads drafts 4, 6, 7, 2019-09 and 2020-12)", "/$schema", "$schema")
@@ -371,6 +498,42 @@ class Translator:
             raise UnsupportedSchemaError(message + " (strict=False drops it with a warning)", pointer, keyword)
         self.warnings.append(f"dropped {message}")
 
+    def unsupported_at(self, pointer: str, keyword: str, why: str) -> None:
+        """:meth:`unsupported` for a keyword known by its pointer (``pointer`` is the
+        keyword's own, or its schema's)."""
+        if not pointer.endswith("/" + _escape_pointer(keyword)):
+            pointer = pointer.rstrip("/") + "/" + _escape_pointer(keyword)
+        message = f"{keyword} at {pointer}: {why}"
+        if self.strict:
+            raise UnsupportedSchemaError(message + " (strict=False drops it with a warning)", pointer, keyword)
+        if f"dropped {message}" not in self.warnings:
+            self.warnings.append(f"dropped {message}")
+
+    def limit(self, sub: Sub, keyword: str, why: str, limit: str, value: int) -> LimitExceededError:
+        """A LimitExceededError naming the keyword's JSON pointer and the limit."""
+        return self.limit_at(sub.pointer + ("/" + _escape_pointer(keyword) if keyword else ""), keyword, why, limit, value)
+
+    def limit_at(self, pointer: str, keyword: str, why: str, limit: str, value: int) -> LimitExceededError:
+        """A LimitExceededError naming the pointer and the limit."""
+        error = LimitExceededError(f"{keyword or 'schema'} at {pointer or '/'}: {why} (limit {value})")
+        error.limit, error.value = limit, value
+        error.pointer, error.keyword = pointer, keyword
+        return error
+
+    def check_count(self, shape: Shape, field: str, keyword: str, n: Optional[int]) -> None:
+        """LimitExceededError for a count the grammar would repeat more often than the
+        engine's ``max_grammar_productions`` allows (it could never be compiled)."""
+        if n is not None and n > self.max_productions:
+            pointer = shape.count_ptrs.get(field) or shape_pointer(shape)
+            raise self.limit_at(pointer, keyword, f"a count of {n} repetitions in the grammar", "max_grammar_productions", self.max_productions)
+
+    def tick(self, what: str) -> None:
+        """LimitExceededError once the translation has run past ``max_compile_ms``."""
+        if time.monotonic() > self.deadline:
+            error = LimitExceededError(f"translating the JSON Schema took more than max_compile_ms = {self.budget_ms} ms (while translating {what})")
+            error.limit, error.value = "max_compile_ms", self.budget_ms
+            raise error
+
     @staticmethod
     def invalid(sub: Sub, keyword: str, why: str):
         pointer = sub.pointer + ("/" + _escape_pointer(keyword) if keyword else "")
@@ -378,37 +541,39 @@ class Translator:
 
     # --- resources and $ref ----------------------------------------------------------
 
-    def _index(self, node, base: str, pointer: str, draft: int, path: Optional[list] = None) -> None:
-        """Records the resources (``$id``) and anchors in ``node`` and below it. ``path``:
-        the pointer tokens below ``pointer`` (the pointer string is only built where an
-        anchor needs it: most schemas have none, and this walks every subschema)."""
-        if not isinstance(node, dict):
-            return
-        path = [] if path is None else path
-        draft = _draft_of(node, draft) or draft
-        if not node.keys().isdisjoint(_ID_KEYWORDS):
-            here = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
-            id_key = "id" if draft == 4 else "$id"
-            ref_overrides = "$ref" in node and draft < 2019
-            ident = node.get(id_key)
-            if isinstance(ident, str) and not ref_overrides:
-                uri, frag = urldefrag(urljoin(base, ident))
-                if ident.startswith("#") and draft < 2019:
-                    self.anchors[(urldefrag(base)[0], frag)] = Sub(node, here, base, draft)
-                else:
-                    base = uri
-                    self.docs.setdefault(base, (node, draft))
-                    if frag and draft < 2019:
-                        self.anchors[(base, frag)] = Sub(node, here, base, draft)
-            for key in ("$anchor", "$dynamicAnchor"):
-                if isinstance(node.get(key), str):
-                    self.anchors.setdefault((urldefrag(base)[0], node[key]), Sub(node, here, base, draft))
-        if node.keys().isdisjoint(_SUBSCHEMA_KEYWORDS):
-            return
-        for kw, child, tokens in _children(node):
-            path.extend(tokens)
-            self._index(child, base, pointer, draft, path)
-            del path[-len(tokens):]
+    def _index(self, node, base: str, pointer: str, draft: int) -> None:
+        """Records the resources (``$id``) and anchors in ``node`` and below it (a walk of
+        every subschema, with its own stack: any nesting depth is safe)."""
+        stack = [(node, base, draft, ())]
+        while stack:
+            node, base, draft, path = stack.pop()
+            if not isinstance(node, dict):
+                continue
+            draft = _draft_of(node, draft) or draft
+            if not node.keys().isdisjoint(_ID_KEYWORDS):
+                # The pointer string is only built where an anchor needs it.
+                here = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
+                id_key = "id" if draft == 4 else "$id"
+                ref_overrides = "$ref" in node and draft < 2019
+                ident = node.get(id_key)
+                if isinstance(ident, str) and not ref_overrides:
+                    uri, frag = urldefrag(_join(base, ident, here, id_key))
+                    if ident.startswith("#") and draft < 2019:
+                        self.anchors[(urldefrag(base)[0], frag)] = Sub(node, here, base, draft)
+                    else:
+                        base = uri
+                        self.docs.setdefault(base, (node, draft))
+                        if frag and draft < 2019:
+                            self.anchors[(base, frag)] = Sub(node, here, base, draft)
+                for key in ("$anchor", "$dynamicAnchor"):
+                    if isinstance(node.get(key), str):
+                        self.anchors.setdefault((urldefrag(base)[0], node[key]), Sub(node, here, base, draft))
+            if node.keys().isdisjoint(_SUBSCHEMA_KEYWORDS):
+                continue
+            # Reversed onto the stack, so that subschemas are visited in document order
+            # (the first of two equal anchors wins, as before).
+            for kw, child, tokens in reversed(list(_children(node))):
+                stack.append((child, base, draft, path + tokens))
 
     def _enter(self, sub: Sub) -> Sub:
         """The sub with its own ``$id`` applied to its base URI (and its own draft)."""
@@ -420,7 +585,7 @@ class Translator:
         ident = s.get(id_key)
         base = sub.base
         if isinstance(ident, str) and not ident.startswith("#") and not ("$ref" in s and draft < 2019):
-            base = urldefrag(urljoin(base, ident))[0]
+            base = urldefrag(_join(base, ident, sub.pointer, id_key))[0]
         if base == sub.base and draft == sub.draft:
             return sub
         return Sub(s, sub.pointer, base, draft, sub.negated)
@@ -436,7 +601,7 @@ class Translator:
         return target
 
     def _resolve(self, sub: Sub, ref: str) -> Sub:
-        uri = urljoin(sub.base, ref)
+        uri = _join(sub.base, ref, sub.pointer, "$ref")
         doc_uri, frag = urldefrag(uri)
         if doc_uri not in self.docs:
             self._load(sub, doc_uri, ref)
@@ -461,7 +626,7 @@ class Translator:
             if isinstance(node, dict):
                 ident = node.get("id" if draft == 4 else "$id")
                 if isinstance(ident, str) and not ident.startswith("#"):
-                    base = urldefrag(urljoin(base, ident))[0]
+                    base = urldefrag(_join(base, ident, path, "$id"))[0]
         return Sub(node, path, base, (_draft_of(node, draft) or draft) if isinstance(node, dict) else draft)
 
     def _load(self, sub: Sub, doc_uri: str, ref: str) -> None:
@@ -472,8 +637,14 @@ class Translator:
             found = self.resolver.get(doc_uri)
         if found is None:
             raise self.invalid(sub, "$ref", f"cannot resolve `{ref}` (no schema for {doc_uri}; pass resolver=...)")
-        if isinstance(found, str):
-            found = json.loads(found)
+        if isinstance(found, (str, bytes)):
+            try:
+                found = json.loads(found)
+            except (ValueError, RecursionError) as e:
+                raise self.invalid(sub, "$ref", f"the document for {doc_uri} is not valid JSON ({e})") from None
+        if not isinstance(found, (dict, bool)):
+            raise self.invalid(sub, "$ref", f"the document for {doc_uri} is not a schema (an object or a boolean)")
+        _check_document_depth(found, doc_uri + "#")
         self.keep_alive.append(found)
         draft = _draft_of(found, sub.draft) or sub.draft
         self.docs[doc_uri] = (found, draft)
@@ -486,36 +657,64 @@ class Translator:
         shape = Shape()
         disj: list = []
         for s in subs:
-            self.absorb(shape, s, disj, [])
+            self.absorb(shape, s, disj, ())
         out: List[Shape] = []
         self._expand(shape, disj, out)
         return out
 
     def _expand(self, shape: Shape, disj: list, out: list) -> None:
-        if shape.unsat:
-            return
-        if not disj:
-            out.append(shape)
-            return
-        first, rest = disj[0], disj[1:]
-        for alternative in first:
-            s2 = shape.copy()
-            new: list = []
-            for s in alternative:
-                self.absorb(s2, s, new, [])
-                if s2.unsat:
-                    break
-            self._expand(s2, new + rest, out)
-            if len(out) > MAX_SHAPES:
-                error = LimitExceededError(f"the schema expands to more than {MAX_SHAPES} alternatives (anyOf/oneOf/if combinations)")
-                error.limit, error.value = "max_schema_alternatives", MAX_SHAPES
-                raise error
+        # A loop over the pending disjunctions (each entry: its alternatives and the chain
+        # of in-place subschemas it was found in), not a recursion per disjunction.
+        stack = [(shape, disj)]
+        while stack:
+            shape, disj = stack.pop()
+            if shape.unsat:
+                continue
+            if not disj:
+                out.append(shape)
+                if len(out) > MAX_SHAPES:
+                    error = LimitExceededError(f"the schema expands to more than {MAX_SHAPES} alternatives (anyOf/oneOf/if combinations)")
+                    error.limit, error.value = "max_schema_alternatives", MAX_SHAPES
+                    raise error
+                continue
+            self.tick("anyOf/oneOf/if alternatives")
+            (alternatives, chain), rest = disj[0], disj[1:]
+            for alternative in reversed(alternatives):
+                s2 = shape.copy()
+                new: list = []
+                for s in alternative:
+                    self.absorb(s2, s, new, chain)
+                    if s2.unsat:
+                        break
+                stack.append((s2, new + rest))
 
-    def absorb(self, shape: Shape, sub, disj: list, chain: list) -> None:
-        """Adds the constraints of ``sub`` to ``shape``; disjunctions go to ``disj``."""
+    def absorb(self, shape: Shape, sub, disj: list, chain: tuple) -> None:
+        """Adds the constraints of ``sub`` to ``shape``; disjunctions go to ``disj`` (with
+        ``chain``, the subschemas being read in place around them)."""
         if isinstance(sub, Syn):
             sub.apply(shape)
             return
+        key = sub.key()
+        if key in chain:
+            # The subschema needs itself, in place, with no value in between (a `$ref`
+            # cycle through allOf/anyOf...). Its language is the least solution, as for a
+            # recursive grammar rule: the cycle itself adds no value.
+            shape.unsat = True
+            return
+        if (key[:3] + (not key[3],)) in chain:
+            raise UnsupportedSchemaError(
+                f"schema at {sub.pointer or '/'}: refers to its own negation in place (through `not`, `oneOf` or `if`, with no value in between), which has no solution",
+                sub.pointer, "$ref",
+            )
+        self.depth += 1
+        try:
+            if self.depth > MAX_SCHEMA_DEPTH:
+                raise self.limit(sub, "", f"subschemas nest more than {MAX_SCHEMA_DEPTH} deep", "max_schema_depth", MAX_SCHEMA_DEPTH)
+            self._absorb(shape, sub, disj, chain + (key,))
+        finally:
+            self.depth -= 1
+
+    def _absorb(self, shape: Shape, sub, disj: list, chain: tuple) -> None:
         if sub.negated:
             alts = self.negation(sub)
             if len(alts) == 1:
@@ -524,7 +723,7 @@ class Translator:
             elif not alts:
                 shape.unsat = True
             else:
-                disj.append(alts)
+                disj.append((alts, chain))
             return
         schema = sub.schema
         if schema is True:
@@ -533,11 +732,8 @@ class Translator:
             shape.unsat = True
             return
         if not isinstance(schema, dict):
-            raise self.invalid(sub, "", f"a schema must be an object or a boolean, got {_dump(schema)[:40]}")
-        key = sub.key()
-        if key in chain:
-            return  # a $ref/allOf cycle with no progress adds nothing new
-        chain = chain + [key]
+            raise self.invalid(sub, "", f"a schema must be an object or a boolean, got {_show(schema)}")
+        self.tick(f"the subschema at {sub.pointer or '/'}")
         sub = self._enter(sub)
         draft = sub.draft
         if "$ref" in schema:
@@ -551,8 +747,6 @@ class Translator:
                 handler(self, shape, sub, val, disj, chain)
             elif kw in ("$dynamicRef", "$recursiveRef"):
                 self.unsupported(sub, kw, "dynamic references are not supported")
-        if draft < 2019 and "dependencies" in schema:
-            pass  # handled by its keyword entry
         if shape.kinds == set():
             shape.unsat = True
 
@@ -612,8 +806,8 @@ class Translator:
             per_branch = []
             for b in branches:
                 s, disj, out = shape.copy(), [], []
-                self.absorb(s, context_sub, disj, [])
-                self.absorb(s, b, disj, [])
+                self.absorb(s, context_sub, disj, ())
+                self.absorb(s, b, disj, ())
                 self._expand(s, disj, out)
                 per_branch.append(out)
             return all(self._shapes_disjoint(x, y) for xs, ys in itertools.combinations(per_branch, 2) for x in xs for y in ys)
@@ -626,7 +820,7 @@ class Translator:
 
     def _shapes_disjoint(self, a: Shape, b: Shape) -> bool:
         """Whether two shapes share no value (False when unsure)."""
-        if a.enum is not None and b.enum is not None and not any(json_equal(x, y) for x in a.enum for y in b.enum):
+        if a.enum is not None and b.enum is not None and a.enum_keys.isdisjoint(b.enum_keys):
             return True
         common = _possible_kinds(a) & _possible_kinds(b)
         if not common:
@@ -678,6 +872,8 @@ class Translator:
         """The rule name for a value satisfying all ``subs`` (None: nothing does)."""
         subs = [self._canonical(s) for s in subs]
         key = tuple(s.key() if isinstance(s, Sub) else ("syn", id(s)) for s in subs)
+        if key in self.known_empty:
+            return None
         if key in self.memo:
             name = self.memo[key]
             if name in self.building:
@@ -685,19 +881,27 @@ class Translator:
             return name
         name = f"v{len(self.memo)}"
         self.memo[key] = name
+        self.rule_keys[name] = key
         self.rules[name] = None
         self.building.add(name)
-        shapes = self.shapes(subs)
-        alts = [self.emit_shape(s) for s in shapes]
-        self.building.discard(name)
+        self.value_depth += 1
+        try:
+            if self.value_depth > MAX_VALUE_DEPTH:
+                where = next((s.pointer for s in subs if isinstance(s, Sub)), "")
+                raise self.limit_at(where, "", f"values nest more than {MAX_VALUE_DEPTH} deep in the schema (through properties, items and references)", "max_schema_depth", MAX_VALUE_DEPTH)
+            shapes = self.shapes(subs)
+            alts = [self.emit_shape(s) for s in shapes]
+        finally:
+            self.value_depth -= 1
+            self.building.discard(name)
         body = _alt([a for a in alts if a is not None])
         if body is None:
-            # Unsatisfiable: callers drop what needs it. Only a recursive reference made
-            # while building it (rare) cannot be dropped.
+            # Unsatisfiable: callers drop what needs it. A recursive reference made while
+            # building it is redone (see ``grammar``) with the rule known empty.
             self.memo[key] = None
             del self.rules[name]
             if name in self.early:
-                self.rules["nothing"] = "nothing"
+                self.found_empty.add(key)
             return None
         self.rules[name] = body
         return name
@@ -724,8 +928,10 @@ class Translator:
 
     def emit_enum(self, shape: Shape) -> Optional[str]:
         parts = []
-        for value in shape.enum:
-            if not self.check(value, shape):
+        for i, value in enumerate(shape.enum):
+            if i % 1024 == 0:
+                self.tick("an enum")
+            if not self.check(value, shape, member=True):
                 continue
             if _kind_of(value) in (INT, FRAC):
                 parts.append(_rx(num.canonical_forms(_dec(value))))
@@ -793,20 +999,56 @@ class Translator:
             # number is needed only without one; one intersection fewer to build.
             if not terms:
                 terms.append(num.PLAIN_NUMBER)
-        for step, pointer in shape.mults:
-            rx = num.multiple_regex(step)
-            if rx is None:
-                raise UnsupportedSchemaError(f"multipleOf at {pointer}: {step} needs an automaton too large to express as a regular expression", pointer, "multipleOf")
-            terms.append(rx)
-        for step, pointer in shape.neg_mults:
-            rx = num.multiple_regex(step)
-            if rx is None:
-                raise UnsupportedSchemaError(f"multipleOf at {pointer}: its negation needs an automaton too large to express", pointer, "multipleOf")
-            negs.append(rx)
         for v in shape.not_values:
             if _kind_of(v) in (INT, FRAC):
                 negs.append(num.canonical_forms(_dec(v)))
+        if shape.mults or shape.neg_mults:
+            return self.emit_multiples(shape, terms, negs)
         return _bool_terms([_rx(t) for t in terms], [_rx(n) for n in negs])
+
+    def emit_multiples(self, shape: Shape, terms: List[str], negs: List[str]) -> Optional[str]:
+        """Numbers with ``multipleOf``: the product of the terms' automata and each step's
+        residue automaton, minimized and written as one rule per state (a residue
+        automaton has no short regular expression: 7 states make ~20 KB of regex)."""
+        dfas = []
+        for steps, positive in ((shape.mults, True), (shape.neg_mults, False)):
+            for step, pointer in steps:
+                dfa = num.multiple_dfa(step, MAX_MULTIPLE_STATES)
+                if dfa is None:
+                    raise UnsupportedSchemaError(
+                        f"multipleOf at {pointer}: {step} needs a residue automaton of more than {MAX_MULTIPLE_STATES} states (step m·10^-e needs about m·(e+1))", pointer, "multipleOf"
+                    )
+                dfas.append((dfa, positive))
+        pointer = (shape.mults or shape.neg_mults)[0][1]
+        try:
+            dfa = regular.product([(t, True) for t in terms] + [(n, False) for n in negs], dfas, "-0123456789.", MAX_NUMBER_STATES)
+        except regular.TooLarge:
+            raise self.limit_at(pointer, "", f"the numbers allowed here (bounds and multipleOf together) need an automaton of more than {MAX_NUMBER_STATES} states", "max_number_states", MAX_NUMBER_STATES) from None
+        if dfa is None:
+            return None
+        return self._dfa_rules(dfa)
+
+    def _dfa_rules(self, dfa) -> str:
+        """One right-linear rule per state of ``dfa`` (over digits, ``-`` and ``.``);
+        returns the start state's rule name."""
+        base = f"n{len(self.memo)}_{len(self.rules)}"
+        for q, out in enumerate(dfa.moves):
+            by_target: Dict[int, List[str]] = {}
+            for ch, t in out.items():
+                by_target.setdefault(t, []).append(ch)
+            opts = ['""'] if q in dfa.finals else []
+            for t, chars in sorted(by_target.items()):
+                digits = sorted(int(c) for c in chars if c.isdigit())
+                others = [c for c in chars if not c.isdigit()]
+                labels = [_lit(c) for c in sorted(others)]
+                if len(digits) == 1:
+                    labels.append(_lit(str(digits[0])))
+                elif digits:
+                    labels.append(_rx(num._digits_class(digits)))
+                label = labels[0] if len(labels) == 1 else "(" + " | ".join(labels) + ")"
+                opts.append(f"{label} {base}_{t}")
+            self.rules[f"{base}_{q}"] = _alt(opts)
+        return f"{base}_0"
 
     # strings
 
@@ -817,6 +1059,12 @@ class Translator:
         if shape.max_len is not None and shape.max_len < shape.min_len:
             return None
         if shape.min_len or shape.max_len is not None:
+            # A counted character class needs at least one DFA state per character: past
+            # max_dfa_states it can never be built (and the count may not even parse).
+            for field, keyword, n in (("min_len", "minLength", shape.min_len), ("max_len", "maxLength", shape.max_len)):
+                if n is not None and n > self.max_dfa_states:
+                    pointer = shape.count_ptrs.get(field) or "/"
+                    raise self.limit_at(pointer, keyword, f"a length of {n} characters together with a pattern or format is one automaton of at least that many states", "max_dfa_states", self.max_dfa_states)
             hi = "" if shape.max_len is None else str(shape.max_len)
             terms.append(_rx(f"(?:{ecma.JSON_CHAR}){{{shape.min_len},{hi}}}"))
         for src, pointer in shape.patterns:
@@ -887,9 +1135,6 @@ class Translator:
         if shape.unique and (hi is None or hi > 1):
             # Only the trivial case is exact; the keyword was reported when absorbed.
             pass
-        explicit = max([len(p) for p, _ in shape.arr_clauses] + [lo, 0])
-        if hi is not None:
-            explicit = min(explicit, hi)
         contains = shape.contains
         if len(contains) > 1:
             raise UnsupportedSchemaError(f"contains at {contains[1][0].pointer}: more than one `contains` on one array", contains[1][0].pointer, "contains")
@@ -899,25 +1144,44 @@ class Translator:
         if contains:
             c_sub, c_min, c_max = contains[0]
             return self._array_counted(shape, c_sub, c_min, c_max, open_, close, comma)
-        # Fixed positions first, then a repeated tail.
+        # The tuple positions one by one, then the rest as a counted repetition (the
+        # engine bounds its counts by max_grammar_productions; they are never spelled out).
+        explicit = max([len(p) for p, _ in shape.arr_clauses] + [0])
+        if hi is not None:
+            explicit = min(explicit, hi)
         items = []
         for i in range(explicit):
             items.append(self.value_rule(self.item_subs(shape, i)))
-        rest_subs = self.item_subs(shape, explicit)
-        rest = self.value_rule(rest_subs) if (hi is None or hi > explicit) else None
-        # seq(i): the items from position i on, knowing i items precede.
+        rest = self.value_rule(self.item_subs(shape, explicit)) if (hi is None or hi > explicit) else None
+        tail_lo = max(0, lo - explicit)
         tail_hi = None if hi is None else hi - explicit
+        self.check_count(shape, "min_items", "minItems", tail_lo)
+        self.check_count(shape, "max_items", "maxItems", tail_hi)
 
-        def tail(first: bool) -> Optional[str]:
-            if rest is None or tail_hi == 0:
-                return ""
-            if first:
-                more = "*" if tail_hi is None else ("" if tail_hi == 1 else f"{{0,{tail_hi - 1}}}")
-                return f"({rest} ({comma} {rest}){more})?" if more else f"({rest})?"
-            rep = "*" if tail_hi is None else f"{{0,{tail_hi}}}"
-            return f"({comma} {rest}){rep}"
+        def counted(body: str, a: int, b: Optional[int]) -> str:
+            if (a, b) == (0, None):
+                return f"({body})*"
+            if (a, b) == (1, None):
+                return f"({body})+"
+            if (a, b) == (0, 1):
+                return f"({body})?"
+            if a == b:
+                return f"({body}){{{a}}}" if a != 1 else body
+            return f"({body}){{{a},{'' if b is None else b}}}"
 
-        seq = tail(explicit == 0)
+        # The items after the tuple positions, knowing whether one precedes them.
+        if rest is None or tail_hi == 0:
+            if tail_lo > 0:
+                return None
+            seq = ""
+        elif explicit == 0:
+            if tail_lo == 0:
+                more = "" if tail_hi == 1 else " " + counted(f"{comma} {rest}", 0, None if tail_hi is None else tail_hi - 1)
+                seq = f"({rest}{more})?"
+            else:
+                seq = f"{rest} " + counted(f"{comma} {rest}", tail_lo - 1, None if tail_hi is None else tail_hi - 1)
+        else:
+            seq = counted(f"{comma} {rest}", tail_lo, tail_hi)
         for i in range(explicit - 1, -1, -1):
             item = items[i]
             if item is None:
@@ -925,6 +1189,8 @@ class Translator:
                     return None
                 seq = ""
                 continue
+            if seq == "" and tail_lo > 0:
+                return None
             lead = "" if i == 0 else comma + " "
             step = f"{lead}{item} {seq}".strip()
             seq = step if i < lo else f"({step})?"
@@ -940,6 +1206,11 @@ class Translator:
         cap = c_min if c_max is None else c_max + 1
         base = f"a{len(self.memo)}_{len(self.rules)}"
         last = max(explicit, 1) if hi is None else hi
+        # One state per (items so far, matches so far): refuse before spelling out a count
+        # that large (minItems or minContains of a million).
+        states = (last + 1) * (cap + 1)
+        if states > MAX_SPELLED_COUNT:
+            raise self.limit_at(c_sub.pointer, "contains", f"counting `contains` matches with minItems/maxItems/minContains/maxContains needs {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT)
 
         def step(i: int) -> int:
             # Without maxItems, positions past the tuple prefix (and past the first, for
@@ -957,6 +1228,7 @@ class Translator:
             i, c = todo.pop()
             if (i, c) in moves:
                 continue
+            self.tick("an array's `contains` counts")
             out = []
             if hi is None or i < hi:
                 subs = self.item_subs(shape, min(i, explicit))
@@ -996,14 +1268,12 @@ class Translator:
 
         A class is (key EBNF body, value subs); named keys never fall in a class.
         """
-        names: List[str] = []
+        # Properties' names, then required names, each once (dict: ordered, hashed).
+        ordered: Dict[str, None] = {}
         for props, _, _ in shape.obj_clauses:
-            for k in props:
-                if k not in names:
-                    names.append(k)
-        for k in shape.required:
-            if k not in names:
-                names.append(k)
+            ordered.update(dict.fromkeys(props))
+        ordered.update(dict.fromkeys(shape.required))
+        names: List[str] = list(ordered)
         values: Dict[str, Optional[List]] = {}
         for k in names:
             subs: List = []
@@ -1054,23 +1324,28 @@ class Translator:
                     continue
                 terms.append(pn)
             term = _bool_terms(terms, negs)
-            if len(all_patterns) > 1 and not self._nonempty(term):
-                continue  # e.g. two patterns that no key matches together
+            if term is None:
+                continue  # no key falls in this class (`.*` not matching, a named key's own pattern)
             classes.append((term, subs))
-        return names, values, classes
-
-    def _nonempty(self, term: str) -> bool:
-        """Whether an EBNF terminal expression matches some string (asks the engine)."""
-        from .. import _core
-        from ..errors import InvalidGrammarError
-
-        try:
-            _core.Grammar.cfg(f"start ::= {term} ;", "ebnf", "start", None, None)
-        except InvalidGrammarError as e:
-            if "matches no string" in str(e):
-                return False
-            raise
-        return True
+        # A class of finitely many keys (a propertyNames enum, a pattern such as ^(a|b)$)
+        # becomes named keys, so that each may appear at most once; only open classes are
+        # left, where a context-free grammar cannot keep a key from repeating.
+        open_classes = []
+        for term, subs in classes:
+            keys = regular.finite_language(term, MAX_ENUMERATED_KEYS)
+            if keys is not None and self.any_order:
+                cap = shape.max_props if shape.max_props is not None else max(shape.min_props, 1)
+                if (1 << (len(names) + len(keys))) * (cap + 1) > MAX_ANY_ORDER_STATES:
+                    keys = None  # kept as a class: too many states in any order
+            if keys is None:
+                open_classes.append((term, subs))
+                continue
+            for encoded in keys:
+                k = json.loads(f'"{encoded}"')
+                if k not in values:
+                    names.append(k)
+                    values[k] = subs
+        return names, values, open_classes
 
     def key_body(self, subs: List) -> Optional[str]:
         """The encoded-key language of a ``propertyNames`` schema."""
@@ -1116,8 +1391,18 @@ class Translator:
         base = f"o{len(self.memo)}_{len(self.rules)}"
         if self.any_order:
             return self._object_any_order(names, kv, extra_kv, shape, cap, base, comma)
-        required = set(shape.required)
-        cache: Dict[Tuple[int, int], Optional[str]] = {}
+        if extra_kv is not None:
+            self.check_count(shape, "min_props", "minProperties", lo)
+            self.check_count(shape, "max_props", "maxProperties", hi)
+        if lo >= 2 and extra_kv is not None:
+            # Keys outside the named ones may repeat ({"a":1,"a":2} parses to one
+            # property): counting entries would let repeats satisfy the bound, and a
+            # grammar cannot compare keys with each other.
+            pointer = shape.count_ptrs.get("min_props") or shape_pointer(shape)
+            self.unsupported_at(
+                pointer, "minProperties",
+                f"{lo} properties with keys outside `properties` allowed: a grammar cannot tell a repeated key from a new one, so it cannot count distinct properties past 1 (exact when every allowed key is named, e.g. additionalProperties: false or a propertyNames enum); strict=False counts entries",
+            )
 
         def tail(c: int) -> Optional[str]:
             need = max(0, lo - c)
@@ -1136,29 +1421,40 @@ class Translator:
             rep = "*" if rep == "{0,}" else rep
             return f"({comma} {extra_kv}){rep}"
 
+        required = set(shape.required)
+        # chain(i, c): the entries from named key i on, c counted so far (c never passes
+        # i or cap). Built from the last key back, without recursion.
+        n = len(names)
+        states = (n + 1) * (min(n, cap) + 1)
+        if states > MAX_SPELLED_COUNT * 10:
+            raise self.limit_at(shape_pointer(shape), "properties", f"{n} properties counted up to {cap} need {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT * 10)
+        cache: Dict[Tuple[int, int], Optional[str]] = {}
+
         def chain(i: int, c: int) -> Optional[str]:
-            if (i, c) in cache:
-                return cache[(i, c)]
-            if i == len(names):
-                body = tail(c)
-            else:
-                k = names[i]
-                opts = []
-                if kv[k] is not None and (hi is None or c < hi):
-                    nxt = chain(i + 1, min(c + 1, cap))
-                    if nxt is not None:
-                        opts.append(f"{'' if c == 0 else comma + ' '}{kv[k]} {nxt}".strip())
-                if k not in required:
-                    nxt = chain(i + 1, c)
-                    if nxt is not None:
-                        opts.append(nxt if nxt else '""')
-                body = _alt(opts)
-            if body is not None and len(body) > 60 and i < len(names):
-                name = f"{base}_{i}_{c}"
-                self.rules[name] = body
-                body = name
-            cache[(i, c)] = body
-            return body
+            return cache[(i, c)]
+
+        for i in range(n, -1, -1):
+            self.tick("an object's properties")
+            for c in range(min(i, cap), -1, -1):
+                if i == n:
+                    body = tail(c)
+                else:
+                    k = names[i]
+                    opts = []
+                    if kv[k] is not None and (hi is None or c < hi):
+                        nxt = chain(i + 1, min(c + 1, cap))
+                        if nxt is not None:
+                            opts.append(f"{'' if c == 0 else comma + ' '}{kv[k]} {nxt}".strip())
+                    if k not in required:
+                        nxt = chain(i + 1, c)
+                        if nxt is not None:
+                            opts.append(nxt if nxt else '""')
+                    body = _alt(opts)
+                if body is not None and len(body) > 60 and i < n:
+                    name = f"{base}_{i}_{c}"
+                    self.rules[name] = body
+                    body = name
+                cache[(i, c)] = body
 
         inner = chain(0, 0)
         if inner is None:
@@ -1185,53 +1481,76 @@ class Translator:
             if k not in index:
                 return None
             req_mask |= 1 << index[k]
-        done: Dict[Tuple[int, int], str] = {}
+        # The states (named keys seen, count so far) and their moves; then only the states
+        # from which the object can still end become rules (so every rule referenced exists
+        # and can finish).
+        def can_stop(seen: int, c: int) -> bool:
+            return seen & req_mask == req_mask and c >= min(lo, cap)
 
-        def rule(seen: int, c: int) -> str:
-            name = f"{base}_{seen}_{c}"
-            if (seen, c) in done:
-                return name
-            done[(seen, c)] = name
-            self.rules[name] = None
-            lead = "" if c == 0 else comma + " "
-            opts = []
-            if seen & req_mask == req_mask and c >= min(lo, cap):
-                opts.append('""')
+        moves: Dict[Tuple[int, int], list] = {}
+        todo = [(0, 0)]
+        while todo:
+            seen, c = todo.pop()
+            if (seen, c) in moves:
+                continue
+            self.tick("an object with properties in any order")
+            out = []
             if hi is None or c < hi:
                 nc = min(c + 1, cap)
                 for k, i in index.items():
                     if not seen & (1 << i):
-                        opts.append(f"{lead}{kv[k]} {rule(seen | (1 << i), nc)}")
+                        out.append((kv[k], (seen | (1 << i), nc)))
                 if extra_kv is not None:
-                    opts.append(f"{lead}{extra_kv} {rule(seen, nc)}")
-            self.rules[name] = _alt(opts) or "nothing"
-            return name
+                    out.append((extra_kv, (seen, nc)))
+            moves[(seen, c)] = out
+            todo.extend(t for _, t in out)
+        alive = {st for st in moves if can_stop(*st)}
+        changed = True
+        while changed:
+            changed = False
+            for st, out in moves.items():
+                if st not in alive and any(t in alive for _, t in out):
+                    alive.add(st)
+                    changed = True
+        if (0, 0) not in alive:
+            return None
+        for (seen, c), out in moves.items():
+            if (seen, c) not in alive:
+                continue
+            lead = "" if c == 0 else comma + " "
+            opts = ['""'] if can_stop(seen, c) else []
+            opts += [f"{lead}{item} {base}_{t[0]}_{t[1]}" for item, t in out if t in alive]
+            self.rules[f"{base}_{seen}_{c}"] = _alt(opts)
 
         open_, close = (f'"{{" {self.ws}', f'{self.ws} "}}"') if self.ws else ('"{"', '"}"')
-        return f"{open_} {rule(0, 0)} {close}"
+        return f"{open_} {base}_0_0 {close}"
 
     # --- checking concrete values (enum members, property names, test ordering) ----
 
     def valid(self, value, subs: List) -> bool:
         return any(self.check(value, s) for s in self.shapes(subs))
 
-    def check(self, value, shape: Shape) -> bool:
+    def check(self, value, shape: Shape, member: bool = False) -> bool:
+        """Whether ``value`` satisfies ``shape`` (``member``: it is one of the shape's own
+        enum members, so membership needs no test)."""
         kind = _kind_of(value)
         if kind == INT and isinstance(value, float) and self.root.draft < 6:
             kind = FRAC  # draft 4: 1.0 is not an integer
         if kind not in shape.kinds:
             return False
-        if shape.enum is not None and not any(json_equal(value, v) for v in shape.enum):
-            return False
-        if any(json_equal(value, v) for v in shape.not_values):
-            return False
+        if (shape.enum is not None and not member) or shape.not_keys:
+            key = _canon(value)
+            if shape.enum is not None and not member and key not in shape.enum_keys:
+                return False
+            if key in shape.not_keys:
+                return False
         if kind in (INT, FRAC):
             d = _dec(value)
             if shape.lo and (d < shape.lo[0] or (shape.lo[1] and d == shape.lo[0])):
                 return False
             if shape.hi and (d > shape.hi[0] or (shape.hi[1] and d == shape.hi[0])):
                 return False
-            if any(d % step != 0 for step, _ in shape.mults) or any(d % step == 0 for step, _ in shape.neg_mults):
+            if not all(_is_multiple(d, step) for step, _ in shape.mults) or any(_is_multiple(d, step) for step, _ in shape.neg_mults):
                 return False
         elif kind == STR:
             n = len(value)
@@ -1317,19 +1636,209 @@ class Translator:
 
     # --- output ----------------------------------------------------------------------
 
+    def _reset(self) -> None:
+        """Forgets the rules of a previous pass (``known_empty`` and resolved references stay)."""
+        self.rules: Dict[str, Optional[str]] = {}
+        if self.ws:
+            self.rules["ws"] = self._ws_rule
+        self.memo: Dict[tuple, Optional[str]] = {}
+        self.rule_keys: Dict[str, tuple] = {}
+        self.building: set = set()  # value rules whose body is being built
+        self.early: set = set()  # value rules referred to while being built (recursion)
+        self.found_empty: set = set()
+        self.warnings: List[str] = []
+        self.depth = 0  # subschemas being read in place inside one another
+        self.value_depth = 0  # value rules being built inside one another
+
     def grammar(self) -> str:
-        start = self.value_rule([self.root])
+        """The EBNF text of the whole schema (start rule ``start``)."""
+        old_limit = sys.getrecursionlimit()
+        # Schemas nest at most MAX_SCHEMA_DEPTH subschemas, MAX_VALUE_DEPTH value rules and
+        # MAX_DOCUMENT_DEPTH JSON values deep; reading them takes a few frames per level,
+        # more than the default allows (Python-to-Python calls use no C stack).
+        sys.setrecursionlimit(max(old_limit, _stack_depth() + 12 * MAX_VALUE_DEPTH + 16 * (MAX_SCHEMA_DEPTH + MAX_DOCUMENT_DEPTH)))
+        # The budget covers this translation only; later checks of values (``order``,
+        # ``valid``) run unbounded.
+        self.deadline = time.monotonic() + self.budget_ms / 1000.0
+        try:
+            return self._grammar()
+        except RecursionError:
+            error = LimitExceededError(f"the schema nests too deeply to translate (subschemas at most {MAX_SCHEMA_DEPTH} deep, value rules {MAX_VALUE_DEPTH}, JSON values {MAX_DOCUMENT_DEPTH})")
+            error.limit, error.value = "max_schema_depth", MAX_SCHEMA_DEPTH
+            raise error from None
+        finally:
+            sys.setrecursionlimit(old_limit)
+            self.deadline = math.inf
+
+    def _may_be_unproductive(self) -> bool:
+        """False when no rule can need itself forever: then every rule referred to before
+        its body was known (the only way into a cycle) has an alternative that finishes
+        without any rule. Rules built without such a reference are made of finished parts."""
+        for name in self.early:
+            body = self.rules.get(name)
+            if body is None or not _productive_tree(_read_body(body), set()):
+                return True
+        return False
+
+    def _grammar(self) -> str:
+        # A rule may turn out empty only after something recursive referred to it (a
+        # property that requires the object itself, forever): the pass is redone with it
+        # known empty, so that whatever needs it is dropped, as for any empty branch.
+        for _ in range(MAX_PASSES):
+            self._reset()
+            start = self.value_rule([self.root])
+            empty = set(self.found_empty)
+            # Without a recursive reference the rules form a tree of non-empty bodies, all
+            # productive; only recursion can make a rule need itself forever.
+            for name in _unproductive(self.rules) if self._may_be_unproductive() else ():
+                if name in self.rule_keys:
+                    empty.add(self.rule_keys[name])
+            if not empty:
+                break
+            self.known_empty |= empty
+        else:
+            raise self.limit_at("", "", f"the schema needed more than {MAX_PASSES} passes to drop its recursive subschemas that allow no value", "max_schema_passes", MAX_PASSES)
         if start is None:
             raise EmptyLanguageError("the schema allows no JSON value at all")
-        if "nothing" in self.rules:
-            raise UnsupportedSchemaError(
-                "schema: a recursive subschema turned out to allow no value at all; corral cannot drop it from the recursion", "", "$ref"
-            )
+        unproductive = _unproductive(self.rules) if self.known_empty and self._may_be_unproductive() else ()
+        if unproductive:  # every rule is made from value rules; none should be left
+            raise UnsupportedSchemaError(f"schema: rules {sorted(unproductive)[:5]} allow no finite value", "", "")
         lines = [f"start ::= {start} ;"] if not self.ws else [f"start ::= ws {start} ws ;"]
         for name, body in self.rules.items():
             if body is not None:
                 lines.append(f"{name} ::= {body} ;")
-        return "\n".join(lines) + "\n"
+        text = "\n".join(lines) + "\n"
+        if len(text.encode()) > self.max_grammar_bytes:
+            raise self.limit_at("", "", f"the schema's grammar is {len(text.encode())} bytes", "max_grammar_bytes", self.max_grammar_bytes)
+        return text
+
+
+MAX_PASSES = 16
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+# Tokens of the EBNF the translator writes: a regex, a literal, an operator call (its
+# arguments are terminals), a rule name, a count, or punctuation.
+_EBNF_TOKEN = re.compile(r'''\s*(?:(/(?:\\.|[^/\\])*/)|("(?:\\.|[^"\\])*")|((?:and|not|except)!\()|([A-Za-z_][A-Za-z0-9_]*)|\{(\d*)(?:,(\d*))?\}|([()|?*+,]))''')
+
+
+def _parse_body(body: str):
+    """A rule body as a tree: ("alt", [seq...]), a seq is [(atom, may_be_absent)], an
+    atom is ("t",) (a terminal), ("r", name) or a nested ("alt", ...)."""
+    tokens = []
+    i = 0
+    while i < len(body):
+        m = _EBNF_TOKEN.match(body, i)
+        if m is None:
+            if body[i:].strip() == "":
+                break
+            raise ValueError(f"unexpected {body[i:i + 20]!r}")
+        i = m.end()
+        if m.group(3):  # skip the operator's arguments: they are terminals
+            depth = 1
+            while depth:
+                m2 = _EBNF_TOKEN.match(body, i)
+                if m2 is None:
+                    raise ValueError("unterminated operator")
+                i = m2.end()
+                p = m2.group(7)
+                depth += (p == "(") - (p == ")")
+                if m2.group(3):
+                    depth += 1
+            tokens.append(("t",))
+        elif m.group(1) or m.group(2):
+            tokens.append(("t",))
+        elif m.group(4):
+            tokens.append(("r", m.group(4)))
+        elif m.group(5) is not None or m.group(6) is not None:
+            tokens.append(("count", int(m.group(5) or 0)))
+        else:
+            tokens.append(("p", m.group(7)))
+    pos = 0
+
+    def alt():
+        nonlocal pos
+        seqs = [seq()]
+        while pos < len(tokens) and tokens[pos] == ("p", "|"):
+            pos += 1
+            seqs.append(seq())
+        return ("alt", seqs)
+
+    def seq():
+        nonlocal pos
+        items = []
+        while pos < len(tokens) and tokens[pos] not in (("p", "|"), ("p", ")")):
+            tok = tokens[pos]
+            pos += 1
+            if tok == ("p", "("):
+                atom = alt()
+                pos += 1  # ")"
+            else:
+                atom = tok
+            optional = False
+            while pos < len(tokens) and (tokens[pos][0] == "count" or tokens[pos] in (("p", "?"), ("p", "*"), ("p", "+"))):
+                t = tokens[pos]
+                pos += 1
+                if t in (("p", "?"), ("p", "*")) or (t[0] == "count" and t[1] == 0):
+                    optional = True
+            items.append((atom, optional))
+        return items
+
+    return alt()
+
+
+def _read_body(body: str):
+    """``_parse_body``, or a productive terminal when the body is not one it reads (the
+    engine then judges the rule itself)."""
+    try:
+        return _parse_body(body)
+    except (ValueError, IndexError):
+        return ("t",)
+
+
+def _productive_tree(node, productive: set) -> bool:
+    if node[0] == "t":
+        return True
+    if node[0] == "r":
+        return node[1] in productive
+    return any(all(optional or _productive_tree(atom, productive) for atom, optional in items) for items in node[1])
+
+
+def _names_in(node, out: set) -> set:
+    if node[0] == "r":
+        out.add(node[1])
+    elif node[0] == "alt":
+        for items in node[1]:
+            for atom, _ in items:
+                _names_in(atom, out)
+    return out
+
+
+def _unproductive(rules: Dict[str, Optional[str]]) -> set:
+    """The rules that can never finish (need themselves, forever), as a set of names.
+
+    A worklist: a rule is looked at again only when a rule it names becomes productive.
+    """
+    trees = {name: _read_body(body) for name, body in rules.items() if body is not None}
+    users: Dict[str, list] = {}
+    for name, tree in trees.items():
+        for used in _names_in(tree, set()):
+            users.setdefault(used, []).append(name)
+    productive: set = set()
+    todo = list(trees)
+    while todo:
+        name = todo.pop()
+        if name in productive or not _productive_tree(trees[name], productive):
+            continue
+        productive.add(name)
+        todo.extend(u for u in users.get(name, ()) if u not in productive)
+    return set(trees) - productive
 
 
 def _chunked_string(lo: int, hi: Optional[int]) -> str:
@@ -1356,14 +1865,16 @@ def _chunked_string(lo: int, hi: Optional[int]) -> str:
     return head + f"({full} | ({chunk}){{{q}}} {last})"
 
 
-def _bool_terms(terms: List[str], negs: List[str]) -> str:
-    """``and!``/``not!`` of EBNF terms (plain when one term and no negation)."""
+def _bool_terms(terms: List[str], negs: List[str]) -> Optional[str]:
+    """``and!``/``not!`` of EBNF terms (plain when one term and no negation); None when the
+    combination matches no string (an empty branch, which callers drop)."""
     if negs:
         neg = "not!(" + (" | ".join(negs)) + ")"
         terms = terms + [neg]
-    if len(terms) == 1:
-        return terms[0]
-    return "and!(" + ", ".join(terms) + ")"
+    expr = terms[0] if len(terms) == 1 else "and!(" + ", ".join(terms) + ")"
+    if regular.nonempty(expr) is False:
+        return None
+    return expr
 
 
 # --- keyword handlers ----------------------------------------------------------------
@@ -1406,15 +1917,25 @@ def _children(node: dict):
                 yield "dependencies", s, ("dependencies", k)
 
 
+def _show(val) -> str:
+    """A keyword value for a message (``NaN`` and infinities as Python writes them)."""
+    try:
+        return _dump(val)[:60]
+    except (TypeError, ValueError, RecursionError):
+        return repr(val)[:60]
+
+
 def _num(t: Translator, sub: Sub, kw: str, val) -> Decimal:
     if isinstance(val, bool) or not isinstance(val, (int, float)):
-        raise t.invalid(sub, kw, f"must be a number, got {_dump(val)}")
+        raise t.invalid(sub, kw, f"must be a number, got {_show(val)}")
+    if isinstance(val, float) and not math.isfinite(val):
+        raise t.invalid(sub, kw, f"must be a finite number, got {_show(val)} (not a JSON number)")
     return _dec(val)
 
 
 def _count(t: Translator, sub: Sub, kw: str, val) -> int:
-    if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0 or val != int(val):
-        raise t.invalid(sub, kw, f"must be a non-negative integer, got {_dump(val)}")
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or (isinstance(val, float) and not math.isfinite(val)) or val < 0 or val != int(val):
+        raise t.invalid(sub, kw, f"must be a non-negative integer, got {_show(val)}")
     return int(val)
 
 
@@ -1427,7 +1948,7 @@ def _schema_list(t: Translator, sub: Sub, kw: str, val) -> List[Sub]:
 def k_type(t, shape, sub, val, disj, chain):
     names = [val] if isinstance(val, str) else val
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise t.invalid(sub, "type", f"must be a type name or a list of them, got {_dump(val)}")
+        raise t.invalid(sub, "type", f"must be a type name or a list of them, got {_show(val)}")
     kinds = set()
     for n in names:
         if n not in _TYPE_KINDS:
@@ -1446,12 +1967,36 @@ def k_nullable(t, shape, sub, val, disj, chain):
 def k_enum(t, shape, sub, val, disj, chain):
     if not isinstance(val, list):
         raise t.invalid(sub, "enum", "must be an array")
-    values = [v for v in val if shape.enum is None or any(json_equal(v, w) for w in shape.enum)]
-    if sub.schema.get("nullable") is True and None not in values and shape.enum is None:
-        values.append(None)
+    kw = "const" if val is not sub.schema.get("enum") else "enum"
+    if sub.schema.get("nullable") is True and shape.enum is None and kw == "enum":
+        val = val + [None]
+    values, keys = _enum_members(t, sub, kw, val)
+    if shape.enum is not None:
+        values = [v for v, k in zip(values, keys) if k in shape.enum_keys]
+        keys = [k for k in keys if k in shape.enum_keys]
     shape.enum = values
+    shape.enum_keys = frozenset(keys)
     if not values:
         shape.unsat = True
+
+
+def _enum_members(t, sub, kw: str, val: list) -> Tuple[list, list]:
+    """The members of an enum without repeats (by JSON equality, hashed), with their keys;
+    InvalidSchemaError (with the member's pointer) for a value that is not JSON."""
+    values, keys, seen = [], [], set()
+    for i, v in enumerate(val):
+        if i % 1024 == 0:
+            t.tick(f"{kw} at {sub.pointer or '/'}")
+        try:
+            key = _canon(v)
+        except _NotJSON as e:
+            pointer = sub.pointer + "/" + kw + ("" if kw == "const" else f"/{i}")
+            raise InvalidSchemaError(f"{kw} at {pointer}: {e}", pointer, kw) from None
+        if key not in seen:
+            seen.add(key)
+            values.append(v)
+            keys.append(key)
+    return values, keys
 
 
 def k_const(t, shape, sub, val, disj, chain):
@@ -1497,7 +2042,7 @@ def k_bound(kw):
 def k_multiple(t, shape, sub, val, disj, chain):
     d = _num(t, sub, "multipleOf", val)
     if d <= 0:
-        raise t.invalid(sub, "multipleOf", "must be greater than 0")
+        raise t.invalid(sub, "multipleOf", f"must be greater than 0, got {_show(val)}")
     shape.mults.append((d, sub.pointer + "/multipleOf"))
 
 
@@ -1505,7 +2050,10 @@ def k_count_min(kw: str, field: str):
     """Handler for a lower count bound (``minLength``, ``minItems``, ``minProperties``)."""
 
     def handler(t, shape, sub, val, disj, chain):
-        setattr(shape, field, max(getattr(shape, field), _count(t, sub, kw, val)))
+        n = _count(t, sub, kw, val)
+        if n > getattr(shape, field):
+            setattr(shape, field, n)
+            shape.count_ptrs[field] = sub.pointer + "/" + kw
 
     return handler
 
@@ -1515,7 +2063,9 @@ def k_count_max(kw: str, field: str):
 
     def handler(t, shape, sub, val, disj, chain):
         n, old = _count(t, sub, kw, val), getattr(shape, field)
-        setattr(shape, field, n if old is None else min(old, n))
+        if old is None or n < old:
+            setattr(shape, field, n)
+            shape.count_ptrs[field] = sub.pointer + "/" + kw
 
     return handler
 
@@ -1662,8 +2212,10 @@ def k_required(t, shape, sub, val, disj, chain):
         if sub.draft == 4 and isinstance(val, bool):
             return
         raise t.invalid(sub, "required", "must be an array of strings")
+    known = set(shape.required)
     for k in val:
-        if k not in shape.required:
+        if k not in known:
+            known.add(k)
             shape.required.append(k)
         if k in shape.forbidden:
             shape.unsat = True
@@ -1706,10 +2258,10 @@ def k_dependent_required(t, shape, sub, val, disj, chain, kw="dependentRequired"
                 raise t.invalid(sub, kw, f"the dependencies of {k!r} must be strings")
             if deps:
                 # Not an object, or k absent, or k and all of deps present.
-                disj.append([[_kinds(t, ALL_KINDS - {OBJ})], [_kinds(t, {OBJ}), _absent(t, k)], [_kinds(t, {OBJ}), _present(t, [k] + deps)]])
+                disj.append(([[_kinds(t, ALL_KINDS - {OBJ})], [_kinds(t, {OBJ}), _absent(t, k)], [_kinds(t, {OBJ}), _present(t, [k] + deps)]], chain))
         elif isinstance(deps, (dict, bool)):
             dep = sub.child(deps, kw, k)
-            disj.append([[_kinds(t, ALL_KINDS - {OBJ})], [_kinds(t, {OBJ}), _absent(t, k)], [_kinds(t, {OBJ}), _present(t, [k]), dep]])
+            disj.append(([[_kinds(t, ALL_KINDS - {OBJ})], [_kinds(t, {OBJ}), _absent(t, k)], [_kinds(t, {OBJ}), _present(t, [k]), dep]], chain))
         else:
             raise t.invalid(sub, kw, f"the value for {k!r} must be an array or a schema")
 
@@ -1728,14 +2280,14 @@ def k_all_of(t, shape, sub, val, disj, chain):
 
 
 def k_any_of(t, shape, sub, val, disj, chain):
-    disj.append([[s] for s in _schema_list(t, sub, "anyOf", val)])
+    disj.append(([[s] for s in _schema_list(t, sub, "anyOf", val)], chain))
 
 
 def k_one_of(t, shape, sub, val, disj, chain):
     branches = _schema_list(t, sub, "oneOf", val)
     if t.disjoint_branches(shape, sub, branches):
         # At most one branch can match any value: exactly one == at least one (no negation).
-        disj.append([[b] for b in branches])
+        disj.append(([[b] for b in branches], chain))
         return
     alts = []
     for i, b in enumerate(branches):
@@ -1758,7 +2310,7 @@ def k_one_of(t, shape, sub, val, disj, chain):
             ) from None
         t.warnings.append(f"oneOf at {sub.pointer or '/'}/oneOf is treated as anyOf: {e}")
         alts = [[b] for b in branches]
-    disj.append(alts)
+    disj.append((alts, chain))
 
 
 def k_not(t, shape, sub, val, disj, chain):
@@ -1771,7 +2323,7 @@ def k_if(t, shape, sub, val, disj, chain):
     other = sub.child(sub.schema.get("else", True), "else")
     if "then" not in sub.schema and "else" not in sub.schema:
         return
-    disj.append([[cond, then], [cond.negate(), other]])
+    disj.append(([[cond, then], [cond.negate(), other]], chain))
 
 
 def k_ignore(t, shape, sub, val, disj, chain):
@@ -1828,7 +2380,10 @@ _KEYWORDS = {
 
 def n_type(t, sub, val, schema):
     kinds = set()
-    for n in [val] if isinstance(val, str) else val:
+    names = [val] if isinstance(val, str) else val
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise t.invalid(sub, "type", f"must be a type name or a list of them, got {_show(val)}")
+    for n in names:
         if n not in _TYPE_KINDS:
             raise t.invalid(sub, "type", f"unknown type {n!r}")
         kinds |= _TYPE_KINDS[n]
@@ -1839,9 +2394,9 @@ def n_type(t, sub, val, schema):
 
 
 def n_enum(t, sub, val, schema):
-    values = list(val) if isinstance(val, list) else None
-    if values is None:
+    if not isinstance(val, list):
         raise t.invalid(sub, "enum", "must be an array")
+    values, keys = _enum_members(t, sub, "enum" if val is schema.get("enum") else "const", val)
     for v in values:
         if isinstance(v, (list, dict)):
             t.unsupported(sub, "enum", "excluding array or object values is not supported")
@@ -1849,6 +2404,7 @@ def n_enum(t, sub, val, schema):
 
     def apply(shape):
         shape.not_values.extend(values)
+        shape.not_keys.update(keys)
 
     return [[t.syn("not enum", apply)]]
 
@@ -1897,6 +2453,8 @@ def n_bound(kw):
 
 def n_multiple(t, sub, val, schema):
     d = _num(t, sub, "multipleOf", val)
+    if d <= 0:
+        raise t.invalid(sub, "multipleOf", f"must be greater than 0, got {_show(val)}")
     return [[_syn_shape(t, "not multipleOf", {INT, FRAC}, neg_mults=(d, sub.pointer + "/multipleOf"))]]
 
 
@@ -1920,12 +2478,16 @@ def n_count_max(kw: str, kind: str, lower: str):
 
 
 def n_pattern(t, sub, val, schema):
+    if not isinstance(val, str):
+        raise t.invalid(sub, "pattern", "must be a string")
     pointer = sub.pointer + "/pattern"
     t.pattern_ast(val, pointer)
     return [[_syn_shape(t, "not pattern", {STR}, neg_patterns=(val, pointer))]]
 
 
 def n_format(t, sub, val, schema):
+    if not isinstance(val, str):
+        raise t.invalid(sub, "format", "must be a string")
     if val in FORMAT_PATTERNS:
         return [[_syn_shape(t, "not format", {STR}, neg_formats=(val, sub.pointer + "/format"))]]
     if val in _KNOWN_FORMATS:
@@ -1966,7 +2528,7 @@ def n_items(t, sub, val, schema):
 
 def n_prefix(t, sub, val, schema):
     alts = []
-    for i, s in enumerate(val):
+    for i, s in enumerate(s.schema for s in _schema_list(t, sub, "prefixItems", val)):
         bad = sub.child(s, "prefixItems", i).negate()
 
         def apply(shape, i=i, bad=bad):
