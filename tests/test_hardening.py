@@ -267,3 +267,13 @@ def test_meaningless_sampling_settings_are_refused(kwargs, match):
 
     with pytest.raises(corral.GenerationError, match=match):
         corral.generate(BuiltinModel(), "x", corral.Grammar.regex("a"), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "schema, pointer",
+    [({"const": "\ud800"}, "/const"), ({"enum": ["ok", "x\udc00"]}, "/enum/1"), ({"properties": {"a": {"const": "\udfff"}}}, "/properties/a/const")],
+)
+def test_lone_surrogates_in_a_schema_are_invalid_schemas(schema, pointer):
+    with pytest.raises(corral.InvalidSchemaError, match="surrogate") as e:
+        corral.Grammar.json_schema(schema)
+    assert e.value.pointer == pointer

@@ -1708,8 +1708,9 @@ class Translator:
             if body is not None:
                 lines.append(f"{name} ::= {body} ;")
         text = "\n".join(lines) + "\n"
-        if len(text.encode()) > self.max_grammar_bytes:
-            raise self.limit_at("", "", f"the schema's grammar is {len(text.encode())} bytes", "max_grammar_bytes", self.max_grammar_bytes)
+        size = len(text.encode("utf-8", "surrogatepass"))  # lone surrogates are refused by the caller
+        if size > self.max_grammar_bytes:
+            raise self.limit_at("", "", f"the schema's grammar is {size} bytes", "max_grammar_bytes", self.max_grammar_bytes)
         return text
 
 
