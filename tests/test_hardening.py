@@ -277,3 +277,17 @@ def test_lone_surrogates_in_a_schema_are_invalid_schemas(schema, pointer):
     with pytest.raises(corral.InvalidSchemaError, match="surrogate") as e:
         corral.Grammar.json_schema(schema)
     assert e.value.pointer == pointer
+
+
+def test_a_batch_fill_with_a_very_long_token():
+    # Helper threads have small stacks: the walk below terminal ends must not recurse per
+    # byte of a token (7,000 bytes once crashed the process).
+    vocab = byte_vocab(extra=[b"a" * 7000])
+    compiled = corral.compile(corral.Grammar.ebnf('s ::= "a" s | "a" ;'), vocab)
+    matchers = [compiled.matcher() for _ in range(4)]
+    bm = corral.allocate_bitmask(4, vocab.size)
+    corral.fill_bitmasks(matchers, bm)
+    long_id = 256
+    assert all((int(row[long_id // 32]) >> (long_id % 32)) & 1 for row in bm)
+    assert all((int(row[ord("a") // 32]) >> (ord("a") % 32)) & 1 for row in bm)
+    assert not any((int(row[ord("b") // 32]) >> (ord("b") % 32)) & 1 for row in bm)

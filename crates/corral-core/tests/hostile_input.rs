@@ -243,3 +243,18 @@ fn a_deep_chain_of_operator_rules_is_an_error_not_a_stack_overflow() {
         other => panic!("expected a grammar error naming the nesting, got {other:?}"),
     }
 }
+
+#[test]
+fn a_long_token_under_an_ambiguous_grammar_hits_the_work_limit_at_the_defaults() {
+    // One mask for a 2,000-byte token under `s ::= s s | "a"` took seconds (cubic work);
+    // the per-byte work bound now ends it early with an error naming the limit.
+    let g = ebnf(r#"s ::= s s | "a" ;"#, &Limits::default()).unwrap();
+    let v = vocab(&[b"a".to_vec(), vec![b'a'; 2_000]]);
+    let c = Arc::new(CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap());
+    let m = Matcher::new(c);
+    let started = Instant::now();
+    assert_eq!(limit_of(&mask(&m).unwrap_err()), "max_earley_items");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // A short token is fine.
+    assert!(m.is_allowed(0));
+}
