@@ -291,3 +291,18 @@ def test_a_batch_fill_with_a_very_long_token():
     assert all((int(row[long_id // 32]) >> (long_id % 32)) & 1 for row in bm)
     assert all((int(row[ord("a") // 32]) >> (ord("a") % 32)) & 1 for row in bm)
     assert not any((int(row[ord("b") // 32]) >> (ord("b") % 32)) & 1 for row in bm)
+
+
+def test_ctrl_c_stops_a_batch_fill():
+    vocab = byte_vocab(extra=[b"a" * 3000])
+    unbounded = corral.Limits(max_earley_items=10**12, max_chart_bytes=2**40)
+    compiled = corral.compile(corral.Grammar.ebnf('s ::= s s | "a" ;'), vocab, limits=unbounded, cache=False)
+    matchers = [compiled.matcher() for _ in range(3)]
+    bm = corral.allocate_bitmask(3, vocab.size)
+    timer = _interrupt_after(0.3)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            corral.fill_bitmasks(matchers, bm)
+    finally:
+        timer.cancel()
+    assert all(m.advance(ord("a")) for m in matchers)
