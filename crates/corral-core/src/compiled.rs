@@ -453,6 +453,11 @@ impl CompiledGrammar {
             if ends.is_empty() {
                 continue;
             }
+            // Walks from a node and from its descendant reach the same nodes: without
+            // this, a terminal that ends at every byte and may follow itself multiplies
+            // the end nodes at each level (exponential in the token's length).
+            ends.sort_unstable();
+            ends.dedup();
             let set = top.set;
             if !ov.push_completed(&[(term, set)]) {
                 // A limit was hit (the overlay holds the error): unwind every frame.
@@ -519,6 +524,8 @@ impl CompiledGrammar {
         let mut bits = vec![0u32; self.vocab.mask_words()];
         let mut ends = Vec::new();
         self.read_terminal_below(earley, term, nodes, &mut bits, &mut ends);
+        ends.sort_unstable();
+        ends.dedup();
         let a = Arc::new(AfterEnd { tokens: StateMask::from_bits(bits), ends });
         self.mask_bytes.fetch_add(a.tokens.memory_bytes() + a.ends.len() * 4, Ordering::Relaxed);
         if let Ok(mut c) = after_end_cache.write() {

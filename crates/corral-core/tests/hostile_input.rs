@@ -258,3 +258,25 @@ fn a_long_token_under_an_ambiguous_grammar_hits_the_work_limit_at_the_defaults()
     // A short token is fine.
     assert!(m.is_allowed(0));
 }
+
+#[test]
+fn a_terminal_that_follows_itself_inside_long_tokens_stays_polynomial() {
+    // `t` ends after every "=" and may follow itself: each end inside a token starts `t`
+    // again, and the ends found from a node and from its descendants coincide. Kept as
+    // lists with repeats they multiplied at every level (an abort on a 64-byte token).
+    let g = ebnf(r#"s ::= t s | t ; t ::= [=]+ ;"#, &Limits::default()).unwrap();
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for n in [24, 32, 48, 64, 200] {
+        tokens.push(vec![b'='; n]);
+    }
+    tokens.push(b"==x".to_vec());
+    let v = vocab(&tokens);
+    let c = Arc::new(CompiledGrammar::new(&g, v.clone(), &Limits::default(), false).unwrap());
+    let m = Matcher::new(c);
+    let fast = mask(&m).unwrap();
+    let mut reference = vec![0u32; v.mask_words()];
+    m.fill_mask_reference(&mut reference).unwrap();
+    assert_eq!(fast, reference);
+    let allowed: Vec<u32> = (0..v.size() as u32).filter(|&t| bit(&fast, t)).collect();
+    assert_eq!(allowed, vec![b'=' as u32, 256, 257, 258, 259, 260]);
+}
