@@ -135,6 +135,9 @@ pub struct GrammarAst {
     pub lark_tokens: bool,
     /// Definitions pulled in by `%import` (never reported as unused).
     pub imported: Vec<String>,
+    /// Findings of the syntax front-end that do not stop the grammar (a GBNF rule defined
+    /// again, say), reported with the lowering's warnings.
+    pub warnings: Vec<String>,
 }
 
 impl GrammarAst {

@@ -7,8 +7,9 @@
 //! constructions →
 //! lower the rest to BNF (groups and repetitions become helper rules, repetitions left
 //! recursive) → merge runs of adjacent terminals → split terminals that match the empty
-//! string → reject rules that can never produce a finite string → remove nullable rules,
-//! then unit rules → drop what is unreachable.
+//! string → drop what can never produce a finite string (a piece that matches no string,
+//! a rule that only recurses: warnings; an error only when the start rule is among them)
+//! → remove nullable rules, then unit rules → drop what is unreachable.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -102,6 +103,10 @@ type Alts = Vec<Vec<Sym>>;
 enum Reg {
     Src(String),
     Dfa { dfa: Arc<Dfa>, key: String },
+    /// The empty language: no string at all. The index names the piece that caused it
+    /// (in `Lowering::voids`). Alternatives that need it are dropped, and only a grammar
+    /// whose start rule is void is an error.
+    Void(usize),
 }
 
 impl Reg {
@@ -111,6 +116,7 @@ impl Reg {
         match self {
             Reg::Src(src) => format!("{src:?}"),
             Reg::Dfa { key, .. } => key.clone(),
+            Reg::Void(_) => "void".to_string(),
         }
     }
 }
@@ -167,11 +173,11 @@ const FOLD_MAX_WORK: usize = 4 * FOLD_MAX_STATES;
 /// A fold gives up at a piece of more states than this that has a count of 16 or more.
 const FOLD_MAX_PIECE_STATES: usize = 256;
 
-/// An operator's DFA construction failed: "matches no string" at the operator, limits as
-/// they are, anything else as a grammar error at the operator.
-fn op_error(e: Error, pos: Pos, op: &str, why_empty: &str) -> Error {
+/// An operator's DFA construction failed: limits as they are, anything else as a
+/// grammar error at the operator (an empty result is not an error: see
+/// [`Lowering::op_result`]).
+fn op_error(e: Error, pos: Pos, op: &str) -> Error {
     match e {
-        Error::EmptyLanguage { .. } => grammar_error(pos, format!("{op}(...) matches no string ({why_empty})")),
         e @ Error::LimitExceeded { .. } => e,
         e @ Error::Grammar { .. } => e,
         e => grammar_error(pos, format!("in {op}: {e}")),
@@ -226,6 +232,14 @@ struct Lowering<'a> {
     /// Each terminal's canonical key (see [`Reg::key`]), for naming merged terminals.
     terminal_key: Vec<String>,
     worklist: Vec<&'a str>,
+    /// Regex pieces (by source) that match no string: they lower to [`Reg::Void`].
+    void_terms: HashMap<&'a str, usize>,
+    /// The pieces that match no string: where, and why (each once).
+    voids: Vec<(Pos, String)>,
+    /// The nonterminal (with no production) standing for each void piece in the BNF.
+    void_nt: HashMap<usize, u32>,
+    /// Warnings about regular rules found void where they are used.
+    void_rule_notes: Vec<(Pos, String)>,
 }
 
 /// Wraps a regex source so it can be concatenated or repeated.
@@ -258,6 +272,10 @@ impl<'a> Lowering<'a> {
             terminal_regex: Vec::new(),
             terminal_key: Vec::new(),
             worklist: Vec::new(),
+            void_terms: HashMap::new(),
+            voids: Vec::new(),
+            void_nt: HashMap::new(),
+            void_rule_notes: Vec::new(),
         }
     }
 
@@ -280,21 +298,57 @@ impl<'a> Lowering<'a> {
             }
         }
         // Each regex piece on its own, so an error points at the piece.
+        let ast: &'a GrammarAst = self.ast;
         let mut terms = Vec::new();
-        for r in &self.ast.rules {
+        for r in &ast.rules {
             collect_regex_terms(&r.expr, &mut terms);
+        }
+        for e in &ast.ignore {
+            collect_regex_terms(e, &mut terms);
         }
         for (src, pos) in terms {
             match self.compile_cached(src, self.limits) {
                 Ok(_) => {}
                 Err(Error::EmptyLanguage { .. }) => {
-                    return Err(grammar_error(pos, format!("`{src}` matches no string at all")));
+                    // Not an error by itself: what needs it is dropped (see `Reg::Void`).
+                    let v = self.void(pos, format!("`{src}` matches no string"));
+                    self.void_terms.entry(src).or_insert(v);
                 }
                 Err(e @ Error::LimitExceeded { .. }) => return Err(e),
                 Err(e) => return Err(grammar_error(pos, format!("in `{src}`: {e}"))),
             }
         }
         Ok(())
+    }
+
+    /// Records a piece that matches no string (once per place and reason).
+    fn void(&mut self, pos: Pos, why: String) -> usize {
+        if let Some(i) = self.voids.iter().position(|(p, w)| *p == pos && *w == why) {
+            return i;
+        }
+        self.voids.push((pos, why));
+        self.voids.len() - 1
+    }
+
+    /// An operator's result: an empty language is [`Reg::Void`] (noted, not an error).
+    fn op_result(&mut self, built: Result<Reg>, pos: Pos, op: &str, why_empty: &str) -> Result<Reg> {
+        match built {
+            Ok(reg) => Ok(reg),
+            Err(Error::EmptyLanguage { .. }) => Ok(Reg::Void(self.void(pos, format!("{op}(...) matches no string ({why_empty})")))),
+            Err(e) => Err(op_error(e, pos, op)),
+        }
+    }
+
+    /// The nonterminal standing for void piece `v`: it has no production, so the
+    /// productions that use it are dropped with the unproductive ones.
+    fn void_symbol(&mut self, v: usize) -> Sym {
+        if let Some(&n) = self.void_nt.get(&v) {
+            return Sym::n(n);
+        }
+        let (pos, why) = self.voids[v].clone();
+        let n = self.new_nt(format!("<void: {why}>"), (String::new(), pos));
+        self.void_nt.insert(v, n);
+        Sym::n(n)
     }
 
     /// Marks regular rules: those on no reference cycle whose references are all regular,
@@ -351,7 +405,7 @@ impl<'a> Lowering<'a> {
         match reg {
             Ok(Reg::Dfa { dfa, .. }) => Some((*dfa).clone()),
             Ok(Reg::Src(src)) => self.compile_cached(&src, self.limits).ok().map(|d| (*d).clone()),
-            Err(_) => None,
+            Ok(Reg::Void(_)) | Err(_) => None,
         }
     }
 
@@ -458,6 +512,8 @@ impl<'a> Lowering<'a> {
     fn reg_dfa(&mut self, reg: &Reg, pos: Pos) -> Result<Arc<Dfa>> {
         match reg {
             Reg::Dfa { dfa, .. } => Ok(dfa.clone()),
+            // Callers take void pieces apart first; a DFA needs at least one string.
+            Reg::Void(v) => Err(grammar_error(pos, self.voids[*v].1.clone())),
             Reg::Src(src) => {
                 let key = reg.key();
                 if let Some(d) = self.dfa_cache.get(&key) {
@@ -502,6 +558,19 @@ impl<'a> Lowering<'a> {
     /// one, else one DFA (adjacent sources joined into one regex first, so that the regex
     /// engine does what it can).
     fn combine(&mut self, parts: Vec<Reg>, seq: bool, pos: Pos) -> Result<Reg> {
+        // A sequence with a void part is void; a union drops its void parts.
+        let first_void = parts.iter().find_map(|p| if let Reg::Void(v) = p { Some(*v) } else { None });
+        let parts: Vec<Reg> = match first_void {
+            Some(v) if seq => return Ok(Reg::Void(v)),
+            Some(v) => {
+                let rest: Vec<Reg> = parts.into_iter().filter(|p| !matches!(p, Reg::Void(_))).collect();
+                if rest.is_empty() {
+                    return Ok(Reg::Void(v));
+                }
+                rest
+            }
+            None => parts,
+        };
         let sep = if seq { "" } else { "|" };
         let all_src: Option<Vec<&str>> =
             parts.iter().map(|p| if let Reg::Src(s) = p { Some(s.as_str()) } else { None }).collect();
@@ -513,6 +582,7 @@ impl<'a> Lowering<'a> {
         for p in parts {
             match p {
                 Reg::Src(src) => run.push(src),
+                Reg::Void(_) => {} // removed above
                 dfa => {
                     // A union's sources are all joined (order does not matter there).
                     if seq && !run.is_empty() {
@@ -547,6 +617,9 @@ impl<'a> Lowering<'a> {
     fn expr_reg(&mut self, e: &Expr) -> Result<Reg> {
         Ok(match e {
             Expr::Empty => Reg::Src("(?:)".to_string()),
+            Expr::Term { term: Term::Regex(src), .. } if self.void_terms.contains_key(src.as_str()) => {
+                Reg::Void(self.void_terms[src.as_str()])
+            }
             Expr::Term { term, .. } => Reg::Src(term.regex_source()),
             Expr::Ref { name, .. } => {
                 let reg = match self.regular.get(name.as_str()) {
@@ -573,6 +646,9 @@ impl<'a> Lowering<'a> {
                 self.combine(parts, matches!(e, Expr::Seq(_)), e.pos().unwrap_or_default())?
             }
             Expr::Repeat { expr, min, max, pos } => match self.expr_reg(expr)? {
+                // No repetition of nothing but the empty one.
+                Reg::Void(_) if *min == 0 => Reg::Src("(?:)".to_string()),
+                Reg::Void(v) => Reg::Void(v),
                 Reg::Src(src) => Reg::Src(repeat_src(&group(&src), *min, *max)),
                 inner => {
                     let key = format!("rep{{{min},{max:?}}}({})", inner.key());
@@ -587,32 +663,43 @@ impl<'a> Lowering<'a> {
                 for x in exprs {
                     parts.push(self.expr_reg(x)?);
                 }
+                if let Some(v) = parts.iter().find_map(|p| if let Reg::Void(v) = p { Some(*v) } else { None }) {
+                    return Ok(Reg::Void(v));
+                }
                 let key = format!("and!({})", parts.iter().map(Reg::key).collect::<Vec<_>>().join(","));
                 let mut dfas = Vec::with_capacity(parts.len());
                 for p in &parts {
                     dfas.push(self.reg_dfa(p, *pos)?);
                 }
                 let what = format!("and!(...) at {pos}");
-                self.cached(key, |lw| {
+                let built = self.cached(key, |lw| {
                     let mut acc = dfas[0].intersect(&dfas[1], lw.dfa_limits(), &what)?;
                     for d in &dfas[2..] {
                         acc = acc.intersect(d, lw.dfa_limits(), &what)?;
                     }
                     Ok(acc)
-                })
-                .map_err(|e| op_error(e, *pos, "and!", "no string matches all of its arguments"))?
+                });
+                self.op_result(built, *pos, "and!", "no string matches all of its arguments")?
             }
             Expr::Not { expr, pos } => {
                 let inner = self.expr_reg(expr)?;
                 let key = format!("not!({})", inner.key());
+                if let Reg::Void(_) = inner {
+                    // Nothing excluded: every string of whole characters.
+                    return self.cached(key, |_| Ok(Dfa::utf8_any()));
+                }
                 let dfa = self.reg_dfa(&inner, *pos)?;
                 let what = format!("not!(...) at {pos}");
-                self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what))
-                    .map_err(|e| op_error(e, *pos, "not!", "its argument matches every string"))?
+                let built = self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what));
+                self.op_result(built, *pos, "not!", "its argument matches every string")?
             }
             Expr::Except { expr, pos } => {
                 let inner = self.expr_reg(expr)?;
                 let key = format!("except!({})", inner.key());
+                if let Reg::Void(_) = inner {
+                    // Nothing to avoid: every string of whole characters.
+                    return self.cached(key, |_| Ok(Dfa::utf8_any()));
+                }
                 let what = format!("except!(...) at {pos}");
                 let built = match &inner {
                     Reg::Src(src) => self.cached(key, |lw| regex::build_except_dfa(src, lw.dfa_limits(), lw.classes, &what)),
@@ -622,8 +709,9 @@ impl<'a> Lowering<'a> {
                         let contains = DfaExpr::Seq(vec![DfaExpr::Leaf(&any), DfaExpr::Leaf(dfa), DfaExpr::Leaf(&any)]);
                         Dfa::from_expr(&contains, lw.dfa_limits(), &what)?.complement(lw.dfa_limits(), &what)
                     }),
+                    Reg::Void(v) => Ok(Reg::Void(*v)), // handled above
                 };
-                built.map_err(|e| op_error(e, *pos, "except!", "its argument matches the empty string"))?
+                self.op_result(built, *pos, "except!", "its argument matches the empty string")?
             }
         })
     }
@@ -642,7 +730,7 @@ impl<'a> Lowering<'a> {
     fn is_pure(&self, e: &Expr) -> bool {
         match e {
             Expr::Empty | Expr::Term { .. } => true,
-            Expr::Ref { name, .. } => matches!(self.regular.get(name.as_str()), Some(Reg::Src(_))),
+            Expr::Ref { name, .. } => matches!(self.regular.get(name.as_str()), Some(Reg::Src(_) | Reg::Void(_))),
             Expr::Seq(v) | Expr::Alt(v) => v.iter().all(|x| self.is_pure(x)),
             Expr::Repeat { expr, .. } => self.is_pure(expr),
             Expr::And { .. } | Expr::Not { .. } | Expr::Except { .. } => false,
@@ -673,7 +761,7 @@ impl<'a> Lowering<'a> {
         }
         Ok(match self.expr_reg(e)? {
             Reg::Src(src) => src.len() <= self.options.max_terminal_source && !has_large_count(&src),
-            Reg::Dfa { .. } => true,
+            Reg::Dfa { .. } | Reg::Void(_) => true,
         })
     }
 
@@ -770,6 +858,13 @@ impl<'a> Lowering<'a> {
             let t = match self.expr_reg(e)? {
                 Reg::Src(src) => self.terminal(src, &name, e.pos().or(Some(owner.1)))?,
                 Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &name),
+                Reg::Void(v) => {
+                    if let Expr::Ref { name, .. } = e {
+                        let pos = self.defs[name.as_str()].1;
+                        self.void_rule_notes.push((pos, name.clone()));
+                    }
+                    return Ok(Some(self.void_symbol(v)));
+                }
             };
             return Ok(Some(Sym::t(t)));
         }
@@ -790,6 +885,7 @@ impl<'a> Lowering<'a> {
                 let t = match self.expr_reg(e)? {
                     Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &format!("{op}({})", owner.0)),
                     Reg::Src(src) => self.terminal(src, op, e.pos())?, // operators always build DFAs
+                    Reg::Void(v) => return Ok(Some(self.void_symbol(v))),
                 };
                 Ok(Some(Sym::t(t)))
             }
@@ -1018,10 +1114,15 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
             match lw.expr_reg(e)? {
                 Reg::Src(src) => parts.push(src),
                 Reg::Dfa { .. } => return Err(not_regular()), // Lark has no boolean operators
+                Reg::Void(_) => {} // ignores nothing (noted)
             }
         }
-        let src = format!("(?:{})+", parts.join("|"));
-        Some(Sym::t(lw.terminal(src, "%ignore", ast.ignore[0].pos())?))
+        if parts.is_empty() {
+            None
+        } else {
+            let src = format!("(?:{})+", parts.join("|"));
+            Some(Sym::t(lw.terminal(src, "%ignore", ast.ignore[0].pos())?))
+        }
     };
     // The augmented start S' → S.
     let origin = (start_name.to_string(), lw.defs[start_name].1);
@@ -1073,10 +1174,11 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
         let first = lw.bnf[s_prime as usize].clone();
         lw.bnf[s_prime as usize] = first.into_iter().map(|mut seq| { seq.insert(0, Sym::n(opt)); seq }).collect();
     }
-    let warnings = unused_rules(ast, &lw, start_name);
+    let mut warnings = ast.warnings.clone();
+    warnings.extend(unused_rules(ast, &lw, start_name));
     merge_terminal_runs(&mut lw)?;
     split_nullable_terminals(&mut lw)?;
-    check_productive(&lw, s_prime)?;
+    warnings.extend(drop_unproductive(&mut lw, s_prime)?);
     split_nullable_runs(&mut lw);
     let mut bnf = std::mem::take(&mut lw.bnf);
     let nullable = remove_nullable(&mut bnf, limits)?;
@@ -1335,8 +1437,11 @@ fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Every rule reachable from the start must be able to produce a finite string.
-fn check_productive(lw: &Lowering<'_>, start: u32) -> Result<()> {
+/// Drops every production that needs something that can never produce a finite string
+/// (a rule whose alternatives all recurse forever, a piece that matches no string): the
+/// language stays the same. Returns a warning for each such piece and user rule that the
+/// start reaches; an error only when the start rule itself can produce nothing.
+fn drop_unproductive(lw: &mut Lowering<'_>, start: u32) -> Result<Vec<String>> {
     let n = lw.bnf.len();
     let mut productive = vec![false; n];
     let mut changed = true;
@@ -1352,7 +1457,7 @@ fn check_productive(lw: &Lowering<'_>, start: u32) -> Result<()> {
             }
         }
     }
-    // Reachable non-productive rules, by user-visible rule (helper rules map to theirs).
+    // What the start reaches, and which of it produces nothing.
     let mut seen = vec![false; n];
     let mut stack = vec![start];
     let mut bad: Vec<u32> = Vec::new();
@@ -1371,43 +1476,93 @@ fn check_productive(lw: &Lowering<'_>, start: u32) -> Result<()> {
             }
         }
     }
-    if bad.is_empty() {
-        return Ok(());
+    let void_of: HashMap<u32, usize> = lw.void_nt.iter().map(|(&v, &nt)| (nt, v)).collect();
+    if !productive[start as usize] {
+        return Err(empty_grammar_error(lw, start, &bad, &void_of));
     }
-    // The root cause: a rule whose non-productive references are only to itself.
-    let mut refs_of: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for &x in &bad {
-        let me = lw.nt_origin[x as usize].0.as_str();
-        let entry = refs_of.entry(me).or_default();
-        for seq in &lw.bnf[x as usize] {
-            for s in seq {
-                if !s.is_terminal() && !productive[s.index() as usize] {
-                    entry.insert(lw.nt_origin[s.index() as usize].0.as_str());
-                }
+    let mut notes: Vec<(Pos, String)> = Vec::new();
+    for &v in void_of.values() {
+        let (pos, why) = &lw.voids[v];
+        notes.push((*pos, format!("{why} at line {}, column {}; the alternatives that need it are dropped", pos.line, pos.col)));
+    }
+    // Void pieces that the start does not reach (in unused rules, or folded into a
+    // terminal) are reported too: each is a mistake in the grammar text.
+    for (v, (pos, why)) in lw.voids.iter().enumerate() {
+        if !lw.void_nt.contains_key(&v) {
+            notes.push((*pos, format!("{why} at line {}, column {}", pos.line, pos.col)));
+        }
+    }
+    let mut rules: Vec<(Pos, String)> = lw.void_rule_notes.clone();
+    for (name, &nt) in &lw.nt_of_rule {
+        if seen[nt as usize] && !productive[nt as usize] {
+            rules.push((lw.defs[name].1, name.to_string()));
+        }
+    }
+    rules.sort();
+    rules.dedup();
+    for (pos, name) in rules {
+        notes.push((
+            pos,
+            format!(
+                "rule `{name}` at line {}, column {} can never produce a finite string; the alternatives that use it are dropped",
+                pos.line, pos.col
+            ),
+        ));
+    }
+    notes.sort();
+    notes.dedup();
+    for alts in lw.bnf.iter_mut() {
+        alts.retain(|seq| seq.iter().all(|s| s.is_terminal() || productive[s.index() as usize]));
+    }
+    Ok(notes.into_iter().map(|(_, m)| m).collect())
+}
+
+/// The error for a grammar whose start rule can produce nothing, at its cause: a rule
+/// whose alternatives all recurse forever, else a piece that matches no string.
+fn empty_grammar_error(lw: &Lowering<'_>, start: u32, bad: &[u32], void_of: &HashMap<u32, usize>) -> Error {
+    let start_name = &lw.nt_origin[start as usize].0;
+    let consequence = format!("; so the start rule `{start_name}` matches no string at all");
+    // A rule that recurses forever: one of its nonterminals is on a cycle of
+    // unproductive ones (the first in the text, if several).
+    let in_bad: HashSet<u32> = bad.iter().copied().filter(|x| !void_of.contains_key(x)).collect();
+    let succ = |x: u32| -> Vec<u32> {
+        lw.bnf[x as usize].iter().flatten().filter(|s| !s.is_terminal() && in_bad.contains(&s.index())).map(|s| s.index()).collect()
+    };
+    let on_cycle = |x: u32| {
+        let mut seen: HashSet<u32> = HashSet::new();
+        let mut stack = succ(x);
+        while let Some(y) = stack.pop() {
+            if y == x {
+                return true;
+            }
+            if seen.insert(y) {
+                stack.extend(succ(y));
             }
         }
+        false
+    };
+    let mut looping: Vec<u32> = in_bad.iter().copied().filter(|&x| on_cycle(x)).collect();
+    looping.sort_by_key(|&x| (lw.nt_origin[x as usize].1, x));
+    if let Some(&x) = looping.first() {
+        let (name, pos) = lw.nt_origin[x as usize].clone();
+        let needs_void = bad.iter().any(|&y| {
+            lw.nt_origin[y as usize].0 == name && lw.bnf[y as usize].iter().flatten().any(|s| !s.is_terminal() && void_of.contains_key(&s.index()))
+        });
+        let why = if needs_void {
+            "every alternative recurses forever or needs a piece that matches no string"
+        } else {
+            "every alternative recurses forever"
+        };
+        return grammar_error(pos, format!("rule `{name}` can never produce a finite string ({why}){consequence}"));
     }
-    let origin_pos = |name: &str| bad.iter().map(|&x| &lw.nt_origin[x as usize]).find(|(n, _)| n == name).map(|(_, p)| *p);
-    let mut roots: Vec<(&str, Pos)> = refs_of
-        .iter()
-        .filter(|(me, refs)| refs.iter().all(|r| r == *me))
-        .filter_map(|(me, _)| origin_pos(me).map(|p| (*me, p)))
-        .collect();
-    roots.sort_by_key(|(_, p)| *p);
-    let (name, pos) = match roots.first() {
-        Some(&(n, p)) => (n.to_string(), p),
-        None => {
-            let x = bad.iter().min_by_key(|&&x| lw.nt_origin[x as usize].1).copied().unwrap_or(start);
-            lw.nt_origin[x as usize].clone()
-        }
-    };
-    let start_name = &lw.nt_origin[start as usize].0;
-    let consequence = if !productive[start as usize] {
-        format!("; so the start rule `{start_name}` matches no string at all")
-    } else {
-        String::new()
-    };
-    Err(grammar_error(pos, format!("rule `{name}` can never produce a finite string (every alternative recurses forever){consequence}")))
+    let mut voids: Vec<&(Pos, String)> = bad.iter().filter_map(|x| void_of.get(x)).map(|&v| &lw.voids[v]).collect();
+    voids.sort();
+    if let Some((pos, why)) = voids.first() {
+        return grammar_error(*pos, format!("{why}{consequence}"));
+    }
+    let x = bad.iter().min_by_key(|&&x| lw.nt_origin[x as usize].1).copied().unwrap_or(start);
+    let (name, pos) = lw.nt_origin[x as usize].clone();
+    grammar_error(pos, format!("rule `{name}` can never produce a finite string{consequence}"))
 }
 
 /// Which rules derive the empty string (least fixpoint).

@@ -228,9 +228,16 @@ mod tests {
     #[test]
     fn boolean_term_errors() {
         let cases = [
-            (r#"s ::= "x" and!("a", "b") ;"#, (1, 11), "and!(...) matches no string (no string matches all of its arguments)"),
-            (r#"s ::= not!(/(?s:.)*/) ;"#, (1, 7), "not!(...) matches no string (its argument matches every string)"),
-            (r#"s ::= not!(and!("a", "b")) ;"#, (1, 12), "and!(...) matches no string (no string matches all of its arguments)"),
+            (
+                r#"s ::= "x" and!("a", "b") ;"#,
+                (1, 11),
+                "and!(...) matches no string (no string matches all of its arguments); so the start rule `s` matches no string at all",
+            ),
+            (
+                r#"s ::= not!(/(?s:.)*/) ;"#,
+                (1, 7),
+                "not!(...) matches no string (its argument matches every string); so the start rule `s` matches no string at all",
+            ),
             (r#"s ::= and!("a") ;"#, (1, 7), "and! needs two or more arguments, separated by commas"),
             (r#"s ::= not!("a", "b") ;"#, (1, 7), "not! takes exactly one argument"),
             (
@@ -248,7 +255,11 @@ mod tests {
                 (1, 13),
                 "not! needs a regular argument (strings, classes, regexes and non-recursive rules)",
             ),
-            (r#"s ::= except!(not!("a")) ;"#, (1, 7), "except!(...) matches no string (its argument matches the empty string)"),
+            (
+                r#"s ::= except!(not!("a")) ;"#,
+                (1, 7),
+                "except!(...) matches no string (its argument matches the empty string); so the start rule `s` matches no string at all",
+            ),
         ];
         for (text, (line, col), want) in cases {
             match err(text) {
@@ -343,5 +354,89 @@ mod tests {
         let cfg = lower(&ast, None, &limits, None).unwrap();
         assert_eq!(cfg.warnings.len(), 1);
         assert!(cfg.warnings[0].contains("`unused` at line 2, column 1"), "{:?}", cfg.warnings);
+    }
+
+    /// The warnings of a grammar that lowers.
+    fn warnings(text: &str) -> Vec<String> {
+        let limits = Limits::default();
+        let ast = parse(text, Dialect::Ebnf, &limits).unwrap();
+        lower(&ast, None, &limits, None).unwrap().warnings
+    }
+
+    #[test]
+    fn unproductive_rules_are_dropped_with_a_warning() {
+        // `r1` can never finish, but `r0` does not need it: the grammar matches "c".
+        let text = "r0 ::= \"c\" | (r1)+ ;\nr1 ::= (r1)+ ;";
+        agrees(text, &['c', 'x'], 4, |s| s == "c");
+        let w = warnings(text);
+        assert!(w.iter().any(|m| m.contains("rule `r1` at line 2, column 1 can never produce a finite string")), "{w:?}");
+        // Longer cycles, used inside a recursive rule and a repetition.
+        let text = "s ::= \"(\" s \")\" | \"x\" | \"[\" a \"]\" | b* \"y\" ;\na ::= \"a\" b ;\nb ::= \"b\" a ;";
+        agrees(text, &['(', ')', 'x', 'y', 'a', 'b', '['], 4, |s| {
+            let inner = s.trim_start_matches('(');
+            let depth = s.len() - inner.len();
+            inner.len() >= depth && inner[..inner.len() - depth].chars().all(|c| c == 'x' || c == 'y')
+                && inner.len() - depth == 1
+                && inner[1..].chars().all(|c| c == ')')
+        });
+        let w = warnings(text);
+        for rule in ["`a` at line 2", "`b` at line 3"] {
+            assert!(w.iter().any(|m| m.contains(rule) && m.contains("can never produce a finite string")), "{rule}: {w:?}");
+        }
+        // Only a start rule that produces nothing is an error, at the rule that loops.
+        match err("s ::= \"a\" | t ;\nt ::= \"b\" t ;\nu ::= s | t ;\nroot ::= t u ;") {
+            Error::Grammar { message, line, col } => {
+                assert_eq!((line, col), (2, 1), "{message}");
+                assert!(message.contains("rule `t` can never produce a finite string"), "{message}");
+                assert!(message.contains("start rule `root` matches no string at all"), "{message}");
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn pieces_that_match_nothing_are_dropped_with_a_warning() {
+        // An operator, a class and a regular rule that match no string, each in an
+        // alternative that is not needed.
+        let cases: [(&str, &str); 5] = [
+            ("s ::= \"c\" | and!(/a+/, /b+/) ;", "and!(...) matches no string (no string matches all of its arguments) at line 1, column 13"),
+            ("s ::= \"c\" | \"a\" [^\\s\\S] ;", "`[^\\s\\S]` matches no string at line 1, column 17"),
+            ("s ::= \"c\" | w ;\nw ::= \"a\" not!(/(?s:.)*/) ;", "not!(...) matches no string (its argument matches every string) at line 2, column 11"),
+            ("s ::= \"c\" | w ;\nw ::= and!(\"a\", \"b\") ;", "rule `w` at line 2, column 1 can never produce a finite string"),
+            ("s ::= \"c\" | \"(\" s \")\" | except!(\"\") s ;", "except!(...) matches no string (its argument matches the empty string) at line 1, column 25"),
+        ];
+        for (text, warning) in cases {
+            let nested = text.contains("\"(\" s");
+            agrees(text, &['a', 'b', 'c', '(', ')'], 4, |s| {
+                let inner = s.trim_start_matches('(');
+                let depth = s.len() - inner.len();
+                (nested || depth == 0) && inner.len() == depth + 1 && inner.starts_with('c') && inner[1..].chars().all(|c| c == ')')
+            });
+            let w = warnings(text);
+            assert!(w.iter().any(|m| m.contains(warning)), "{text}: {w:?}");
+        }
+        // A repetition of nothing is the empty string; not! and except! of nothing match
+        // every string.
+        agrees(r#"s ::= "a" and!("x", "y")* "b" ;"#, &['a', 'b', 'x', 'y'], 4, |s| s == "ab");
+        agrees(r#"s ::= "a" and!("x", "y"){2,3} "b" | "c" ;"#, &['a', 'b', 'c', 'x', 'y'], 4, |s| s == "c");
+        agrees(r#"s ::= not!(and!("a", "b")) ;"#, &['a', 'b', 'é'], 3, |_| true);
+        agrees(r#"s ::= "<" except!([^\s\S]) ">" ;"#, &['<', '>', 'a'], 4, |s| {
+            s.len() >= 2 && s.starts_with('<') && s.ends_with('>') && !s[1..s.len() - 1].is_empty() || s == "<>"
+        });
+        agrees(r#"s ::= and!(/[ab]+/, "ab" | and!("a", "b")) | "(" s ")" ;"#, &['a', 'b', '(', ')'], 5, |s| {
+            let inner = s.trim_start_matches('(');
+            let depth = s.len() - inner.len();
+            inner.len() == depth + 2 && inner.starts_with("ab") && inner[2..].chars().all(|c| c == ')')
+        });
+        // A whole grammar that matches nothing is an error at the piece.
+        for (text, pos) in [("s ::= [^\\s\\S] ;", (1, 7)), ("s ::= \"b\" w | w \"c\" ;\nw ::= and!(/a/, /b/) ;", (2, 7))] {
+            match err(text) {
+                Error::Grammar { message, line, col } => {
+                    assert_eq!((line, col), pos, "{text}: {message}");
+                    assert!(message.contains("matches no string"), "{message}");
+                }
+                e => panic!("{text}: {e:?}"),
+            }
+        }
     }
 }
