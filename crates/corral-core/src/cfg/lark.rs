@@ -4,8 +4,14 @@
 //! which only shape Lark's parse trees and are ignored), TERMINALS (`NAME: ...`, regular),
 //! strings with the `i` flag, `/regex/flags`, ranges `"a".."z"`, `[x]`, `x?`, `x*`, `x+`,
 //! `x ~ n`, `x ~ n..m`, groups, `//` comments, `%import common.X [-> Y]`,
-//! `%import common (X, Y)` and `%ignore`. Templates, `%declare`, `%override` and
-//! `%extend` are rejected with their position.
+//! `%import common (X, Y)`, `%ignore`, `%override` and `%extend`. Templates and
+//! `%declare` are rejected with their position.
+//!
+//! Checked as Lark checks them: a name defined twice (without `%override`), a recursive
+//! TERMINAL, a name that is neither a rule (lowercase) nor a TERMINAL (uppercase), an
+//! `%override`/`%extend` of an undefined name. Strings decode escapes as Lark does
+//! (`\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"`; any other backslash stays in the
+//! string).
 //!
 //! The language is the grammar's exact language, with `%ignore`d text allowed between any
 //! two tokens: every split of the text into the grammar's terminals counts (as with
@@ -155,7 +161,7 @@ fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
             }
             '"' => {
                 s.bump();
-                let body = s.string_body('"', pos)?;
+                let body = lark_string(&mut s, pos)?;
                 let insensitive = if s.peek() == Some('i') && !s.peek_at(1).is_some_and(|c| c.is_alphanumeric() || c == '_') {
                     s.bump();
                     true
@@ -196,6 +202,97 @@ fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
     }
 }
 
+/// Reads a Lark string's body after its opening quote and decodes it as Lark does: the
+/// escapes `\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"`; a backslash before any other
+/// character stays in the string (`"\d"` is a backslash and a `d`); and, as Lark does
+/// last, each pair of backslashes in the decoded text becomes one.
+fn lark_string(s: &mut Scanner<'_>, start: Pos) -> Result<String> {
+    let mut out = String::new();
+    loop {
+        let here = s.pos();
+        match s.bump() {
+            None | Some('\n') => {
+                return Err(grammar_error(start, "unterminated string (a Lark string cannot span lines; use \\n)"));
+            }
+            Some('"') => break,
+            Some('\\') => {
+                let c = s.bump().ok_or_else(|| grammar_error(start, "unterminated string"))?;
+                let digits = match c {
+                    'n' => {
+                        out.push('\n');
+                        continue;
+                    }
+                    't' => {
+                        out.push('\t');
+                        continue;
+                    }
+                    'r' => {
+                        out.push('\r');
+                        continue;
+                    }
+                    'f' => {
+                        out.push('\x0c');
+                        continue;
+                    }
+                    '\\' => {
+                        out.push_str("\\\\");
+                        continue;
+                    }
+                    '"' => {
+                        out.push('"');
+                        continue;
+                    }
+                    '\n' => return Err(grammar_error(start, "unterminated string")),
+                    'x' => 2,
+                    'u' => 4,
+                    'U' => 8,
+                    other => {
+                        out.push('\\');
+                        out.push(other);
+                        continue;
+                    }
+                };
+                let mut v: u32 = 0;
+                for _ in 0..digits {
+                    let d = s.peek().and_then(|c| c.to_digit(16)).ok_or_else(|| {
+                        grammar_error(here, format!("the escape \\{c} needs {digits} hex digits"))
+                    })?;
+                    s.bump();
+                    v = v * 16 + d;
+                }
+                let ch = char::from_u32(v).ok_or_else(|| grammar_error(here, format!("escape U+{v:X} is not a valid character")))?;
+                out.push(ch);
+            }
+            Some(c) => out.push(c),
+        }
+    }
+    Ok(out.replace("\\\\", "\\"))
+}
+
+/// Lark's names: `_?[a-z][_a-z0-9]*` for rules, `_?[A-Z][_A-Z0-9]*` for TERMINALS.
+fn name_kind(name: &str) -> Option<bool> {
+    let body = name.strip_prefix('_').unwrap_or(name);
+    let first = body.chars().next()?;
+    if first.is_ascii_lowercase() && body.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        Some(false)
+    } else if first.is_ascii_uppercase() && body.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// A name that Lark reads neither as a rule nor as a TERMINAL is an error.
+fn check_name(name: &str, pos: Pos) -> Result<()> {
+    match name_kind(name) {
+        Some(_) => Ok(()),
+        None => Err(grammar_error(
+            pos,
+            format!("`{name}` is neither a rule name (lowercase: `[a-z][_a-z0-9]*`) nor a TERMINAL name (uppercase: `[A-Z][_A-Z0-9]*`)"),
+        )),
+    }
+}
+
 fn is_terminal_name(name: &str) -> bool {
     name.trim_start_matches('_').chars().next().is_some_and(|c| c.is_ascii_uppercase())
 }
@@ -207,9 +304,20 @@ struct Parser {
     max_depth: u32,
 }
 
+/// How a definition relates to earlier ones of its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `name: ...`: a new name (defining it again is an error, as in Lark).
+    Define,
+    /// `%override name: ...`: replaces the earlier definition.
+    Override,
+    /// `%extend name: ...`: adds alternatives to the earlier definition.
+    Extend,
+}
+
 /// What a definition or directive produced.
 enum Item {
-    Rule(RuleDef),
+    Rule(RuleDef, Mode),
     Import { name: String, alias: String, pos: Pos },
     Ignore(Expr),
 }
@@ -272,7 +380,18 @@ impl Parser {
             return match d.as_str() {
                 "import" => self.import(pos),
                 "ignore" => Ok(Item::Ignore(self.alt()?)),
-                other => Err(grammar_error(pos, format!("`%{other}` is not supported (only %import and %ignore)"))),
+                "override" | "extend" => {
+                    let mode = if d == "override" { Mode::Override } else { Mode::Extend };
+                    match self.definition()? {
+                        Item::Rule(r, Mode::Define) => Ok(Item::Rule(r, mode)),
+                        _ => Err(grammar_error(pos, format!("`%{d}` must be followed by a rule or TERMINAL definition"))),
+                    }
+                }
+                "declare" => Err(grammar_error(
+                    pos,
+                    "`%declare` is not supported: declared terminals come from a custom lexer, and corral matches text",
+                )),
+                other => Err(grammar_error(pos, format!("unknown directive `%{other}` (corral reads %import, %ignore, %override and %extend)"))),
             };
         }
         if matches!(self.peek(), Tok::Question | Tok::Bang) {
@@ -291,9 +410,10 @@ impl Parser {
             self.next();
         }
         self.expect(Tok::Colon, &format!("after `{name}`"))?;
+        check_name(&name, pos)?;
         let expr = self.alt()?;
         let is_terminal = is_terminal_name(&name);
-        Ok(Item::Rule(RuleDef { name, expr, pos, is_terminal }))
+        Ok(Item::Rule(RuleDef { name, expr, pos, is_terminal }, Mode::Define))
     }
 
     fn import(&mut self, pos: Pos) -> Result<Item> {
@@ -449,7 +569,8 @@ impl Parser {
                         _ => return Err(grammar_error(pos, "a range needs two single characters, low..high")),
                     }
                 } else if s.is_empty() {
-                    Expr::Empty
+                    // Lark refuses it: a token must match something.
+                    return Err(grammar_error(pos, "empty string: Lark does not allow an empty token"));
                 } else if insensitive {
                     Expr::Term { term: Term::Regex(format!("(?i:{})", regex_syntax::escape(&s))), pos }
                 } else {
@@ -457,7 +578,10 @@ impl Parser {
                 }
             }
             Tok::Regex(r) => Expr::Term { term: Term::Regex(r), pos },
-            Tok::Name(name) => Expr::Ref { name, pos },
+            Tok::Name(name) => {
+                check_name(&name, pos)?;
+                Expr::Ref { name, pos }
+            }
             other => return Err(grammar_error(pos, format!("expected an expression, found {}", describe(&other)))),
         })
     }
@@ -501,37 +625,83 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
     let items = parse_items(text, limits)?;
     let common: Vec<RuleDef> = parse_items(COMMON, limits)?
         .into_iter()
-        .filter_map(|i| if let Item::Rule(r) = i { Some(r) } else { None })
+        .filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None })
         .collect();
     let mut g = GrammarAst { lark_tokens: true, ..GrammarAst::default() };
-    let mut imported: Vec<String> = Vec::new();
+    // Where each name was first defined (or imported), for duplicate errors.
+    let mut defined: std::collections::HashMap<String, Pos> = std::collections::HashMap::new();
+    let kind = |name: &str| if is_terminal_name(name) { "terminal" } else { "rule" };
+    // Lark gathers a library's imports into one table, name -> alias, the last import of a
+    // name winning: `%import common (CNAME)` then `%import common.CNAME -> NAME` defines
+    // only NAME.
+    let mut final_alias: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for item in &items {
+        if let Item::Import { name, alias, .. } = item {
+            for (one, alias) in name.split(',').zip(alias.split(',')) {
+                final_alias.insert(one.to_string(), alias.to_string());
+            }
+        }
+    }
     for item in items {
         match item {
-            Item::Rule(r) => g.rules.push(r),
+            Item::Rule(r, Mode::Define) => {
+                if let Some(first) = defined.get(&r.name) {
+                    return Err(grammar_error(
+                        r.pos,
+                        format!(
+                            "{} `{}` is defined more than once (first at {first}); use %override to replace it or %extend to add alternatives",
+                            kind(&r.name),
+                            r.name
+                        ),
+                    ));
+                }
+                defined.insert(r.name.clone(), r.pos);
+                g.rules.push(r);
+            }
+            Item::Rule(r, mode) => {
+                if !defined.contains_key(&r.name) {
+                    let verb = if mode == Mode::Override { "override" } else { "extend" };
+                    return Err(grammar_error(r.pos, format!("cannot {verb} {} `{}`: it is not defined before", kind(&r.name), r.name)));
+                }
+                if mode == Mode::Override {
+                    g.rules.retain(|d| d.name != r.name);
+                }
+                g.rules.push(r);
+            }
             Item::Ignore(e) => g.ignore.push(e),
             Item::Import { name, alias, pos } => {
                 for (one, alias) in name.split(',').zip(alias.split(',')) {
-                    // The definition and everything it uses, once each.
-                    let mut stack = vec![(one.to_string(), alias.to_string())];
-                    while let Some((n, a)) = stack.pop() {
-                        if imported.contains(&a) {
-                            continue;
-                        }
-                        let Some(def) = common.iter().find(|r| r.name == n) else {
-                            return Err(grammar_error(pos, format!("`common.{n}` is not a terminal corral knows")));
-                        };
-                        let mut def = def.clone();
-                        def.name = a.clone();
-                        def.pos = pos;
+                    if g.imported.iter().any(|a| a == alias) || final_alias.get(one).is_some_and(|a| a != alias) {
+                        continue; // the same import again, or one a later import renames
+                    }
+                    if let Some(first) = defined.get(alias) {
+                        return Err(grammar_error(pos, format!("cannot import `{alias}`: it is already defined (at {first})")));
+                    }
+                    let Some(def) = common.iter().find(|r| r.name == one) else {
+                        return Err(grammar_error(pos, format!("`common.{one}` is not a terminal corral knows")));
+                    };
+                    // What the definition uses is imported under the library's namespace
+                    // (`COMMON__DIGIT`), as Lark does, so it never meets the grammar's
+                    // own names.
+                    let mut stack = vec![(def.clone(), alias.to_string())];
+                    while let Some((mut def, a)) = stack.pop() {
                         let mut refs = Vec::new();
                         collect_names(&def.expr, &mut refs);
                         for r in refs {
-                            stack.push((r.clone(), r));
+                            let inner = match r.strip_prefix('_') {
+                                Some(rest) => format!("_COMMON__{rest}"),
+                                None => format!("COMMON__{r}"),
+                            };
+                            rename(&mut def.expr, &r, &inner);
+                            if !g.imported.contains(&inner) && !stack.iter().any(|(_, x)| *x == inner) {
+                                if let Some(d) = common.iter().find(|d| d.name == r) {
+                                    stack.push((d.clone(), inner));
+                                }
+                            }
                         }
-                        if n != a {
-                            rename(&mut def.expr, &n, &a);
-                        }
-                        imported.push(a.clone());
+                        def.name = a.clone();
+                        def.pos = pos;
+                        defined.insert(a.clone(), pos);
                         g.imported.push(a);
                         g.rules.push(def);
                     }
@@ -539,7 +709,7 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             }
         }
     }
-    // TERMINALS must be regular: they may not use rules.
+    // TERMINALS must be regular: they may not use rules, nor themselves.
     for r in g.rules.iter().filter(|r| r.is_terminal) {
         let mut refs = Vec::new();
         collect_names(&r.expr, &mut refs);
@@ -547,7 +717,70 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             return Err(grammar_error(r.pos, format!("terminal `{}` uses the rule `{bad}`; terminals may only use terminals", r.name)));
         }
     }
+    for e in &g.ignore {
+        let mut refs = Vec::new();
+        collect_names(e, &mut refs);
+        if let Some(bad) = refs.iter().find(|n| !is_terminal_name(n)) {
+            let pos = e.pos().unwrap_or_default();
+            return Err(grammar_error(pos, format!("%ignore uses the rule `{bad}`; it may only use terminals, strings and regexes")));
+        }
+    }
+    check_terminal_cycles(&g)?;
     Ok(g)
+}
+
+/// A TERMINAL that uses itself, directly or through others, is not regular: Lark refuses
+/// it, and so does corral, naming the cycle at the definition where it was entered.
+fn check_terminal_cycles(g: &GrammarAst) -> Result<()> {
+    use std::collections::HashMap;
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut defs: Vec<(&str, Pos, Vec<String>)> = Vec::new();
+    for r in g.rules.iter().filter(|r| r.is_terminal) {
+        let k = *index.entry(r.name.as_str()).or_insert_with(|| {
+            defs.push((r.name.as_str(), r.pos, Vec::new()));
+            defs.len() - 1
+        });
+        collect_names(&r.expr, &mut defs[k].2);
+    }
+    let succ: Vec<Vec<usize>> = defs.iter().map(|(_, _, refs)| refs.iter().filter_map(|n| index.get(n.as_str()).copied()).collect()).collect();
+    // Iterative depth-first search (0 = new, 1 = on the path, 2 = done), in source order.
+    let mut state = vec![0u8; defs.len()];
+    for root in 0..defs.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+        state[root] = 1;
+        while let Some(&mut (node, ref mut next)) = path.last_mut() {
+            if let Some(&to) = succ[node].get(*next) {
+                *next += 1;
+                match state[to] {
+                    0 => {
+                        state[to] = 1;
+                        path.push((to, 0));
+                    }
+                    1 => {
+                        let from = path.iter().position(|&(n, _)| n == to).unwrap_or(0);
+                        let mut names: Vec<&str> = path[from..].iter().map(|&(n, _)| defs[n].0).collect();
+                        names.push(defs[to].0);
+                        let (name, pos, _) = &defs[to];
+                        return Err(grammar_error(
+                            *pos,
+                            format!(
+                                "terminal `{name}` is recursive ({}); terminals must be regular: use a rule (a lowercase name) for recursion",
+                                names.join(" -> ")
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            } else {
+                state[node] = 2;
+                path.pop();
+            }
+        }
+    }
+    Ok(())
 }
 
 fn collect_names(e: &Expr, out: &mut Vec<String>) {
@@ -557,5 +790,141 @@ fn collect_names(e: &Expr, out: &mut Vec<String>) {
         Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_names(expr, out),
         Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_names(x, out)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{advance_chart, lower, EarleyGrammar};
+
+    fn matcher(text: &str) -> impl Fn(&str) -> bool {
+        let limits = Limits::default();
+        let ast = parse(text, &limits).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let cfg = lower(&ast, Some("start"), &limits, None).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let g = EarleyGrammar::new(cfg, &limits);
+        move |s: &str| {
+            let mut chart = g.start_chart().unwrap();
+            advance_chart(&g, &mut chart, s.as_bytes()).unwrap() && chart.is_accepting()
+        }
+    }
+
+    fn refused(text: &str) -> (u32, u32, String) {
+        match parse(text, &Limits::default()) {
+            Err(Error::Grammar { message, line, col }) => (line, col, message),
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_defined_twice_are_refused_unless_overridden() {
+        let cases: [(&str, (u32, u32), &str); 6] = [
+            ("start: a\na: \"x\"\na: \"y\"\n", (3, 1), "rule `a` is defined more than once (first at 2:1)"),
+            ("start: A\nA: \"x\"\nA: \"y\"\n", (3, 1), "terminal `A` is defined more than once (first at 2:1)"),
+            ("start: INT\nINT: \"x\"\n%import common.INT\n", (3, 1), "cannot import `INT`: it is already defined (at 2:1)"),
+            ("start: INT\n%import common.INT\nINT: \"x\"\n", (3, 1), "terminal `INT` is defined more than once (first at 2:1)"),
+            ("start: a\n%override a: \"y\"\na: \"x\"\n", (2, 11), "cannot override rule `a`: it is not defined before"),
+            ("start: A\n%extend A: \"y\"\nA: \"x\"\n", (2, 9), "cannot extend terminal `A`: it is not defined before"),
+        ];
+        for (text, pos, want) in cases {
+            let (line, col, message) = refused(text);
+            assert_eq!((line, col), pos, "{text:?}: {message}");
+            assert!(message.starts_with(want), "{text:?}: {message}");
+        }
+        let m = matcher("start: a A\na: \"x\"\n%override a: \"y\"\nA: \"1\"\n%extend A: \"2\"\n");
+        assert!(m("y1") && m("y2") && !m("x1") && !m("y3"));
+        // The same import twice is one import.
+        let m = matcher("start: WS? \"a\"\n%import common.WS\n%import common.WS\n");
+        assert!(m(" a") && m("a"));
+    }
+
+    #[test]
+    fn recursive_terminals_are_refused() {
+        let cases: [(&str, (u32, u32), &str); 3] = [
+            ("start: FOO\nFOO: \"a\" | BAR\nBAR: \"b\" FOO\n", (2, 1), "terminal `FOO` is recursive (FOO -> BAR -> FOO)"),
+            ("start: A\nA: \"a\" A?\n", (2, 1), "terminal `A` is recursive (A -> A)"),
+            ("start: X\nX: Y\nY: \"y\" | Z\nZ: \"(\" Y \")\"\n", (3, 1), "terminal `Y` is recursive (Y -> Z -> Y)"),
+        ];
+        for (text, pos, want) in cases {
+            let (line, col, message) = refused(text);
+            assert_eq!((line, col), pos, "{text:?}: {message}");
+            assert!(message.starts_with(want), "{text:?}: {message}");
+        }
+        // The same shape with rules is fine.
+        let m = matcher("start: foo\nfoo: \"a\" | bar\nbar: \"b\" foo\n");
+        assert!(m("a") && m("ba") && m("bba") && !m("b"));
+    }
+
+    #[test]
+    fn names_directives_and_imports_follow_lark() {
+        for (text, pos) in [("start: Foo\n", (1, 8)), ("Start: \"a\"\n", (1, 1)), ("start: \"a\"\n%foo x\n", (2, 1)), ("start: A\n%declare A\n", (2, 1))] {
+            let (line, col, message) = refused(text);
+            assert_eq!((line, col), pos, "{text:?}: {message}");
+        }
+        // What an import uses lives in the library's namespace: the grammar's own DIGIT
+        // does not change common.INT.
+        let m = matcher("start: INT DIGIT\nDIGIT: \"x\"\n%import common.INT\n");
+        assert!(m("12x") && !m("x1x") && !m("12"));
+    }
+
+    /// The grammar error of `text` from parsing or lowering.
+    fn refused_anywhere(text: &str) -> (u32, u32, String) {
+        let limits = Limits::default();
+        let err = match parse(text, &limits) {
+            Err(e) => e,
+            Ok(ast) => lower(&ast, Some("start"), &limits, None).err().unwrap_or_else(|| panic!("{text:?} builds")),
+        };
+        match err {
+            Error::Grammar { message, line, col } => (line, col, message),
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tokens_that_match_the_empty_string_are_refused_as_lark_does() {
+        let cases: [(&str, (u32, u32), &str); 6] = [
+            ("start: \"x\" | \"\"\n", (1, 14), "empty string"),
+            ("start: A \"x\"\nA: \"a\"?\n", (2, 1), "terminal `A` matches the empty string"),
+            ("start: /a*/ \"x\"\n", (1, 8), "this token matches the empty string"),
+            ("start: \"x\"\n%ignore /\\s*/\n", (2, 9), "this token matches the empty string"),
+            ("start: b\nb: \"x\" | c\nc: B\nB: (\"b\" \"c\")*\n", (4, 1), "terminal `B` matches the empty string"),
+            ("start: \"a\"\nb: \"b\"\n%ignore b\n", (3, 9), "%ignore uses the rule `b`"),
+        ];
+        for (text, pos, want) in cases {
+            let (line, col, message) = refused_anywhere(text);
+            assert_eq!((line, col), pos, "{text:?}: {message}");
+            assert!(message.starts_with(want), "{text:?}: {message}");
+        }
+        // Unused rules, and terminals used only inside other terminals, may be empty.
+        let m = matcher("start: \"x\" B\nB: A \"b\"\nA: \"a\"?\nunused: /a*/\n");
+        assert!(m("xb") && m("xab") && !m("x"));
+    }
+
+    #[test]
+    fn a_later_import_of_a_name_renames_it() {
+        let (line, col, message) = refused_anywhere("start: CNAME\n%import common (CNAME, WS)\n%import common.CNAME -> NAME\n");
+        assert_eq!((line, col), (1, 8), "{message}");
+        let m = matcher("start: NAME\n%import common (CNAME, WS)\n%import common.CNAME -> NAME\n");
+        assert!(m("ab_1") && !m("1a"));
+    }
+
+    #[test]
+    fn strings_decode_escapes_as_lark_does() {
+        let cases: [(&str, &str); 8] = [
+            (r#""\d""#, "\\d"),
+            (r#""\@""#, "\\@"),
+            (r#""\\""#, "\\"),
+            (r#""\"""#, "\""),
+            (r#""\x41\u00e9\U0001F600""#, "Aé😀"),
+            (r#""\n\t\r\f""#, "\n\t\r\x0c"),
+            (r#""\'""#, "\\'"),
+            (r#""\x5c\x5c""#, "\\"),
+        ];
+        for (lit, want) in cases {
+            let m = matcher(&format!("start: {lit}\n"));
+            assert!(m(want), "{lit} should be {want:?}");
+        }
+        let (line, col, _) = refused("start: \"a\\x4g\"\n");
+        assert_eq!((line, col), (1, 10));
     }
 }

@@ -11,9 +11,18 @@
 //! ```
 //! Inside the parentheses of `and!` and `not!`, a top-level `,` separates arguments (it is
 //! not ISO concatenation there; a group restores it).
-//! Strings are `"..."` or `'...'` with `\n \t \r \\ \" \' \xHH \uHHHH \UHHHHHHHH` escapes;
-//! classes are `[...]` in regex syntax; REGEX (EBNF only) is `/.../flags` in Python `re`
-//! syntax; comments are `#`, `//` (EBNF) and `/* */` (EBNF) to the end.
+//!
+//! EBNF: strings are `"..."` or `'...'` with the escapes `\n \t \r \0 \f \v \\ \" \'
+//! \xHH \uHHHH \UHHHHHHHH` (any other escape is an error); classes are `[...]` in Python
+//! `re` syntax; REGEX is `/.../flags` in Python `re` syntax; comments are `#`, `//`,
+//! `/* */` and `(* *)`.
+//!
+//! GBNF follows llama.cpp's parser: a rule ends at the end of its line (it continues
+//! inside parentheses and after `::=` or `|`); names are letters, digits and `-`; strings
+//! are `"..."` only; strings and classes share llama.cpp's escapes `\xHH \uHHHH
+//! \UHHHHHHHH \t \r \n \\ \" \[ \] \-` (any other is an error), and a class is a list of
+//! characters and `a-b` ranges, not a regex; comments are `#`. A rule defined again
+//! replaces the earlier definition, as in llama.cpp (with a warning).
 
 use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
 use crate::error::{Error, Result};
@@ -77,6 +86,19 @@ pub(crate) fn describe(t: &Tok) -> String {
     }
 }
 
+/// Which escapes a quoted string accepts (each syntax has its own set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Escapes {
+    /// corral EBNF: `\n \t \r \0 \f \v \\ \" \' \xHH \uHHHH \UHHHHHHHH`.
+    Ebnf,
+    /// llama.cpp's GBNF: `\xHH \uHHHH \UHHHHHHHH \t \r \n \\ \" \[ \] \-`.
+    Gbnf,
+}
+
+/// The escapes of each set, for error messages.
+const EBNF_ESCAPES: &str = r#"\n \t \r \0 \f \v \\ \" \' \xHH \uHHHH \UHHHHHHHH"#;
+const GBNF_ESCAPES: &str = r#"\xHH \uHHHH \UHHHHHHHH \t \r \n \\ \" \[ \] \-"#;
+
 /// A grammar syntax error at a position.
 pub(crate) fn grammar_error(pos: Pos, message: impl Into<String>) -> Error {
     Error::Grammar { message: message.into(), line: pos.line, col: pos.col }
@@ -125,17 +147,18 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads the body of a quoted string after its opening quote, decoding escapes.
-    pub(crate) fn string_body(&mut self, quote: char, start: Pos) -> Result<String> {
+    pub(crate) fn string_body(&mut self, quote: char, start: Pos, escapes: Escapes) -> Result<String> {
         let mut out = String::new();
         loop {
             let here = self.pos();
             match self.bump() {
                 None => return Err(grammar_error(start, "unterminated string")),
-                Some('\n') if quote != '`' => {
+                // llama.cpp reads a line break inside a GBNF string as itself.
+                Some('\n') if escapes != Escapes::Gbnf => {
                     return Err(grammar_error(start, "unterminated string (a string cannot span lines; use \\n)"))
                 }
                 Some(c) if c == quote => return Ok(out),
-                Some('\\') => out.push(self.escape(here)?),
+                Some('\\') => out.push(self.escape(here, escapes)?),
                 Some(c) => out.push(c),
             }
         }
@@ -153,21 +176,29 @@ impl<'a> Scanner<'a> {
         char::from_u32(v).ok_or_else(|| grammar_error(at, format!("escape U+{v:X} is not a valid character")))
     }
 
-    /// Decodes one escape (after the backslash) in a string.
-    fn escape(&mut self, at: Pos) -> Result<char> {
-        match self.bump() {
-            Some('n') => Ok('\n'),
-            Some('t') => Ok('\t'),
-            Some('r') => Ok('\r'),
-            Some('0') => Ok('\0'),
-            Some('f') => Ok('\x0c'),
-            Some('v') => Ok('\x0b'),
-            Some('x') => self.hex(2, at),
-            Some('u') => self.hex(4, at),
-            Some('U') => self.hex(8, at),
-            Some(c) if !c.is_alphanumeric() => Ok(c),
-            Some(c) => Err(grammar_error(at, format!("unknown escape \\{c} in a string"))),
-            None => Err(grammar_error(at, "unterminated string")),
+    /// Decodes one escape (after the backslash at `at`) in a string.
+    fn escape(&mut self, at: Pos, escapes: Escapes) -> Result<char> {
+        let c = self.bump().ok_or_else(|| grammar_error(at, "unterminated string"))?;
+        match (c, escapes) {
+            ('n', _) => Ok('\n'),
+            ('t', _) => Ok('\t'),
+            ('r', _) => Ok('\r'),
+            ('x', _) => self.hex(2, at),
+            ('u', _) => self.hex(4, at),
+            ('U', _) => self.hex(8, at),
+            ('\\' | '"', _) => Ok(c),
+            ('0', Escapes::Ebnf) => Ok('\0'),
+            ('f', Escapes::Ebnf) => Ok('\x0c'),
+            ('v', Escapes::Ebnf) => Ok('\x0b'),
+            ('\'', Escapes::Ebnf) => Ok(c),
+            ('[' | ']' | '-', Escapes::Gbnf) => Ok(c),
+            _ => {
+                let (syntax, known) = match escapes {
+                    Escapes::Ebnf => ("an EBNF", EBNF_ESCAPES),
+                    Escapes::Gbnf => ("a GBNF", GBNF_ESCAPES),
+                };
+                Err(grammar_error(at, format!("unknown escape `\\{c}` in {syntax} string (the escapes are {known})")))
+            }
         }
     }
 
@@ -233,6 +264,92 @@ impl<'a> Scanner<'a> {
         }
         Ok(if flags.is_empty() { body } else { format!("(?{flags}:{body})") })
     }
+}
+
+/// One character of a GBNF class at `chars[i]` (a character or one of llama.cpp's
+/// escapes), and the index after it.
+fn gbnf_class_char(chars: &[char], i: usize, at: &dyn Fn(usize) -> Pos) -> Result<(char, usize)> {
+    if chars[i] != '\\' {
+        return Ok((chars[i], i + 1));
+    }
+    let c = chars.get(i + 1).copied().unwrap_or('\\');
+    let digits = match c {
+        'x' => 2,
+        'u' => 4,
+        'U' => 8,
+        't' => return Ok(('\t', i + 2)),
+        'r' => return Ok(('\r', i + 2)),
+        'n' => return Ok(('\n', i + 2)),
+        '\\' | '"' | '[' | ']' | '-' => return Ok((c, i + 2)),
+        _ => {
+            return Err(grammar_error(at(i), format!("unknown escape `\\{c}` in a GBNF class (the escapes are {GBNF_ESCAPES})")));
+        }
+    };
+    let hex: String = chars.iter().skip(i + 2).take(digits).collect();
+    // The class's closing `]` ends the digits at the latest.
+    if hex.len() != digits || !hex.chars().all(|d| d.is_ascii_hexdigit()) {
+        return Err(grammar_error(at(i), format!("escape needs {digits} hex digits")));
+    }
+    let v = u32::from_str_radix(&hex, 16).unwrap_or(u32::MAX);
+    let ch = char::from_u32(v).ok_or_else(|| grammar_error(at(i), format!("escape U+{v:X} is not a valid character")))?;
+    Ok((ch, i + 2 + digits))
+}
+
+/// Appends `c` to a regex class, escaped as Python `re` reads it. The escapes also survive
+/// Lark's reading of a regex (sources are exported to Lark in tests): Lark decodes `\u`
+/// but keeps a backslash before punctuation, and a `/` would end its regex literal.
+fn push_class_char(out: &mut String, c: char) {
+    match c as u32 {
+        _ if c.is_ascii_alphanumeric() => out.push(c),
+        _ if c.is_ascii_punctuation() && c != '/' => {
+            out.push('\\');
+            out.push(c);
+        }
+        v @ 0..=0xFFFF => out.push_str(&format!("\\u{v:04X}")),
+        v => out.push_str(&format!("\\U{v:08X}")),
+    }
+}
+
+/// A GBNF class (`src`, brackets included, as the scanner read it at `at`) as a regex
+/// class. GBNF classes are lists of characters and `a-b` ranges read as llama.cpp reads
+/// them: no regex escapes (`\d`, `\w`), and a reversed range matches nothing.
+fn gbnf_class(src: &str, at: Pos) -> Result<String> {
+    let chars: Vec<char> = src.chars().collect();
+    let here = |i: usize| Pos { line: at.line, col: at.col + i as u32 };
+    let negated = chars.get(1) == Some(&'^');
+    let mut i = if negated { 2 } else { 1 };
+    let end = chars.len() - 1; // the closing `]`
+    if chars[i] == ']' {
+        // llama.cpp closes the class here (it matches nothing); the scanner, like Python,
+        // took this `]` as a member. Neither reading is what the author meant.
+        return Err(grammar_error(here(i), "`]` right after `[` closes an empty class in GBNF; write `\\]` for the character `]`"));
+    }
+    let mut members = String::new();
+    while i < end {
+        let (lo, next) = gbnf_class_char(&chars, i, &here)?;
+        i = next;
+        let mut hi = lo;
+        // As in llama.cpp: `-` makes a range unless the class closes right after it.
+        if chars[i] == '-' && i + 1 < end {
+            let (h, next) = gbnf_class_char(&chars, i + 1, &here)?;
+            hi = h;
+            i = next;
+        }
+        if lo > hi {
+            continue; // matches nothing
+        }
+        push_class_char(&mut members, lo);
+        if lo != hi {
+            members.push('-');
+            push_class_char(&mut members, hi);
+        }
+    }
+    Ok(match (members.is_empty(), negated) {
+        (true, true) => "(?s:.)".to_string(),
+        (true, false) => r"[^\s\S]".to_string(),
+        (false, true) => format!("[^{members}]"),
+        (false, false) => format!("[{members}]"),
+    })
 }
 
 fn is_name_start(c: char) -> bool {
@@ -318,6 +435,9 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 s.bump();
                 Tok::Plus
             }
+            ';' if dialect == Dialect::Gbnf => {
+                return Err(grammar_error(pos, "unexpected `;`: a GBNF rule ends at the end of its line"));
+            }
             ';' => {
                 s.bump();
                 Tok::Semi
@@ -331,10 +451,15 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 s.bump();
                 Tok::Dot
             }
+            '\'' if dialect == Dialect::Gbnf => {
+                return Err(grammar_error(pos, "GBNF strings are written in double quotes (\"...\")"));
+            }
             '"' | '\'' => {
                 s.bump();
-                Tok::Str(s.string_body(c, pos)?)
+                let escapes = if dialect == Dialect::Gbnf { Escapes::Gbnf } else { Escapes::Ebnf };
+                Tok::Str(s.string_body(c, pos, escapes)?)
             }
+            '[' if dialect == Dialect::Gbnf => Tok::Class(gbnf_class(&s.class()?, pos)?),
             '[' => Tok::Class(s.class()?),
             '/' if dialect == Dialect::Ebnf => Tok::Regex(s.regex()?),
             '{' => {
@@ -352,6 +477,9 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 let num = |t: &str| -> Result<u32> {
                     t.parse::<u32>().map_err(|_| grammar_error(pos, format!("repetition count `{t}` is not a number")))
                 };
+                if dialect == Dialect::Gbnf && !body.starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(grammar_error(pos, "a GBNF repetition starts with its least count: {m}, {m,} or {m,n}"));
+                }
                 match body.split_once(',') {
                     None if !body.is_empty() => {
                         let n = num(&body)?;
@@ -372,6 +500,9 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 let mut name = String::new();
                 while let Some(ch) = s.peek() {
                     if is_name_char(ch) {
+                        if ch == '_' && dialect == Dialect::Gbnf {
+                            return Err(grammar_error(s.pos(), "`_` cannot be part of a GBNF rule name (letters, digits and `-`)"));
+                        }
                         name.push(ch);
                         s.bump();
                     } else {
@@ -403,6 +534,9 @@ struct Parser {
     max_depth: u32,
     /// Inside `and!(...)`/`not!(...)` (not in a nested group): `,` ends an argument.
     in_args: bool,
+    dialect: Dialect,
+    /// Open parentheses around the current token (GBNF rules continue inside them).
+    groups: u32,
 }
 
 impl Parser {
@@ -424,6 +558,16 @@ impl Parser {
 
     fn at_rule_start(&self) -> bool {
         matches!(self.peek(), Tok::Name(_)) && matches!(self.toks.get(self.i + 1), Some((Tok::Define, _)))
+    }
+
+    /// GBNF: does the current rule end before this token? As in llama.cpp, a line break
+    /// ends a rule except inside parentheses and right after `::=` or `|`.
+    fn gbnf_rule_ends(&self) -> bool {
+        if self.dialect != Dialect::Gbnf || self.groups > 0 || self.i == 0 {
+            return false;
+        }
+        let (prev, prev_pos) = &self.toks[self.i - 1];
+        prev_pos.line < self.pos().line && !matches!(prev, Tok::Define | Tok::Pipe)
     }
 
     fn expect(&mut self, want: Tok, context: &str) -> Result<Pos> {
@@ -448,13 +592,20 @@ impl Parser {
                 self.next();
             }
             match self.peek() {
-                Tok::Eof | Tok::Name(_) => {}
+                Tok::Eof => {}
+                Tok::Name(_) if self.dialect != Dialect::Gbnf || self.gbnf_rule_ends() => {}
                 t => {
-                    let msg = format!("unexpected {} in rule `{name}`", describe(t));
+                    let msg = match self.dialect {
+                        Dialect::Gbnf => format!("unexpected {} in rule `{name}`; a GBNF rule ends at the end of its line", describe(t)),
+                        _ => format!("unexpected {} in rule `{name}`", describe(t)),
+                    };
                     return Err(grammar_error(self.pos(), msg));
                 }
             }
             g.rules.push(RuleDef { name, expr, pos, is_terminal: false });
+        }
+        if self.dialect == Dialect::Gbnf {
+            keep_last_definitions(&mut g);
         }
         Ok(g)
     }
@@ -469,7 +620,7 @@ impl Parser {
             });
         }
         let mut alts = vec![self.seq()?];
-        while *self.peek() == Tok::Pipe {
+        while *self.peek() == Tok::Pipe && !self.gbnf_rule_ends() {
             self.next();
             alts.push(self.seq()?);
         }
@@ -480,9 +631,15 @@ impl Parser {
     fn seq(&mut self) -> Result<Expr> {
         let mut items = Vec::new();
         loop {
+            if self.gbnf_rule_ends() {
+                break;
+            }
             match self.peek() {
                 Tok::Pipe | Tok::RParen | Tok::Semi | Tok::Eof => break,
-                Tok::Name(_) if self.at_rule_start() => break,
+                Tok::Name(_) if self.at_rule_start() && self.dialect != Dialect::Gbnf => break,
+                Tok::Name(_) if self.at_rule_start() => {
+                    return Err(grammar_error(self.pos(), "a GBNF rule must start on a new line"));
+                }
                 Tok::Comma if self.in_args => break,
                 Tok::Comma if !items.is_empty() => {
                     self.next();
@@ -533,9 +690,12 @@ impl Parser {
         Ok(match t {
             Tok::LParen => {
                 let outer = std::mem::replace(&mut self.in_args, false);
+                self.groups += 1;
                 let e = self.alt()?;
                 self.in_args = outer;
-                self.expect(Tok::RParen, &format!("to close the group opened at {pos}"))?;
+                let closed = self.expect(Tok::RParen, &format!("to close the group opened at {pos}"));
+                self.groups -= 1;
+                closed?;
                 e
             }
             Tok::Str(s) => {
@@ -592,6 +752,148 @@ pub fn parse(text: &str, dialect: Dialect, limits: &Limits) -> Result<GrammarAst
         });
     }
     let toks = tokenize(text, dialect)?;
-    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, in_args: false };
+    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, in_args: false, dialect, groups: 0 };
     p.grammar()
+}
+
+/// GBNF: a rule defined again replaces its earlier definitions, as in llama.cpp (whose
+/// parser stores each rule under its name, the last one written winning); a warning
+/// says so, since the author may have meant alternatives.
+fn keep_last_definitions(g: &mut GrammarAst) {
+    let mut last: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (k, r) in g.rules.iter().enumerate() {
+        last.insert(r.name.clone(), k);
+    }
+    let mut kept = Vec::with_capacity(last.len());
+    for (k, r) in std::mem::take(&mut g.rules).into_iter().enumerate() {
+        let winner = last[&r.name];
+        if winner == k {
+            kept.push(r);
+        } else {
+            g.warnings.push(format!(
+                "rule `{}` at line {}, column {} is defined again later; as in llama.cpp, the last definition replaces it",
+                r.name, r.pos.line, r.pos.col
+            ));
+        }
+    }
+    g.rules = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{advance_chart, lower, EarleyGrammar};
+
+    /// The grammar's matcher and warnings (it must build).
+    fn build(text: &str, dialect: Dialect) -> (impl Fn(&str) -> bool, Vec<String>) {
+        let limits = Limits::default();
+        let ast = parse(text, dialect, &limits).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let cfg = lower(&ast, None, &limits, None).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let warnings = cfg.warnings.clone();
+        let g = EarleyGrammar::new(cfg, &limits);
+        let accepts = move |s: &str| {
+            let mut chart = g.start_chart().unwrap();
+            advance_chart(&g, &mut chart, s.as_bytes()).unwrap() && chart.is_accepting()
+        };
+        (accepts, warnings)
+    }
+
+    /// The grammar error of `text` (it must fail in the parser): line, column, message.
+    fn refused(text: &str, dialect: Dialect) -> (u32, u32, String) {
+        match parse(text, dialect, &Limits::default()) {
+            Err(Error::Grammar { message, line, col }) => (line, col, message),
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn gbnf_escapes_are_llama_cpps() {
+        let (accepts, _) = build(r#"root ::= "\x41\u00e9\U0001F600\t\r\n\\\"\[\]\-""#, Dialect::Gbnf);
+        assert!(accepts("Aé😀\t\r\n\\\"[]-"));
+        // Any other escape is refused, in strings and in classes, where it is written.
+        for e in ["@", "0", "f", "v", "'", "a", "d", "/", ".", "^", " "] {
+            let (line, col, message) = refused(&format!("root ::= \"ab\\{e}\""), Dialect::Gbnf);
+            assert_eq!((line, col), (1, 13), "{e}: {message}");
+            assert!(message.starts_with(&format!("unknown escape `\\{e}` in a GBNF string")), "{message}");
+            let (line, col, message) = refused(&format!("root ::= \"x\"\nx ::= [ab\\{e}]"), Dialect::Gbnf);
+            assert_eq!((line, col), (2, 10), "{e}: {message}");
+            assert!(message.starts_with(&format!("unknown escape `\\{e}` in a GBNF class")), "{message}");
+        }
+        for bad in [r#"root ::= "\x4""#, r#"root ::= [\u12]"#, r#"root ::= "\UFFFFFFFF""#] {
+            let (line, col, message) = refused(bad, Dialect::Gbnf);
+            assert_eq!((line, col), (1, 11), "{bad}: {message}");
+        }
+    }
+
+    #[test]
+    fn gbnf_classes_are_character_lists() {
+        let cases: [(&str, &str, &str); 8] = [
+            (r"[\x41-\x43]", "ABC", "@Da-"),
+            ("[a-]", "a-", "b"),
+            ("[a-c/ ]", "abc/ ", "-d"),
+            ("[-a]", "-a", "b"),
+            (r"[\]\[\\]", "][\\", "a"),
+            ("[a^.*]", "a^.*", "b"),
+            (r"[^\n\-]", "ab^", "\n-"),
+            ("[^z-a]", "az\n", ""),
+        ];
+        for (class, yes, no) in cases {
+            let (accepts, _) = build(&format!("root ::= {class}"), Dialect::Gbnf);
+            for c in yes.chars() {
+                assert!(accepts(&c.to_string()), "{class} should match {c:?}");
+            }
+            for c in no.chars() {
+                assert!(!accepts(&c.to_string()), "{class} should not match {c:?}");
+            }
+        }
+        // A reversed range matches nothing, as in llama.cpp: the alternative is dropped.
+        let (accepts, warnings) = build("root ::= \"x\" | [z-a]", Dialect::Gbnf);
+        assert!(accepts("x") && !accepts("a") && !accepts("z"));
+        assert!(warnings.iter().any(|w| w.contains("matches no string")), "{warnings:?}");
+        let (line, col, message) = refused("root ::= []a]", Dialect::Gbnf);
+        assert_eq!((line, col), (1, 11), "{message}");
+    }
+
+    #[test]
+    fn gbnf_rules_end_at_the_end_of_their_line() {
+        let (accepts, _) = build("root ::= \"a\" |\n  \"b\" (\n \"c\"\n | \"d\"\n)\nother ::=\n \"x\"", Dialect::Gbnf);
+        assert!(accepts("a") && accepts("bc") && accepts("bd") && !accepts("b"));
+        let cases: [(&str, (u32, u32)); 7] = [
+            ("root ::= \"a\"\n  | \"b\"", (2, 3)),
+            ("root ::= \"a\" b ::= \"c\"", (1, 14)),
+            ("root ::= \"a\" ;", (1, 14)),
+            ("root ::= 'a'", (1, 10)),
+            ("root ::= a_b\na_b ::= \"x\"", (1, 11)),
+            ("_x ::= \"x\"", (1, 1)),
+            ("root ::= \"x\"{,3}", (1, 13)),
+        ];
+        for (text, pos) in cases {
+            let (line, col, message) = refused(text, Dialect::Gbnf);
+            assert_eq!((line, col), pos, "{text:?}: {message}");
+        }
+        // A line break inside a string is the character itself, as in llama.cpp.
+        let (accepts, _) = build("root ::= \"a\nb\"", Dialect::Gbnf);
+        assert!(accepts("a\nb"));
+    }
+
+    #[test]
+    fn gbnf_rule_defined_again_replaces_the_earlier_definition() {
+        let (accepts, warnings) = build("root ::= a \"!\"\na ::= \"x\"\na ::= \"y\"", Dialect::Gbnf);
+        assert!(accepts("y!") && !accepts("x!"));
+        assert!(warnings.iter().any(|w| w.contains("rule `a` at line 2, column 1 is defined again later")), "{warnings:?}");
+        // In corral EBNF, definitions of one name are alternatives (documented).
+        let (accepts, warnings) = build("root ::= a \"!\" ;\na ::= \"x\" ;\na ::= \"y\" ;", Dialect::Ebnf);
+        assert!(accepts("y!") && accepts("x!") && warnings.is_empty());
+    }
+
+    #[test]
+    fn ebnf_escapes_are_the_documented_ones() {
+        let (accepts, _) = build(r#"s ::= "\n\t\r\0\f\v\\\"\'\x41\u00e9\U0001F600" '\'' ;"#, Dialect::Ebnf);
+        assert!(accepts("\n\t\r\0\x0c\x0b\\\"'Aé😀'"));
+        for e in ["@", "/", "[", "-", "a", "d", " "] {
+            let (line, col, message) = refused(&format!("s ::= \"a\\{e}\" ;"), Dialect::Ebnf);
+            assert_eq!((line, col), (1, 9), "{e}: {message}");
+            assert!(message.starts_with(&format!("unknown escape `\\{e}` in an EBNF string")), "{message}");
+        }
+    }
 }
