@@ -263,6 +263,16 @@ def test_dropped_pieces_keep_masks_exact(text, plain, words):
     assert steps >= 40
 
 
+def test_operator_of_nothing_matches_everything(byte_vocab):
+    # not!(...) of an empty and!(...) excludes nothing: the grammar matches every string.
+    grammar, caught = build("ebnf", 'start ::= "x" | not!(and!("ab", /a/)) ;')
+    assert any("and!(...) matches no string" in m and "line 1, column 22" in m for m in caught), caught
+    compiled = corral.compile(grammar, byte_vocab)
+    for s in ["", "x", "ab", "a", "é\n"]:
+        assert compiled.matches(s.encode()), s
+    assert not compiled.matches(b"\xff")
+
+
 def test_only_a_grammar_that_matches_nothing_is_refused():
     cases = [
         ('s ::= "a" s ;', 1, 1, "rule `s` can never produce a finite string"),

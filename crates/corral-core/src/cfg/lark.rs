@@ -9,7 +9,9 @@
 //!
 //! Checked as Lark checks them: a name defined twice (without `%override`), a recursive
 //! TERMINAL, a name that is neither a rule (lowercase) nor a TERMINAL (uppercase), an
-//! `%override`/`%extend` of an undefined name. Strings decode escapes as Lark does
+//! `%override`/`%extend` of an undefined name, an empty string, `%ignore` of a rule
+//! (tokens that match the empty string are refused by the lowering, which knows their
+//! languages). Strings decode escapes as Lark does
 //! (`\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"`; any other backslash stays in the
 //! string).
 //!
