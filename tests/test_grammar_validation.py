@@ -74,6 +74,57 @@ def test_gbnf_refuses_what_llama_cpp_refuses(text, line, column, message):
     assert str(err).startswith(f"grammar error at line {line}, column {column}: {message}"), str(err)
 
 
+@pytest.fixture(scope="module")
+def llama_cpp_parses(tmp_path_factory):
+    """Whether llama.cpp's own GBNF parser accepts a grammar (it needs a vocabulary: the
+    built-in model's, converted to GGUF as tests/test_llama_cpp.py does)."""
+    import importlib.util
+    from pathlib import Path
+
+    import llama_cpp
+
+    from corral.models import builtin_model_path
+
+    tool = Path(__file__).resolve().parents[1] / "tools" / "convert_builtin_to_gguf.py"
+    spec = importlib.util.spec_from_file_location("convert_builtin_to_gguf", tool)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = module.convert(builtin_model_path(), tmp_path_factory.mktemp("gguf") / "builtin.gguf")
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_threads=1, verbose=False)
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+
+    def parses(text: str) -> bool:
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode(), b"root")
+        if not sampler:
+            return False
+        llama_cpp.llama_sampler_free(sampler)
+        return True
+
+    return parses
+
+
+GBNF_ACCEPTED = [
+    'root ::= "\\x41\\u00e9\\t\\r\\n\\\\\\"\\[\\]\\-" [\\x30-\\x32\\]]',
+    'root ::= item "."\nitem ::= "a"\nitem ::= "b"\n',
+    'root ::= "x" | [z-a]',
+    'root ::= "a\nb"',
+    'root ::= "a" |\n  "b" (\n "c"\n | "d"\n)\nother ::=\n "x"',
+    "root ::= [a-] [-a] [^\\n\\-] [a^.*]",
+]
+
+
+@pytest.mark.parametrize("text", [case[0] for case in GBNF_REFUSED])
+def test_gbnf_refusals_agree_with_llama_cpp(text, llama_cpp_parses):
+    assert not llama_cpp_parses(text)
+    refusal("gbnf", text)
+
+
+@pytest.mark.parametrize("text", GBNF_ACCEPTED)
+def test_gbnf_acceptances_agree_with_llama_cpp(text, llama_cpp_parses):
+    assert llama_cpp_parses(text)
+    build("gbnf", text)
+
+
 def test_gbnf_escapes_accepted_are_llama_cpps():
     grammar, _ = build("gbnf", 'root ::= "\\x41\\u00e9\\t\\r\\n\\\\\\"\\[\\]\\-" [\\x30-\\x32\\]]')
     compiled = corral.compile(grammar, corral.Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"</s>"], eos_token_ids=[256]))
