@@ -358,7 +358,8 @@ impl<'a> Lowering<'a> {
     /// helper rule of its own there, so a rule that uses itself inside one is kept too.
     fn check_lark_token_widths(&mut self, start: &'a str) -> Result<()> {
         let ast: &'a GrammarAst = self.ast;
-        let is_terminal = |name: &str| ast.rules.iter().any(|r| r.name == name && r.is_terminal);
+        let terminals: HashSet<&str> = ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
+        let is_terminal = |name: &str| terminals.contains(name);
         let mut uses: HashMap<&'a str, HashSet<&'a str>> = HashMap::new();
         for r in ast.rules.iter().filter(|r| !r.is_terminal) {
             let entry = uses.entry(r.name.as_str()).or_default();
