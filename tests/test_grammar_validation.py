@@ -64,6 +64,8 @@ GBNF_REFUSED = [
     ('root ::= "a" ;', 1, 14, "unexpected `;`"),
     ("root ::= 'a'", 1, 10, "GBNF strings are written in double quotes"),
     ('root ::= my_rule\nmy_rule ::= "a"', 1, 12, "`_` cannot be part of a GBNF rule name"),
+    ('root ::= "a" | b\nc ::= "c" d', 1, 16, "undefined rule `b`"),
+    ('root ::= "a" | c\nc ::= "c" | d', 2, 13, "undefined rule `d`"),
 ]
 
 
@@ -138,6 +140,13 @@ def test_gbnf_rule_defined_again_replaces_it(byte_vocab):
     compiled = corral.compile(grammar, byte_vocab)
     assert compiled.matches(b"b.") and not compiled.matches(b"a.")
     assert any("rule `item` at line 2, column 1 is defined again later" in w for w in caught), caught
+
+
+def test_ebnf_undefined_rule_in_one_alternative_is_refused():
+    for text, pos in [('s ::= "a" | b ;', (1, 13)), ('s ::= "a" | t ;\nt ::= "t" | u ;', (2, 13)), ('s ::= "a" ;\nt ::= u ;', (2, 7))]:
+        err = refusal("ebnf", text)
+        assert (err.line, err.column) == pos, str(err)
+        assert "undefined rule" in str(err)
 
 
 def test_ebnf_unknown_escapes_are_refused():
