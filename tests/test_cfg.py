@@ -94,7 +94,7 @@ BROKEN = [
         "so the start rule `start` matches no string at all",
     ),
     ('start ::= "unterminated ;', 1, 11, "unterminated string"),
-    ("start ::= [^\\s\\S] ;", 1, 11, "`[^\\s\\S]` matches no string at all"),
+    ("start ::= [^\\s\\S] ;", 1, 11, "`[^\\s\\S]` matches no string; so the start rule `start` matches no string at all"),
     ('start ::= "a"{3,1} ;', 1, 14, "repetition {3,1} has max < min"),
     (
         "start ::= /(a)\\1/ ;",

@@ -167,14 +167,18 @@ class Grammar:
 
         ``start`` names the start rule (default: ``start``, else ``root``, else the first
         rule). Raises :class:`~corral.InvalidGrammarError` with ``line``/``column`` for
-        syntax errors, undefined rules, rules that can never produce a finite string and
-        terminals that match nothing; unused rules give a :class:`GrammarWarning`.
+        syntax errors, undefined rules and a grammar that matches no string at all;
+        unused rules, rules that can never produce a finite string and pieces that match
+        nothing (dropped, with the alternatives that need them) give a
+        :class:`GrammarWarning`.
         """
         return cls._cfg(text, "ebnf", start, limits)
 
     @classmethod
     def gbnf(cls, text: str, *, start: Optional[str] = "root", limits: "_core.Limits | None" = None) -> "Grammar":
-        """A grammar in llama.cpp's GBNF (start rule ``root`` by default)."""
+        """A grammar in llama.cpp's GBNF (start rule ``root`` by default), read as
+        llama.cpp reads it: its escapes, its classes, one rule per line, and a rule
+        defined again replacing the earlier definition (with a :class:`GrammarWarning`)."""
         return cls._cfg(text, "gbnf", start, limits)
 
     @classmethod
@@ -184,8 +188,10 @@ class Grammar:
 
         The language is the grammar's exact language with ignored text allowed between
         tokens (as Lark's Earley parser with ``lexer="dynamic_complete"`` sees it); tree
-        shaping (``?rule``, ``!rule``, ``-> alias``, priorities) is ignored. Templates and
-        ``%declare``/``%override``/``%extend`` raise :class:`~corral.InvalidGrammarError`.
+        shaping (``?rule``, ``!rule``, ``-> alias``, priorities) is ignored. ``%override``
+        and ``%extend`` work as in Lark; templates and ``%declare`` raise
+        :class:`~corral.InvalidGrammarError`, as do names defined twice and recursive
+        terminals.
         """
         return cls._cfg(text, "lark", start, limits)
 

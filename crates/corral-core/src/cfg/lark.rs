@@ -9,7 +9,9 @@
 //!
 //! Checked as Lark checks them: a name defined twice (without `%override`), a recursive
 //! TERMINAL, a name that is neither a rule (lowercase) nor a TERMINAL (uppercase), an
-//! `%override`/`%extend` of an undefined name. Strings decode escapes as Lark does
+//! `%override`/`%extend` of an undefined name, an empty string, `%ignore` of a rule
+//! (tokens that match the empty string are refused by the lowering, which knows their
+//! languages). Strings decode escapes as Lark does
 //! (`\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"`; any other backslash stays in the
 //! string).
 //!
@@ -569,7 +571,8 @@ impl Parser {
                         _ => return Err(grammar_error(pos, "a range needs two single characters, low..high")),
                     }
                 } else if s.is_empty() {
-                    Expr::Empty
+                    // Lark refuses it: a token must match something.
+                    return Err(grammar_error(pos, "empty string: Lark does not allow an empty token"));
                 } else if insensitive {
                     Expr::Term { term: Term::Regex(format!("(?i:{})", regex_syntax::escape(&s))), pos }
                 } else {
@@ -630,6 +633,17 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
     // Where each name was first defined (or imported), for duplicate errors.
     let mut defined: std::collections::HashMap<String, Pos> = std::collections::HashMap::new();
     let kind = |name: &str| if is_terminal_name(name) { "terminal" } else { "rule" };
+    // Lark gathers a library's imports into one table, name -> alias, the last import of a
+    // name winning: `%import common (CNAME)` then `%import common.CNAME -> NAME` defines
+    // only NAME.
+    let mut final_alias: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for item in &items {
+        if let Item::Import { name, alias, .. } = item {
+            for (one, alias) in name.split(',').zip(alias.split(',')) {
+                final_alias.insert(one.to_string(), alias.to_string());
+            }
+        }
+    }
     for item in items {
         match item {
             Item::Rule(r, Mode::Define) => {
@@ -659,8 +673,8 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             Item::Ignore(e) => g.ignore.push(e),
             Item::Import { name, alias, pos } => {
                 for (one, alias) in name.split(',').zip(alias.split(',')) {
-                    if g.imported.iter().any(|a| a == alias) {
-                        continue; // the same import again
+                    if g.imported.iter().any(|a| a == alias) || final_alias.get(one).is_some_and(|a| a != alias) {
+                        continue; // the same import again, or one a later import renames
                     }
                     if let Some(first) = defined.get(alias) {
                         return Err(grammar_error(pos, format!("cannot import `{alias}`: it is already defined (at {first})")));
@@ -703,6 +717,14 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
         collect_names(&r.expr, &mut refs);
         if let Some(bad) = refs.iter().find(|n| !is_terminal_name(n)) {
             return Err(grammar_error(r.pos, format!("terminal `{}` uses the rule `{bad}`; terminals may only use terminals", r.name)));
+        }
+    }
+    for e in &g.ignore {
+        let mut refs = Vec::new();
+        collect_names(e, &mut refs);
+        if let Some(bad) = refs.iter().find(|n| !is_terminal_name(n)) {
+            let pos = e.pos().unwrap_or_default();
+            return Err(grammar_error(pos, format!("%ignore uses the rule `{bad}`; it may only use terminals, strings and regexes")));
         }
     }
     check_terminal_cycles(&g)?;
@@ -845,6 +867,47 @@ mod tests {
         // does not change common.INT.
         let m = matcher("start: INT DIGIT\nDIGIT: \"x\"\n%import common.INT\n");
         assert!(m("12x") && !m("x1x") && !m("12"));
+    }
+
+    /// The grammar error of `text` from parsing or lowering.
+    fn refused_anywhere(text: &str) -> (u32, u32, String) {
+        let limits = Limits::default();
+        let err = match parse(text, &limits) {
+            Err(e) => e,
+            Ok(ast) => lower(&ast, Some("start"), &limits, None).err().unwrap_or_else(|| panic!("{text:?} builds")),
+        };
+        match err {
+            Error::Grammar { message, line, col } => (line, col, message),
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tokens_that_match_the_empty_string_are_refused_as_lark_does() {
+        let cases: [(&str, (u32, u32), &str); 6] = [
+            ("start: \"x\" | \"\"\n", (1, 14), "empty string"),
+            ("start: A \"x\"\nA: \"a\"?\n", (2, 1), "terminal `A` matches the empty string"),
+            ("start: /a*/ \"x\"\n", (1, 8), "this token matches the empty string"),
+            ("start: \"x\"\n%ignore /\\s*/\n", (2, 9), "this token matches the empty string"),
+            ("start: b\nb: \"x\" | c\nc: B\nB: (\"b\" \"c\")*\n", (4, 1), "terminal `B` matches the empty string"),
+            ("start: \"a\"\nb: \"b\"\n%ignore b\n", (3, 9), "%ignore uses the rule `b`"),
+        ];
+        for (text, pos, want) in cases {
+            let (line, col, message) = refused_anywhere(text);
+            assert_eq!((line, col), pos, "{text:?}: {message}");
+            assert!(message.starts_with(want), "{text:?}: {message}");
+        }
+        // Unused rules, and terminals used only inside other terminals, may be empty.
+        let m = matcher("start: \"x\" B\nB: A \"b\"\nA: \"a\"?\nunused: /a*/\n");
+        assert!(m("xb") && m("xab") && !m("x"));
+    }
+
+    #[test]
+    fn a_later_import_of_a_name_renames_it() {
+        let (line, col, message) = refused_anywhere("start: CNAME\n%import common (CNAME, WS)\n%import common.CNAME -> NAME\n");
+        assert_eq!((line, col), (1, 8), "{message}");
+        let m = matcher("start: NAME\n%import common (CNAME, WS)\n%import common.CNAME -> NAME\n");
+        assert!(m("ab_1") && !m("1a"));
     }
 
     #[test]

@@ -368,6 +368,82 @@ impl<'a> Lowering<'a> {
         Sym::n(n)
     }
 
+    /// Lark's Earley parser refuses a token that matches the empty string (a TERMINAL, a
+    /// string or a regex in a rule it keeps, or an `%ignore` token): so does corral, at
+    /// the token. Lark keeps the start rule and, repeatedly, every rule that another kept
+    /// rule uses (so two unused rules that use each other are kept). A `*` or `+` becomes a
+    /// helper rule of its own there, so a rule that uses itself inside one is kept too.
+    fn check_lark_token_widths(&mut self, start: &'a str) -> Result<()> {
+        let ast: &'a GrammarAst = self.ast;
+        let terminals: HashSet<&str> = ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
+        let is_terminal = |name: &str| terminals.contains(name);
+        let mut uses: HashMap<&'a str, HashSet<&'a str>> = HashMap::new();
+        for r in ast.rules.iter().filter(|r| !r.is_terminal) {
+            let entry = uses.entry(r.name.as_str()).or_default();
+            let mut todo: Vec<(&'a Expr, bool)> = vec![(&r.expr, false)];
+            while let Some((e, in_loop)) = todo.pop() {
+                match e {
+                    Expr::Ref { name, .. } if !is_terminal(name) && (in_loop || *name != r.name) => {
+                        entry.insert(name.as_str());
+                    }
+                    Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => todo.extend(v.iter().map(|x| (x, in_loop))),
+                    Expr::Repeat { expr, max, .. } => todo.push((expr, in_loop || max.is_none())),
+                    Expr::Not { expr, .. } | Expr::Except { expr, .. } => todo.push((expr, in_loop)),
+                    Expr::Ref { .. } | Expr::Term { .. } | Expr::Empty => {}
+                }
+            }
+        }
+        let mut kept: HashSet<&'a str> = uses.keys().copied().collect();
+        loop {
+            let mut used: HashSet<&'a str> = kept.iter().flat_map(|r| uses[r].iter().copied()).collect();
+            used.insert(start);
+            let next: HashSet<&'a str> = kept.intersection(&used).copied().collect();
+            if next.len() == kept.len() {
+                break;
+            }
+            kept = next;
+        }
+        let mut tokens: Vec<(&'a Expr, Option<&'a str>)> = ast.ignore.iter().map(|e| (e, None)).collect();
+        let mut kept: Vec<&'a str> = kept.into_iter().collect();
+        kept.sort_by_key(|r| self.defs[r].1);
+        for rule in kept {
+            let mut todo: Vec<&'a Expr> = self.defs[rule].0.iter().rev().copied().collect();
+            while let Some(e) = todo.pop() {
+                match e {
+                    Expr::Ref { name, .. } if is_terminal(name) => tokens.push((e, Some(name))),
+                    Expr::Ref { .. } => {}
+                    Expr::Term { .. } => tokens.push((e, None)),
+                    Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => todo.extend(v.iter()),
+                    Expr::Repeat { expr, .. } | Expr::Not { expr, .. } | Expr::Except { expr, .. } => todo.push(expr),
+                    Expr::Empty => {}
+                }
+            }
+        }
+        tokens.sort_by_key(|(e, _)| e.pos());
+        for (e, terminal) in tokens {
+            let pos = match terminal {
+                Some(name) => self.defs[name].1,
+                None => e.pos().unwrap_or_default(),
+            };
+            let empty = match self.expr_reg(e)? {
+                Reg::Src(src) => self.compile_src(&src, &src, pos)?.accepts_empty(),
+                Reg::Dfa { dfa, .. } => dfa.accepts_empty(),
+                Reg::Void(_) => false,
+            };
+            if empty {
+                let what = match terminal {
+                    Some(name) => format!("terminal `{name}`"),
+                    None => "this token".to_string(),
+                };
+                return Err(grammar_error(
+                    pos,
+                    format!("{what} matches the empty string, which Lark's Earley parser does not allow in a token (make it non-empty and its use optional)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Marks regular rules: those on no reference cycle whose references are all regular,
     /// and computes each one's regex source or DFA (in dependency order, so each is built
     /// once).
@@ -1134,6 +1210,9 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
             .unwrap_or(ast.rules[0].name.as_str()),
     };
     lw.find_regular()?;
+    if ast.lark_tokens {
+        lw.check_lark_token_widths(start_name)?;
+    }
     let regular = match (ast.ignore.is_empty(), lw.regular.get(start_name).cloned()) {
         (true, None) if lw.regular_rules.contains(start_name) => lw.try_fold(start_name),
         (true, Some(Reg::Dfa { dfa, .. })) => Some((*dfa).clone()),

@@ -295,6 +295,21 @@ fn gbnf_class_char(chars: &[char], i: usize, at: &dyn Fn(usize) -> Pos) -> Resul
     Ok((ch, i + 2 + digits))
 }
 
+/// Appends `c` to a regex class, escaped as Python `re` reads it. The escapes also survive
+/// Lark's reading of a regex (sources are exported to Lark in tests): Lark decodes `\u`
+/// but keeps a backslash before punctuation, and a `/` would end its regex literal.
+fn push_class_char(out: &mut String, c: char) {
+    match c as u32 {
+        _ if c.is_ascii_alphanumeric() => out.push(c),
+        _ if c.is_ascii_punctuation() && c != '/' => {
+            out.push('\\');
+            out.push(c);
+        }
+        v @ 0..=0xFFFF => out.push_str(&format!("\\u{v:04X}")),
+        v => out.push_str(&format!("\\U{v:08X}")),
+    }
+}
+
 /// A GBNF class (`src`, brackets included, as the scanner read it at `at`) as a regex
 /// class. GBNF classes are lists of characters and `a-b` ranges read as llama.cpp reads
 /// them: no regex escapes (`\d`, `\w`), and a reversed range matches nothing.
@@ -323,16 +338,10 @@ fn gbnf_class(src: &str, at: Pos) -> Result<String> {
         if lo > hi {
             continue; // matches nothing
         }
-        for c in [lo, hi] {
-            if c.is_ascii_alphanumeric() {
-                members.push(c);
-            } else {
-                members.push_str(&format!("\\x{{{:X}}}", c as u32));
-            }
-            if lo == hi {
-                break;
-            }
+        push_class_char(&mut members, lo);
+        if lo != hi {
             members.push('-');
+            push_class_char(&mut members, hi);
         }
     }
     Ok(match (members.is_empty(), negated) {
@@ -818,9 +827,10 @@ mod tests {
 
     #[test]
     fn gbnf_classes_are_character_lists() {
-        let cases: [(&str, &str, &str); 7] = [
-            (r"[\x41-\x43]", "ABC", "@Da"),
+        let cases: [(&str, &str, &str); 8] = [
+            (r"[\x41-\x43]", "ABC", "@Da-"),
             ("[a-]", "a-", "b"),
+            ("[a-c/ ]", "abc/ ", "-d"),
             ("[-a]", "-a", "b"),
             (r"[\]\[\\]", "][\\", "a"),
             ("[a^.*]", "a^.*", "b"),
