@@ -612,6 +612,9 @@ mod tests {
             (r"a\bc", "word-boundary", 1),
             (r"a^b", "start anchor", 1),
             (r"(?P<x>a)(?P=x)", "named backreference", 8),
+            (r"(a)(?(1)a|b)", "conditional", 3),
+            (r"a$\n", "end anchor", 1),
+            (r"\N{DIGIT ONE}", "named character", 0),
         ];
         for (p, what, pos) in cases {
             match err(p) {
@@ -634,6 +637,128 @@ mod tests {
             Error::RegexSyntax { position, .. } => assert_eq!(position, 3),
             e => panic!("{e:?}"),
         }
+    }
+
+    /// Python's answers (`re.fullmatch`, CPython 3.11) on the spots where its syntax differs
+    /// from other dialects: braces, classes, scoped flags, case folding, verbose mode.
+    #[test]
+    fn python_dialect_matches_re() {
+        let cases: &[(&str, &[(&str, bool)])] = &[
+            // `{` that is not a repetition is a literal; `{,}` is `{0,}`.
+            ("a{,}", &[("", true), ("aaaa", true), ("a{,}", false)]),
+            ("a{,2}", &[("aa", true), ("aaa", false)]),
+            ("a{ 1}", &[("a{ 1}", true), ("a", false)]),
+            ("a{x}", &[("a{x}", true)]),
+            ("a{1,2", &[("a{1,2", true)]),
+            ("{}", &[("{}", true)]),
+            ("a{", &[("a{", true)]),
+            // `]` first in a class is a literal and can start a range.
+            ("[]-a]", &[("]", true), ("^", true), ("a", true), ("b", false), ("-", false)]),
+            ("[^]-a]", &[("]", false), ("_", false), ("b", true)]),
+            ("[]]", &[("]", true)]),
+            ("[]-]", &[("]", true), ("-", true), ("^", false)]),
+            // `--`, `&&`, `~~`, `[` and POSIX-like names are plain characters in a class.
+            ("[--A]", &[("5", true), ("-", true), ("A", true), ("B", false)]),
+            ("[^--A-Z]", &[("5", false), ("B", true), ("a", true)]),
+            ("[a&&b]", &[("&", true), ("a", true)]),
+            ("[a~~b]", &[("~", true)]),
+            ("[[:alpha:]]", &[("a", false), ("a]", true), (":]", true)]),
+            ("[[]", &[("[", true)]),
+            // Scoped flags apply inside their group only.
+            (r"(?a:x)|\S", &[("\x1c", false), ("x", true), ("é", true)]),
+            (r"(?a:\w)|\d", &[("é", false), ("٣", true), ("a", true)]),
+            ("(?i:A)a", &[("aa", true), ("aA", false), ("Aa", true)]),
+            ("(?x:a b)c d", &[("abc d", true), ("abcd", false)]),
+            // Case folding: Python's, ASCII-only under (?a).
+            ("(?ai)s", &[("S", true), ("ſ", false)]),
+            ("(?ai)k", &[("K", true), ("\u{212a}", false)]),
+            ("(?ai)[^k]", &[("\u{212a}", true), ("K", false)]),
+            ("(?i)s", &[("ſ", true), ("S", true)]),
+            ("(?i)k", &[("\u{212a}", true)]),
+            ("(?i)[a-z]", &[("\u{212a}", true), ("ſ", true), ("İ", true), ("ı", true)]),
+            ("(?i)i", &[("İ", true), ("ı", true), ("I", true)]),
+            // A set tests the lower-cased character against members outside the BMP as
+            // written; a single character, or an alternation of them, becomes such a set.
+            ("(?i)[\u{10400}x]", &[("\u{10400}", false), ("\u{10428}", false), ("X", true)]),
+            ("(?i)\u{10400}|x", &[("\u{10400}", false), ("\u{10428}", false)]),
+            ("(?i)\u{10400}", &[("\u{10428}", true)]),
+            // Verbose mode skips only Python's whitespace, and not inside classes.
+            ("(?x)a b#c", &[("ab", true), ("a b", false)]),
+            ("(?x)[ #]", &[(" ", true), ("#", true)]),
+            ("(?x)a\u{a0}b", &[("a\u{a0}b", true), ("ab", false)]),
+            // Fullmatch: `$` at the end does not let a final newline through.
+            ("a$", &[("a", true), ("a\n", false)]),
+            (r"\0", &[("\0", true)]),
+            (r"\101", &[("A", true)]),
+            (r"[\b]", &[("\u{8}", true)]),
+            ("a(?#x)*", &[("aaa", true)]),
+        ];
+        for (pattern, strings) in cases {
+            let dfa = compile(pattern, &Limits::default()).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+            for (s, expected) in *strings {
+                assert_eq!(dfa.matches(s.as_bytes()), *expected, "/{pattern}/ on {s:?}");
+            }
+        }
+    }
+
+    /// What `re.compile` refuses is a syntax error at `re`'s position (None: `re` gives none).
+    #[test]
+    fn refusals_are_syntax_errors_at_re_positions() {
+        let cases: &[(&str, Option<usize>)] = &[
+            ("a???", Some(3)),
+            ("a+?{1,3}", Some(3)),
+            ("a{1,3}?{1,3}", Some(7)),
+            ("a**", Some(2)),
+            ("*a", Some(0)),
+            ("^*", Some(1)),
+            (r"[--\d]", Some(1)),
+            ("[z-a]", Some(1)),
+            (r"[\d-z]", Some(1)),
+            (r"\q", Some(0)),
+            (r"\p{L}", Some(0)),
+            (r"\P{L}", Some(0)),
+            ("(a", Some(0)),
+            ("[a", Some(0)),
+            ("[]", Some(0)),
+            ("[^]", Some(0)),
+            ("(?z)", Some(1)),
+            ("(?P<1>a)", Some(4)),
+            ("(?<=a|bc)d", None),
+            ("a|(?i)b", Some(2)),
+            ("(?au)a", Some(4)),
+            ("(?-a:a)", Some(4)),
+            ("(?L)a", Some(3)),
+            ("(?i", Some(3)),
+            ("(?(2)a|b)", Some(3)),
+            ("(?P=x)", Some(4)),
+            ("(?P<a>x)(?P<a>y)", Some(12)),
+            (")", Some(0)),
+            (r"\400", Some(0)),
+            (r"\12", Some(1)),
+            (r"\x4", Some(0)),
+            ("a{2,1}", Some(2)),
+            ("(?#", Some(0)),
+            ("\\", Some(0)),
+            ("a{99999999999}", None),
+            ("(?a)(?u)a", None),
+            ("(?t)a*", None),
+            // After an unsupported construct, still a syntax error: re refuses the pattern.
+            (r"(a)\1(", Some(5)),
+            ("(?=a)[", Some(5)),
+        ];
+        for (pattern, position) in cases {
+            match compile(pattern, &Limits::default()) {
+                Err(Error::RegexSyntax { position: p, .. }) => {
+                    if let Some(want) = position {
+                        assert_eq!(p, *want, "{pattern}");
+                    }
+                }
+                other => panic!("{pattern}: {other:?}"),
+            }
+        }
+        // `\p` says why.
+        let message = err(r"\p{L}").to_string();
+        assert!(message.contains("no \\p"), "{message}");
     }
 
     /// Big counted repetitions are built as counters (not by the regex engine): the
