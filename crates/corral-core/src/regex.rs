@@ -615,6 +615,7 @@ mod tests {
             (r"(a)(?(1)a|b)", "conditional", 3),
             (r"a$\n", "end anchor", 1),
             (r"\N{DIGIT ONE}", "named character", 0),
+            (r"[a\N{DIGIT ONE}-9]", "named character", 2),
         ];
         for (p, what, pos) in cases {
             match err(p) {

@@ -12,7 +12,7 @@
 //! Inside the parentheses of `and!` and `not!`, a top-level `,` separates arguments (it is
 //! not ISO concatenation there; a group restores it).
 //! Strings are `"..."` or `'...'` with `\n \t \r \\ \" \' \xHH \uHHHH \UHHHHHHHH` escapes;
-//! classes are `[...]` in regex syntax; REGEX (EBNF only) is `/.../flags` in Python `re`
+//! classes are `[...]` in Python `re` class syntax; REGEX (EBNF only) is `/.../flags` in Python `re`
 //! syntax; comments are `#`, `//` (EBNF) and `/* */` (EBNF) to the end.
 
 use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};

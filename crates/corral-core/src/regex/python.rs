@@ -744,6 +744,7 @@ impl<'p> Parser<'p> {
         let mut set: Vec<SetItem> = Vec::new();
         let mut count = 0usize;
         loop {
+            let at = self.src.tell();
             let Some(this) = self.src.get()? else { return Err(unterminated(self)) };
             if this == Tok::Char(']') && count > 0 {
                 break;
@@ -753,11 +754,10 @@ impl<'p> Parser<'p> {
                 Tok::Esc(e) => self.class_escape(e)?,
                 Tok::Char(c) => Code::Literal(c as u32),
             };
-            let at1 = self.src.tell();
             if self.src.eat('-')? {
                 let Some(that) = self.src.get()? else { return Err(unterminated(self)) };
                 if that == Tok::Char(']') {
-                    set.push(set_item(code1, at1));
+                    set.push(set_item(code1, at));
                     set.push(SetItem::Literal('-' as u32));
                     break;
                 }
@@ -777,12 +777,12 @@ impl<'p> Parser<'p> {
                         set.push(SetItem::Range(lo, hi));
                     }
                     (Code::Literal(_) | Code::Named, Code::Literal(_) | Code::Named) => {
-                        set.push(SetItem::Named(at1));
+                        set.push(SetItem::Named(at));
                     }
                     _ => return Err(bad(self)),
                 }
             } else {
-                set.push(set_item(code1, at1));
+                set.push(set_item(code1, at));
             }
         }
         let set = unique(set);
@@ -1354,7 +1354,10 @@ fn case_tables() -> &'static CaseTables {
         let mut uppered = Vec::new();
         // Lower-case characters (lower(c) == c) by their full upper-case mapping.
         let mut by_upper: BTreeMap<Vec<char>, Vec<u32>> = BTreeMap::new();
-        for ch in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+        // Only characters that change under a case mapping can have one (a character
+        // that is its own upper case joins a group below).
+        let candidates = union(property("Changes_When_Lowercased"), &property("Changes_When_Uppercased"));
+        for ch in candidates.iter().flat_map(|r| r.start()..=r.end()) {
             let lower = ch.to_lowercase().next().unwrap_or(ch);
             let mut up = ch.to_uppercase();
             let upper = up.next().unwrap_or(ch);
@@ -1668,6 +1671,28 @@ mod tests {
         assert!(!t.fixes.contains_key(&('a' as u32)));
         assert_eq!(unicode_lower(0x130), 'i' as u32);
         assert_eq!(unicode_lower(0x212A), 'k' as u32);
+    }
+
+    /// The tables scan only the characters regex-syntax's tables say change case: every
+    /// other case mapping involves a character those (older) tables do not know yet.
+    #[test]
+    fn case_tables_see_every_known_character() {
+        let t = case_tables();
+        let unassigned = property("Unassigned");
+        let mut seen = 0;
+        for ch in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            let c = ch as u32;
+            if let Some(l) = ch.to_lowercase().next().filter(|&l| l != ch) {
+                let known = t.lowered.binary_search(&(c, l as u32)).is_ok();
+                assert!(known || contains(&unassigned, c) || contains(&unassigned, l as u32), "lower case of U+{c:04X}");
+                seen += usize::from(known);
+            }
+            if let Some(u) = ch.to_uppercase().next().filter(|&u| u != ch) {
+                let known = t.uppered.binary_search(&(c, u as u32)).is_ok();
+                assert!(known || contains(&unassigned, c) || contains(&unassigned, u as u32), "upper case of U+{c:04X}");
+            }
+        }
+        assert_eq!(seen, t.lowered.len());
     }
 
     #[test]
