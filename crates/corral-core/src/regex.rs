@@ -77,7 +77,7 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
             context: "the nesting depth of the regex".to_string(),
         });
     }
-    let hir = python::Lowering { pattern, classes }.lower(read)?;
+    let hir = python::Lowering { pattern, classes, folded: Default::default() }.lower(read)?;
     Ok(ParsedRegex { pattern: pattern.to_string(), hir })
 }
 

@@ -1430,6 +1430,9 @@ fn lower_preimage(m: &ClassUnicode, unicode: bool) -> ClassUnicode {
 pub(super) struct Lowering<'a> {
     pub(super) pattern: &'a str,
     pub(super) classes: Option<&'a PerlClasses>,
+    /// The characters each case-insensitive literal matches, by (literal, flags): a long
+    /// `(?i)` text repeats its letters.
+    pub(super) folded: std::cell::RefCell<FastMap<(u32, u32), ClassUnicode>>,
 }
 
 impl Lowering<'_> {
@@ -1547,12 +1550,17 @@ impl Lowering<'_> {
         if !contains(&t.cased, c) {
             return class_of([(c, c)]);
         }
+        if let Some(set) = self.folded.borrow().get(&(c, flags)) {
+            return set.clone();
+        }
         let lo = unicode_lower(c);
         let mut targets = vec![(lo, lo)];
         if let Some(f) = t.fixes.get(&lo) {
             targets.extend(f.iter().map(|&x| (x, x)));
         }
-        lower_preimage(&class_of(targets), true)
+        let set = lower_preimage(&class_of(targets), true);
+        self.folded.borrow_mut().insert((c, flags), set.clone());
+        set
     }
 
     /// The characters a set matches under `flags`, as CPython's compiled set does: under
