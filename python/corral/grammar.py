@@ -273,8 +273,8 @@ class Grammar:
         r"""Text that contains none of ``phrases`` (strings, e.g. ``["talk", "damn you"]``).
 
         * ``ignore_case=True`` bans every casing (``Talk``, ``TALK``) under Unicode simple
-          case folding (as corral's ``(?i)``; unlike Python's ``re``, ``İ`` and ``ı`` are not
-          variants of ``i``).
+          case folding (unlike Python's ``re.IGNORECASE``, ``İ`` and ``ı`` are not variants
+          of ``i``).
         * ``whole_words=True`` bans a phrase only where no word character (Python's ``\w``)
           comes right before or after it: ``talk`` is banned, ``talks`` and ``stalk`` are not.
         * ``mode="mask"`` (default): an exact automaton of the text without the phrases, so
@@ -389,7 +389,12 @@ class BanSpec:
 
     def _alternatives(self) -> str:
         # Longest first: the order does not change the language, only makes it readable.
-        return "|".join(re.escape(p) for p in sorted(self.phrases, key=lambda p: (-len(p), p)))
+        alternatives = "|".join(re.escape(p) for p in sorted(self.phrases, key=lambda p: (-len(p), p)))
+        if self.ignore_case:
+            # IGNORECASE pairs i/I with İ and ı; a ban folds by Unicode simple case folding,
+            # which does not. Pin those four, in both forms.
+            alternatives = re.sub("[iIİı]", lambda m: "(?-i:[iI])" if m.group() in "iI" else f"(?-i:{m.group()})", alternatives)
+        return alternatives
 
     def ebnf(self) -> str:
         """One rule: the complement of "text containing a phrase"."""
@@ -405,12 +410,7 @@ class BanSpec:
         """A Python regex that finds an occurrence of a phrase in text (the same condition as
         :meth:`ebnf`). ``final=False`` is for text that may go on: a whole-word phrase then
         needs a character after it (a non-word one), not just the end of the text."""
-        alternatives = self._alternatives()
-        if self.ignore_case:
-            # Python's IGNORECASE also pairs i/I with İ and ı; corral (Unicode simple case
-            # folding) does not. Pin those four so both forms mean the same.
-            alternatives = re.sub("[iIİı]", lambda m: "(?-i:[iI])" if m.group() in "iI" else f"(?-i:{m.group()})", alternatives)
-        body = f"(?:{alternatives})"
+        body = f"(?:{self._alternatives()})"
         if self.whole_words:
             body = rf"(?<!\w){body}" + (r"(?!\w)" if final else r"(?=\W)")
         return re.compile(body, re.IGNORECASE if self.ignore_case else 0)

@@ -2002,7 +2002,7 @@ mod tests {
         // The regex engine splits [a-c] from [d-f]; both move alike, so they share a class.
         let d = dfa("[a-c]x|[d-f]x");
         assert_eq!(d.num_classes(), 3, "[a-f], x, everything else");
-        let json_char = r#"(?:[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-7bef]|1[0-9a-f]))"#;
+        let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-7bef]|1[0-9a-f]))"#;
         for p in ["[a-c]x|[d-f]x", "(?:ab|cd)*e", json_char, &format!("\"{json_char}{{0,40}}\"")] {
             let d = dfa(p);
             // No two classes move alike from every state...

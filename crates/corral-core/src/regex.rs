@@ -1,9 +1,9 @@
 //! Python `re` patterns to byte-level DFAs.
 //!
-//! The pipeline is: a small scanner rewrites the places where Python's syntax differs from
-//! `regex-syntax`'s (and names the constructs no DFA can express) → `regex-syntax` parses
-//! the result to an AST → the AST is adjusted to Python's meaning (`\d \w \s`, anchors)
-//! → HIR → `regex-automata` builds a Thompson NFA and determinizes it under size limits →
+//! The pipeline is: [`python`] reads the pattern as CPython 3.11 does (refusing what it
+//! refuses, naming the constructs no DFA can express) and lowers it to a regex-syntax HIR
+//! with Python's meaning (`\d \w \s`, scoped flags, Python's case folding, anchors) →
+//! `regex-automata` builds a Thompson NFA and determinizes it under size limits →
 //! [`crate::dfa::Dfa`] keeps only the states from which a match is still reachable.
 //!
 //! The meaning is that of `re.fullmatch` on `str` patterns: the whole output must match.
@@ -13,7 +13,6 @@ use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
-use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::Hir;
 
 use std::sync::Arc;
@@ -22,6 +21,8 @@ use crate::cfg::earley::FastMap;
 use crate::dfa::Dfa;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+
+mod python;
 
 /// The code points of `\d`, `\w` and `\s` (Unicode mode), as inclusive ranges.
 ///
@@ -58,497 +59,6 @@ impl ParsedRegex {
     }
 }
 
-/// The Python pattern rewritten into regex-syntax's dialect, with a map back to
-/// the user's character positions.
-struct Rewritten {
-    text: String,
-    /// `origin[byte offset in text]` = character offset in the user's pattern.
-    origin: Vec<usize>,
-    /// `(?a)`: `\d \w \s` are ASCII-only.
-    ascii: bool,
-}
-
-impl Rewritten {
-    fn push(&mut self, s: &str, at: usize) {
-        self.text.push_str(s);
-        self.origin.extend(std::iter::repeat_n(at, s.len()));
-    }
-
-    fn position(&self, byte_offset: usize) -> usize {
-        self.origin
-            .get(byte_offset)
-            .copied()
-            .unwrap_or_else(|| self.origin.last().map_or(0, |&p| p + 1))
-    }
-}
-
-fn unsupported(pattern: &str, position: usize, construct: &str) -> Error {
-    Error::UnsupportedRegex {
-        construct: construct.to_string(),
-        pattern: pattern.to_string(),
-        position,
-    }
-}
-
-fn syntax(pattern: &str, position: usize, message: &str) -> Error {
-    Error::RegexSyntax {
-        message: message.to_string(),
-        pattern: pattern.to_string(),
-        position,
-    }
-}
-
-/// Is `chars[i..]` the body of a Python counted repetition `{m}`, `{m,}`, `{,n}`, `{m,n}`
-/// (i points just after `{`)? Returns the index just after `}` and whether the minimum
-/// is missing (`{,n}`, which regex-syntax spells `{0,n}`).
-fn counted_repetition(chars: &[char], i: usize) -> Option<(usize, bool)> {
-    let mut j = i;
-    let digits = |j: &mut usize| {
-        let s = *j;
-        while *j < chars.len() && chars[*j].is_ascii_digit() {
-            *j += 1;
-        }
-        *j - s
-    };
-    let min_digits = digits(&mut j);
-    if j < chars.len() && chars[j] == '}' {
-        return if min_digits > 0 { Some((j + 1, false)) } else { None };
-    }
-    if j >= chars.len() || chars[j] != ',' {
-        return None;
-    }
-    j += 1;
-    let max_digits = digits(&mut j);
-    if j < chars.len() && chars[j] == '}' && (min_digits > 0 || max_digits > 0) {
-        Some((j + 1, min_digits == 0))
-    } else {
-        None
-    }
-}
-
-/// Rewrites Python syntax into regex-syntax syntax, rejecting what no DFA can do.
-fn rewrite(pattern: &str) -> Result<Rewritten> {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut out = Rewritten { text: String::new(), origin: Vec::new(), ascii: false };
-    let mut i = 0;
-    let mut in_class = false;
-    // Index of the first character inside the current class (after `[` and `^`),
-    // where `]` is a literal in both dialects.
-    let mut class_first = 0;
-    let mut verbose = false;
-    // Whether the previous item can take a quantifier (for possessive detection).
-    let mut after_quantifier = false;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '\\' {
-            let Some(e) = next else {
-                return Err(syntax(pattern, i, "pattern ends with a lone backslash"));
-            };
-            after_quantifier = false;
-            match e {
-                'Z' if !in_class => out.push("\\z", i),
-                '<' | '>' => {
-                    // Python: a literal; regex-syntax: a word-boundary assertion.
-                    out.push(&e.to_string(), i);
-                }
-                'b' if in_class => out.push("\\x08", i),
-                'N' => {
-                    return Err(unsupported(pattern, i, "named character escape \\N{...}"));
-                }
-                '0'..='7'
-                    if e == '0'
-                        || in_class
-                        || (chars.get(i + 2).is_some_and(|c| ('0'..='7').contains(c))
-                            && chars.get(i + 3).is_some_and(|c| ('0'..='7').contains(c))) =>
-                {
-                    // Python octal escape: \0, \0N, \0NN, \NNN (and any digits in a class).
-                    let mut j = i + 1;
-                    let mut value: u32 = 0;
-                    while j < chars.len() && j < i + 4 && ('0'..='7').contains(&chars[j]) {
-                        value = value * 8 + chars[j].to_digit(8).unwrap_or(0);
-                        j += 1;
-                    }
-                    if value > 0o377 {
-                        return Err(syntax(pattern, i, "octal escape value is larger than \\377"));
-                    }
-                    out.push(&format!("\\x{{{value:x}}}"), i);
-                    i = j;
-                    continue;
-                }
-                '1'..='9' => {
-                    return Err(unsupported(pattern, i, "backreference (\\1 ... \\99)"));
-                }
-                _ => {
-                    out.push(&format!("\\{e}"), i);
-                }
-            }
-            i += 2;
-            continue;
-        }
-        if in_class {
-            match c {
-                ']' if i != class_first => {
-                    in_class = false;
-                    out.push("]", i);
-                }
-                // Literal in Python, set syntax in regex-syntax.
-                '[' => out.push("\\[", i),
-                '&' | '-' | '~' if next == Some(c) => out.push(&format!("{c}\\{c}"), i),
-                ' ' | '\t' | '\n' | '\r' | '#' if verbose => out.push(&format!("\\{c}"), i),
-                _ => out.push(&c.to_string(), i),
-            }
-            if matches!(c, '&' | '-' | '~') && next == Some(c) {
-                i += 2;
-                continue;
-            }
-            i += 1;
-            continue;
-        }
-        match c {
-            '[' => {
-                in_class = true;
-                out.push("[", i);
-                i += 1;
-                if chars.get(i) == Some(&'^') {
-                    out.push("^", i);
-                    i += 1;
-                }
-                class_first = i;
-                after_quantifier = false;
-                continue;
-            }
-            '#' if verbose => {
-                // A comment to the end of the line; copy it, regex-syntax skips it too.
-                while i < chars.len() && chars[i] != '\n' {
-                    out.push(&chars[i].to_string(), i);
-                    i += 1;
-                }
-                continue;
-            }
-            '(' if next == Some('?') => {
-                let third = chars.get(i + 2).copied();
-                let fourth = chars.get(i + 3).copied();
-                match (third, fourth) {
-                    (Some('#'), _) => {
-                        // Python comment group: drop it.
-                        let mut j = i + 3;
-                        while j < chars.len() && chars[j] != ')' {
-                            j += 1;
-                        }
-                        if j >= chars.len() {
-                            return Err(syntax(pattern, i, "missing ) to close the comment group (?#"));
-                        }
-                        i = j + 1;
-                        continue;
-                    }
-                    (Some('>'), _) => {
-                        return Err(unsupported(pattern, i, "atomic group (?>...)"));
-                    }
-                    (Some('('), _) => {
-                        return Err(unsupported(pattern, i, "conditional group (?(id)yes|no)"));
-                    }
-                    (Some('='), _) | (Some('!'), _) => {
-                        return Err(unsupported(pattern, i, "look-ahead (?=...) / (?!...)"));
-                    }
-                    (Some('<'), Some('=')) | (Some('<'), Some('!')) => {
-                        return Err(unsupported(pattern, i, "look-behind (?<=...) / (?<!...)"));
-                    }
-                    (Some('P'), Some('=')) => {
-                        return Err(unsupported(pattern, i, "named backreference (?P=name)"));
-                    }
-                    _ => {}
-                }
-                // Inline flags `(?flags)` or `(?flags:...)`: translate Python-only flags.
-                let mut j = i + 2;
-                let mut flags = String::new();
-                while j < chars.len() && (chars[j].is_ascii_alphabetic() || chars[j] == '-') {
-                    flags.push(chars[j]);
-                    j += 1;
-                }
-                if !flags.is_empty() && j < chars.len() && (chars[j] == ')' || chars[j] == ':') {
-                    let mut kept = String::new();
-                    for (k, f) in flags.chars().enumerate() {
-                        match f {
-                            'a' => out.ascii = true,
-                            'u' => {}
-                            'L' => {
-                                return Err(unsupported(
-                                    pattern,
-                                    i + 2 + k,
-                                    "locale flag (?L) (only valid for bytes patterns)",
-                                ))
-                            }
-                            'x' => {
-                                verbose = true;
-                                kept.push('x');
-                            }
-                            _ => kept.push(f),
-                        }
-                    }
-                    if kept.is_empty() || kept == "-" {
-                        if chars[j] == ')' {
-                            i = j + 1;
-                            continue;
-                        }
-                        out.push("(?:", i);
-                    } else {
-                        out.push(&format!("(?{kept}{}", chars[j]), i);
-                    }
-                    i = j + 1;
-                    after_quantifier = false;
-                    continue;
-                }
-                out.push("(?", i);
-                i += 2;
-                after_quantifier = false;
-                continue;
-            }
-            '{' => {
-                if let Some((end, missing_min)) = counted_repetition(&chars, i + 1) {
-                    if after_quantifier {
-                        return Err(syntax(pattern, i, "multiple repeat"));
-                    }
-                    let body: String = chars[i..end].iter().collect();
-                    let body = if missing_min { body.replacen("{,", "{0,", 1) } else { body };
-                    out.push(&body, i);
-                    i = end;
-                    after_quantifier = true;
-                    if chars.get(i) == Some(&'+') {
-                        return Err(unsupported(pattern, i, "possessive quantifier {m,n}+"));
-                    }
-                    continue;
-                }
-                // Not a quantifier: Python reads a literal brace.
-                out.push("\\{", i);
-                after_quantifier = false;
-                i += 1;
-                continue;
-            }
-            '}' => {
-                out.push("\\}", i);
-                after_quantifier = false;
-                i += 1;
-                continue;
-            }
-            '*' | '+' | '?' => {
-                if after_quantifier && c == '+' {
-                    return Err(unsupported(pattern, i - 1, "possessive quantifier (*+, ++, ?+)"));
-                }
-                if after_quantifier && c == '*' {
-                    return Err(syntax(pattern, i, "multiple repeat"));
-                }
-                out.push(&c.to_string(), i);
-                // `*?` is lazy (same language); a following `+` is possessive.
-                after_quantifier = !(after_quantifier && c == '?');
-                if after_quantifier && next == Some('?') {
-                    out.push("?", i + 1);
-                    i += 2;
-                    after_quantifier = false;
-                    continue;
-                }
-                i += 1;
-                continue;
-            }
-            _ => {}
-        }
-        after_quantifier = false;
-        out.push(&c.to_string(), i);
-        i += 1;
-    }
-    if in_class {
-        return Err(syntax(pattern, class_first.saturating_sub(1), "unterminated character class"));
-    }
-    Ok(out)
-}
-
-fn literal(span: ast::Span, c: char) -> ast::Literal {
-    ast::Literal { span, kind: ast::LiteralKind::Verbatim, c }
-}
-
-fn range(span: ast::Span, a: char, b: char) -> ast::ClassSetItem {
-    ast::ClassSetItem::Range(ast::ClassSetRange { span, start: literal(span, a), end: literal(span, b) })
-}
-
-fn unicode(span: ast::Span, name: &str) -> ast::ClassSetItem {
-    ast::ClassSetItem::Unicode(ast::ClassUnicode {
-        span,
-        negated: false,
-        kind: ast::ClassUnicodeKind::Named(name.to_string()),
-    })
-}
-
-/// Python's definition of `\d`, `\w` or `\s` as a bracketed class.
-///
-/// Unicode mode (the default for `str` patterns): `\d` = decimal digits (Nd); `\w` = what
-/// `str.isalnum()` accepts, plus `_` (letters L* and numbers N*); `\s` = what
-/// `str.isspace()` accepts. `(?a)`: the ASCII sets.
-fn python_perl_class(perl: &ast::ClassPerl, ascii: bool, classes: Option<&PerlClasses>) -> ast::ClassBracketed {
-    let span = perl.span;
-    let given = match (classes, &perl.kind, ascii) {
-        (Some(c), ast::ClassPerlKind::Digit, false) => Some(&c.digit),
-        (Some(c), ast::ClassPerlKind::Word, false) => Some(&c.word),
-        (Some(c), ast::ClassPerlKind::Space, false) => Some(&c.space),
-        _ => None,
-    };
-    if let Some(ranges) = given {
-        let items = ranges.iter().map(|&(a, b)| range(span, a, b)).collect();
-        return ast::ClassBracketed {
-            span,
-            negated: perl.negated,
-            kind: ast::ClassSet::Item(ast::ClassSetItem::Union(ast::ClassSetUnion { span, items })),
-        };
-    }
-    let items = match (&perl.kind, ascii) {
-        (ast::ClassPerlKind::Digit, false) => vec![unicode(span, "Nd")],
-        (ast::ClassPerlKind::Digit, true) => vec![range(span, '0', '9')],
-        (ast::ClassPerlKind::Word, false) => vec![
-            unicode(span, "L"),
-            unicode(span, "N"),
-            ast::ClassSetItem::Literal(literal(span, '_')),
-        ],
-        (ast::ClassPerlKind::Word, true) => vec![
-            range(span, 'a', 'z'),
-            range(span, 'A', 'Z'),
-            range(span, '0', '9'),
-            ast::ClassSetItem::Literal(literal(span, '_')),
-        ],
-        (ast::ClassPerlKind::Space, false) => vec![
-            range(span, '\t', '\r'),
-            range(span, '\x1c', ' '),
-            ast::ClassSetItem::Literal(literal(span, '\u{85}')),
-            ast::ClassSetItem::Literal(literal(span, '\u{a0}')),
-            ast::ClassSetItem::Literal(literal(span, '\u{1680}')),
-            range(span, '\u{2000}', '\u{200a}'),
-            range(span, '\u{2028}', '\u{2029}'),
-            ast::ClassSetItem::Literal(literal(span, '\u{202f}')),
-            ast::ClassSetItem::Literal(literal(span, '\u{205f}')),
-            ast::ClassSetItem::Literal(literal(span, '\u{3000}')),
-        ],
-        (ast::ClassPerlKind::Space, true) => vec![range(span, '\t', '\r'), ast::ClassSetItem::Literal(literal(span, ' '))],
-    };
-    ast::ClassBracketed {
-        span,
-        negated: perl.negated,
-        kind: ast::ClassSet::Item(ast::ClassSetItem::Union(ast::ClassSetUnion { span, items })),
-    }
-}
-
-fn fix_class_set_item(item: &mut ast::ClassSetItem, ascii: bool, classes: Option<&PerlClasses>) {
-    match item {
-        ast::ClassSetItem::Perl(p) => {
-            *item = ast::ClassSetItem::Bracketed(Box::new(python_perl_class(p, ascii, classes)));
-        }
-        ast::ClassSetItem::Bracketed(b) => fix_class_set(&mut b.kind, ascii, classes),
-        ast::ClassSetItem::Union(u) => {
-            for it in &mut u.items {
-                fix_class_set_item(it, ascii, classes);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn fix_class_set(set: &mut ast::ClassSet, ascii: bool, classes: Option<&PerlClasses>) {
-    match set {
-        ast::ClassSet::Item(item) => fix_class_set_item(item, ascii, classes),
-        ast::ClassSet::BinaryOp(op) => {
-            fix_class_set(&mut op.lhs, ascii, classes);
-            fix_class_set(&mut op.rhs, ascii, classes);
-        }
-    }
-}
-
-/// Replaces `\d \w \s` (and negations) with Python's definitions, everywhere.
-fn fix_perl_classes(node: &mut Ast, ascii: bool, classes: Option<&PerlClasses>) {
-    match node {
-        Ast::ClassPerl(p) => *node = Ast::ClassBracketed(Box::new(python_perl_class(p, ascii, classes))),
-        Ast::ClassBracketed(b) => fix_class_set(&mut b.kind, ascii, classes),
-        Ast::Repetition(r) => fix_perl_classes(&mut r.ast, ascii, classes),
-        Ast::Group(g) => fix_perl_classes(&mut g.ast, ascii, classes),
-        Ast::Alternation(a) => a.asts.iter_mut().for_each(|x| fix_perl_classes(x, ascii, classes)),
-        Ast::Concat(c) => c.asts.iter_mut().for_each(|x| fix_perl_classes(x, ascii, classes)),
-        _ => {}
-    }
-}
-
-fn is_start_anchor(node: &Ast) -> bool {
-    matches!(node, Ast::Assertion(a) if matches!(a.kind, ast::AssertionKind::StartLine | ast::AssertionKind::StartText))
-}
-
-fn is_end_anchor(node: &Ast) -> bool {
-    matches!(node, Ast::Assertion(a) if matches!(a.kind, ast::AssertionKind::EndLine | ast::AssertionKind::EndText))
-}
-
-fn is_zero_width_filler(node: &Ast) -> bool {
-    matches!(node, Ast::Flags(_) | Ast::Empty(_))
-}
-
-/// Under `re.fullmatch`, `^`/`\A` at the very start and `$`/`\Z` at the very end always
-/// hold: drop them. Anchors anywhere else are reported by [`reject_assertions`].
-fn strip_anchors(node: &mut Ast, leading: bool) {
-    match node {
-        Ast::Assertion(_) if (leading && is_start_anchor(node)) || (!leading && is_end_anchor(node)) => {
-            let span = *node.span();
-            *node = Ast::empty(span);
-        }
-        Ast::Group(g) => strip_anchors(&mut g.ast, leading),
-        Ast::Alternation(a) => a.asts.iter_mut().for_each(|x| strip_anchors(x, leading)),
-        Ast::Concat(c) => {
-            let n = c.asts.len();
-            let order: Vec<usize> = if leading { (0..n).collect() } else { (0..n).rev().collect() };
-            for k in order {
-                let item = &mut c.asts[k];
-                if is_zero_width_filler(item) {
-                    continue;
-                }
-                let anchor = if leading { is_start_anchor(item) } else { is_end_anchor(item) };
-                strip_anchors(item, leading);
-                if !anchor {
-                    break;
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Reports the first zero-width assertion left in the AST: a DFA over the whole output
-/// cannot honour `^`/`$` in the middle, nor word boundaries.
-fn reject_assertions(node: &Ast, rw: &Rewritten, pattern: &str) -> Result<()> {
-    match node {
-        Ast::Assertion(a) => {
-            let what = match a.kind {
-                ast::AssertionKind::StartLine | ast::AssertionKind::StartText => {
-                    "start anchor (^ or \\A) not at the start of the pattern"
-                }
-                ast::AssertionKind::EndLine | ast::AssertionKind::EndText => {
-                    "end anchor ($ or \\Z) not at the end of the pattern"
-                }
-                _ => "word-boundary assertion (\\b or \\B)",
-            };
-            Err(unsupported(pattern, rw.position(a.span.start.offset), what))
-        }
-        Ast::Repetition(r) => reject_assertions(&r.ast, rw, pattern),
-        Ast::Group(g) => reject_assertions(&g.ast, rw, pattern),
-        Ast::Alternation(a) => a.asts.iter().try_for_each(|x| reject_assertions(x, rw, pattern)),
-        Ast::Concat(c) => c.asts.iter().try_for_each(|x| reject_assertions(x, rw, pattern)),
-        _ => Ok(()),
-    }
-}
-
-fn ast_error(err: &ast::Error, rw: &Rewritten, pattern: &str) -> Error {
-    let position = rw.position(err.span().start.offset);
-    match err.kind() {
-        ast::ErrorKind::UnsupportedLookAround => {
-            unsupported(pattern, position, "look-around (?=...), (?!...), (?<=...), (?<!...)")
-        }
-        ast::ErrorKind::UnsupportedBackreference => unsupported(pattern, position, "backreference"),
-        ast::ErrorKind::NestLimitExceeded(_) => syntax(pattern, position, &err.kind().to_string()),
-        kind => syntax(pattern, position, &kind.to_string()),
-    }
-}
-
 /// Parses a Python `re` pattern and applies Python's semantics. Does not build the DFA.
 /// `classes` gives the interpreter's `\d \w \s` (see [`PerlClasses`]).
 pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<ParsedRegex> {
@@ -559,33 +69,15 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
             context: format!("a regex of {} bytes", pattern.len()),
         });
     }
-    let rw = rewrite(pattern)?;
-    let mut parsed = ast::parse::ParserBuilder::new()
-        .nest_limit(limits.regex_nest_limit)
-        .octal(false)
-        .build()
-        .parse(&rw.text)
-        .map_err(|e| {
-            if let ast::ErrorKind::NestLimitExceeded(_) = e.kind() {
-                Error::LimitExceeded {
-                    limit: "regex_nest_limit",
-                    value: limits.regex_nest_limit as usize,
-                    context: "the nesting depth of the regex".to_string(),
-                }
-            } else {
-                ast_error(&e, &rw, pattern)
-            }
-        })?;
-    fix_perl_classes(&mut parsed, rw.ascii, classes);
-    strip_anchors(&mut parsed, true);
-    strip_anchors(&mut parsed, false);
-    reject_assertions(&parsed, &rw, pattern)?;
-    let hir = regex_syntax::hir::translate::TranslatorBuilder::new()
-        .utf8(true)
-        .unicode(true)
-        .build()
-        .translate(&rw.text, &parsed)
-        .map_err(|e| syntax(pattern, rw.position(e.span().start.offset), &e.kind().to_string()))?;
+    let read = python::read(pattern, limits.regex_nest_limit)?;
+    if read.depth > limits.regex_nest_limit {
+        return Err(Error::LimitExceeded {
+            limit: "regex_nest_limit",
+            value: limits.regex_nest_limit as usize,
+            context: "the nesting depth of the regex".to_string(),
+        });
+    }
+    let hir = python::Lowering { pattern, classes, folded: Default::default() }.lower(read)?;
     Ok(ParsedRegex { pattern: pattern.to_string(), hir })
 }
 
@@ -1120,6 +612,10 @@ mod tests {
             (r"a\bc", "word-boundary", 1),
             (r"a^b", "start anchor", 1),
             (r"(?P<x>a)(?P=x)", "named backreference", 8),
+            (r"(a)(?(1)a|b)", "conditional", 3),
+            (r"a$\n", "end anchor", 1),
+            (r"\N{DIGIT ONE}", "named character", 0),
+            (r"[a\N{DIGIT ONE}-9]", "named character", 2),
         ];
         for (p, what, pos) in cases {
             match err(p) {
@@ -1142,6 +638,128 @@ mod tests {
             Error::RegexSyntax { position, .. } => assert_eq!(position, 3),
             e => panic!("{e:?}"),
         }
+    }
+
+    /// Python's answers (`re.fullmatch`, CPython 3.11) on the spots where its syntax differs
+    /// from other dialects: braces, classes, scoped flags, case folding, verbose mode.
+    #[test]
+    fn python_dialect_matches_re() {
+        let cases: &[(&str, &[(&str, bool)])] = &[
+            // `{` that is not a repetition is a literal; `{,}` is `{0,}`.
+            ("a{,}", &[("", true), ("aaaa", true), ("a{,}", false)]),
+            ("a{,2}", &[("aa", true), ("aaa", false)]),
+            ("a{ 1}", &[("a{ 1}", true), ("a", false)]),
+            ("a{x}", &[("a{x}", true)]),
+            ("a{1,2", &[("a{1,2", true)]),
+            ("{}", &[("{}", true)]),
+            ("a{", &[("a{", true)]),
+            // `]` first in a class is a literal and can start a range.
+            ("[]-a]", &[("]", true), ("^", true), ("a", true), ("b", false), ("-", false)]),
+            ("[^]-a]", &[("]", false), ("_", false), ("b", true)]),
+            ("[]]", &[("]", true)]),
+            ("[]-]", &[("]", true), ("-", true), ("^", false)]),
+            // `--`, `&&`, `~~`, `[` and POSIX-like names are plain characters in a class.
+            ("[--A]", &[("5", true), ("-", true), ("A", true), ("B", false)]),
+            ("[^--A-Z]", &[("5", false), ("B", true), ("a", true)]),
+            ("[a&&b]", &[("&", true), ("a", true)]),
+            ("[a~~b]", &[("~", true)]),
+            ("[[:alpha:]]", &[("a", false), ("a]", true), (":]", true)]),
+            ("[[]", &[("[", true)]),
+            // Scoped flags apply inside their group only.
+            (r"(?a:x)|\S", &[("\x1c", false), ("x", true), ("é", true)]),
+            (r"(?a:\w)|\d", &[("é", false), ("٣", true), ("a", true)]),
+            ("(?i:A)a", &[("aa", true), ("aA", false), ("Aa", true)]),
+            ("(?x:a b)c d", &[("abc d", true), ("abcd", false)]),
+            // Case folding: Python's, ASCII-only under (?a).
+            ("(?ai)s", &[("S", true), ("ſ", false)]),
+            ("(?ai)k", &[("K", true), ("\u{212a}", false)]),
+            ("(?ai)[^k]", &[("\u{212a}", true), ("K", false)]),
+            ("(?i)s", &[("ſ", true), ("S", true)]),
+            ("(?i)k", &[("\u{212a}", true)]),
+            ("(?i)[a-z]", &[("\u{212a}", true), ("ſ", true), ("İ", true), ("ı", true)]),
+            ("(?i)i", &[("İ", true), ("ı", true), ("I", true)]),
+            // A set tests the lower-cased character against members outside the BMP as
+            // written; a single character, or an alternation of them, becomes such a set.
+            ("(?i)[\u{10400}x]", &[("\u{10400}", false), ("\u{10428}", false), ("X", true)]),
+            ("(?i)\u{10400}|x", &[("\u{10400}", false), ("\u{10428}", false)]),
+            ("(?i)\u{10400}", &[("\u{10428}", true)]),
+            // Verbose mode skips only Python's whitespace, and not inside classes.
+            ("(?x)a b#c", &[("ab", true), ("a b", false)]),
+            ("(?x)[ #]", &[(" ", true), ("#", true)]),
+            ("(?x)a\u{a0}b", &[("a\u{a0}b", true), ("ab", false)]),
+            // Fullmatch: `$` at the end does not let a final newline through.
+            ("a$", &[("a", true), ("a\n", false)]),
+            (r"\0", &[("\0", true)]),
+            (r"\101", &[("A", true)]),
+            (r"[\b]", &[("\u{8}", true)]),
+            ("a(?#x)*", &[("aaa", true)]),
+        ];
+        for (pattern, strings) in cases {
+            let dfa = compile(pattern, &Limits::default()).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+            for (s, expected) in *strings {
+                assert_eq!(dfa.matches(s.as_bytes()), *expected, "/{pattern}/ on {s:?}");
+            }
+        }
+    }
+
+    /// What `re.compile` refuses is a syntax error at `re`'s position (None: `re` gives none).
+    #[test]
+    fn refusals_are_syntax_errors_at_re_positions() {
+        let cases: &[(&str, Option<usize>)] = &[
+            ("a???", Some(3)),
+            ("a+?{1,3}", Some(3)),
+            ("a{1,3}?{1,3}", Some(7)),
+            ("a**", Some(2)),
+            ("*a", Some(0)),
+            ("^*", Some(1)),
+            (r"[--\d]", Some(1)),
+            ("[z-a]", Some(1)),
+            (r"[\d-z]", Some(1)),
+            (r"\q", Some(0)),
+            (r"\p{L}", Some(0)),
+            (r"\P{L}", Some(0)),
+            ("(a", Some(0)),
+            ("[a", Some(0)),
+            ("[]", Some(0)),
+            ("[^]", Some(0)),
+            ("(?z)", Some(1)),
+            ("(?P<1>a)", Some(4)),
+            ("(?<=a|bc)d", None),
+            ("a|(?i)b", Some(2)),
+            ("(?au)a", Some(4)),
+            ("(?-a:a)", Some(4)),
+            ("(?L)a", Some(3)),
+            ("(?i", Some(3)),
+            ("(?(2)a|b)", Some(3)),
+            ("(?P=x)", Some(4)),
+            ("(?P<a>x)(?P<a>y)", Some(12)),
+            (")", Some(0)),
+            (r"\400", Some(0)),
+            (r"\12", Some(1)),
+            (r"\x4", Some(0)),
+            ("a{2,1}", Some(2)),
+            ("(?#", Some(0)),
+            ("\\", Some(0)),
+            ("a{99999999999}", None),
+            ("(?a)(?u)a", None),
+            ("(?t)a*", None),
+            // After an unsupported construct, still a syntax error: re refuses the pattern.
+            (r"(a)\1(", Some(5)),
+            ("(?=a)[", Some(5)),
+        ];
+        for (pattern, position) in cases {
+            match compile(pattern, &Limits::default()) {
+                Err(Error::RegexSyntax { position: p, .. }) => {
+                    if let Some(want) = position {
+                        assert_eq!(p, *want, "{pattern}");
+                    }
+                }
+                other => panic!("{pattern}: {other:?}"),
+            }
+        }
+        // `\p` says why.
+        let message = err(r"\p{L}").to_string();
+        assert!(message.contains("no \\p"), "{message}");
     }
 
     /// Big counted repetitions are built as counters (not by the regex engine): the
@@ -1231,7 +849,7 @@ mod tests {
 
     #[test]
     fn pieces_agree_with_the_regex_engine_alone() {
-        let json_char = r#"(?:[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+        let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
         let patterns = [
             "\"Always\"|\"IfNotPresent\"|\"Never\"".to_string(),
             "[a-zé-ü]+|[0-9]{2,3}".to_string(),
@@ -1307,7 +925,7 @@ mod tests {
     /// has the regex engine's language.
     #[test]
     fn counted_regions_agree_with_the_regex_engine() {
-        let json_char = r#"(?:[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+        let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
         let unit = r"(?:[a-c]|\\[nt])";
         // (pattern, how many times smaller than written out the result is: 0 = no region)
         let cases = [
@@ -1377,7 +995,7 @@ mod tests {
     #[test]
     fn byte_sequence_pieces_are_exact_and_minimal() {
         let patterns = [
-            r#"[ -!#-\[\]-\x{D7FF}\x{E000}-\x{10FFFF}]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f])"#,
+            r#"[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f])"#,
             "null|true|false|nul",
             "abc|abd|xbc|xbd",
             "[a-zé-ü]|[0-9][0-9]",

@@ -262,7 +262,7 @@ impl<'a> Scanner<'a> {
                 break;
             }
         }
-        Ok(if flags.is_empty() { body } else { format!("(?{flags}:{body})") })
+        Ok(scoped_regex(&body, &flags))
     }
 }
 
@@ -351,6 +351,39 @@ fn gbnf_class(src: &str, at: Pos) -> Result<String> {
         (false, false) => format!("[{members}]"),
     })
 }
+/// A terminal's regex `body` with its `flags` as a self-contained pattern: terminals are
+/// joined into larger patterns, where Python allows global flags only at the very start,
+/// so the trailing flags and any leading global flag groups of the body (`(?i)abc`) become
+/// one scoped group around the body. Under verbose mode a newline ends the body, so that
+/// a trailing `#` comment cannot swallow the group's `)`.
+pub(crate) fn scoped_regex(body: &str, flags: &str) -> String {
+    let mut flags = flags.to_string();
+    let mut rest = body;
+    // Global flag groups: `(?` then flag letters then `)`.
+    while let Some(after) = rest.strip_prefix("(?") {
+        let letters: String = after.chars().take_while(|c| "aiLmsux".contains(*c)).collect();
+        match after[letters.len()..].strip_prefix(')') {
+            Some(tail) if !letters.is_empty() => {
+                flags.push_str(&letters);
+                rest = tail;
+            }
+            _ => break,
+        }
+    }
+    if flags.is_empty() {
+        return body.to_string();
+    }
+    // Repeated letters are harmless to Python; keep each once for a tidy pattern.
+    let mut unique = String::new();
+    for c in flags.chars() {
+        if !unique.contains(c) {
+            unique.push(c);
+        }
+    }
+    let end = if unique.contains('x') { "\n)" } else { ")" };
+    format!("(?{unique}:{rest}{end}")
+}
+
 
 fn is_name_start(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_'
@@ -783,6 +816,7 @@ fn keep_last_definitions(g: &mut GrammarAst) {
 mod tests {
     use super::*;
     use crate::cfg::{advance_chart, lower, EarleyGrammar};
+    use crate::regex::compile;
 
     /// The grammar's matcher and warnings (it must build).
     fn build(text: &str, dialect: Dialect) -> (impl Fn(&str) -> bool, Vec<String>) {
@@ -894,6 +928,53 @@ mod tests {
             let (line, col, message) = refused(&format!("s ::= \"a\\{e}\" ;"), Dialect::Ebnf);
             assert_eq!((line, col), (1, 9), "{e}: {message}");
             assert!(message.starts_with(&format!("unknown escape `\\{e}` in an EBNF string")), "{message}");
+        }
+    }
+
+    fn terminal(text: &str) -> String {
+        let mut s = Scanner::new(text);
+        if text.starts_with('[') {
+            s.class().unwrap()
+        } else {
+            s.regex().unwrap()
+        }
+    }
+
+    /// A terminal's regex is joined into larger patterns: its flags (trailing, or global
+    /// groups at its start) must hold for it alone and still parse after other text.
+    #[test]
+    fn terminal_flags_scope_the_terminal() {
+        let limits = Limits::default();
+        for (text, yes, no) in [
+            ("/(?i)ab/", "xAB", "XAB"),
+            ("/ab/i", "xAb", "XAb"),
+            ("/(?s)(?i)a./", "xA\n", "XA\n"),
+            ("/a b # comment/x", "xab", "xa b"),
+            ("/(?x)a b/", "xab", "xa b"),
+        ] {
+            let joined = format!("x{}", terminal(text));
+            let dfa = compile(&joined, &limits).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(dfa.matches(yes.as_bytes()), "{text} on {yes:?}");
+            assert!(!dfa.matches(no.as_bytes()), "{text} on {no:?}");
+        }
+    }
+
+    /// Classes and regex terminals read Python's class syntax: `]` first is a literal,
+    /// `--` and `&&` are plain characters.
+    #[test]
+    fn classes_read_python_syntax() {
+        let limits = Limits::default();
+        for (text, yes, no) in [
+            ("[]-a]", "^", "b"),
+            ("[--A]", "5", "B"),
+            ("[^--A-Z]", "a", "5"),
+            ("/[--A]/", "5", "B"),
+            ("/[^--A-Z]/", "B", "5"),
+            ("[a&&b]", "&", "c"),
+        ] {
+            let dfa = compile(&terminal(text), &limits).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(dfa.matches(yes.as_bytes()), "{text} on {yes:?}");
+            assert!(!dfa.matches(no.as_bytes()), "{text} on {no:?}");
         }
     }
 }
