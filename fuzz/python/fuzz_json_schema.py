@@ -8,7 +8,8 @@ cover the rest. The body:
 
 * ``corral.Grammar.json_schema(text, ...)`` with options chosen from the input's hash;
   the only allowed exceptions are ``corral.CorralError`` subclasses other than
-  ``InternalError`` (a Rust panic): any other exception is a finding;
+  ``InternalError`` (a Rust panic) and ``InvalidGrammarError`` (grammar text the
+  translator wrote and the parser refused): any other exception is a finding;
 * the grammar is compiled against a byte vocabulary under small limits, and a matcher
   takes a few steps (allowed tokens must be accepted, the completion must match);
 * every sentence the grammar samples must be JSON that ``jsonschema`` validates against
@@ -29,11 +30,21 @@ import random
 import sys
 import warnings
 
-import atheris
+if __name__ == "__main__":
+    import atheris
 
-with atheris.instrument_imports(include=["corral"]):
+    with atheris.instrument_imports(include=["corral"]):
+        import corral
+        import corral._schema  # imported lazily by Grammar.json_schema: instrument it now
+        import corral._schema.ecma
+        import corral._schema.formats
+        import corral._schema.numbers
+        import corral._schema.translate
+else:  # imported by the regression test: no fuzzing engine needed
+    atheris = None
     import corral
-    from corral.errors import CorralError, InternalError
+
+from corral.errors import CorralError, InternalError, InvalidGrammarError
 
 try:
     import jsonschema
@@ -110,7 +121,6 @@ KEYWORDS = {
     ],
     "unevaluatedProperties": [False, {"type": "string"}],
     "unevaluatedItems": [False],
-    "nullable": [True],
     "contentEncoding": ["base64"],
     "default": [1],
 }
@@ -168,13 +178,18 @@ def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
         return atheris.Mutate(data, max_size)
     if rng.random() < 0.15:
         return atheris.Mutate(data, max_size)
-    for _ in range(1 + rng.randrange(3)):
-        schema = mutate_schema(schema, rng)
     try:
+        for _ in range(1 + rng.randrange(3)):
+            schema = mutate_schema(schema, rng)
         out = json.dumps(schema, ensure_ascii=rng.random() < 0.5).encode()
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError):  # too deep for the mutator itself
         return atheris.Mutate(data, max_size)
     return out if len(out) <= max_size else atheris.Mutate(data, max_size)
+
+
+# Pass over inputs that hit an open finding (see _has_huge_count); the regression test
+# turns this off to replay the findings themselves.
+SKIP_OPEN = True
 
 
 class Finding(AssertionError):
@@ -198,7 +213,8 @@ def oracle_validator(schema):
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
-        return cls(schema)
+        # corral enforces `format`, so the oracle asserts it too.
+        return cls(schema, format_checker=cls.FORMAT_CHECKER)
     except Exception:  # an invalid schema, or one jsonschema cannot load: no oracle
         return None
 
@@ -218,11 +234,33 @@ def check_sentence(validator, text: bytes, schema) -> None:
         raise Finding(f"sentence {text!r} does not validate: {errors[0].message} (schema {schema!r})")
 
 
+def _has_huge_count(value) -> bool:
+    """Does ``value`` hold an item count (``minItems``, ``maxItems``, ``minContains``,
+    ``maxContains``) over 1000 (an open finding: the
+    translator writes out every item, regressions/json_schema/min-items-*)? Such inputs are
+    passed over so that the fuzzer looks for other defects."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("minItems", "maxItems", "minContains", "maxContains") and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 1000:
+                return True
+            if _has_huge_count(v):
+                return True
+    elif isinstance(value, list):
+        return any(_has_huge_count(v) for v in value)
+    return False
+
+
 def test_one_input(data: bytes) -> None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return
+    if SKIP_OPEN:
+        try:
+            if _has_huge_count(json.loads(text)):
+                return
+        except (ValueError, RecursionError):
+            pass
     options = options_for(data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -231,6 +269,10 @@ def test_one_input(data: bytes) -> None:
             compiled = corral.compile(grammar, VOCAB, limits=LIMITS, cache=False)
         except InternalError:
             raise
+        except InvalidGrammarError as e:
+            # The schema front-end reports schema problems with their JSON pointer; a grammar
+            # error means it wrote grammar text that the grammar parser refuses.
+            raise Finding(f"the translator wrote an invalid grammar: {e}") from e
         except CorralError:
             return
     try:
@@ -238,7 +280,9 @@ def test_one_input(data: bytes) -> None:
     except (ValueError, RecursionError):
         return
     # Strict mode enforces exactly what it accepted, so its sentences must validate.
-    validator = oracle_validator(schema) if options["strict"] else None
+    # (`nullable` is OpenAPI's, which corral reads and jsonschema does not.)
+    judge = options["strict"] and "nullable" not in text
+    validator = oracle_validator(schema) if judge else None
     rng = random.Random(data)
     for seed in range(2):
         sentence = grammar._inner.sample(rng.randrange(2**32), 64)

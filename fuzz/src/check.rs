@@ -69,6 +69,13 @@ pub fn checked_ops() -> usize {
 /// Vocabularies up to this size get every token checked with `is_allowed` at each step.
 const CHECK_EVERY_TOKEN: usize = 1024;
 
+/// An independent judge of whole outputs (e.g. the `regex` crate on a generated pattern):
+/// `matches` must agree with it.
+pub type Oracle = Box<dyn Fn(&[u8]) -> bool>;
+
+/// Most tokens [`Session::advance_completion`] takes in one call.
+const COMPLETION_WALK: usize = 24;
+
 /// One matcher under test, with what it has been given and the masks seen along the way.
 pub struct Session {
     compiled: Arc<CompiledGrammar>,
@@ -79,13 +86,19 @@ pub struct Session {
     lens: Vec<usize>,
     /// `masks[k]`: the mask after `k` accepted tokens.
     masks: Vec<Vec<u32>>,
+    oracle: Option<Oracle>,
 }
 
 impl Session {
     /// A session at the start of `compiled`; None if a limit stops the first mask.
     pub fn start(compiled: Arc<CompiledGrammar>) -> Option<Session> {
+        Session::start_with(compiled, None)
+    }
+
+    /// [`Session::start`], with `matches` also checked against `oracle`.
+    pub fn start_with(compiled: Arc<CompiledGrammar>, oracle: Option<Oracle>) -> Option<Session> {
         let m = Matcher::new(compiled.clone());
-        let mut s = Session { compiled, m, bytes: Vec::new(), lens: Vec::new(), masks: Vec::new() };
+        let mut s = Session { compiled, m, bytes: Vec::new(), lens: Vec::new(), masks: Vec::new(), oracle };
         let mask = s.mask()?;
         s.masks.push(mask);
         Some(s)
@@ -104,7 +117,7 @@ impl Session {
     /// The current mask, checked: fast = reference, the count, `is_allowed` on every token
     /// (small vocabularies), EOS ⇔ accepting ⇔ `matches(output)`, no special or missing id.
     pub fn mask(&self) -> Option<Vec<u32>> {
-        mask_of(&self.compiled, &self.m, &self.bytes)
+        mask_of(&self.compiled, &self.m, &self.bytes, self.oracle.as_ref())
     }
 
     /// Runs up to `ops` operations chosen by `c`, checking each. Returns early when a limit
@@ -197,13 +210,13 @@ impl Session {
         let mut probe = self.m.clone();
         let mut bytes = self.bytes.clone();
         for (i, &t) in forced.iter().enumerate() {
-            let mask = mask_of(&self.compiled, &probe, &bytes)?;
+            let mask = mask_of(&self.compiled, &probe, &bytes, self.oracle.as_ref())?;
             assert_eq!(ids(&mask), vec![t], "forced token {i} ({t}) is not the only allowed one");
             assert!(within_limits(probe.advance(t), "advance")?, "forced token {t} refused");
             bytes.extend_from_slice(self.compiled.vocab().token_bytes(t));
         }
         if forced.len() < limit && !probe.is_finished() {
-            let mask = mask_of(&self.compiled, &probe, &bytes)?;
+            let mask = mask_of(&self.compiled, &probe, &bytes, self.oracle.as_ref())?;
             assert_ne!(ids(&mask).len(), 1, "forced_tokens stopped ({forced:?}) while one token is still forced");
         }
         Some(())
@@ -224,6 +237,9 @@ impl Session {
         let mut whole = self.bytes.clone();
         whole.extend_from_slice(&c);
         let ok = within_limits(self.compiled.matches(&whole), "matches")?;
+        if let Some(judge) = &self.oracle {
+            assert!(judge(&whole), "the reference rejects output + completion {:?}", String::from_utf8_lossy(&whole));
+        }
         assert!(
             ok,
             "output {:?} + completion {:?} is not accepted",
@@ -267,7 +283,8 @@ impl Session {
     pub fn advance_completion(&mut self, c: &mut dyn Chooser) -> Option<()> {
         let Some(rest) = self.m.completion() else { return Some(()) };
         let mut rest = &rest[..];
-        for _ in 0..64 {
+        // A bounded walk: each step re-checks the whole mask, and completions can be long.
+        for _ in 0..COMPLETION_WALK {
             if rest.is_empty() {
                 let mask = self.masks.last().cloned().unwrap_or_default();
                 assert!(self.m.is_accepting(), "the completion was walked but the output may not end");
@@ -295,7 +312,7 @@ impl Session {
 }
 
 /// The mask of `m` (whose output so far is `bytes`), checked as [`Session::mask`] says.
-pub fn mask_of(compiled: &CompiledGrammar, m: &Matcher, bytes: &[u8]) -> Option<Vec<u32>> {
+pub fn mask_of(compiled: &CompiledGrammar, m: &Matcher, bytes: &[u8], oracle: Option<&Oracle>) -> Option<Vec<u32>> {
     let vocab = compiled.vocab();
     let words = vocab.mask_words();
     let mut fast = vec![0u32; words];
@@ -326,6 +343,9 @@ pub fn mask_of(compiled: &CompiledGrammar, m: &Matcher, bytes: &[u8]) -> Option<
     }
     let matches = within_limits(compiled.matches(bytes), "matches")?;
     assert_eq!(matches, accepting, "matches(output) vs is_accepting after {out:?}");
+    if let Some(judge) = oracle {
+        assert_eq!(matches, judge(bytes), "matches({out:?}) vs the reference");
+    }
     if vocab.size() <= CHECK_EVERY_TOKEN {
         for t in 0..vocab.size() as u32 {
             assert_eq!(m.is_allowed(t), bit(&fast, t), "is_allowed({t}) vs the mask after {out:?}");
