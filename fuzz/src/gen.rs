@@ -55,31 +55,54 @@ pub fn small_vocab(c: &mut dyn Chooser) -> Vocabulary {
     Vocabulary::new(tokens, &specials, &eos, Some(size)).expect("a generated vocabulary is valid")
 }
 
-/// A random regex over the alphabet of [`TOKEN_BYTES`], `depth` levels deep at most.
-pub fn regex(c: &mut dyn Chooser, depth: u32) -> String {
+/// A random regex over the alphabet of [`TOKEN_BYTES`], `depth` levels deep at most: its
+/// Python `re` text, and the same language in the `regex` crate's syntax (the texts differ
+/// only where the dialects do: Python's `\w` is letters, all numbers and `_`; its `\s`
+/// also holds the separators U+001C..U+001F).
+pub fn regex(c: &mut dyn Chooser, depth: u32) -> (String, String) {
     const ATOMS: &[&str] = &["a", "b", "c", "x", "é", "€", "\\.", "0", " ", "\\(", "\"", "\\\\"];
-    const CLASSES: &[&str] = &["[ab]", "[^a]", "[a-c]", "\\d", ".", "[é-ê]", "[^é]", "\\s", "\\w", "[ab0-1]"];
+    const CLASSES: &[(&str, &str)] = &[
+        ("[ab]", "[ab]"),
+        ("[^a]", "[^a]"),
+        ("[a-c]", "[a-c]"),
+        ("\\d", "\\d"),
+        (".", "."),
+        ("[é-ê]", "[é-ê]"),
+        ("[^é]", "[^é]"),
+        ("\\s", "[\\s\\x1c-\\x1f]"),
+        ("\\w", "[\\p{L}\\p{N}_]"),
+        ("[ab0-1]", "[ab0-1]"),
+    ];
     let leaf = depth == 0 || c.pick(3) == 0;
     if leaf {
         return if c.pick(3) == 0 {
-            CLASSES[c.pick(CLASSES.len())].to_string()
+            let (py, rs) = CLASSES[c.pick(CLASSES.len())];
+            (py.to_string(), rs.to_string())
         } else {
-            ATOMS[c.pick(ATOMS.len())].to_string()
+            let a = ATOMS[c.pick(ATOMS.len())];
+            (a.to_string(), a.to_string())
         };
     }
     let d = depth - 1;
+    let wrap = |(py, rs): (String, String), f: &dyn Fn(&str) -> String| (f(&py), f(&rs));
     match c.pick(8) {
-        0 | 1 => (0..2 + c.pick(2)).map(|_| regex(c, d)).collect(),
-        2 => format!("(?:{}|{})", regex(c, d), regex(c, d)),
-        3 => format!("(?:{})*", regex(c, d)),
-        4 => format!("(?:{})+", regex(c, d)),
-        5 => format!("(?:{})?", regex(c, d)),
+        0 | 1 => {
+            let parts: Vec<(String, String)> = (0..2 + c.pick(2)).map(|_| regex(c, d)).collect();
+            (parts.iter().map(|p| p.0.as_str()).collect(), parts.iter().map(|p| p.1.as_str()).collect())
+        }
+        2 => {
+            let (a, b) = (regex(c, d), regex(c, d));
+            (format!("(?:{}|{})", a.0, b.0), format!("(?:{}|{})", a.1, b.1))
+        }
+        3 => wrap(regex(c, d), &|r| format!("(?:{r})*")),
+        4 => wrap(regex(c, d), &|r| format!("(?:{r})+")),
+        5 => wrap(regex(c, d), &|r| format!("(?:{r})?")),
         6 => {
             let m = c.pick(3);
             let n = m + c.pick(3);
-            format!("(?:{}){{{m},{n}}}", regex(c, d))
+            wrap(regex(c, d), &|r| format!("(?:{r}){{{m},{n}}}"))
         }
-        _ => format!("(?i:{})", regex(c, d)),
+        _ => wrap(regex(c, d), &|r| format!("(?i:{r})")),
     }
 }
 
@@ -115,7 +138,7 @@ fn ebnf_item(c: &mut dyn Chooser, rules: usize, depth: u32) -> String {
         0 => STRINGS[c.pick(STRINGS.len())].to_string(),
         1 => CLASSES[c.pick(CLASSES.len())].to_string(),
         2 => format!("r{}", c.pick(rules)),
-        3 => format!("/{}/", regex(c, 2).replace('/', "\\/")),
+        3 => format!("/{}/", regex(c, 2).0.replace('/', "\\/")),
         4 => format!("({})", ebnf_seq(c, rules, depth - 1)),
         5 => {
             let q = ["?", "*", "+", "{2}", "{0,2}", "{1,}"][c.pick(6)];

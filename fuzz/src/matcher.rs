@@ -19,9 +19,8 @@ pub fn run(data: &[u8]) {
     let limits = small_limits();
     let mut oracle: Option<Oracle> = None;
     let (grammar, text) = if r.chance(128) {
-        let text = gen::regex(&mut r, 4);
-        // The generator's syntax means the same to Python's `re` and the `regex` crate.
-        let reference = regex::bytes::Regex::new(&format!("\\A(?:{text})\\z")).expect("a generated regex is valid Rust syntax");
+        let (text, rust) = gen::regex(&mut r, 4);
+        let reference = regex::bytes::Regex::new(&format!("\\A(?:{rust})\\z")).expect("a generated regex is valid Rust syntax");
         oracle = Some(Box::new(move |s: &[u8]| reference.is_match(s)));
         (Grammar::regex(&text, &limits, None), text)
     } else {
