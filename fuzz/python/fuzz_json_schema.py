@@ -265,6 +265,9 @@ OPEN_SIGNATURES = {
     ("ValueError", "_split"),
     ("ZeroDivisionError", "multiple_regex"),
     ("Finding", "is not a number"),
+    ("Finding", "undefined rule `nothing`"),
+    ("Finding", "matches no string"),
+    ("Finding", "decimal literal invalid"),
 }
 
 
