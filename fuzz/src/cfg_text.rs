@@ -1,0 +1,53 @@
+//! The body shared by the grammar-text targets (`ebnf`, `gbnf`, `lark`): arbitrary text →
+//! parse, lower and compile under small limits; for a grammar that builds, its random
+//! sentences must be accepted (as a whole and byte by byte) and a matcher session must
+//! pass its checks.
+
+use std::sync::Arc;
+
+use corral_core::cfg::{Dialect, LowerOptions};
+use corral_core::{CompiledGrammar, Error, Grammar};
+
+use crate::check::{check_bytewise, Session};
+use crate::gen::{byte_vocab, check_error};
+use crate::input::{text, Rng};
+use crate::small_limits;
+
+/// Runs the checks on `data` read as a grammar in `dialect`.
+pub fn run(data: &[u8], dialect: Dialect) {
+    let text = text(data);
+    let limits = small_limits();
+    let mut rng = Rng::from_bytes(data);
+    // A third of the inputs get the JSON Schema front-end's lowering (no merged terminals),
+    // chosen from the input's hash so that the input format stays plain grammar text.
+    let options = if rng.below(3) == 0 { LowerOptions { max_terminal_source: 0 } } else { LowerOptions::default() };
+    let grammar = match Grammar::cfg_text_with(&text, dialect, None, &limits, &options, None) {
+        Ok(g) => g,
+        Err(e) => return check_error(&e, &text),
+    };
+    let _ = (grammar.describe(), grammar.warnings());
+    let samples: Vec<Vec<u8>> = (0..3).filter_map(|seed| grammar.sample(rng.next_u64() ^ seed, 48)).collect();
+    // Tokens of 2-4 bytes cut from the samples, so multi-byte tokens meet the grammar.
+    let mut extra = Vec::new();
+    for s in &samples {
+        let mut i = 0;
+        while i + 1 < s.len() && extra.len() < 48 {
+            let len = 2 + rng.below(3);
+            extra.push(s[i..(i + len).min(s.len())].to_vec());
+            i += 1 + rng.below(3);
+        }
+    }
+    let compiled = match CompiledGrammar::new(&grammar, Arc::new(byte_vocab(&extra)), &limits, false) {
+        Ok(c) => Arc::new(c),
+        Err(Error::LimitExceeded { .. } | Error::EmptyLanguage { .. }) => return,
+        Err(e) => panic!("compiling a lowered grammar: {e:?}"),
+    };
+    for s in &samples {
+        match check_bytewise(&compiled, s) {
+            None => return,
+            Some(ok) => assert!(ok, "a sample of the grammar is not accepted: {:?}", String::from_utf8_lossy(s)),
+        }
+    }
+    let Some(mut session) = Session::start(compiled) else { return };
+    session.run(&mut rng, 16);
+}

@@ -1,0 +1,8 @@
+//! The `gbnf` target: arbitrary text read as llama.cpp's GBNF (see [`crate::cfg_text`]).
+
+use corral_core::cfg::Dialect;
+
+/// The target body.
+pub fn run(data: &[u8]) {
+    crate::cfg_text::run(data, Dialect::Gbnf);
+}

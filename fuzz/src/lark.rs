@@ -1,0 +1,8 @@
+//! The `lark` target: arbitrary text read as Lark's grammar syntax (see [`crate::cfg_text`]).
+
+use corral_core::cfg::Dialect;
+
+/// The target body.
+pub fn run(data: &[u8]) {
+    crate::cfg_text::run(data, Dialect::Lark);
+}
