@@ -225,7 +225,7 @@ impl Session {
     /// Checks `completion`: None once finished; otherwise the output plus it is accepted,
     /// and it is empty when the output may end here.
     pub fn completion(&mut self) -> Option<()> {
-        let c = self.m.completion();
+        let c = within_limits(self.m.completion(), "completion")?;
         if self.m.is_finished() {
             assert!(c.is_none(), "completion after EOS");
             return Some(());
@@ -281,7 +281,7 @@ impl Session {
     /// prefix of the remaining completion, checking at the end that the output is accepted
     /// if the walk got there.
     pub fn advance_completion(&mut self, c: &mut dyn Chooser) -> Option<()> {
-        let Some(rest) = self.m.completion() else { return Some(()) };
+        let Some(rest) = within_limits(self.m.completion(), "completion")? else { return Some(()) };
         let mut rest = &rest[..];
         // A bounded walk: each step re-checks the whole mask, and completions can be long.
         for _ in 0..COMPLETION_WALK {

@@ -172,5 +172,6 @@ pub fn check_error(e: &Error, text: &str) {
         }
         Error::Vocabulary(_) | Error::InvalidArgument(_) => panic!("a grammar text gave a vocabulary/argument error: {e:?}"),
         Error::LimitExceeded { .. } | Error::EmptyLanguage { .. } => {}
+        other => panic!("an unexpected kind of error for a grammar text: {other:?}"),
     }
 }

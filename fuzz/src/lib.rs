@@ -53,6 +53,9 @@ pub fn small_limits() -> Limits {
         max_grammar_nesting: 40,
         max_grammar_productions: 2_000,
         max_earley_items: 5_000,
+        max_chart_bytes: 16 << 20,
+        max_completion_bytes: 1 << 16,
+        max_vocab_size: 1 << 20,
         max_mask_cache_bytes: 1 << 20,
         max_compile_ms: 500,
     }

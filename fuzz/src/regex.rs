@@ -39,7 +39,7 @@ pub fn run(data: &[u8]) {
         }
     }
     let Some(mut session) = Session::start(compiled.clone()) else { return };
-    if let Some(c) = session.matcher().completion() {
+    if let Ok(Some(c)) = session.matcher().completion() {
         assert_eq!(check_bytewise(&compiled, &c), Some(true), "the completion from the start is not accepted");
     }
     session.run(&mut Rng::from_bytes(data), 24);
