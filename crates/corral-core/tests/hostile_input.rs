@@ -280,3 +280,21 @@ fn a_terminal_that_follows_itself_inside_long_tokens_stays_polynomial() {
     let allowed: Vec<u32> = (0..v.size() as u32).filter(|&t| bit(&fast, t)).collect();
     assert_eq!(allowed, vec![b'=' as u32, 256, 257, 258, 259, 260]);
 }
+
+#[test]
+fn a_long_chain_of_unused_lark_rules_is_linear() {
+    // Which Lark rules count as kept was found by re-checking every rule until nothing
+    // changed: one rule per round on a chain, quadratic in all.
+    let n = 20_000;
+    let mut text = String::from("start: \"a\"\n");
+    for i in 0..n - 1 {
+        text.push_str(&format!("r{i}: \"b\" r{}\n", i + 1));
+    }
+    text.push_str(&format!("r{}: \"b\"\n", n - 1));
+    let started = Instant::now();
+    let g = Grammar::cfg_text(&text, Dialect::Lark, None, &Limits::default(), None).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let v = vocab(&[b"a".to_vec(), b"b".to_vec()]);
+    let c = CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap();
+    assert!(c.matches(b"a").unwrap() && !c.matches(b"b").unwrap());
+}

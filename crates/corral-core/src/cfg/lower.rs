@@ -393,15 +393,31 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        let mut kept: HashSet<&'a str> = uses.keys().copied().collect();
-        loop {
-            let mut used: HashSet<&'a str> = kept.iter().flat_map(|r| uses[r].iter().copied()).collect();
-            used.insert(start);
-            let next: HashSet<&'a str> = kept.intersection(&used).copied().collect();
-            if next.len() == kept.len() {
-                break;
+        // The greatest set of rules each used by a kept rule (or the start): drop rules
+        // no kept rule uses, one by one, updating the counts of what they use (linear,
+        // where re-checking every rule until nothing changes is quadratic on chains).
+        let mut users: HashMap<&'a str, usize> = uses.keys().map(|&r| (r, 0)).collect();
+        for used in uses.values() {
+            for r in used {
+                if let Some(n) = users.get_mut(r) {
+                    *n += 1;
+                }
             }
-            kept = next;
+        }
+        let mut kept: HashSet<&'a str> = uses.keys().copied().collect();
+        let mut unused: Vec<&'a str> = users.iter().filter(|&(r, &n)| n == 0 && *r != start).map(|(&r, _)| r).collect();
+        while let Some(r) = unused.pop() {
+            if !kept.remove(r) {
+                continue;
+            }
+            for u in &uses[r] {
+                if let Some(n) = users.get_mut(u) {
+                    *n -= 1;
+                    if *n == 0 && *u != start {
+                        unused.push(u);
+                    }
+                }
+            }
         }
         let mut tokens: Vec<(&'a Expr, Option<&'a str>)> = ast.ignore.iter().map(|e| (e, None)).collect();
         let mut kept: Vec<&'a str> = kept.into_iter().collect();
