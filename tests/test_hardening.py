@@ -125,7 +125,7 @@ def test_lone_surrogates_are_grammar_errors():
 
 
 def test_limit_messages_do_not_quote_a_whole_pattern():
-    pattern = "(a|b)*a" + "(a|b)" * 30_000
+    pattern = "(a|b)*a" + "(a|b)" * 300
     with pytest.raises(corral.LimitExceededError) as e:
         corral.compile(corral.Grammar.regex(pattern), byte_vocab(), limits=corral.Limits(max_dfa_states=100))
     assert len(str(e.value)) < 1000

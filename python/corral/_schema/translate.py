@@ -1087,6 +1087,12 @@ class Translator:
         plain = plain and not any(isinstance(v, str) for v in shape.not_values)
         longest = max(shape.min_len, shape.max_len or 0)
         if plain and longest > LONG_STRING and (shape.max_len is None or shape.max_len >= shape.min_len):
+            # Each chunk of the bound is one repetition in the grammar: a count past what the
+            # engine may expand is refused here, at its keyword, not in the generated text.
+            for field, keyword, n in (("min_len", "minLength", shape.min_len), ("max_len", "maxLength", shape.max_len)):
+                if n is not None and n // STRING_CHUNK > self.max_productions:
+                    pointer = shape.count_ptrs.get(field) or "/"
+                    raise self.limit_at(pointer, keyword, f"a length of {n} characters is {n // STRING_CHUNK} chunks of {STRING_CHUNK} in the grammar", "max_grammar_productions", self.max_productions)
             return _chunked_string(shape.min_len, shape.max_len)
         body = self.string_body(shape)
         if body is None:
@@ -2594,10 +2600,14 @@ def n_dependent_required(t, sub, val, schema, kw="dependentRequired"):
     alts = []
     for k, deps in val.items():
         if isinstance(deps, list):
+            if not all(isinstance(d, str) for d in deps):
+                raise t.invalid(sub, kw, f"the dependencies of {k!r} must be strings")
             for d in deps:
                 alts.append([_kinds(t, {OBJ}), _present(t, [k]), _absent(t, d)])
-        else:
+        elif isinstance(deps, (dict, bool)):
             alts.append([_kinds(t, {OBJ}), _present(t, [k]), sub.child(deps, kw, k).negate()])
+        else:
+            raise t.invalid(sub, kw, f"the value for {k!r} must be an array or a schema")
     return alts
 
 
