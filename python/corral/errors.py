@@ -31,7 +31,9 @@ class UnsupportedFeatureError(GrammarError):
 
 class InvalidGrammarError(GrammarError):
     """A grammar text (EBNF, GBNF, Lark) is invalid: a syntax error, an undefined rule, a
-    rule that can never produce a finite string, a terminal that matches nothing.
+    name defined twice (Lark), a recursive terminal, a start rule that produces no string.
+    (A rule that can never produce a finite string, or a piece that matches nothing, is
+    only a :class:`corral.GrammarWarning` where the rest of the grammar still matches.)
 
     ``line`` and ``column`` are 1-based (0 when the problem has no single place).
     """
