@@ -306,3 +306,21 @@ def test_ctrl_c_stops_a_batch_fill():
     finally:
         timer.cancel()
     assert all(m.advance(ord("a")) for m in matchers)
+
+
+def test_numpy_and_torch_integers_are_ids():
+    import torch
+
+    vocab = byte_vocab()
+    m = corral.compile(corral.Grammar.regex("ab"), vocab).matcher()
+    bm = corral.allocate_bitmask(2, vocab.size)
+    m.fill_bitmask(bm, np.int64(1))
+    assert m.is_allowed(np.int32(ord("a")))
+    assert m.advance(np.int64(ord("a")))
+    assert m.advance(torch.tensor(ord("b")))
+    m.rollback(np.uint8(2))
+    assert vocab.token_bytes(np.int64(97)) == b"a"
+    with pytest.raises(corral.MatcherError, match="out of range"):
+        m.advance(np.int64(-1))
+    with pytest.raises(TypeError):
+        m.advance(np.float64(97.0))

@@ -135,16 +135,25 @@ fn index(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, bound: usize, class
     Ok(v)
 }
 
-/// A Python int that must be ≥ 0 (and fit a `usize`), else the corral error `class`.
+/// A Python integer (anything with `__index__`: an int, a numpy or torch integer) that
+/// must be ≥ 0 and fit a `usize`, else the corral error `class` naming `what`; a bool or
+/// a non-integer is a `TypeError`.
 fn count(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, class: &str) -> PyResult<usize> {
-    if obj.is_instance_of::<pyo3::types::PyBool>() || !obj.is_instance_of::<pyo3::types::PyInt>() {
+    let type_error = || {
         let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-        return Err(PyTypeError::new_err(format!("{what} must be an int, not {type_name}")));
+        PyTypeError::new_err(format!("{what} must be an int, not {type_name}"))
+    };
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(type_error());
     }
     match obj.extract::<i128>() {
         Ok(v) if v >= 0 && v <= usize::MAX as i128 => Ok(v as usize),
         Ok(v) if v < 0 => Err(raise(py, class, format!("{what} {v} is out of range: it must be ≥ 0"), &[])),
-        _ => Err(raise(py, class, format!("{what} {obj} is out of range: it is too large"), &[])),
+        Ok(_) => Err(raise(py, class, format!("{what} {obj} is out of range: it is too large"), &[])),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py) => {
+            Err(raise(py, class, format!("{what} {obj} is out of range"), &[]))
+        }
+        Err(_) => Err(type_error()),
     }
 }
 
