@@ -324,3 +324,18 @@ def test_numpy_and_torch_integers_are_ids():
         m.advance(np.int64(-1))
     with pytest.raises(TypeError):
         m.advance(np.float64(97.0))
+
+
+@pytest.mark.parametrize(
+    "keyword, value, draft6_rejects",
+    [("const", 3, b'"x"'), ("contains", {"type": "string"}, b"[1]"), ("propertyNames", {"maxLength": 1}, b'{"ab":1}')],
+)
+def test_keywords_newer_than_the_schemas_draft_are_unknown(keyword, value, draft6_rejects):
+    vocab = byte_vocab()
+    old = corral.compile(
+        corral.Grammar.json_schema({"$schema": "http://json-schema.org/draft-04/schema#", keyword: value}), vocab
+    )
+    new = corral.compile(
+        corral.Grammar.json_schema({"$schema": "http://json-schema.org/draft-06/schema#", keyword: value}), vocab
+    )
+    assert old.matches(draft6_rejects) and not new.matches(draft6_rejects)

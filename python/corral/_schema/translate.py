@@ -742,6 +742,8 @@ class Translator:
             if draft < 2019:
                 return  # siblings of $ref are ignored before 2019-09
         for kw, val in schema.items():
+            if _INTRODUCED.get(kw, 0) > draft:
+                continue  # not a keyword of this draft: an unknown keyword, ignored
             handler = _KEYWORDS.get(kw)
             if handler is not None:
                 handler(self, shape, sub, val, disj, chain)
@@ -771,6 +773,8 @@ class Translator:
             if draft < 2019:
                 return alts
         for kw, val in schema.items():
+            if _INTRODUCED.get(kw, 0) > draft:
+                continue
             handler = _NEGATIONS.get(kw)
             if handler is not None:
                 alts.extend(handler(self, pos, val, schema))
@@ -1886,6 +1890,16 @@ def _bool_terms(terms: List[str], negs: List[str]) -> Optional[str]:
 
 # --- keyword handlers ----------------------------------------------------------------
 
+
+# Assertion keywords newer than draft 4, by the draft that introduced them: in a schema of
+# an earlier draft they are unknown keywords, which validators ignore.
+_INTRODUCED = {
+    "const": 6, "contains": 6, "propertyNames": 6,
+    "if": 7, "then": 7, "else": 7,
+    "dependentRequired": 2019, "dependentSchemas": 2019, "minContains": 2019, "maxContains": 2019,
+    "unevaluatedProperties": 2019, "unevaluatedItems": 2019,
+    "prefixItems": 2020,
+}
 
 # Keywords that can give a subschema a URI or an anchor.
 _ID_KEYWORDS = frozenset({"id", "$id", "$anchor", "$dynamicAnchor"})
