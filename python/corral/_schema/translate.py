@@ -1056,6 +1056,33 @@ class Translator:
 
     # strings
 
+    def _state_rules(self, base: str, moves: dict, can_stop, lead_of) -> bool:
+        """Writes one rule per state of a counted list or object (``moves``: state → the
+        (item, next state) pairs; ``can_stop(*state)``: may it close there), keeping only
+        states from which it can still close. False if the start state cannot: no value."""
+        # Backward reachability from the states that may close (a worklist: linear).
+        back: dict = {}
+        for st, out in moves.items():
+            for _, t in out:
+                back.setdefault(t, []).append(st)
+        alive = {st for st in moves if can_stop(*st)}
+        todo = list(alive)
+        while todo:
+            for st in back.get(todo.pop(), ()):
+                if st not in alive:
+                    alive.add(st)
+                    todo.append(st)
+        if (0, 0) not in alive:
+            return False
+        for st, out in moves.items():
+            if st not in alive:
+                continue
+            lead = lead_of(st)
+            opts = ['""'] if can_stop(*st) else []
+            opts += [f"{lead}{item} {base}_{t[0]}_{t[1]}" for item, t in out if t in alive]
+            self.rules[f"{base}_{st[0]}_{st[1]}"] = _alt(opts)
+        return True
+
     def string_body(self, shape: Shape) -> Optional[str]:
         """EBNF for the encoded characters between the quotes (None: no string at all)."""
         terms: List[str] = []
@@ -1250,23 +1277,8 @@ class Translator:
                     out.append((plain, (step(i), c)))
             moves[(i, c)] = out
             todo.extend(t for _, t in out)
-        alive = {st for st in moves if can_stop(*st)}
-        changed = True
-        while changed:
-            changed = False
-            for st, out in moves.items():
-                if st not in alive and any(t in alive for _, t in out):
-                    alive.add(st)
-                    changed = True
-        if (0, 0) not in alive:
+        if not self._state_rules(base, moves, can_stop, lambda st: "" if st[0] == 0 else comma + " "):
             return None
-        for (i, c), out in moves.items():
-            if (i, c) not in alive:
-                continue
-            lead = "" if i == 0 else comma + " "
-            opts = ['""'] if can_stop(i, c) else []
-            opts += [f"{lead}{item} {base}_{t[0]}_{t[1]}" for item, t in out if t in alive]
-            self.rules[f"{base}_{i}_{c}"] = _alt(opts)
         rule = lambda i, c: f"{base}_{i}_{c}"  # noqa: E731
 
         return f"{open_} {rule(0, 0)} {close}"
@@ -1514,23 +1526,8 @@ class Translator:
                     out.append((extra_kv, (seen, nc)))
             moves[(seen, c)] = out
             todo.extend(t for _, t in out)
-        alive = {st for st in moves if can_stop(*st)}
-        changed = True
-        while changed:
-            changed = False
-            for st, out in moves.items():
-                if st not in alive and any(t in alive for _, t in out):
-                    alive.add(st)
-                    changed = True
-        if (0, 0) not in alive:
+        if not self._state_rules(base, moves, can_stop, lambda st: "" if st[1] == 0 else comma + " "):
             return None
-        for (seen, c), out in moves.items():
-            if (seen, c) not in alive:
-                continue
-            lead = "" if c == 0 else comma + " "
-            opts = ['""'] if can_stop(seen, c) else []
-            opts += [f"{lead}{item} {base}_{t[0]}_{t[1]}" for item, t in out if t in alive]
-            self.rules[f"{base}_{seen}_{c}"] = _alt(opts)
 
         open_, close = (f'"{{" {self.ws}', f'{self.ws} "}}"') if self.ws else ('"{"', '"}"')
         return f"{open_} {base}_0_0 {close}"
