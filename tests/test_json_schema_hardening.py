@@ -40,19 +40,27 @@ def agrees(c, schema, docs, *, reorder=True):
 # --------------------------------------------------------------------- repeated keys
 
 
-def test_open_keys_with_min_properties_are_refused_in_strict_mode():
-    schema = {"additionalProperties": {"type": "integer"}, "minProperties": 2}
-    with pytest.raises(corral.UnsupportedSchemaError) as info:
-        corral.Grammar.json_schema(schema)
-    assert info.value.pointer == "/minProperties"
-    assert "repeated key" in str(info.value)
+def test_open_keys_never_repeat_and_count_distinct_properties(byte_vocab):
+    # The reported instance: {"a":1,"a":2} parses to one property, so it must not
+    # satisfy minProperties 2, and completion() once wrote {"":0,"":0}.
+    schema = {"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 2}
+    c = compiled(schema, byte_vocab)
+    for text in [b'{"a":1,"a":2}', b'{"":0,"":0}', b'{"a":1,"b":2,"a":3}', b'{"a":1}']:
+        assert not c.matches(text), text
+    for text in [b'{"a":1,"b":2}', b'{"":0," ":0}', b'{"a":1,"b":2,"c":3}']:
+        assert c.matches(text), text
+    done = c.matcher().completion()
+    pairs = json.loads(done, object_pairs_hook=lambda kv: kv)
+    assert len({k for k, _ in pairs}) == len(pairs) >= 2, done
+    assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(done))
 
 
-def test_open_keys_with_min_properties_counts_entries_when_not_strict(byte_vocab):
-    schema = {"additionalProperties": {"type": "integer"}, "minProperties": 2}
-    with pytest.warns(corral.SchemaWarning, match="minProperties"):
-        c = compiled(schema, byte_vocab, strict=False)
-    assert c.matches(b'{"a":1,"b":2}') and not c.matches(b'{"a":1}')
+def test_keys_stay_distinct_per_object_at_every_depth(byte_vocab):
+    schema = {"type": "array", "items": {"type": "object", "additionalProperties": {"$ref": "#"}}}
+    c = compiled(schema, byte_vocab)
+    assert c.matches(b'[{"a":[{"a":[]}],"b":[]},{"a":[]}]')
+    assert not c.matches(b'[{"a":[{"a":[],"a":[]}]}]')
+    assert not c.matches(b'[{"a":[{"b":[]}],"a":[]}]')
 
 
 def test_min_properties_one_with_open_keys_is_exact(byte_vocab):

@@ -25,9 +25,14 @@ const TOKEN_BYTES: &[u8] = b"abcx01.,()[] \"\\\n\xc3\xa9\xaa\xe2\x82\xac";
 /// single bytes when `c` says so, so that every grammar can be followed), missing ids,
 /// special ids, one or two EOS ids anywhere, and sometimes padding past the tokens.
 pub fn small_vocab(c: &mut dyn Chooser) -> Vocabulary {
+    small_vocab_over(c, TOKEN_BYTES)
+}
+
+/// [`small_vocab`] with tokens made of `alphabet`'s bytes.
+pub fn small_vocab_over(c: &mut dyn Chooser, alphabet: &[u8]) -> Vocabulary {
     let mut tokens: Vec<Option<Vec<u8>>> = Vec::new();
     if c.pick(2) == 0 {
-        tokens.extend(TOKEN_BYTES.iter().map(|&b| Some(vec![b])));
+        tokens.extend(alphabet.iter().map(|&b| Some(vec![b])));
     }
     for _ in 0..c.pick(40) {
         match c.pick(12) {
@@ -35,7 +40,7 @@ pub fn small_vocab(c: &mut dyn Chooser) -> Vocabulary {
             1 => tokens.push(Some(b"\xc3\xa9".to_vec())),
             _ => {
                 let len = 1 + c.pick(4);
-                tokens.push(Some((0..len).map(|_| TOKEN_BYTES[c.pick(TOKEN_BYTES.len())]).collect()));
+                tokens.push(Some((0..len).map(|_| alphabet[c.pick(alphabet.len())]).collect()));
             }
         }
     }
@@ -149,6 +154,35 @@ fn ebnf_item(c: &mut dyn Chooser, rules: usize, depth: u32) -> String {
             ops[c.pick(ops.len())].to_string()
         }
     }
+}
+
+/// The bytes of the tokens for [`json_objects`].
+pub const JSON_BYTES: &[u8] = b"{}[]\":,1abx\\";
+
+/// A random corral EBNF grammar of JSON-like values (`1`, arrays, objects) whose object
+/// keys come from a random small key language (infinite, often with finite residuals:
+/// `abc|x+`), with random bounds on the number of members: for grammars with distinct keys.
+/// Also says whether every half-written key has infinitely many endings.
+pub fn json_objects(c: &mut dyn Chooser) -> (String, bool) {
+    const KEYS: &[&str] = &["a", "b", "ab", "abc", "x+", "[ab]*", "[ab]{0,2}", "a[bx]?", "x*", r"\\\\", r#"\\""#, "", "[abx]+"];
+    // One infinite alternative at least: an object whose keys come from a finite class
+    // and that used them all is the one case the distinct-keys check does not foresee
+    // (the JSON Schema translator names the keys of such classes instead).
+    const INFINITE: &[&str] = &["x+", "[ab]*", "[abx]+", "ab(x|b)*"];
+    let mut alts: Vec<&str> = (0..c.pick(3)).map(|_| KEYS[c.pick(KEYS.len())]).collect();
+    alts.push(INFINITE[c.pick(INFINITE.len())]);
+    let lo = c.pick(4);
+    let more = match c.pick(3) {
+        0 => "*".to_string(),
+        1 => format!("{{{lo},}}"),
+        _ => format!("{{{lo},{}}}", lo + c.pick(3)),
+    };
+    let value = ["\"1\"", "\"1\" | o", "\"1\" | o | \"[\" (v (\",\" v)*)? \"]\""][c.pick(3)];
+    let text = format!(
+        "start ::= o ;\no ::= \"{{\" (m (\",\" m){more})? \"}}\" ;\nm ::= \"\\\"\" /(?:{})/ \"\\\"\" \":\" v ;\nv ::= {value} ;\n",
+        alts.join("|")
+    );
+    (text, alts.len() == 1)
 }
 
 /// Checks that an error on `text` says where, within the text: a regex error's character

@@ -255,7 +255,9 @@ class Grammar:
         classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
         # 0: no property is determinized with its value; keys join their (shared) value
         # terminals by concatenation (see LowerOptions in crates/corral-core/src/cfg/lower.rs).
-        inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0)
+        # The matchers keep every object's keys distinct (a grammar cannot); where each key
+        # class leaves half-written keys infinitely many endings, closed keys suffice.
+        inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0, True, not translator.finite_key_endings)
         grammar = cls(inner, "json_schema", text, "start", limits=limits)
         grammar._schema_warnings = list(translator.warnings)
         return grammar

@@ -10,6 +10,7 @@ use crate::cfg::{advance_chart, Chart, EarleyGrammar, Overlay};
 use crate::dfa::{Dfa, DEAD};
 use crate::error::{Error, Result};
 use crate::grammar::Grammar;
+use crate::json_keys::KeyTracker;
 use crate::limits::Limits;
 use crate::regex;
 use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
@@ -107,7 +108,7 @@ impl StateMask {
 }
 
 /// A DFA state stack that the token trie walks.
-struct DfaWalker<'a> {
+pub(crate) struct DfaWalker<'a> {
     dfa: &'a Dfa,
     stack: Vec<u32>,
 }
@@ -588,14 +589,69 @@ impl CompiledGrammar {
 
     /// Does the constraint accept the whole of `data`?
     pub fn matches(&self, data: &[u8]) -> Result<bool> {
-        match &self.engine {
-            Engine::Dfa { dfa, .. } => Ok(dfa.matches(data)),
+        let grammar_ok = match &self.engine {
+            Engine::Dfa { dfa, .. } => dfa.matches(data),
             Engine::Cfg { earley, start, .. } => {
                 let mut chart = start.clone();
-                Ok(advance_chart(earley, &mut chart, data)? && chart.is_accepting())
+                advance_chart(earley, &mut chart, data)? && chart.is_accepting()
             }
+        };
+        Ok(grammar_ok && (!self.grammar.distinct_keys() || KeyTracker::default().push_token(data)))
+    }
+
+    /// A recognizer standing at `at`, for probes that push and pop bytes there (the
+    /// distinct-keys check).
+    pub(crate) fn probe<'a>(&'a self, at: At<'a>) -> Result<Probe<'a>> {
+        match (&self.engine, at) {
+            (Engine::Dfa { dfa, .. }, At::Dfa(state)) => Ok(Probe::Dfa(DfaWalker { dfa, stack: vec![state] })),
+            (Engine::Cfg { earley, .. }, At::Cfg(chart)) => Ok(Probe::Cfg(Overlay::new(earley, chart))),
+            _ => Err(Error::InvalidArgument("matcher state does not fit its engine".into())),
         }
     }
+}
+
+/// A recognizer at a matcher's position: see [`CompiledGrammar::probe`].
+#[allow(clippy::large_enum_variant)] // one per mask call, never in bulk
+pub(crate) enum Probe<'a> {
+    Dfa(DfaWalker<'a>),
+    Cfg(Overlay<'a>),
+}
+
+impl Probe<'_> {
+    /// A limit hit by an earlier push (which then failed), taken.
+    pub(crate) fn take_error(&mut self) -> Option<Error> {
+        match self {
+            Probe::Dfa(_) => None,
+            Probe::Cfg(ov) => ov.error.take(),
+        }
+    }
+}
+
+impl ByteRecognizer for Probe<'_> {
+    #[inline]
+    fn push_byte(&mut self, byte: u8) -> bool {
+        match self {
+            Probe::Dfa(w) => w.push_byte(byte),
+            Probe::Cfg(ov) => ov.push(byte),
+        }
+    }
+
+    #[inline]
+    fn pop_bytes(&mut self, n: usize) {
+        match self {
+            Probe::Dfa(w) => w.pop_bytes(n),
+            Probe::Cfg(ov) => ov.pop(n),
+        }
+    }
+}
+
+/// Where a matcher stands, as its engine sees it.
+#[derive(Clone, Copy)]
+pub(crate) enum At<'a> {
+    /// A DFA state.
+    Dfa(u32),
+    /// A parse.
+    Cfg(&'a Chart),
 }
 
 #[cfg(test)]

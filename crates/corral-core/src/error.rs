@@ -55,6 +55,9 @@ pub enum Error {
     InvalidArgument(String),
     /// The work was stopped from outside (see [`crate::interrupt`]): nothing was changed.
     Interrupted,
+    /// An invariant of the engine did not hold: a bug in corral, reported instead of a
+    /// wrong answer.
+    Internal(String),
 }
 
 /// corral-core's result type.
@@ -137,6 +140,7 @@ impl fmt::Display for Error {
             Error::Vocabulary(m) => write!(f, "invalid vocabulary: {m}"),
             Error::InvalidArgument(m) => write!(f, "{m}"),
             Error::Interrupted => write!(f, "interrupted"),
+            Error::Internal(m) => write!(f, "internal error: {m}"),
         }
     }
 }

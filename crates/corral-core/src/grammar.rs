@@ -15,6 +15,11 @@ pub struct CfgGrammar {
     pub cfg: Cfg,
     /// What it is, for messages.
     pub description: String,
+    /// The output is JSON whose objects must not repeat a key (see [`crate::json_keys`]).
+    pub distinct_keys: bool,
+    /// Known: every half-written key has infinitely many endings, so only closed keys
+    /// need checking (see [`Grammar::with_distinct_keys`]).
+    pub key_endings_infinite: bool,
 }
 
 /// A constraint on the output's bytes. Built by the front-ends; compiled against a
@@ -67,7 +72,7 @@ impl Grammar {
             cfg::lower_with(&ast, start, limits, options, classes)
         })?;
         let description = format!("{dialect:?} grammar").to_lowercase();
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description })))
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
     }
 
     /// Validates and normalizes a parsed grammar.
@@ -79,16 +84,58 @@ impl Grammar {
         description: &str,
     ) -> Result<Grammar> {
         let cfg = cfg::lower(ast, start, limits, classes)?;
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description: description.to_string() })))
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
+            cfg,
+            description: description.to_string(),
+            distinct_keys: false,
+            key_endings_infinite: false,
+        })))
+    }
+
+    /// The same grammar, for JSON output whose objects never repeat a key: its matchers
+    /// refuse a token that would repeat one (see [`crate::json_keys`]). The text must be
+    /// JSON that spells each character one way (as the JSON Schema translator writes it).
+    /// A regex is returned unchanged.
+    ///
+    /// `key_endings_infinite`: the caller knows that every prefix of a key the grammar
+    /// allows has infinitely many endings (keys are "anything but these names", or
+    /// patterns without an end anchor), so a half-written key can always become a new
+    /// one and only closed keys are checked. False is always safe.
+    pub fn with_distinct_keys(self, key_endings_infinite: bool) -> Grammar {
+        match self {
+            Grammar::Cfg(c) => {
+                let (cfg, description) = match Arc::try_unwrap(c) {
+                    Ok(c) => (c.cfg, c.description),
+                    Err(shared) => (shared.cfg.clone(), shared.description.clone()),
+                };
+                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: true, key_endings_infinite }))
+            }
+            regex => regex,
+        }
+    }
+
+    /// With distinct keys: are half-written keys known to have infinitely many endings?
+    pub fn key_endings_infinite(&self) -> bool {
+        matches!(self, Grammar::Cfg(c) if c.key_endings_infinite)
+    }
+
+    /// Must the output's JSON objects keep their keys distinct?
+    pub fn distinct_keys(&self) -> bool {
+        matches!(self, Grammar::Cfg(c) if c.distinct_keys)
     }
 
     /// A random sentence of the grammar (about `budget` bytes), for tests and examples.
-    /// None for a regular grammar.
+    /// None for a regular grammar, and for a grammar with distinct keys when 16 tries all
+    /// repeated a key.
     pub fn sample(&self, seed: u64, budget: usize) -> Option<Vec<u8>> {
-        match self {
-            Grammar::Regex(_) => None,
-            Grammar::Cfg(c) => Some(cfg::sample::sample(&c.cfg, seed, budget)),
+        let Grammar::Cfg(c) = self else { return None };
+        if !c.distinct_keys {
+            return Some(cfg::sample::sample(&c.cfg, seed, budget));
         }
+        (0..16u64).map(|i| cfg::sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(|s| {
+            let mut keys = crate::json_keys::KeyTracker::default();
+            keys.push_token(s)
+        })
     }
 
     /// Non-fatal findings (e.g. unused rules).

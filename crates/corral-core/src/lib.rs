@@ -17,6 +17,7 @@ pub mod dfa;
 pub mod error;
 pub mod grammar;
 pub mod interrupt;
+pub mod json_keys;
 pub mod limits;
 pub mod matcher;
 pub mod prebuilt;

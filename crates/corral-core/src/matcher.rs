@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use crate::cfg::{advance_chart, Chart, Overlay};
-use crate::compiled::{CompiledGrammar, Engine};
+use crate::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::error::{Error, Result};
+use crate::json_keys::{KeyTracker, Outcome, Seen};
 use crate::vocab::TokenKind;
 
 /// History entry meaning "EOS was accepted; the sequence is finished".
@@ -27,6 +28,8 @@ enum State {
 pub struct Matcher {
     grammar: Arc<CompiledGrammar>,
     state: State,
+    /// The keys of the open JSON objects, for a grammar with distinct keys.
+    keys: Option<KeyTracker>,
 }
 
 /// What `fill_mask` found.
@@ -43,7 +46,8 @@ impl Matcher {
             Engine::Dfa { dfa, .. } => State::Dfa { history: vec![dfa.start()] },
             Engine::Cfg { start, .. } => State::Cfg { chart: start.clone(), bounds: Vec::new() },
         };
-        Matcher { grammar, state }
+        let keys = grammar.grammar().distinct_keys().then(KeyTracker::default);
+        Matcher { grammar, state, keys }
     }
 
     /// The compiled grammar.
@@ -76,13 +80,105 @@ impl Matcher {
             }
             return Ok(MaskInfo { allowed: eos.len() as u32 });
         }
-        match &self.state {
+        let allowed = match &self.state {
             State::Dfa { history } => {
                 let mask = self.grammar.state_mask(*history.last().unwrap_or(&FINISHED));
                 mask.write(out);
-                Ok(MaskInfo { allowed: mask.count })
+                mask.count
             }
-            State::Cfg { chart, .. } => Ok(MaskInfo { allowed: self.grammar.chart_mask(chart, out)? }),
+            State::Cfg { chart, .. } => self.grammar.chart_mask(chart, out)?,
+        };
+        Ok(MaskInfo { allowed: allowed - self.drop_repeated_keys(out)? })
+    }
+
+    /// Where the matcher stands, for its engine.
+    fn at(&self) -> At<'_> {
+        match &self.state {
+            State::Dfa { history } => At::Dfa(*history.last().unwrap_or(&FINISHED)),
+            State::Cfg { chart, .. } => At::Cfg(chart),
+        }
+    }
+
+    /// With distinct keys: clears from a mask the tokens that would repeat a key (see
+    /// [`crate::json_keys`]). Returns how many it cleared.
+    ///
+    /// Only two kinds of token can: those with a `"` (they may close a key), and, inside a
+    /// key that starts one already written, those that spell the next bytes of such a key
+    /// (found by walking the token trie along the written keys, not the vocabulary).
+    fn drop_repeated_keys(&self, out: &mut [u32]) -> Result<u32> {
+        let Some(keys) = &self.keys else { return Ok(0) };
+        let mut cleared = 0;
+        // One recognizer at this position serves every probe (each pops what it pushed).
+        let mut probe = None;
+        let mut check = |t: u32, out: &mut [u32]| -> Result<()> {
+            let (word, bit) = ((t >> 5) as usize, 1u32 << (t & 31));
+            if out[word] & bit != 0 && !self.keeps_keys_distinct(keys, t, &mut probe)? {
+                out[word] &= !bit;
+                cleared += 1;
+            }
+            Ok(())
+        };
+        let vocab = self.grammar.vocab();
+        let half_written = !self.grammar.grammar().key_endings_infinite();
+        let in_key = keys.in_key();
+        // A token with one quote, read outside a key, cannot close a key: it only matters
+        // where a half-written key it leaves must be checked. Read inside a key, its
+        // quote closes the key; that repeats one only if what comes before the quote
+        // ends a key already written (looked up below). With no key written yet, a token
+        // matters only through keys of its own: it needs three quotes to repeat one
+        // (`a":1,"a"` in a key), two to leave a half-written key after closing one.
+        let min_quotes = match (keys.has_keys(), half_written) {
+            (true, _) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        };
+        for q in &vocab.quote_tokens().all {
+            let needed = q.quotes >= 2 || (q.quotes == 1 && !in_key && half_written && !keys.passes_untouched(q));
+            if q.quotes >= min_quotes && needed {
+                check(q.id, out)?;
+            }
+        }
+        if in_key {
+            let rests = keys.key_extensions();
+            for rest in &rests {
+                for &t in vocab.single_quote_tokens_after(rest) {
+                    check(t, out)?;
+                }
+            }
+            if half_written && !rests.is_empty() {
+                // Tokens that leave the key half written as the start of a written key.
+                let mut spelled: Vec<u32> = Vec::new();
+                let mut prefixes = crate::json_keys::PrefixesOf::new(rests);
+                vocab.trie().walk(&mut prefixes, |t| spelled.push(t));
+                for t in spelled {
+                    check(t, out)?;
+                }
+            }
+        }
+        Ok(cleared)
+    }
+
+    /// Does normal token `t` keep the output's object keys distinct (and leave a key half
+    /// written only where a new key can still be finished)? `probe`: a recognizer at this
+    /// position, made on first need and kept for the next call.
+    fn keeps_keys_distinct<'a>(&'a self, keys: &KeyTracker, t: u32, probe: &mut Option<Probe<'a>>) -> Result<bool> {
+        let bytes = self.grammar.vocab().token_bytes(t);
+        match keys.simulate(bytes) {
+            Outcome::Fine => Ok(true),
+            Outcome::Repeat => Ok(false),
+            Outcome::OpenKey { .. } if self.grammar.grammar().key_endings_infinite() => Ok(true),
+            Outcome::OpenKey { written, escape, set, extra } => {
+                let seen = Seen { set, extra: &extra };
+                let rec = match probe {
+                    Some(p) => p,
+                    None => probe.insert(self.grammar.probe(self.at())?),
+                };
+                let found = crate::json_keys::fresh_key_after(rec, bytes, &written, escape, &seen)?;
+                match rec.take_error() {
+                    Some(e) => Err(e),
+                    None => Ok(found.is_some()),
+                }
+            }
         }
     }
 
@@ -93,13 +189,14 @@ impl Matcher {
         match &self.state {
             State::Cfg { chart, .. } if !self.is_finished() => {
                 self.check_row(out)?;
-                Ok(MaskInfo { allowed: self.grammar.chart_mask_reference(chart, out)? })
+                let allowed = self.grammar.chart_mask_reference(chart, out)?;
+                Ok(MaskInfo { allowed: allowed - self.drop_repeated_keys(out)? })
             }
             State::Dfa { history } if !self.is_finished() => {
                 self.check_row(out)?;
                 let mask = self.grammar.compute_mask_full(*history.last().unwrap_or(&FINISHED));
                 mask.write(out);
-                Ok(MaskInfo { allowed: mask.count })
+                Ok(MaskInfo { allowed: mask.count - self.drop_repeated_keys(out)? })
             }
             _ => self.fill_mask(out),
         }
@@ -113,6 +210,14 @@ impl Matcher {
             return Ok(None);
         }
         let max_bytes = self.grammar.limits().max_completion_bytes;
+        if self.keys.is_some() {
+            return self.completion_with_distinct_keys(max_bytes);
+        }
+        self.engine_completion(max_bytes)
+    }
+
+    /// A completion as the grammar alone sees it (keys may repeat).
+    fn engine_completion(&self, max_bytes: usize) -> Result<Option<Vec<u8>>> {
         match (&self.state, &self.grammar.engine) {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
                 let suffix = crate::cfg::complete::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED));
@@ -133,6 +238,70 @@ impl Matcher {
         }
     }
 
+    /// A completion whose objects repeat no key: the grammar's completion, where each
+    /// repeated key is replaced, from its opening quote on, by a new key
+    /// ([`crate::json_keys::fresh_key`]) after which the grammar completes again. Each
+    /// round fixes the first repeat, so the loop ends within `max_bytes`.
+    fn completion_with_distinct_keys(&self, max_bytes: usize) -> Result<Option<Vec<u8>>> {
+        let mut cur = self.clone();
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            crate::interrupt::check()?;
+            let Some(rest) = cur.engine_completion(max_bytes.saturating_sub(out.len()))? else { return Ok(None) };
+            let Some(keys) = &cur.keys else { return Ok(None) };
+            let Some(start) = keys.first_repeat(&rest) else {
+                out.extend_from_slice(&rest);
+                return Ok(Some(out));
+            };
+            cur.push_bytes(&rest[..start])?;
+            out.extend_from_slice(&rest[..start]);
+            let Some(keys) = &cur.keys else { return Ok(None) };
+            let Some((written, escape, seen)) = keys.open_key() else { return Ok(None) };
+            let found = {
+                let mut probe = cur.grammar.probe(cur.at())?;
+                let found = crate::json_keys::fresh_key(&mut probe, written, escape, &seen)?;
+                if let Some(e) = probe.take_error() {
+                    return Err(e);
+                }
+                found
+            };
+            let Some(proof) = found else { return Ok(None) };
+            cur.push_bytes(&proof)?;
+            out.extend_from_slice(&proof);
+            if out.len() > max_bytes {
+                return Err(Error::LimitExceeded {
+                    limit: "max_completion_bytes",
+                    value: max_bytes,
+                    context: "a completion with distinct object keys".into(),
+                });
+            }
+        }
+    }
+
+    /// Reads `bytes` (known to be accepted) as one more step, without a token id: for
+    /// building completions on a copy.
+    fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let accepted = match (&mut self.state, &self.grammar.engine) {
+            (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
+                let next = dfa.walk(*history.last().unwrap_or(&FINISHED), bytes);
+                history.push(next);
+                next != crate::dfa::DEAD
+            }
+            (State::Cfg { chart, bounds }, Engine::Cfg { earley, .. }) => {
+                let ok = advance_chart(earley, chart, bytes)?;
+                bounds.push(chart.num_rows() as u32);
+                ok
+            }
+            _ => false,
+        };
+        let keys_ok = self.keys.as_mut().is_none_or(|k| k.push_token(bytes));
+        if accepted && keys_ok {
+            Ok(())
+        } else {
+            Err(Error::Internal("a completion step was refused".into()))
+        }
+    }
+
     /// The parse so far, for a context-free grammar.
     pub fn chart(&self) -> Option<&Chart> {
         match &self.state {
@@ -150,14 +319,23 @@ impl Matcher {
         match (&self.state, kind) {
             (_, TokenKind::Eos) => self.is_accepting(),
             (State::Dfa { history }, TokenKind::Normal) => {
-                self.grammar.next_state(*history.last().unwrap_or(&FINISHED), token).is_some()
+                self.grammar.next_state(*history.last().unwrap_or(&FINISHED), token).is_some() && self.keys_allow(token)
             }
             (State::Cfg { chart, .. }, TokenKind::Normal) => {
                 let Engine::Cfg { earley, .. } = &self.grammar.engine else { return false };
                 let mut ov = Overlay::new(earley, chart);
-                self.grammar.vocab().token_bytes(token).iter().all(|&b| ov.push(b))
+                self.grammar.vocab().token_bytes(token).iter().all(|&b| ov.push(b)) && self.keys_allow(token)
             }
             _ => false,
+        }
+    }
+
+    /// With distinct keys, does `token` keep them distinct? (A limit hit while checking
+    /// counts as no.)
+    fn keys_allow(&self, token: u32) -> bool {
+        match &self.keys {
+            None => true,
+            Some(keys) => self.keeps_keys_distinct(keys, token, &mut None).unwrap_or(false),
         }
     }
 
@@ -173,6 +351,28 @@ impl Matcher {
             return Ok(false);
         }
         let kind = vocab.kind(token);
+        if kind == TokenKind::Normal {
+            if let Some(keys) = &self.keys {
+                if !self.keeps_keys_distinct(keys, token, &mut None)? {
+                    return Ok(false);
+                }
+            }
+        }
+        let accepted = self.advance_engine(token, kind)?;
+        if accepted {
+            if let Some(keys) = &mut self.keys {
+                let bytes = if kind == TokenKind::Normal { vocab.token_bytes(token) } else { &[] };
+                if !keys.push_token(bytes) {
+                    return Err(Error::Internal("distinct-keys check disagreed with itself".into()));
+                }
+            }
+        }
+        Ok(accepted)
+    }
+
+    /// [`Matcher::advance`] for the engine alone.
+    fn advance_engine(&mut self, token: u32, kind: TokenKind) -> Result<bool> {
+        let vocab = self.grammar.vocab().clone();
         match &mut self.state {
             State::Dfa { history } => {
                 let state = *history.last().unwrap_or(&FINISHED);
@@ -218,6 +418,9 @@ impl Matcher {
             return Err(Error::InvalidArgument(format!(
                 "cannot roll back {n} tokens: only {have} have been accepted"
             )));
+        }
+        if let Some(keys) = &mut self.keys {
+            keys.rollback(n);
         }
         match &mut self.state {
             State::Dfa { history } => history.truncate(history.len() - n),
@@ -270,7 +473,7 @@ impl Matcher {
     pub fn forced_tokens(&self) -> Result<Vec<u32>> {
         let mut out = Vec::new();
         let limit = self.grammar.limits().max_forced_tokens;
-        if let State::Dfa { history } = &self.state {
+        if let (State::Dfa { history }, None) = (&self.state, &self.keys) {
             let mut state = *history.last().unwrap_or(&FINISHED);
             while state != FINISHED && out.len() < limit {
                 let mask = self.grammar.state_mask(state);
@@ -286,8 +489,12 @@ impl Matcher {
             }
             return Ok(out);
         }
-        let mut probe = self.clone();
         let mut bits = vec![0u32; self.grammar.vocab().mask_words()];
+        // Most positions force nothing: say so before copying the parse.
+        if self.is_finished() || self.fill_mask(&mut bits)?.allowed != 1 {
+            return Ok(out);
+        }
+        let mut probe = self.clone();
         while !probe.is_finished() && out.len() < limit {
             if probe.fill_mask(&mut bits)?.allowed != 1 {
                 break;

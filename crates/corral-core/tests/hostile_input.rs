@@ -298,3 +298,24 @@ fn a_long_chain_of_unused_lark_rules_is_linear() {
     let c = CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap();
     assert!(c.matches(b"a").unwrap() && !c.matches(b"b").unwrap());
 }
+
+#[test]
+fn sampling_a_long_chain_is_linear() {
+    // Shortest lengths for sampling were fixpoints that settled one rule (or one DFA
+    // state) per pass: quadratic in a chain. Found by the ebnf fuzzer (a long literal
+    // beside except!), kept in fuzz/regressions/ebnf/.
+    let n = 20_000;
+    let mut text = format!("start ::= \"{}\" r0 ;\n", "a".repeat(3_000));
+    for i in 0..n - 1 {
+        text.push_str(&format!("r{i} ::= \"(\" r{} \")\" | \"[\" r{i} \"]\" ;\n", i + 1));
+    }
+    text.push_str(&format!("r{} ::= \"x\" ;\n", n - 1));
+    let g = ebnf(&text, &Limits::default()).unwrap();
+    let v = vocab(&[b"a".to_vec(), b"(".to_vec(), b")".to_vec(), b"x".to_vec()]);
+    let c = CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap();
+    for seed in 0..3 {
+        let s = g.sample(seed, 64).unwrap();
+        assert!(s.len() >= 3_000 + 2 * n - 1, "{}", s.len());
+        assert!(c.matches(&s).unwrap());
+    }
+}

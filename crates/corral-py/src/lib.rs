@@ -366,8 +366,11 @@ impl PyGrammar {
     /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
     /// (`dialect="gbnf"`). `start` names the start rule; `max_terminal_source` overrides
     /// how large a regular part may be to become one terminal (see `cfg::LowerOptions`).
+    /// `distinct_keys`: the text is JSON whose objects must not repeat a key (see
+    /// `json_keys` in corral-core); `key_endings_infinite`: every half-written key is
+    /// known to have infinitely many endings (only closed keys are then checked).
     #[staticmethod]
-    #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None, max_terminal_source=None))]
+    #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None, max_terminal_source=None, distinct_keys=false, key_endings_infinite=false))]
     #[allow(clippy::type_complexity)]
     fn cfg(
         py: Python<'_>,
@@ -377,6 +380,8 @@ impl PyGrammar {
         limits: Option<PyRef<'_, PyLimits>>,
         classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
         max_terminal_source: Option<usize>,
+        distinct_keys: bool,
+        key_endings_infinite: bool,
     ) -> PyResult<Self> {
         let dialect = match dialect {
             "ebnf" => core::cfg::Dialect::Ebnf,
@@ -395,6 +400,7 @@ impl PyGrammar {
         let inner = guard_detached(py, move || {
             core::Grammar::cfg_text_with(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
         })?;
+        let inner = if distinct_keys { inner.with_distinct_keys(key_endings_infinite) } else { inner };
         Ok(PyGrammar { inner })
     }
 

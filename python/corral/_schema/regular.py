@@ -534,3 +534,82 @@ def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
         return tuple(sorted(found))
     except _Unknown:
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def endings_always_infinite(term: str) -> Optional[bool]:
+    """Whether every prefix of a string of ``term`` has infinitely many endings in it.
+
+    For a class of object keys this means a half-written key can always still become a key
+    not written before, so the matcher's distinct-keys check only has to look at keys being
+    closed (``.*`` minus named keys: yes; ``^(abc|x+)$``: no, ``ab`` ends only as ``abc``).
+    None when the check is beyond its bounds or the expression is not one it reads."""
+    try:
+        reader = _Reader(term)
+        expr = reader.alternation()
+        reader.skip()
+        if reader.i != len(term):
+            return None
+        return _endings_infinite(expr, reader.leaves)
+    except _Unknown:
+        return None
+
+
+def _endings_infinite(expr, leaves: List[_NFA]) -> bool:
+    # The reachable product states and their moves (dead states left out).
+    start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
+    succ: Dict[tuple, set] = {}
+    accepting: set = set()
+    open_ended: set = set()  # every continuation is accepted: infinitely many endings
+    todo = [start]
+    succ[start] = set()
+    while todo:
+        state = todo.pop()
+        if _value(expr, tuple(nfa.accept in s for nfa, s in zip(leaves, state))):
+            accepting.add(state)
+        verdict = _may_accept(expr, tuple(bool(s) for s in state))
+        if verdict is True:
+            open_ended.add(state)
+            continue
+        moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
+        cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
+        for a, b in zip(cuts, cuts[1:]):
+            nxt = []
+            for nfa, m in zip(leaves, moves):
+                targets = frozenset(t for lo, hi, t in m if lo <= a and b - 1 <= hi)
+                nxt.append(nfa.closure(targets) if targets else frozenset())
+            nxt = tuple(nxt)
+            if _may_accept(expr, tuple(bool(s) for s in nxt)) is False:
+                continue
+            succ[state].add(nxt)
+            if nxt not in succ:
+                if len(succ) >= MAX_PRODUCT_STATES:
+                    raise _Unknown()
+                succ[nxt] = set()
+                todo.append(nxt)
+    # Live: can still reach acceptance.
+    pred: Dict[tuple, set] = {s: set() for s in succ}
+    for s, nexts in succ.items():
+        for n in nexts:
+            pred[n].add(s)
+    live = set(accepting | open_ended)
+    stack = list(live)
+    while stack:
+        for p in pred[stack.pop()]:
+            if p not in live:
+                live.add(p)
+                stack.append(p)
+    # Peel live states whose live moves all end: what is left reaches a cycle (or an
+    # open-ended state), so its endings are infinite.
+    out = {s: len([n for n in succ[s] if n in live]) for s in live}
+    stack = [s for s in live if out[s] == 0 and s not in open_ended]
+    peeled = set()
+    while stack:
+        s = stack.pop()
+        peeled.add(s)
+        for p in pred[s]:
+            if p in live and p not in peeled and p not in open_ended:
+                out[p] -= 1
+                if out[p] == 0:
+                    stack.append(p)
+    return not peeled

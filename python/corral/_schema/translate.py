@@ -457,6 +457,8 @@ class Translator:
             raise InvalidSchemaError(f"a schema must be a JSON object or a boolean, got {type(schema).__name__}")
         self.strict = strict
         self.any_order = property_order == "any"
+        # Some open class of keys leaves a half-written key finitely many endings.
+        self.finite_key_endings = False
         # JSON Schema counts 1.0 as an integer (draft 6 on); Pydantic models do not want it.
         self.integer_fraction = integer_fraction
         self.resolver = resolver
@@ -1348,18 +1350,24 @@ class Translator:
             term = _bool_terms(terms, negs)
             if term is None:
                 continue  # no key falls in this class (`.*` not matching, a named key's own pattern)
-            classes.append((term, subs))
+            # Any key but finitely many named ones: a half-written key always has
+            # infinitely many endings, with no need to ask.
+            plain = len(terms) == 1 and len(negs) == (1 if named_body else 0)
+            classes.append((term, subs, plain))
         # A class of finitely many keys (a propertyNames enum, a pattern such as ^(a|b)$)
-        # becomes named keys, so that each may appear at most once; only open classes are
-        # left, where a context-free grammar cannot keep a key from repeating.
+        # becomes named keys, so that each may appear at most once; in the open classes
+        # left, the matcher keeps keys distinct (see json_keys in corral-core), so counts
+        # of entries are counts of properties.
         open_classes = []
-        for term, subs in classes:
+        for term, subs, plain in classes:
             keys = regular.finite_language(term, MAX_ENUMERATED_KEYS)
             if keys is not None and self.any_order:
                 cap = shape.max_props if shape.max_props is not None else max(shape.min_props, 1)
                 if (1 << (len(names) + len(keys))) * (cap + 1) > MAX_ANY_ORDER_STATES:
                     keys = None  # kept as a class: too many states in any order
             if keys is None:
+                if not plain:
+                    self.note_key_class(term)
                 open_classes.append((term, subs))
                 continue
             for encoded in keys:
@@ -1368,6 +1376,14 @@ class Translator:
                     names.append(k)
                     values[k] = subs
         return names, values, open_classes
+
+    def note_key_class(self, term: str) -> None:
+        """Records whether a class of keys may leave a half-written key with finitely many
+        endings (``^(abc|x+)$`` after ``ab``): the matcher then checks half-written keys
+        against the keys already written, not only closed ones (see json_keys in the
+        core). A class too costly to analyse counts as such."""
+        if not self.finite_key_endings and regular.endings_always_infinite(term) is not True:
+            self.finite_key_endings = True
 
     def key_body(self, subs: List) -> Optional[str]:
         """The encoded-key language of a ``propertyNames`` schema."""
@@ -1416,16 +1432,6 @@ class Translator:
         if extra_kv is not None:
             self.check_count(shape, "min_props", "minProperties", lo)
             self.check_count(shape, "max_props", "maxProperties", hi)
-        if lo >= 2 and extra_kv is not None:
-            # Keys outside the named ones may repeat ({"a":1,"a":2} parses to one
-            # property): counting entries would let repeats satisfy the bound, and a
-            # grammar cannot compare keys with each other.
-            pointer = shape.count_ptrs.get("min_props") or shape_pointer(shape)
-            self.unsupported_at(
-                pointer, "minProperties",
-                f"{lo} properties with keys outside `properties` allowed: a grammar cannot tell a repeated key from a new one, so it cannot count distinct properties past 1 (exact when every allowed key is named, e.g. additionalProperties: false or a propertyNames enum); strict=False counts entries",
-            )
-
         def tail(c: int) -> Optional[str]:
             need = max(0, lo - c)
             room = None if hi is None else hi - c

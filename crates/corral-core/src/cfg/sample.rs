@@ -23,30 +23,77 @@ impl Rng {
     }
 }
 
-/// Bytes from each DFA state to the nearest accepting state (u32::MAX: none).
+/// Bytes from each DFA state to the nearest accepting state (u32::MAX: none): one
+/// breadth-first search backwards from the accepting states.
 fn distances(dfa: &Dfa) -> Vec<u32> {
     let n = dfa.num_states();
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for s in 1..n as u32 {
+        for b in 0..=255u8 {
+            let t = dfa.next(s, b);
+            if t != DEAD && preds[t as usize].last() != Some(&s) {
+                preds[t as usize].push(s);
+            }
+        }
+    }
     let mut dist = vec![u32::MAX; n];
+    let mut queue = std::collections::VecDeque::new();
     for s in 1..n as u32 {
         if dfa.is_accepting(s) {
             dist[s as usize] = 0;
+            queue.push_back(s);
         }
     }
-    // Relax until stable (DFAs of grammar terminals are small).
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for s in 1..n as u32 {
-            for b in 0..=255u8 {
-                let t = dfa.next(s, b);
-                if t != DEAD && dist[t as usize] != u32::MAX && dist[t as usize] + 1 < dist[s as usize] {
-                    dist[s as usize] = dist[t as usize] + 1;
-                    changed = true;
-                }
+    while let Some(t) = queue.pop_front() {
+        for &s in &preds[t as usize] {
+            if dist[s as usize] == u32::MAX {
+                dist[s as usize] = dist[t as usize] + 1;
+                queue.push_back(s);
             }
         }
     }
     dist
+}
+
+/// Per nonterminal, the fewest expansion steps to terminals (u64::MAX: none), by Knuth's
+/// generalization of Dijkstra's algorithm: a production's cost is known once all its
+/// nonterminals are, and nonterminals settle cheapest first.
+fn expansion_costs(cfg: &Cfg) -> Vec<u64> {
+    use std::cmp::Reverse;
+    let n = cfg.nonterminals.len();
+    let mut uses: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut waiting: Vec<usize> = Vec::with_capacity(cfg.productions.len());
+    let mut heap = std::collections::BinaryHeap::new();
+    for (i, p) in cfg.productions.iter().enumerate() {
+        let nts: Vec<u32> = p.rhs.iter().filter(|s| !s.is_terminal()).map(|s| s.index()).collect();
+        for &nt in &nts {
+            uses[nt as usize].push(i as u32);
+        }
+        waiting.push(nts.len());
+        if nts.is_empty() {
+            heap.push(Reverse((1 + p.rhs.len() as u64, p.lhs)));
+        }
+    }
+    let mut cost = vec![u64::MAX; n];
+    while let Some(Reverse((c, nt))) = heap.pop() {
+        if cost[nt as usize] != u64::MAX {
+            continue;
+        }
+        cost[nt as usize] = c;
+        for &i in &uses[nt as usize] {
+            waiting[i as usize] -= 1;
+            if waiting[i as usize] == 0 {
+                let p = &cfg.productions[i as usize];
+                let total = p.rhs.iter().fold(1u64, |acc, s| {
+                    acc.saturating_add(if s.is_terminal() { 1 } else { cost[s.index() as usize] })
+                });
+                if cost[p.lhs as usize] == u64::MAX {
+                    heap.push(Reverse((total, p.lhs)));
+                }
+            }
+        }
+    }
+    cost
 }
 
 /// A random string of terminal `dfa`, about `target` bytes long, biased to ASCII.
@@ -88,28 +135,7 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
     let mut rng = Rng(seed);
     let dists: Vec<Vec<u32>> = cfg.terminals.iter().map(|t| distances(&t.dfa)).collect();
     // Shortest expansion length in symbols-to-terminals steps, to steer toward termination.
-    let n = cfg.nonterminals.len();
-    let mut cost = vec![u64::MAX; n];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for p in &cfg.productions {
-            let c: Option<u64> = p.rhs.iter().try_fold(1u64, |acc, s| {
-                if s.is_terminal() {
-                    Some(acc + 1)
-                } else {
-                    let v = cost[s.index() as usize];
-                    (v != u64::MAX).then(|| acc.saturating_add(v))
-                }
-            });
-            if let Some(c) = c {
-                if c < cost[p.lhs as usize] {
-                    cost[p.lhs as usize] = c;
-                    changed = true;
-                }
-            }
-        }
-    }
+    let cost = expansion_costs(cfg);
     let mut out = Vec::new();
     if cfg.productions_of[cfg.start as usize].is_empty() || (cfg.accepts_empty && rng.chance(0.1)) {
         return out;
