@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import _thread
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -222,6 +223,21 @@ def test_ctrl_c_stops_a_long_compile():
     finally:
         timer.cancel()
     corral.Grammar.ebnf('s ::= "a" ;')  # the module still works
+
+
+def test_ctrl_c_stops_a_large_determinization_promptly():
+    # `.*x.{12}`'s DFA takes about half a second; regex-automata builds it on a helper
+    # thread while the call keeps listening for Ctrl-C.
+    vocab = byte_vocab()
+    timer = _interrupt_after(0.05)
+    started = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            corral.compile(corral.Grammar.regex(r".*x.{12}"), vocab, cache=False)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - started < 0.4
+    assert corral.compile(corral.Grammar.regex(r"x.{2}"), vocab, cache=False).matches(b"xab")
 
 
 # --- sampling ----------------------------------------------------------------------------------

@@ -166,6 +166,29 @@ fn look(scopes: &mut [Active]) -> Result<()> {
     Ok(())
 }
 
+/// Runs `work`, which cannot check for itself, on a helper thread, while this thread waits
+/// and checks every few milliseconds: if this thread's scope says stop, the call returns
+/// that error at once and the helper's result is dropped when it finishes (its work must
+/// be bounded by other means). A panic in `work` is an [`Error::Internal`].
+pub fn off_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("corral-helper".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|e| Error::Internal(format!("cannot start a helper thread: {e}")))?;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(5)) {
+            Ok(value) => return Ok(value),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => check_now()?,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::Internal("a helper thread panicked".into()))
+            }
+        }
+    }
+}
+
 /// Like [`check`] but looks at once (for loops whose single steps are long).
 pub fn check_now() -> Result<()> {
     ACTIVE.with(|a| {
@@ -225,6 +248,17 @@ mod tests {
         assert_eq!(calls.load(Ordering::Relaxed), 3);
         // Both scopes are gone: nothing stops any more.
         check_now().unwrap();
+    }
+
+    #[test]
+    fn work_off_thread_returns_its_value_or_stops_with_the_scope() {
+        assert_eq!(off_thread(|| 6 * 7).unwrap(), 42);
+        let err = run(&Scope::with_budget("max_compile_ms", 20), || {
+            off_thread(|| std::thread::sleep(Duration::from_millis(2_000)))
+        })
+        .unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded { limit: "max_compile_ms", .. }), "{err:?}");
+        assert!(matches!(off_thread(|| panic!("boom")), Err(Error::Internal(_))));
     }
 
     #[test]

@@ -103,29 +103,47 @@ fn build_dense(hir: &Hir, pattern: &str, limits: &Limits) -> Result<dense::DFA<V
                 Error::InvalidArgument(format!("cannot compile /{pattern}/: {e}"))
             }
         })?;
-    let dense = dense::Builder::new()
+    // regex-automata's determinization cannot be interrupted. Small DFAs (nearly all) are
+    // built here within a bound that takes milliseconds; a larger one is built again on a
+    // helper thread, so that this thread keeps answering Ctrl-C and the time budget.
+    let quick = limits.dfa_size_limit.min(INLINE_DETERMINIZE_BYTES);
+    let dense = match determinize(&nfa, quick) {
+        Err(e) if e.is_size_limit_exceeded() && quick < limits.dfa_size_limit => {
+            let (nfa, full) = (nfa.clone(), limits.dfa_size_limit);
+            crate::interrupt::off_thread(move || determinize(&nfa, full))?
+        }
+        other => other,
+    };
+    dense.map_err(|e| {
+        if e.is_size_limit_exceeded() {
+            Error::LimitExceeded {
+                limit: "dfa_size_limit",
+                value: limits.dfa_size_limit,
+                context: format!("the DFA of /{pattern}/"),
+            }
+        } else {
+            Error::InvalidArgument(format!("cannot compile /{pattern}/: {e}"))
+        }
+    })
+}
+
+/// Table bytes up to which a DFA is determinized on the calling thread (a few
+/// milliseconds of work at most); see [`build_dense`].
+const INLINE_DETERMINIZE_BYTES: usize = 4 << 20;
+
+/// regex-automata's dense DFA (anchored, all matches) of `nfa`, within `size_limit` bytes.
+fn determinize(nfa: &thompson::NFA, size_limit: usize) -> std::result::Result<dense::DFA<Vec<u32>>, dense::BuildError> {
+    dense::Builder::new()
         .configure(
             dense::Config::new()
                 .start_kind(StartKind::Anchored)
                 .match_kind(MatchKind::All)
                 .byte_classes(true)
                 .minimize(false)
-                .dfa_size_limit(Some(limits.dfa_size_limit))
-                .determinize_size_limit(Some(limits.dfa_size_limit)),
+                .dfa_size_limit(Some(size_limit))
+                .determinize_size_limit(Some(size_limit)),
         )
-        .build_from_nfa(&nfa)
-        .map_err(|e| {
-            if e.is_size_limit_exceeded() {
-                Error::LimitExceeded {
-                    limit: "dfa_size_limit",
-                    value: limits.dfa_size_limit,
-                    context: format!("the DFA of /{pattern}/"),
-                }
-            } else {
-                Error::InvalidArgument(format!("cannot compile /{pattern}/: {e}"))
-            }
-        })?;
-    Ok(dense)
+        .build_from_nfa(nfa)
 }
 
 fn anchored_start(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<regex_automata::util::primitives::StateID> {

@@ -319,3 +319,27 @@ fn sampling_a_long_chain_is_linear() {
         assert!(c.matches(&s).unwrap());
     }
 }
+
+#[test]
+fn a_large_determinization_stops_with_its_scope() {
+    // regex-automata's determinization cannot check for a stop itself: a large DFA is
+    // built on a helper thread while the calling thread keeps checking. At the defaults
+    // this DFA takes about half a second to build.
+    let g = Grammar::regex(r".*x.{12}", &Limits::default(), None).unwrap();
+    let v = vocab(&[b"x".to_vec(), b"y".to_vec()]);
+    let scope = Scope::default();
+    let flag = scope.stop.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        flag.stop();
+    });
+    let started = Instant::now();
+    let result = interrupt::run(&scope, || CompiledGrammar::new(&g, v.clone(), &Limits::default(), false));
+    let took = started.elapsed();
+    stopper.join().unwrap();
+    assert!(matches!(result, Err(Error::Interrupted)), "{:?}", result.map(|c| c.num_states()));
+    assert!(took < Duration::from_millis(250), "stopped after {took:?}");
+    // The same build, not stopped, completes.
+    let c = CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap();
+    assert!(c.matches(b"yyxyyyyyyyyyyyy").unwrap());
+}
