@@ -96,7 +96,7 @@ def run(vocab, tokenizer, *, limit_files=None):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    grammar = corral.Grammar.json_schema(schema, resolver=remote_resolver)
+                    grammar = corral.Grammar.json_schema(schema, resolver=remote_resolver, spec_exact=True)
                 compiled = corral.compile(grammar, vocab)
             except (corral.SchemaError, corral.LimitExceededError, corral.EmptyLanguageError) as e:
                 row["status"] = "refused"
@@ -110,7 +110,7 @@ def run(vocab, tokenizer, *, limit_files=None):
                 continue
             from corral._schema import translate
 
-            _, translator = translate(schema, resolver=remote_resolver)
+            _, translator = translate(schema, resolver=remote_resolver, spec_exact=True)
             row["status"] = "compiled"
             for test in case["tests"]:
                 ordered = translator.order(test["data"], [translator.root])

@@ -269,9 +269,14 @@ def _walks(compiled, vocab, *, seed: int, count: int, max_tokens: int = 120):
 def _exact_float(text: str):
     """JSON numbers with a fraction part, without float rounding where it matters: whole
     ones as int (huge ``5...0.0`` stays a multiple of 5), others as float."""
-    from decimal import Decimal
+    from decimal import Decimal, InvalidOperation
 
-    d = Decimal(text)
+    try:
+        d = Decimal(text)
+    except InvalidOperation:  # an exponent past any Decimal's (JSON allows any length)
+        return float(text)
+    if d.adjusted() > 4000:  # too large for an exact int to matter: a float (inf)
+        return float(text)
     return int(d) if d == d.to_integral_value() else float(text)
 
 

@@ -23,13 +23,16 @@ COMPACT = dict(separators=(",", ":"), ensure_ascii=False)
 
 
 def compiled(schema, vocab, **options):
+    """The schema's exact language (``spec_exact``, what ``jsonschema`` validates) unless
+    the options say otherwise."""
+    options.setdefault("spec_exact", True)
     return corral.compile(corral.Grammar.json_schema(schema, **options), vocab)
 
 
 def agrees(c, schema, docs, *, reorder=True):
     """Every document is accepted exactly when jsonschema says it is valid (written in
     corral's compact form and, unless ``reorder`` is off, in its property order)."""
-    _, translator = translate(schema)
+    _, translator = translate(schema, spec_exact=True)
     validator = jsonschema.Draft202012Validator(schema)
     for doc in docs:
         shown = translator.order(doc, [translator.root]) if reorder else doc
@@ -628,9 +631,45 @@ def test_random_schemas_agree_with_jsonschema(byte_vocab, seed):
                 continue
             compiled_count += 1
             assert validator.is_valid(json.loads(c.matcher().completion())), schema
-            _, translator = translate(schema, property_order=order)
+            _, translator = translate(schema, property_order=order, spec_exact=True)
             for doc in docs:
                 shown = translator.order(doc, [translator.root]) if order == "schema" else doc
                 text = json.dumps(shown, **COMPACT)
                 assert c.matches(text.encode()) == validator.is_valid(doc), (schema, order, text)
     assert compiled_count >= 20
+
+
+# --------------------------------------------------------------------- identifiers
+
+
+@pytest.mark.parametrize(
+    "schema,pointer",
+    [
+        # Two resources with one URI (found by the fuzzer with the test suite's tree schema).
+        ({"$id": "http://x.test/a", "$defs": {"b": {"$id": "http://x.test/a", "type": "string"}}}, "/$defs/b/$id"),
+        ({"$defs": {"b": {"$id": "b.json"}, "c": {"$id": "b.json", "type": "string"}}, "$ref": "b.json"}, "/$defs/c/$id"),
+        # Two anchors of one name in one resource.
+        ({"$defs": {"b": {"$anchor": "x", "type": "integer"}, "c": {"$anchor": "x"}}, "$ref": "#x"}, "/$defs/c/$anchor"),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"b": {"$id": "#x"}, "c": {"$id": "#x"}}}, "/definitions/c/$id"),
+        ({"$schema": "http://json-schema.org/draft-04/schema#", "definitions": {"b": {"id": "#x"}, "c": {"id": "#x"}}}, "/definitions/c/id"),
+    ],
+)
+def test_an_identifier_of_two_subschemas_is_refused(schema, pointer):
+    with pytest.raises(corral.InvalidSchemaError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == pointer, str(info.value)
+
+
+def test_the_same_anchor_in_two_resources_is_fine(byte_vocab):
+    schema = {"$defs": {"b": {"$id": "http://x.test/b", "$anchor": "x", "type": "integer"}, "c": {"$id": "http://x.test/c", "$anchor": "x", "type": "string"}}, "$ref": "http://x.test/c#x"}
+    c = compiled(schema, byte_vocab)
+    assert c.matches(b'"s"') and not c.matches(b"1")
+
+
+def test_an_unknown_metaschema_in_a_subschema_is_refused():
+    # jsonschema reads the subschema as draft 3 (where anyOf does not exist); corral must
+    # not silently read it as another draft.
+    schema = {"items": {"not": {"anyOf": [False, False], "$schema": "http://json-schema.org/draft-03/schema#"}}}
+    with pytest.raises(corral.UnsupportedSchemaError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == "/items/not/$schema"

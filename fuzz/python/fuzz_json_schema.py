@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from decimal import Decimal
 from fractions import Fraction
 import json
 import random
@@ -206,23 +207,56 @@ def options_for(data: bytes) -> dict:
         "whitespace": "flexible" if h[1] % 4 == 0 else "compact",
         "property_order": "any" if h[2] % 5 == 0 else "schema",
         "max_whitespace": h[3] % 4,
+        "spec_exact": h[4] % 2 == 0,
     }
 
 
 def oracle_validator(schema):
-    """A jsonschema validator for ``schema``, or None if jsonschema cannot judge it."""
+    """A jsonschema validator for ``schema`` (parsed with exact decimals), or None if
+    jsonschema cannot judge it."""
     if jsonschema is None or not isinstance(schema, (dict, bool)):
         return None
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
+        # corral enforces `format`, so the oracle asserts it too; but jsonschema checks a
+        # format only where its optional package is installed, and an unchecked format
+        # (under `not`, most visibly) would judge wrongly: no oracle then.
+        if _formats(schema) - set(cls.FORMAT_CHECKER.checkers):
+            return None
         # jsonschema divides floats (0.7 / 0.0001 is not an integer there); the JSON text's
-        # decimal numbers are exact, and so is corral.
-        cls = jsonschema.validators.extend(cls, {"multipleOf": _exact_multiple_of})
-        # corral enforces `format`, so the oracle asserts it too.
+        # decimal numbers are exact, and so is corral: numbers are Decimals here.
+        checks = {"multipleOf": _exact_multiple_of}
+        types = cls.TYPE_CHECKER
+        if cls is not jsonschema.Draft4Validator:  # from draft 6 on, 1.0 is an integer
+            types = types.redefine("integer", _is_integer)
+        cls = jsonschema.validators.extend(cls, checks, type_checker=types)
         return cls(schema, format_checker=cls.FORMAT_CHECKER)
     except Exception:  # an invalid schema, or one jsonschema cannot load: no oracle
         return None
+
+
+def _formats(value) -> set:
+    """Every string value of a `format` key in ``value``."""
+    found: set = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if isinstance(v.get("format"), str):
+                found.add(v["format"])
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return found
+
+
+def _is_integer(checker, instance) -> bool:
+    if isinstance(instance, bool):
+        return False
+    if isinstance(instance, Decimal):
+        return instance.is_finite() and instance == instance.to_integral_value()
+    return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
 
 
 def _exact_multiple_of(validator, step, instance, schema):
@@ -230,8 +264,8 @@ def _exact_multiple_of(validator, step, instance, schema):
     if not validator.is_type(instance, "number") or not validator.is_type(step, "number"):
         return
     try:
-        quotient = Fraction(repr(instance)) / Fraction(repr(step))
-    except (ValueError, ZeroDivisionError, OverflowError):
+        quotient = Fraction(str(instance)) / Fraction(str(step))
+    except (ValueError, ZeroDivisionError, OverflowError, ArithmeticError):
         return
     if quotient.denominator != 1:
         yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {step!r}")
@@ -239,7 +273,7 @@ def _exact_multiple_of(validator, step, instance, schema):
 
 def check_sentence(validator, text: bytes, schema) -> None:
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=Decimal)
     except ValueError as e:
         raise Finding(f"a sentence of the grammar is not JSON: {text!r} ({e}) for schema {schema!r}") from None
     if validator is None:
@@ -336,8 +370,8 @@ def _check(text: str, data: bytes) -> None:
         except CorralError:
             return
     try:
-        schema = json.loads(text)
-    except (ValueError, RecursionError):
+        schema = json.loads(text, parse_float=Decimal)
+    except (ValueError, RecursionError, ArithmeticError):
         return
     # Strict mode enforces exactly what it accepted, so its sentences must validate.
     # (`nullable` is OpenAPI's, which corral reads and jsonschema does not.)

@@ -205,6 +205,7 @@ class Grammar:
         max_whitespace: int = 16,
         property_order: str = "schema",
         resolver=None,
+        spec_exact: bool = False,
         limits: "_core.Limits | None" = None,
     ) -> "Grammar":
         r"""JSON that validates against a JSON Schema (see docs/json_schema.md).
@@ -226,6 +227,14 @@ class Grammar:
         * ``strict=True`` raises :class:`~corral.UnsupportedSchemaError` (with the keyword's
           JSON pointer) for a keyword corral cannot enforce exactly; ``strict=False`` drops
           it with a :class:`~corral.SchemaWarning` instead.
+        * ``spec_exact=False`` (default) writes what a model should write: an object whose
+          schema names properties and says nothing of other keys (no
+          ``additionalProperties``, ``patternProperties``, ``unevaluatedProperties``) is
+          closed to its named keys, and ``"type": "integer"`` values have no fraction
+          (``3``, never ``3.0``). ``spec_exact=True`` gives the specification's exact
+          language (extra keys allowed, ``3.0`` an integer from draft 6 on): for checking
+          JSON another system wrote. Like XGrammar's ``strict_mode`` (default on), but an
+          object that names no key (``{"type": "object"}``) stays open.
 
         Invalid schemas raise :class:`~corral.InvalidSchemaError` (a list or another
         non-object given as the schema too). Options are checked: a value of the wrong type
@@ -238,7 +247,7 @@ class Grammar:
 
         from_python_type = not isinstance(schema, (dict, bool, str, bytes, bytearray, list, tuple, int, float, type(None)))
         schema = schema_from(schema)
-        # A Python type (Pydantic) gets integers without a fraction: JSON Schema counts
+        # A Python type (Pydantic) never gets integers with a fraction: JSON Schema counts
         # 1.0 as an integer, but Pydantic rejects large ones written that way.
         text, translator = translate(
             schema,
@@ -247,7 +256,8 @@ class Grammar:
             max_whitespace=max_whitespace,
             resolver=resolver,
             property_order=property_order,
-            integer_fraction=not from_python_type,
+            spec_exact=spec_exact,
+            integer_fraction=spec_exact is True and not from_python_type,
             limits=limits,
         )
         for message in translator.warnings:

@@ -77,7 +77,8 @@ def translate(
     resolver: Optional[Union[Dict[str, Any], Callable[[str], Any]]] = None,
     draft: int = 2020,
     property_order: str = "schema",
-    integer_fraction: bool = True,
+    spec_exact: bool = False,
+    integer_fraction: Optional[bool] = None,
     limits: Any = None,
 ) -> Tuple[str, Translator]:
     """EBNF text for ``schema`` and the translator (its ``warnings``; ``order`` for tests).
@@ -85,11 +86,13 @@ def translate(
     Options are checked as in :meth:`corral.Grammar.json_schema` (``TypeError`` for a
     value of the wrong type, :class:`~corral.GrammarError` for one out of range).
     ``limits`` (a :class:`corral.Limits`) bounds the translation's wall-clock time
-    (``max_compile_ms``).
+    (``max_compile_ms``). ``integer_fraction`` (default: ``spec_exact``) allows ``1.0``
+    for ``"type": "integer"``.
     """
     translator = Translator(
         schema, strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver,
-        default_draft=draft, property_order=property_order, integer_fraction=integer_fraction, limits=limits,
+        default_draft=draft, property_order=property_order, spec_exact=spec_exact,
+        integer_fraction=spec_exact if integer_fraction is None else integer_fraction, limits=limits,
     )
     text = translator.grammar()
     try:

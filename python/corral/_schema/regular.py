@@ -20,8 +20,10 @@ as non-empty or open, so the engine still judges.
 
 from __future__ import annotations
 
+import bisect
 import functools
-from typing import Dict, FrozenSet, List, Optional, Tuple
+import time
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 try:  # Python 3.11+
     import re._constants as _c
@@ -324,6 +326,46 @@ def _may_accept(expr, alive: Tuple[bool, ...]) -> Optional[bool]:
     return False if all(v is False for v in values) else None
 
 
+def _successors(leaves: List[_NFA], state: tuple) -> List[Tuple[int, int, tuple]]:
+    """The moves of a product state: ``(a, b, next state)`` for each interval ``[a, b)``
+    of code points on which every leaf moves alike. The alphabet is cut at every edge
+    boundary; each edge then adds its target to the intervals it spans (found by
+    bisection), rather than every interval scanning every edge."""
+    moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
+    cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
+    if len(cuts) < 2:
+        return []
+    targets: List[List[set]] = [[set() for _ in moves] for _ in range(len(cuts) - 1)]
+    for i, m in enumerate(moves):
+        for lo, hi, t in m:
+            for k in range(bisect.bisect_left(cuts, lo), bisect.bisect_left(cuts, hi + 1)):
+                targets[k][i].add(t)
+    out = []
+    for k, per_leaf in enumerate(targets):
+        nxt = tuple(nfa.closure(frozenset(ts)) if ts else frozenset() for nfa, ts in zip(leaves, per_leaf))
+        out.append((cuts[k], cuts[k + 1], nxt))
+    return out
+
+
+# A deadline for the searches (set by the translator for its wall-clock budget).
+_deadline: Optional[Tuple[float, Callable[[], None]]] = None
+_ticks = 0
+
+
+def set_deadline(deadline: Optional[Tuple[float, Callable[[], None]]]) -> None:
+    """While set, the searches call ``deadline[1]()`` (which raises) once
+    ``time.monotonic()`` passes ``deadline[0]``."""
+    global _deadline
+    _deadline = deadline
+
+
+def _tick() -> None:
+    global _ticks
+    _ticks += 1
+    if _deadline is not None and _ticks % 64 == 0 and time.monotonic() > _deadline[0]:
+        _deadline[1]()
+
+
 def _search(expr, leaves: List[_NFA]) -> bool:
     start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
     seen = {start}
@@ -336,15 +378,8 @@ def _search(expr, leaves: List[_NFA]) -> bool:
         verdict = _may_accept(expr, tuple(bool(s) for s in state))
         if verdict is False:
             continue
-        # Split the alphabet at every edge boundary of the current states.
-        moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
-        cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
-        for a, b in zip(cuts, cuts[1:]):
-            nxt = []
-            for nfa, m in zip(leaves, moves):
-                targets = frozenset(t for lo, hi, t in m if lo <= a and b - 1 <= hi)
-                nxt.append(nfa.closure(targets) if targets else frozenset())
-            nxt = tuple(nxt)
+        _tick()
+        for _, _, nxt in _successors(leaves, state):
             if nxt not in seen:
                 if len(seen) >= MAX_PRODUCT_STATES:
                     raise _Unknown()
@@ -517,14 +552,8 @@ def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
                 return None  # every continuation is accepted: infinitely many
             if verdict is False:
                 continue
-            moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
-            cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
-            for a, b in zip(cuts, cuts[1:]):
-                nxt = []
-                for nfa, m in zip(leaves, moves):
-                    targets = frozenset(t for lo, hi, t in m if lo <= a and b - 1 <= hi)
-                    nxt.append(nfa.closure(targets) if targets else frozenset())
-                nxt = tuple(nxt)
+            _tick()
+            for a, b, nxt in _successors(leaves, state):
                 if _may_accept(expr, tuple(bool(s) for s in nxt)) is False:
                     continue
                 if b - a > limit:
@@ -535,81 +564,3 @@ def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
     except _Unknown:
         return None
 
-
-@functools.lru_cache(maxsize=1024)
-def endings_always_infinite(term: str) -> Optional[bool]:
-    """Whether every prefix of a string of ``term`` has infinitely many endings in it.
-
-    For a class of object keys this means a half-written key can always still become a key
-    not written before, so the matcher's distinct-keys check only has to look at keys being
-    closed (``.*`` minus named keys: yes; ``^(abc|x+)$``: no, ``ab`` ends only as ``abc``).
-    None when the check is beyond its bounds or the expression is not one it reads."""
-    try:
-        reader = _Reader(term)
-        expr = reader.alternation()
-        reader.skip()
-        if reader.i != len(term):
-            return None
-        return _endings_infinite(expr, reader.leaves)
-    except _Unknown:
-        return None
-
-
-def _endings_infinite(expr, leaves: List[_NFA]) -> bool:
-    # The reachable product states and their moves (dead states left out).
-    start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
-    succ: Dict[tuple, set] = {}
-    accepting: set = set()
-    open_ended: set = set()  # every continuation is accepted: infinitely many endings
-    todo = [start]
-    succ[start] = set()
-    while todo:
-        state = todo.pop()
-        if _value(expr, tuple(nfa.accept in s for nfa, s in zip(leaves, state))):
-            accepting.add(state)
-        verdict = _may_accept(expr, tuple(bool(s) for s in state))
-        if verdict is True:
-            open_ended.add(state)
-            continue
-        moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
-        cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
-        for a, b in zip(cuts, cuts[1:]):
-            nxt = []
-            for nfa, m in zip(leaves, moves):
-                targets = frozenset(t for lo, hi, t in m if lo <= a and b - 1 <= hi)
-                nxt.append(nfa.closure(targets) if targets else frozenset())
-            nxt = tuple(nxt)
-            if _may_accept(expr, tuple(bool(s) for s in nxt)) is False:
-                continue
-            succ[state].add(nxt)
-            if nxt not in succ:
-                if len(succ) >= MAX_PRODUCT_STATES:
-                    raise _Unknown()
-                succ[nxt] = set()
-                todo.append(nxt)
-    # Live: can still reach acceptance.
-    pred: Dict[tuple, set] = {s: set() for s in succ}
-    for s, nexts in succ.items():
-        for n in nexts:
-            pred[n].add(s)
-    live = set(accepting | open_ended)
-    stack = list(live)
-    while stack:
-        for p in pred[stack.pop()]:
-            if p not in live:
-                live.add(p)
-                stack.append(p)
-    # Peel live states whose live moves all end: what is left reaches a cycle (or an
-    # open-ended state), so its endings are infinite.
-    out = {s: len([n for n in succ[s] if n in live]) for s in live}
-    stack = [s for s in live if out[s] == 0 and s not in open_ended]
-    peeled = set()
-    while stack:
-        s = stack.pop()
-        peeled.add(s)
-        for p in pred[s]:
-            if p in live and p not in peeled and p not in open_ended:
-                out[p] -= 1
-                if out[p] == 0:
-                    stack.append(p)
-    return not peeled

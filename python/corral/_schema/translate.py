@@ -95,7 +95,7 @@ MAX_NUMBER_STATES = 20_000
 _DRAFTS = (4, 6, 7, 2019, 2020)
 
 
-def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits) -> None:
+def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits, spec_exact=False) -> None:
     """Raises TypeError (wrong type) or GrammarError (bad value) naming a bad option."""
     from ..errors import GrammarError
 
@@ -104,6 +104,7 @@ def check_options(*, strict, whitespace, max_whitespace, resolver, draft, proper
             raise TypeError(f"{name} must be True or False, got {value!r}")
 
     need_bool("strict", strict)
+    need_bool("spec_exact", spec_exact)
     need_bool("integer_fraction", integer_fraction)
     for name, value, allowed in (("whitespace", whitespace, ("compact", "flexible")), ("property_order", property_order, ("schema", "any"))):
         if not isinstance(value, str):
@@ -370,12 +371,14 @@ def _possible_kinds(shape: Shape) -> set:
 _LIT_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-_RESOURCE_KEYS = ('"$id"', '"id"', '"$anchor"', '"$dynamicAnchor"')
+# Keys the index walk looks at (identifiers, and `$schema`, which it checks everywhere).
+_RESOURCE_KEYS = ('"$id"', '"id"', '"$anchor"', '"$dynamicAnchor"', '"$schema"')
 
 
 def _may_declare_resources(schema) -> bool:
-    """False only when no ``$id``/``id``/anchor key appears anywhere in ``schema``: then
-    indexing (a walk of every subschema) finds nothing. One C-speed serialization decides."""
+    """False only when no ``$id``/``id``/anchor/``$schema`` key appears anywhere in
+    ``schema``: then indexing (a walk of every subschema) finds nothing. One C-speed
+    serialization decides."""
     try:
         text = json.dumps(schema, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
@@ -451,11 +454,13 @@ def _alt(parts: List[str]) -> Optional[str]:
 class Translator:
     """Turns one schema into EBNF rules. Options as in :func:`json_schema_to_ebnf`."""
 
-    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", integer_fraction: bool = True, limits=None):
-        check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=default_draft, property_order=property_order, integer_fraction=integer_fraction, limits=limits)
+    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", spec_exact: bool = False, integer_fraction: bool = True, limits=None):
+        check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=default_draft, property_order=property_order, integer_fraction=integer_fraction, limits=limits, spec_exact=spec_exact)
         if not isinstance(schema, (bool, dict)):
             raise InvalidSchemaError(f"a schema must be a JSON object or a boolean, got {type(schema).__name__}")
         self.strict = strict
+        # Off: objects silent about other keys are closed (see ``obj_clauses``).
+        self.spec_exact = spec_exact
         self.any_order = property_order == "any"
         # Some open class of keys leaves a half-written key finitely many endings.
         self.finite_key_endings = False
@@ -545,13 +550,25 @@ class Translator:
 
     def _index(self, node, base: str, pointer: str, draft: int) -> None:
         """Records the resources (``$id``) and anchors in ``node`` and below it (a walk of
-        every subschema, with its own stack: any nesting depth is safe)."""
+        every subschema, with its own stack: any nesting depth is safe).
+
+        An identifier given to two different subschemas is refused: which one a ``$ref``
+        means is undefined (validators pick differently), and so is a ``$schema`` naming
+        a metaschema corral does not read, anywhere in the document."""
         stack = [(node, base, draft, ())]
         while stack:
             node, base, draft, path = stack.pop()
             if not isinstance(node, dict):
                 continue
-            draft = _draft_of(node, draft) or draft
+            named = _draft_of(node, draft)
+            if named == 0 and path:
+                here = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
+                raise UnsupportedSchemaError(
+                    f"$schema at {here}/$schema: metaschema {node['$schema']!r} (corral reads drafts 4, 6, 7, 2019-09 and 2020-12)",
+                    here + "/$schema",
+                    "$schema",
+                )
+            draft = named or draft
             if not node.keys().isdisjoint(_ID_KEYWORDS):
                 # The pointer string is only built where an anchor needs it.
                 here = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
@@ -561,21 +578,39 @@ class Translator:
                 if isinstance(ident, str) and not ref_overrides:
                     uri, frag = urldefrag(_join(base, ident, here, id_key))
                     if ident.startswith("#") and draft < 2019:
-                        self.anchors[(urldefrag(base)[0], frag)] = Sub(node, here, base, draft)
+                        self._add_anchor((urldefrag(base)[0], frag), Sub(node, here, base, draft), id_key)
                     else:
                         base = uri
-                        self.docs.setdefault(base, (node, draft))
+                        known = self.docs.setdefault(base, (node, draft))
+                        if known[0] is not node and base != ROOT_URI:
+                            raise InvalidSchemaError(
+                                f"{id_key} at {here}/{id_key}: {base} identifies another subschema too (which one a $ref means is undefined)",
+                                here + "/" + id_key,
+                                id_key,
+                            )
                         if frag and draft < 2019:
-                            self.anchors[(base, frag)] = Sub(node, here, base, draft)
+                            self._add_anchor((base, frag), Sub(node, here, base, draft), id_key)
                 for key in ("$anchor", "$dynamicAnchor"):
                     if isinstance(node.get(key), str):
-                        self.anchors.setdefault((urldefrag(base)[0], node[key]), Sub(node, here, base, draft))
+                        self._add_anchor((urldefrag(base)[0], node[key]), Sub(node, here, base, draft), key)
             if node.keys().isdisjoint(_SUBSCHEMA_KEYWORDS):
                 continue
             # Reversed onto the stack, so that subschemas are visited in document order
             # (the first of two equal anchors wins, as before).
             for kw, child, tokens in reversed(list(_children(node))):
                 stack.append((child, base, draft, path + tokens))
+
+    def _add_anchor(self, key: Tuple[str, str], sub: Sub, keyword: str) -> None:
+        """Records an anchor; the same name for another subschema of the same resource is
+        refused. (A ``$dynamicAnchor`` may share its name with a ``$anchor`` of the same
+        subschema.)"""
+        known = self.anchors.setdefault(key, sub)
+        if known.schema is not sub.schema:
+            raise InvalidSchemaError(
+                f"{keyword} at {sub.pointer}/{keyword}: #{key[1]} is also the anchor of {known.pointer or '/'} in {key[0]} (which one a $ref means is undefined)",
+                sub.pointer + "/" + keyword,
+                keyword,
+            )
 
     def _enter(self, sub: Sub) -> Sub:
         """The sub with its own ``$id`` applied to its base URI (and its own draft)."""
@@ -1287,6 +1322,25 @@ class Translator:
 
     # objects
 
+    def obj_clauses(self, shape: Shape) -> list:
+        """The object clauses of ``shape`` as the grammar enforces them: unless
+        ``spec_exact``, an object whose schema names keys (``properties``, ``required``) and
+        says nothing about others (no ``additionalProperties``, ``patternProperties`` or
+        ``unevaluatedProperties`` in any clause) gets one more clause closing it to the
+        named keys, which a model would otherwise keep inventing. An object that names no
+        key stays open: closing it would leave only ``{}``."""
+        clauses = shape.obj_clauses
+        if self.spec_exact or any(patterns or additional is not None for _, patterns, additional in clauses):
+            return clauses
+        named: Dict[str, None] = {}
+        for props, _, _ in clauses:
+            named.update(dict.fromkeys(props))
+        named.update(dict.fromkeys(shape.required))
+        if not named:
+            return clauses
+        anything = Sub(True, "", ROOT_URI, self.root.draft)
+        return clauses + [(dict.fromkeys(named, anything), [], Sub(False, "", ROOT_URI, self.root.draft))]
+
     def object_layout(self, shape: Shape):
         """(named keys in order, value subs per name, additional key classes).
 
@@ -1301,7 +1355,7 @@ class Translator:
         values: Dict[str, Optional[List]] = {}
         for k in names:
             subs: List = []
-            for props, patterns, additional in shape.obj_clauses:
+            for props, patterns, additional in self.obj_clauses(shape):
                 # A named key obeys its schema and every pattern it matches; only keys
                 # with neither fall to additionalProperties.
                 matched = [p_sub for src, p_sub in patterns if self.python_regex(src, p_sub.pointer).fullmatch(k)]
@@ -1314,7 +1368,8 @@ class Translator:
                 values[k] = None
             else:
                 values[k] = subs
-        all_patterns = [(src, p_sub, ci) for ci, (_, patterns, _) in enumerate(shape.obj_clauses) for src, p_sub in patterns]
+        clauses = self.obj_clauses(shape)
+        all_patterns = [(src, p_sub, ci) for ci, (_, patterns, _) in enumerate(clauses) for src, p_sub in patterns]
         if len(all_patterns) > MAX_PATTERN_PROPERTIES:
             raise UnsupportedSchemaError(
                 f"patternProperties at {all_patterns[0][1].pointer}: more than {MAX_PATTERN_PROPERTIES} patterns on one object", all_patterns[0][1].pointer, "patternProperties"
@@ -1326,7 +1381,7 @@ class Translator:
         for chosen in itertools.product((True, False), repeat=len(all_patterns)):
             subs = []
             closed = False
-            for ci, (_, patterns, additional) in enumerate(shape.obj_clauses):
+            for ci, (_, patterns, additional) in enumerate(clauses):
                 hit = [p for (src, p, cj), on in zip(all_patterns, chosen) if on and cj == ci]
                 if hit:
                     subs.extend(hit)
@@ -1366,8 +1421,11 @@ class Translator:
                 if (1 << (len(names) + len(keys))) * (cap + 1) > MAX_ANY_ORDER_STATES:
                     keys = None  # kept as a class: too many states in any order
             if keys is None:
-                if not plain:
-                    self.note_key_class(term)
+                # A class shaped by patterns may leave a half-written key finitely many
+                # endings (`^(abc|x+)$` after `ab`): the matcher then checks half-written
+                # keys against the written ones too (see json_keys in the core). Deciding
+                # it exactly costs an automaton product per class: not worth its time.
+                self.finite_key_endings |= not plain
                 open_classes.append((term, subs))
                 continue
             for encoded in keys:
@@ -1377,13 +1435,6 @@ class Translator:
                     values[k] = subs
         return names, values, open_classes
 
-    def note_key_class(self, term: str) -> None:
-        """Records whether a class of keys may leave a half-written key with finitely many
-        endings (``^(abc|x+)$`` after ``ab``): the matcher then checks half-written keys
-        against the keys already written, not only closed ones (see json_keys in the
-        core). A class too costly to analyse counts as such."""
-        if not self.finite_key_endings and regular.endings_always_infinite(term) is not True:
-            self.finite_key_endings = True
 
     def key_body(self, subs: List) -> Optional[str]:
         """The encoded-key language of a ``propertyNames`` schema."""
@@ -1609,7 +1660,7 @@ class Translator:
         if shape.prop_names and not self.valid(k, shape.prop_names):
             return False
         subs = []
-        for props, patterns, additional in shape.obj_clauses:
+        for props, patterns, additional in self.obj_clauses(shape):
             matched = [p for src, p in patterns if self.python_regex(src, p.pointer).fullmatch(k)]
             if matched:
                 subs.extend(matched)
@@ -1642,7 +1693,7 @@ class Translator:
 
     def _extra_subs(self, k: str, shape: Shape) -> List:
         subs = []
-        for props, patterns, additional in shape.obj_clauses:
+        for props, patterns, additional in self.obj_clauses(shape):
             matched = [p for src, p in patterns if self.python_regex(src, p.pointer).fullmatch(k)]
             subs.extend(matched if matched else ([additional] if additional is not None else []))
         return subs
@@ -1673,6 +1724,8 @@ class Translator:
         # The budget covers this translation only; later checks of values (``order``,
         # ``valid``) run unbounded.
         self.deadline = time.monotonic() + self.budget_ms / 1000.0
+        # The regular-language searches (emptiness of key classes...) keep the budget too.
+        regular.set_deadline((self.deadline, lambda: self.tick("a regular-language check")))
         try:
             return self._grammar()
         except RecursionError:
@@ -1681,6 +1734,7 @@ class Translator:
             raise error from None
         finally:
             sys.setrecursionlimit(old_limit)
+            regular.set_deadline(None)
             self.deadline = math.inf
 
     def _may_be_unproductive(self) -> bool:
