@@ -55,7 +55,7 @@ def _qwen() -> RealTokenizer:
     enc = tiktoken.Encoding(
         "qwen", pat_str=q.PAT_STR, mergeable_ranks=ranks, special_tokens={t: i for i, t in q.SPECIAL_TOKENS}
     )
-    vocab = corral.Vocabulary.from_tiktoken(enc, eos_tokens=["<|endoftext|>", "<|im_end|>"])
+    vocab = corral.Vocabulary.from_tiktoken(enc, eos_token_ids=["<|endoftext|>", "<|im_end|>"])
     return RealTokenizer("qwen", vocab, lambda s: enc.encode(s, disallowed_special=()))
 
 

@@ -768,7 +768,7 @@ def test_tiktoken_errors(tmp_path):
         from_tiktoken(dup)
     good = tmp_path / "good.tiktoken"
     good.write_bytes(b"IQ== 0\nIg== 2\n")
-    with pytest.raises(ValueError, match="eos_tokens"):
+    with pytest.raises(ValueError, match="eos_token_ids"):
         from_tiktoken(good)
     d = from_tiktoken(good, special_tokens={"<|endoftext|>": 3})
     assert d.token_bytes == [b"!", None, b'"', b"<|endoftext|>"]

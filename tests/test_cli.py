@@ -132,9 +132,9 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path):
         (["--json-schema", str(number)], "not a JSON int"),
         (["--regex", "a", "--temperature", "nan"], "temperature"),
         (["--regex", "a", "--temperature", "inf"], "temperature"),
-        (["--regex", "a", "--seed", "-1"], "seed"),
-        (["--regex", "a", "--max-tokens", "-3"], "max"),
-        (["--regex", "a", "--top-p", "2"], "top_p"),
+        (["--regex", "a", "--seed", "-1"], "--seed"),
+        (["--regex", "a", "--max-tokens", "-3"], "--max-tokens"),
+        (["--regex", "a", "--top-p", "2"], "--top-p"),
         (["--regex", "ab\\p{L}"], "error"),
     ]
     for args, expected in cases:

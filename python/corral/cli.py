@@ -3,20 +3,63 @@
 ``corral generate`` prints only the generated text on stdout (then a newline), and
 diagnostics on stderr, so scripts can use it. Exit status: 0 done, 2 a corral error (bad
 grammar, bad flags), 3 stopped at ``--max-tokens`` before the output was complete.
+
+The flags' defaults are the API's (:func:`corral.generate`, :class:`corral.Grammar`), read
+from there rather than written twice. Errors about the content of a file name the place as
+``FILE:LINE:COLUMN:``; errors about a setting name its flag, not the Python argument.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import inspect
 import json
 import pathlib
+import re
 import sys
 import textwrap
-from typing import List, Optional, Sequence
+import warnings
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from .errors import CorralError, GenerationError
+from .errors import CorralError, GenerationError, GrammarError, SchemaError
+from .generation import (
+    DEFAULT_MAX_ROLLBACKS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_SEED,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TOP_K,
+    DEFAULT_TOP_P,
+)
+from .grammar import Grammar, GrammarWarning
 
 _GRAMMAR_FORMATS = {".ebnf": "ebnf", ".gbnf": "gbnf", ".lark": "lark"}
+
+#: API argument names whose flag is not spelled after them (``Grammar.ban(mode=)``).
+_FLAG_OF_ARGUMENT = {"mode": "--ban-mode"}
+
+
+def _api_default(function, name: str):
+    """The default of ``function``'s argument ``name``: the command line offers the API's."""
+    return inspect.signature(function).parameters[name].default
+
+
+def _version() -> str:
+    """corral's version: the installed distribution's, else the package's ``__version__``."""
+    try:
+        return importlib.metadata.version("corral")
+    except importlib.metadata.PackageNotFoundError:
+        return str(getattr(sys.modules[__package__], "__version__", "unknown"))
+
+
+def _position(text: str, offset: int) -> Tuple[int, int]:
+    """1-based line and column (in characters) of character ``offset`` of ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _display_name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
 
 
 def _read(path: str) -> str:
@@ -29,51 +72,152 @@ def _read(path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise GenerationError(f"{path} is not UTF-8 text (byte {e.start}: 0x{data[e.start]:02x})") from None
+        before = data[: e.start].decode("utf-8", errors="replace")
+        line, column = _position(before, len(before))
+        raise GenerationError(
+            f"{path}:{line}:{column}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+        ) from None
+
+
+_JSON_SPACE = " \t\n\r"
+
+
+def _json_pointer_offset(text: str, pointer: str) -> Optional[int]:
+    """Where the value at JSON ``pointer`` starts in the JSON document ``text`` (a character
+    offset), or None if the pointer leads nowhere. A key given twice means its last value,
+    as for ``json.loads``."""
+    decoder = json.JSONDecoder()
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in _JSON_SPACE:
+            i += 1
+        return i
+
+    i = skip(0)
+    steps = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]] if pointer else []
+    try:
+        for step in steps:
+            if text[i] == "{":
+                found, i = None, skip(i + 1)
+                while text[i] != "}":
+                    key, i = decoder.raw_decode(text, i)
+                    i = skip(skip(i) + 1)  # past the colon
+                    if key == step:
+                        found = i
+                    _, i = decoder.raw_decode(text, i)
+                    i = skip(i)
+                    if text[i] == ",":
+                        i = skip(i + 1)
+            elif text[i] == "[" and step.isdigit():
+                found, i, index = None, skip(i + 1), 0
+                while text[i] != "]":
+                    if index == int(step):
+                        found = i
+                    _, i = decoder.raw_decode(text, i)
+                    i = skip(i)
+                    if text[i] == ",":
+                        i = skip(i + 1)
+                    index += 1
+            else:
+                return None
+            if found is None:
+                return None
+            i = found
+    except (IndexError, ValueError):
+        return None
+    return i
+
+
+def _in_file(path: str, text: str, error: Exception) -> GenerationError:
+    """``error`` about the content of file ``path`` as ``path:line:column: message``: the
+    place is a grammar error's ``line``/``column``, or where a schema error's JSON
+    ``pointer`` leads in the file."""
+    name = _display_name(path)
+    message = str(error)
+    line, column = getattr(error, "line", 0) or 0, getattr(error, "column", 0) or 0
+    if not line and isinstance(error, SchemaError):
+        offset = _json_pointer_offset(text, error.pointer)
+        if offset is not None:
+            line, column = _position(text, offset)
+    if line:
+        # The place moves to the front: drop the core's own wording of it.
+        said = f"grammar error at line {line}, column {column}: "
+        if message.startswith(said):
+            message = message[len(said) :]
+        where = f"{name}:{line}:{column}" if column else f"{name}:{line}"
+    else:
+        where = name
+    return GenerationError(f"{where}: {message}")
+
+
+def _show_warnings(caught: list, source: Optional[Tuple[str, str]]) -> None:
+    """Prints caught grammar warnings as one ``corral: warning:`` line each (with the file
+    name when the constraint came from a file); other warnings as Python shows them."""
+    for w in caught:
+        if not issubclass(w.category, GrammarWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            continue
+        where = f"{_display_name(source[0])}: " if source is not None else ""
+        print(f"corral: warning: {where}{str(w.message).strip().splitlines()[0]}", file=sys.stderr)
 
 
 def _grammar_from_args(args: argparse.Namespace):
-    """The constraint the flags describe (None: free text)."""
-    from .grammar import Grammar
-
+    """The constraint the flags describe (None: free text), and the (path, text) of the
+    file it was read from (None when it came from no file)."""
     given = [name for name in ("regex", "grammar", "json_schema", "choice") if getattr(args, name) is not None]
     if len(given) > 1:
         raise GenerationError("give at most one of --regex, --grammar, --json-schema, --choice (--ban combines with any)")
     grammar = None
-    if args.regex is not None:
-        grammar = Grammar.regex(args.regex)
-    elif args.choice is not None:
-        grammar = Grammar.choice(args.choice)
-    elif args.json_schema is not None:
-        text = _read(args.json_schema)
-        try:
-            schema = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise GenerationError(f"{args.json_schema}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
-        if not isinstance(schema, (dict, bool)):
-            raise GenerationError(
-                f"{args.json_schema}: a JSON Schema is an object or a boolean, not a JSON {type(schema).__name__}"
-            )
-        grammar = Grammar.json_schema(schema, whitespace=args.whitespace)
-    elif args.grammar is not None:
-        fmt = args.grammar_format or _GRAMMAR_FORMATS.get(pathlib.Path(args.grammar).suffix.lower())
-        if fmt is None:
-            raise GenerationError(
-                f"cannot tell the grammar format of {args.grammar!r} from its extension: "
-                "use .ebnf, .gbnf or .lark, or --grammar-format"
-            )
-        grammar = getattr(Grammar, fmt)(_read(args.grammar))
+    source = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GrammarWarning)
+        if args.regex is not None:
+            grammar = Grammar.regex(args.regex)
+        elif args.choice is not None:
+            grammar = Grammar.choice(args.choice)
+        elif args.json_schema is not None:
+            text = _read(args.json_schema)
+            source = (args.json_schema, text)
+            try:
+                schema = json.loads(text)
+            except json.JSONDecodeError as e:
+                name = _display_name(args.json_schema)
+                raise GenerationError(f"{name}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
+            if not isinstance(schema, (dict, bool)):
+                line, column = _position(text, _json_pointer_offset(text, "") or 0)
+                raise GenerationError(
+                    f"{_display_name(args.json_schema)}:{line}:{column}: a JSON Schema is an object or a boolean, "
+                    f"not a JSON {type(schema).__name__}"
+                )
+            try:
+                grammar = Grammar.json_schema(schema, whitespace=args.whitespace)
+            except GrammarError as e:
+                raise _in_file(args.json_schema, text, e) from e
+        elif args.grammar is not None:
+            fmt = args.grammar_format or _GRAMMAR_FORMATS.get(pathlib.Path(args.grammar).suffix.lower())
+            if fmt is None:
+                raise GenerationError(
+                    f"cannot tell the grammar format of {args.grammar!r} from its extension: "
+                    "use .ebnf, .gbnf or .lark, or --grammar-format"
+                )
+            text = _read(args.grammar)
+            source = (args.grammar, text)
+            try:
+                grammar = getattr(Grammar, fmt)(text)
+            except GrammarError as e:
+                raise _in_file(args.grammar, text, e) from e
+    _show_warnings(caught, source)
     if args.ban:
         ban = Grammar.ban(args.ban, ignore_case=args.ignore_case, whole_words=args.whole_words, mode=args.ban_mode)
         grammar = ban if grammar is None else grammar & ban
-    return grammar
+    return grammar, source
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .generation import generate
     from .models import load_model
 
-    grammar = _grammar_from_args(args)
+    grammar, source = _grammar_from_args(args)
     model = load_model(args.model)
     out = sys.stdout
 
@@ -81,18 +225,25 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         out.write(piece)
         out.flush()
 
-    result = generate(
-        model,
-        args.prompt,
-        grammar,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        top_k=args.top_k,
-        top_p=args.top_p,
-        seed=args.seed,
-        on_text=stream if args.stream else None,
-        max_rollbacks=args.max_rollbacks,
-    )
+    try:
+        result = generate(
+            model,
+            args.prompt,
+            grammar,
+            max_tokens=args.max_tokens,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            seed=args.seed,
+            on_text=stream if args.stream else None,
+            max_rollbacks=args.max_rollbacks,
+        )
+    except GrammarError as e:
+        # Compiling can still find fault with a place in the file (line or JSON pointer).
+        located = bool(getattr(e, "line", 0)) or isinstance(e, SchemaError)
+        if source is not None and located:
+            raise _in_file(source[0], source[1], e) from e
+        raise
     if not args.stream:
         out.write(result.text)
     out.write("\n")
@@ -110,8 +261,6 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 # (title, prompt, constraint) for `corral demo`: the seeds' examples.
 def _demo_cases() -> list:
-    from .grammar import Grammar
-
     octet = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
     return [
         ("yes/no answer", "Is this a dagger which I see before me? Answer: ", Grammar.choice(["yes", "no"]), 8),
@@ -183,11 +332,35 @@ def _show(text: str, width: int) -> List[str]:
     return lines[:12]
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows every option's default, except where there is none to show (None, an unset
+    flag) or where the help says it in words."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is None or action.default is False or "(default:" in text:
+            return text
+        return super()._get_help_string(action) or ""
+
+
+def _subcommand(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+    return sub.add_parser(name, formatter_class=_HelpFormatter, **kwargs)
+
+
+def _flags_of(parser: argparse.ArgumentParser) -> Dict[str, str]:
+    """Each option's destination (the API argument it feeds) -> its long flag."""
+    return {a.dest: a.option_strings[-1] for a in parser._actions if a.option_strings}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``corral`` command."""
-    parser = argparse.ArgumentParser(prog="corral", description="Constrained generation with exact token masks.")
+    parser = argparse.ArgumentParser(
+        prog="corral", description="Constrained generation with exact token masks.", formatter_class=_HelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"corral {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    gen = sub.add_parser(
+    gen = _subcommand(
+        sub,
         "generate",
         help="generate text that fits a constraint",
         description="Prints only the generated text on stdout; diagnostics go to stderr.",
@@ -195,31 +368,68 @@ def build_parser() -> argparse.ArgumentParser:
     what = gen.add_argument_group("constraint (at most one, plus any --ban)")
     what.add_argument("--regex", help="Python re pattern the whole output must match")
     what.add_argument("--grammar", metavar="FILE", help="grammar file: .ebnf, .gbnf or .lark ('-' = stdin)")
-    what.add_argument("--grammar-format", choices=["ebnf", "gbnf", "lark"], help="the grammar's syntax")
+    what.add_argument(
+        "--grammar-format", choices=["ebnf", "gbnf", "lark"], help="the grammar's syntax (default: from the extension)"
+    )
     what.add_argument("--json-schema", metavar="FILE", help="JSON Schema file the output must validate against")
-    what.add_argument("--whitespace", choices=["compact", "flexible"], default="compact", help="JSON whitespace")
+    what.add_argument(
+        "--whitespace",
+        choices=["compact", "flexible"],
+        default=_api_default(Grammar.json_schema, "whitespace"),
+        help="whitespace between JSON tokens",
+    )
     what.add_argument("--choice", nargs="+", metavar="TEXT", help="the output is exactly one of these")
     what.add_argument("--ban", nargs="+", metavar="PHRASE", help="phrases the output must not contain")
-    what.add_argument("--ban-mode", choices=["mask", "rollback"], default="mask")
+    what.add_argument(
+        "--ban-mode",
+        choices=["mask", "rollback"],
+        default=_api_default(Grammar.ban, "mode"),
+        help="mask: tokens that would complete a phrase are never allowed; rollback: a phrase that appears is undone",
+    )
     what.add_argument("--ignore-case", action="store_true", help="--ban matches any casing")
     what.add_argument("--whole-words", action="store_true", help="--ban matches whole words only")
     gen.add_argument("--model", metavar="PATH", default=None, help="Hugging Face model directory (default: built-in)")
-    gen.add_argument("--prompt", default="", help="text the model is conditioned on")
-    gen.add_argument("--max-tokens", type=int, default=128)
-    gen.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
-    gen.add_argument("--top-k", type=int, default=None)
-    gen.add_argument("--top-p", type=float, default=None)
-    gen.add_argument("--seed", type=int, default=None, help="sampling seed")
-    gen.add_argument("--max-rollbacks", type=int, default=64, help="limit for --ban-mode rollback")
+    gen.add_argument("--prompt", default="", help="text the model is conditioned on (default: none)")
+    gen.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="most tokens to generate")
+    gen.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE, help="0 = greedy")
+    gen.add_argument(
+        "--top-k", type=int, default=DEFAULT_TOP_K, help="sample from the k most likely allowed tokens (default: off)"
+    )
+    gen.add_argument(
+        "--top-p", type=float, default=DEFAULT_TOP_P, help="sample from the smallest set reaching mass p (default: off)"
+    )
+    gen.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sampling seed (default: random)")
+    gen.add_argument(
+        "--max-rollbacks", type=int, default=DEFAULT_MAX_ROLLBACKS, help="limit for --ban-mode rollback"
+    )
     gen.add_argument("--stream", action="store_true", help="print text as it is generated")
-    gen.set_defaults(func=_cmd_generate)
-    demo = sub.add_parser("demo", help="unguided and guided generations side by side")
+    gen.set_defaults(func=_cmd_generate, flags=_flags_of(gen))
+    demo = _subcommand(sub, "demo", help="unguided and guided generations side by side")
     demo.add_argument("--model", metavar="PATH", default=None, help="model directory (default: built-in)")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--temperature", type=float, default=0.8)
+    demo.add_argument("--seed", type=int, default=0, help="sampling seed")
+    demo.add_argument("--temperature", type=float, default=0.8, help="sampling temperature")
     demo.add_argument("--width", type=int, default=100, help="characters per output line")
-    demo.set_defaults(func=_cmd_demo)
+    demo.set_defaults(func=_cmd_demo, flags=_flags_of(demo))
     return parser
+
+
+def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
+    """The error's message, with the API arguments it is about (its ``parameters``) named
+    by their flags: ``max_rollbacks`` -> ``--max-rollbacks``, ``mode='mask'`` ->
+    ``--ban-mode mask``."""
+    message = str(error)
+    for name in getattr(error, "parameters", ()):
+        flag = flags.get(name) or _FLAG_OF_ARGUMENT.get(name)
+        if flag is None:
+            continue
+        mention = re.compile(rf"(?<![\w-]){re.escape(name)}(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;)]+)))?(?!\w)")
+
+        def as_flag(m: "re.Match[str]", flag: str = flag) -> str:
+            value = next((g for g in m.groups() if g is not None), None)
+            return flag if value is None else f"{flag} {value}"
+
+        message = mention.sub(as_flag, message)
+    return message
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -229,7 +439,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return args.func(args)
     except (CorralError, ValueError, TypeError, OSError) as e:
         # Bad input of any kind: one line (the message's first), never a traceback.
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        text = _in_cli_terms(e, args.flags).strip()
+        first = text.splitlines()[0] if text else type(e).__name__
         print(f"corral: error: {first}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

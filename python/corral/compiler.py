@@ -23,6 +23,47 @@ _cache: "OrderedDict[tuple, _core.CompiledGrammar]" = OrderedDict()
 _cache_lock = threading.Lock()
 
 
+def _describe_value(value, limit: int = 40) -> str:
+    """``str 'a+'``: a value's type and (shortened) repr, for type errors."""
+    if value is None:
+        return "None"
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    shown = repr(value)
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return f"{name} {shown}"
+
+
+def _grammar_type_error(
+    where: str, value, *, argument: str = "grammar", none_ok: bool = False, compiled_ok: bool = False
+) -> TypeError:
+    """The TypeError for ``value`` given where a :class:`corral.Grammar` is expected, with
+    how to make one (a str is most likely a regex or a grammar's text)."""
+    expected = "a corral.Grammar"
+    if compiled_ok:
+        expected += " or a compiled grammar"
+    if none_ok:
+        expected += " (or None)"
+    if isinstance(value, str):
+        how = (
+            f"; make one with corral.Grammar.regex({value[:30]!r}) for a regex, or Grammar.ebnf / .gbnf / .lark / "
+            ".json_schema / .choice"
+        )
+    else:
+        how = "; make one with corral.Grammar.regex, .ebnf, .gbnf, .lark, .json_schema, .choice or .ban"
+    return TypeError(f"{where}: {argument} must be {expected}, got {_describe_value(value)}{how}")
+
+
+def _vocabulary_type_error(where: str, value, *, argument: str = "vocab") -> TypeError:
+    """The TypeError for ``value`` given where a :class:`corral.Vocabulary` is expected."""
+    return TypeError(
+        f"{where}: {argument} must be a corral.Vocabulary, got {_describe_value(value)}; build one with "
+        "corral.Vocabulary.from_huggingface(tokenizer), .from_tokenizer_file, .from_tiktoken, "
+        ".from_sentencepiece or .from_token_bytes"
+    )
+
+
 def compile(  # noqa: A001 - the public name DESIGN.md fixes
     grammar: Grammar,
     vocab: Vocabulary,
@@ -40,9 +81,11 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
     ``cache=False`` bypasses the cache.
     """
     if not isinstance(grammar, Grammar):
-        raise TypeError(f"compile() expects a corral.Grammar, got {type(grammar).__name__}")
+        raise _grammar_type_error("compile()", grammar)
     if not isinstance(vocab, Vocabulary):
-        raise TypeError(f"compile() expects a corral.Vocabulary, got {type(vocab).__name__}")
+        raise _vocabulary_type_error("compile()", vocab)
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"compile(): limits must be a corral.Limits or None, got {_describe_value(limits)}")
     if grammar._parts:
         return CompiledIntersection(
             [compile(p, vocab, limits=limits, eager=eager, cache=cache) for p in grammar._parts],
@@ -190,3 +233,9 @@ class IntersectionMatcher:
         return IntersectionMatcher([p.copy() for p in self.parts], self._words * 32, self._max_forced)
 
     __copy__ = copy
+
+    def __repr__(self) -> str:
+        return (
+            f"<corral.IntersectionMatcher of {len(self.parts)} grammars tokens={self.num_tokens} "
+            f"accepting={self.is_accepting()} finished={self.is_finished()}>"
+        )

@@ -10,16 +10,34 @@ from __future__ import annotations
 
 import codecs
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Set, Union
 
 import numpy as np
 
 from . import _core
+from .compiler import _describe_value, _grammar_type_error
 from .compiler import compile as compile_grammar
 from .errors import DeadEndError, GenerationError, InternalError, RollbackLimitError
 from .grammar import Grammar
 from .masking import allocate_bitmask, only_token
+
+
+#: Defaults of :func:`generate`, defined once: the ``corral generate`` command line uses them too.
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_TEMPERATURE = 1.0
+DEFAULT_TOP_K: Optional[int] = None
+DEFAULT_TOP_P: Optional[float] = None
+DEFAULT_SEED: Optional[int] = None
+DEFAULT_MAX_ROLLBACKS = 64
+
+
+def _about(error: Exception, *parameters: str) -> Exception:
+    """``error``, marked as being about the named arguments of :func:`generate` (its
+    ``parameters`` attribute): the command line shows its own flags in their place."""
+    setattr(error, "parameters", parameters)
+    return error
 
 
 @dataclass
@@ -144,11 +162,15 @@ class _RollbackBans:
     def count(self, phrase: str) -> None:
         self.rollbacks += 1
         if self.rollbacks > self.max_rollbacks:
-            raise RollbackLimitError(
-                f"banned phrases were rolled back {self.max_rollbacks} times without finishing "
-                f"(last: {phrase!r}); raise max_rollbacks or use mode='mask'",
-                rollbacks=self.rollbacks - 1,
-                phrase=phrase,
+            raise _about(
+                RollbackLimitError(
+                    f"banned phrases were rolled back {self.max_rollbacks} times without finishing "
+                    f"(last: {phrase!r}); raise max_rollbacks or ban with mode='mask'",
+                    rollbacks=self.rollbacks - 1,
+                    phrase=phrase,
+                ),
+                "max_rollbacks",
+                "mode",
             )
 
     def forget_after(self, position: int) -> None:
@@ -170,8 +192,8 @@ def _as_model(model, tokenizer):
 
         return TransformersModel(model, tokenizer)
     raise TypeError(
-        "model must be a corral model (corral.models.BuiltinModel), a path, or a transformers "
-        f"causal LM with tokenizer=...; got {type(model).__name__}"
+        "generate(): model must be a corral model (corral.models.BuiltinModel), a path, or a transformers "
+        f"causal LM with tokenizer=...; got {_describe_value(model)}"
     )
 
 
@@ -179,20 +201,47 @@ def _is_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-def _check_sampling(temperature, top_k, top_p, seed, max_tokens) -> None:
+def _check_sampling(temperature, top_k, top_p, seed, max_tokens, max_rollbacks) -> None:
     """Refuses sampling settings that have no meaning, naming the setting."""
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
-        raise GenerationError(f"temperature must be a number, got {type(temperature).__name__}")
+        raise _about(GenerationError(f"temperature must be a number, got {type(temperature).__name__}"), "temperature")
     if not math.isfinite(temperature) or temperature < 0:
-        raise GenerationError(f"temperature must be a finite number ≥ 0 (0 = greedy), got {temperature}")
+        raise _about(
+            GenerationError(f"temperature must be a finite number ≥ 0 (0 = greedy), got {temperature}"), "temperature"
+        )
     if top_k is not None and (not _is_int(top_k) or top_k < 1):
-        raise GenerationError(f"top_k must be an int ≥ 1, got {top_k!r}")
+        raise _about(GenerationError(f"top_k must be an int ≥ 1, got {top_k!r}"), "top_k")
     if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
-        raise GenerationError(f"top_p must be a number in (0, 1], got {top_p!r}")
+        raise _about(GenerationError(f"top_p must be a number in (0, 1], got {top_p!r}"), "top_p")
     if seed is not None and (not _is_int(seed) or seed < 0):
-        raise GenerationError(f"seed must be an int ≥ 0, got {seed!r}")
+        raise _about(GenerationError(f"seed must be an int ≥ 0, got {seed!r}"), "seed")
     if not _is_int(max_tokens) or max_tokens < 0:
-        raise GenerationError(f"max_tokens must be an int ≥ 0, got {max_tokens!r}")
+        raise _about(GenerationError(f"max_tokens must be an int ≥ 0, got {max_tokens!r}"), "max_tokens")
+    if not _is_int(max_rollbacks) or max_rollbacks < 0:
+        raise _about(GenerationError(f"max_rollbacks must be an int ≥ 0, got {max_rollbacks!r}"), "max_rollbacks")
+
+
+def _prompt_token_ids(prompt) -> List[int]:
+    """``prompt`` (a sequence of token ids, not text) as a list of ints."""
+    hint = "generate(): prompt must be a str or a sequence of token ids (ints)"
+    if isinstance(prompt, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{hint}, got {type(prompt).__name__}: decode it to str first")
+    try:
+        items = list(prompt)
+    except TypeError:
+        raise TypeError(f"{hint}, got {_describe_value(prompt)}") from None
+    ids = []
+    for i, item in enumerate(items):
+        try:
+            if isinstance(item, bool):
+                raise TypeError
+            ids.append(operator.index(item))  # ints, numpy and 0-d torch integers
+        except TypeError:
+            more = "; generate() makes one output: call it once per prompt" if isinstance(item, str) else ""
+            raise TypeError(
+                f"{hint}, got a {type(prompt).__name__} whose item {i} is {_describe_value(item)}{more}"
+            ) from None
+    return ids
 
 
 def generate(
@@ -201,21 +250,21 @@ def generate(
     grammar: Optional[Grammar] = None,
     *,
     tokenizer=None,
-    max_tokens: int = 256,
-    temperature: float = 1.0,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
-    seed: Optional[int] = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float = DEFAULT_TEMPERATURE,
+    top_k: Optional[int] = DEFAULT_TOP_K,
+    top_p: Optional[float] = DEFAULT_TOP_P,
+    seed: Optional[int] = DEFAULT_SEED,
     on_text: Optional[Callable[[str], None]] = None,
     on_token: Optional[Callable[[int], None]] = None,
-    max_rollbacks: int = 64,
+    max_rollbacks: int = DEFAULT_MAX_ROLLBACKS,
 ) -> Generation:
     """Generates text from ``model`` after ``prompt`` that follows ``grammar``.
 
     * ``model``: :class:`corral.models.BuiltinModel` (or a path :func:`corral.models.load_model`
       reads), a ``transformers`` causal LM with ``tokenizer=``, or any object with ``vocab``
       (a :class:`corral.Vocabulary`), ``encode(text)`` and ``logits(ids)``.
-    * ``prompt``: text, or token ids.
+    * ``prompt``: text, or a sequence of token ids (one prompt: call once per prompt).
     * ``grammar``: a :class:`corral.Grammar` (combine with ``&``), or None for free text.
     * Sampling: ``temperature=0`` is greedy; ``top_k`` keeps the k most likely allowed
       tokens, ``top_p`` the smallest set of them whose probability reaches p; ``seed``
@@ -226,11 +275,22 @@ def generate(
     * Streaming: ``on_token(id)`` and ``on_text(str)`` get each token as it becomes final
       (with ``mode="rollback"`` bans, once it is too far back to be rolled back).
     * ``max_rollbacks``: more rollbacks raise :class:`corral.RollbackLimitError`.
+
+    A wrong type (a str for ``grammar``, a list of prompts) raises ``TypeError``; a
+    setting out of range raises :class:`corral.GenerationError`. Errors about settings
+    name them in their ``parameters`` attribute (e.g. ``("top_p",)``), which the command
+    line uses to name its flags instead.
     """
-    _check_sampling(temperature, top_k, top_p, seed, max_tokens)
+    _check_sampling(temperature, top_k, top_p, seed, max_tokens, max_rollbacks)
+    if grammar is not None and not isinstance(grammar, Grammar):
+        raise _grammar_type_error("generate()", grammar, none_ok=True)
+    for name, callback in (("on_text", on_text), ("on_token", on_token)):
+        if callback is not None and not callable(callback):
+            raise TypeError(f"generate(): {name} must be a function or None, got {_describe_value(callback)}")
+    given_ids = None if isinstance(prompt, str) else _prompt_token_ids(prompt)
     lm = _as_model(model, tokenizer)
     vocab = lm.vocab
-    prompt_ids = lm.encode(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
+    prompt_ids = list(lm.encode(prompt)) if given_ids is None else given_ids
     bad = [t for t in prompt_ids if not 0 <= t < vocab.size]
     if bad:
         raise GenerationError(f"prompt token id {bad[0]} is out of range (vocabulary size {vocab.size})")

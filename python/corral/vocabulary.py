@@ -3,9 +3,51 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Iterable, Optional, Sequence, Union
 
 from . import _adapters, _core
+
+#: What ``eos_token_ids=`` takes: one id or a list of ids; where a tokenizer can look them
+#: up, token texts too (``"<|im_end|>"``).
+EosTokenIds = Union[int, str, Sequence[Union[int, str]], None]
+
+_UNSET = object()
+
+
+def _eos_argument(where: str, eos_token_ids, **old):
+    """``eos_token_ids``, or the value given under an old spelling of it (``eos_token=``,
+    ``eos_tokens=``), which still works with a DeprecationWarning. Both is a TypeError."""
+    given = {name: value for name, value in old.items() if value is not _UNSET}
+    if not given:
+        return eos_token_ids
+    if len(given) > 1 or eos_token_ids is not None:
+        names = ["eos_token_ids"] * (eos_token_ids is not None) + list(given)
+        raise TypeError(f"{where} got both {' and '.join(n + '=' for n in names)}: pass eos_token_ids= only")
+    (name, value), = given.items()
+    warnings.warn(
+        f"{where}: {name}= is deprecated, use eos_token_ids= (same values)", DeprecationWarning, stacklevel=3
+    )
+    return value
+
+
+def _eos_ids(where: str, eos_token_ids) -> list:
+    """``eos_token_ids`` as a list of ints (a single int is one id)."""
+    if isinstance(eos_token_ids, bool):
+        raise TypeError(f"{where}: eos_token_ids must be an int or a list of ints, got {eos_token_ids!r}")
+    if isinstance(eos_token_ids, int):
+        return [eos_token_ids]
+    if isinstance(eos_token_ids, (str, bytes)):
+        raise TypeError(
+            f"{where}: eos_token_ids must be an int or a list of ints, got {type(eos_token_ids).__name__} "
+            f"{eos_token_ids!r} (token texts are looked up by the constructors that read a tokenizer)"
+        )
+    try:
+        return list(eos_token_ids)
+    except TypeError:
+        raise TypeError(
+            f"{where}: eos_token_ids must be an int or a list of ints, got {type(eos_token_ids).__name__}"
+        ) from None
 
 
 class Vocabulary:
@@ -33,7 +75,7 @@ class Vocabulary:
     def from_token_bytes(
         cls,
         token_bytes: Sequence[Optional[bytes]],
-        eos_token_ids: Iterable[int],
+        eos_token_ids: Union[int, Iterable[int]],
         special_token_ids: Iterable[int] = (),
         *,
         size: Optional[int] = None,
@@ -41,15 +83,17 @@ class Vocabulary:
     ) -> "Vocabulary":
         """From a list whose item ``i`` is token ``i``'s bytes (None for an unused id).
 
-        ``eos_token_ids`` must not be empty. ``special_token_ids`` are never allowed.
-        ``size`` defaults to ``len(token_bytes)``; ``limits.max_vocab_size`` bounds it.
+        ``eos_token_ids`` (one id or a list) must not be empty. ``special_token_ids`` are
+        never allowed. ``size`` defaults to ``len(token_bytes)``; ``limits.max_vocab_size``
+        bounds it.
         """
+        eos_token_ids = _eos_ids("Vocabulary.from_token_bytes()", eos_token_ids)
         tokens = []
         for i, t in enumerate(token_bytes):
             if t is not None and not isinstance(t, (bytes, bytearray, memoryview)):
                 raise TypeError(f"token_bytes[{i}] must be bytes or None, got {type(t).__name__}: {t!r}")
             tokens.append(None if t is None else bytes(t))
-        inner = _core.Vocabulary(tokens, list(eos_token_ids), list(special_token_ids), size, limits)
+        inner = _core.Vocabulary(tokens, eos_token_ids, list(special_token_ids), size, limits)
         return cls(inner, len(tokens))
 
     @classmethod
@@ -57,22 +101,33 @@ class Vocabulary:
         return cls.from_token_bytes(data.token_bytes, data.eos_token_ids, data.special_ids, size=size)
 
     @classmethod
-    def from_huggingface(cls, tokenizer, *, size: Optional[int] = None) -> "Vocabulary":
+    def from_huggingface(
+        cls, tokenizer, *, eos_token_ids: EosTokenIds = None, size: Optional[int] = None
+    ) -> "Vocabulary":
         """From a ``transformers`` tokenizer (fast or SentencePiece-based).
 
-        Pass ``size=model.config.vocab_size`` when the model's logits are wider than the
-        tokenizer's vocabulary.
+        The EOS ids are ``eos_token_ids`` if given (ids or token texts), else the
+        tokenizer's ``eos_token_id``, else a conventional name (``</s>``,
+        ``<|endoftext|>``, ...). Pass ``size=model.config.vocab_size`` when the model's
+        logits are wider than the tokenizer's vocabulary.
         """
-        return cls._from_data(_adapters.from_huggingface(tokenizer), size)
+        return cls._from_data(_adapters.from_huggingface(tokenizer, eos_token=eos_token_ids), size)
 
     @classmethod
     def from_tokenizer_file(
-        cls, path: Union[str, os.PathLike], *, eos_token: Union[str, int, None] = None, size: Optional[int] = None
+        cls,
+        path: Union[str, os.PathLike],
+        *,
+        eos_token_ids: EosTokenIds = None,
+        size: Optional[int] = None,
+        eos_token=_UNSET,
     ) -> "Vocabulary":
-        """From a Hugging Face ``tokenizer.json``. The EOS token is ``eos_token`` if given,
-        else the one named by a ``tokenizer_config.json`` beside the file, else a
-        conventional name (``</s>``, ``<|endoftext|>``, ...)."""
-        return cls._from_data(_adapters.from_tokenizer_json(path, eos_token=eos_token), size)
+        """From a Hugging Face ``tokenizer.json``. The EOS ids are ``eos_token_ids`` if
+        given (ids or token texts), else the token named by a ``tokenizer_config.json``
+        beside the file, else a conventional name (``</s>``, ``<|endoftext|>``, ...).
+        ``eos_token=`` is a deprecated spelling of ``eos_token_ids=``."""
+        eos_token_ids = _eos_argument("Vocabulary.from_tokenizer_file()", eos_token_ids, eos_token=eos_token)
+        return cls._from_data(_adapters.from_tokenizer_json(path, eos_token=eos_token_ids), size)
 
     @classmethod
     def from_tiktoken(
@@ -80,19 +135,27 @@ class Vocabulary:
         path_or_encoding,
         *,
         special_tokens: Optional[dict] = None,
-        eos_tokens: Optional[Sequence[Union[str, int]]] = None,
+        eos_token_ids: EosTokenIds = None,
         size: Optional[int] = None,
+        eos_tokens=_UNSET,
     ) -> "Vocabulary":
         """From a ``.tiktoken`` file, a ``tiktoken.Encoding``, or a Mistral ``tekken`` JSON
-        file. ``special_tokens`` maps special token text to id; ``eos_tokens`` names the
-        EOS token(s) by text or id."""
-        data = _adapters.from_tiktoken(path_or_encoding, special_tokens=special_tokens, eos_tokens=eos_tokens)
+        file. ``special_tokens`` maps special token text to id; ``eos_token_ids`` gives the
+        EOS token(s) by id or text (default: the conventional names among the special
+        tokens). ``eos_tokens=`` is a deprecated spelling of ``eos_token_ids=``."""
+        eos_token_ids = _eos_argument("Vocabulary.from_tiktoken()", eos_token_ids, eos_tokens=eos_tokens)
+        data = _adapters.from_tiktoken(path_or_encoding, special_tokens=special_tokens, eos_tokens=eos_token_ids)
         return cls._from_data(data, size)
 
     @classmethod
-    def from_sentencepiece(cls, processor_or_model_path, *, size: Optional[int] = None) -> "Vocabulary":
-        """From a ``sentencepiece.SentencePieceProcessor`` or a ``.model`` file path."""
-        return cls._from_data(_adapters.from_sentencepiece(processor_or_model_path), size)
+    def from_sentencepiece(
+        cls, processor_or_model_path, *, eos_token_ids: EosTokenIds = None, size: Optional[int] = None
+    ) -> "Vocabulary":
+        """From a ``sentencepiece.SentencePieceProcessor`` or a ``.model`` file path. The
+        EOS ids are ``eos_token_ids`` if given (ids or piece texts), else the model's
+        ``eos_id()``, else a conventional name."""
+        data = _adapters.from_sentencepiece(processor_or_model_path, eos_token=eos_token_ids)
+        return cls._from_data(data, size)
 
     # -- properties ---------------------------------------------------------------------
 

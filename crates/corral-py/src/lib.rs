@@ -740,6 +740,30 @@ impl PyMatcher {
     fn __copy__(&self, py: Python<'_>) -> PyMatcher {
         self.copy(py)
     }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let matcher = self.lock(py);
+        // A regex's description holds the whole pattern: bounded, control characters escaped.
+        let described = matcher.grammar().grammar().describe();
+        let mut kind = String::new();
+        for c in described.chars().take(80) {
+            if c.is_control() {
+                kind.extend(c.escape_default());
+            } else {
+                kind.push(c);
+            }
+        }
+        if described.chars().nth(80).is_some() {
+            kind.push('…');
+        }
+        let flag = |b: bool| if b { "True" } else { "False" };
+        format!(
+            "<corral.Matcher {kind} tokens={} accepting={} finished={}>",
+            matcher.num_tokens(),
+            flag(matcher.is_accepting()),
+            flag(matcher.is_finished())
+        )
+    }
 }
 
 /// Fills `bitmask[i]` for each matcher `i` (or rows given by `rows`), with the GIL released

@@ -21,6 +21,7 @@ from typing import Iterable, List, Optional, Sequence
 
 import corral
 
+from ..compiler import _grammar_type_error, _vocabulary_type_error
 from ..errors import MatcherError
 from ..grammar import Grammar
 from ..vocabulary import Vocabulary
@@ -32,12 +33,18 @@ def _vocabulary(tokenizer=None, vocab: Optional[Vocabulary] = None) -> Vocabular
     """``vocab`` if given, else a Vocabulary built from a ``transformers`` tokenizer."""
     if vocab is not None:
         if not isinstance(vocab, Vocabulary):
-            raise TypeError(f"vocab must be a corral.Vocabulary, got {type(vocab).__name__}")
+            raise _vocabulary_type_error("the logits processor", vocab)
         return vocab
     if tokenizer is None:
         raise TypeError("pass a tokenizer or vocab=corral.Vocabulary(...)")
     if isinstance(tokenizer, Vocabulary):
         return tokenizer
+    if isinstance(tokenizer, (str, bytes)) or hasattr(tokenizer, "__fspath__"):
+        # A name or a path: a tokenizer object was meant.
+        raise TypeError(
+            f"expected a transformers tokenizer or a corral.Vocabulary, got {type(tokenizer).__name__} "
+            f"{str(tokenizer)[:60]!r}; load it with transformers.AutoTokenizer.from_pretrained(...)"
+        )
     return Vocabulary.from_huggingface(tokenizer)
 
 
@@ -48,7 +55,7 @@ def _compiled(grammar, vocab: Vocabulary):
         return corral.compile(grammar, vocab)
     if callable(getattr(grammar, "matcher", None)):
         return grammar
-    raise TypeError(f"grammar must be a corral.Grammar or a compiled grammar, got {type(grammar).__name__}")
+    raise _grammar_type_error("the logits processor", grammar, compiled_ok=True)
 
 
 def _end_row(vocab: Vocabulary, extra_ids: Iterable[Optional[int]] = ()):

@@ -47,6 +47,7 @@ from typing import Any, NoReturn, Optional, Union
 import numpy as np
 
 from .. import _core
+from ..compiler import _describe_value, _grammar_type_error, _vocabulary_type_error
 from ..compiler import compile as compile_grammar
 from ..errors import MatcherError, VocabularyError
 from ..grammar import Grammar
@@ -170,6 +171,10 @@ class CorralLlamaLogitsProcessor:
         vocab: Optional[Vocabulary] = None,
         limits: Optional["_core.Limits"] = None,
     ):
+        if vocab is not None and not isinstance(vocab, Vocabulary):
+            raise _vocabulary_type_error("CorralLlamaLogitsProcessor", vocab)
+        if not callable(getattr(llama, "n_vocab", None)):
+            raise TypeError(f"CorralLlamaLogitsProcessor expects a llama_cpp.Llama, got {_describe_value(llama)}")
         self.vocab = vocab if vocab is not None else vocabulary_from_llama(llama)
         n_vocab = int(llama.n_vocab())
         if self.vocab.size != n_vocab:
@@ -183,7 +188,7 @@ class CorralLlamaLogitsProcessor:
                 )
             self.compiled = grammar
         else:
-            raise TypeError(f"grammar must be a corral.Grammar or CompiledGrammar, got {type(grammar).__name__}")
+            raise _grammar_type_error("CorralLlamaLogitsProcessor", grammar, compiled_ok=True)
         self.matcher = self.compiled.matcher()
         self._bitmask = allocate_bitmask(1, self.vocab.size)
         self._prompt: Optional[np.ndarray] = None

@@ -114,6 +114,9 @@ class CorralRequestLogitsProcessor:
         mask = self._buffer.to(1, logits.device)
         return corral.apply_bitmask(logits, mask if logits.dim() == 2 else mask[0])
 
+    def __repr__(self) -> str:
+        return f"<CorralRequestLogitsProcessor output={len(self._state.tokens)} tokens, {self._state.matcher!r}>"
+
 
 def _violation(state: _Sync) -> str:
     return str(_rejected(state.vocab, state.where, state.tokens[-1], state.tokens[:-1]))
@@ -336,6 +339,10 @@ class CorralLogitsProcessor(_VLLMLogitsProcessor):
                     self._end = torch.from_numpy(_end_row(vocab))
                     self._vocab = vocab
         return self._vocab
+
+    def __repr__(self) -> str:
+        vocab = "not loaded" if self._vocab is None else self._vocab.size
+        return f"<CorralLogitsProcessor constrained_rows={len(self._requests)} vocab={vocab}>"
 
     def _new_request(self, params, output_ids: List[int]) -> Optional[_Request]:
         grammar = grammar_from_extra_args(getattr(params, "extra_args", None))

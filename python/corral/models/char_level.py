@@ -30,6 +30,13 @@ class CharLevelModel:
         from ..vocabulary import Vocabulary
         from .numpy_gpt2 import BuiltinModel
 
+        if model is not None and not all(hasattr(model, a) for a in ("vocab", "encode", "logits")):
+            from ..compiler import _describe_value
+
+            raise TypeError(
+                "CharLevelModel expects a token-level model with vocab, encode and logits "
+                f"(e.g. corral.models.BuiltinModel()), got {_describe_value(model)}"
+            )
         self.inner = model if model is not None else BuiltinModel()
         self.chars = chars
         self.vocab = Vocabulary.from_token_bytes([c.encode() for c in chars] + [b""], eos_token_ids=[len(chars)])

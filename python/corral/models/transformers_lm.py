@@ -3,10 +3,35 @@ by this module, when it is used)."""
 
 from __future__ import annotations
 
-from typing import List, Sequence
+import dataclasses
+import inspect
+from typing import List, Mapping, Sequence
 
 from ..errors import GenerationError
+from ..generation import _about
 from .numpy_gpt2 import reusable_prefix
+
+
+def cache_argument(model) -> str:
+    """The name under which ``model``'s forward pass takes and returns its key/value cache:
+    ``"cache"`` (newer transformers, where ``past_key_values`` is deprecated) or
+    ``"past_key_values"``. Read from the forward signature; a forward that names neither
+    (only ``**kwargs``) gets the name transformers' own causal-LM output uses."""
+    parameters: Mapping[str, object]
+    try:
+        parameters = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    for name in ("cache", "past_key_values"):
+        if name in parameters:
+            return name
+    try:
+        from transformers.modeling_outputs import CausalLMOutputWithPast
+
+        fields = {f.name for f in dataclasses.fields(CausalLMOutputWithPast)}
+    except (ImportError, TypeError):
+        fields = set()
+    return "cache" if "cache" in fields and "past_key_values" not in fields else "past_key_values"
 
 
 class TransformersModel:
@@ -20,14 +45,22 @@ class TransformersModel:
     def __init__(self, model, tokenizer):
         import torch
 
+        from ..compiler import _describe_value
         from ..vocabulary import Vocabulary
 
+        if not isinstance(model, torch.nn.Module) or not callable(getattr(model, "get_output_embeddings", None)):
+            raise TypeError(f"TransformersModel expects a transformers causal LM, got {_describe_value(model)}")
+        if tokenizer is None or isinstance(tokenizer, (str, bytes)):
+            raise TypeError(
+                f"TransformersModel expects the model's transformers tokenizer, got {_describe_value(tokenizer)}"
+            )
         self.model = model.eval()
         self.tokenizer = tokenizer
         width = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else None
         self.vocab = Vocabulary.from_huggingface(tokenizer, size=width)
         self.device = next(model.parameters()).device
         self._torch = torch
+        self._cache_argument = cache_argument(model)
         self._cache = None
         self._read: List[int] = []
         self.max_positions = getattr(model.config, "max_position_embeddings", None) or getattr(
@@ -59,9 +92,12 @@ class TransformersModel:
                 raise GenerationError("the prompt is empty and the tokenizer has no BOS token to start from")
             seq = [bos]
         if self.max_positions is not None and len(seq) > self.max_positions:
-            raise GenerationError(
-                f"{len(seq)} tokens do not fit the model's {self.max_positions} positions: "
-                "shorten the prompt or lower max_tokens"
+            raise _about(
+                GenerationError(
+                    f"{len(seq)} tokens do not fit the model's {self.max_positions} positions: "
+                    "shorten the prompt or lower max_tokens"
+                ),
+                "max_tokens",
             )
         shared = reusable_prefix(self._read, seq)
         if self._cache is None or shared == 0:
@@ -72,8 +108,10 @@ class TransformersModel:
                 # A negative count removes that many positions, in old and new transformers.
                 self._cache.crop(-remove)
         new = torch.tensor([seq[shared:]], dtype=torch.long, device=self.device)
+        name = self._cache_argument
         with torch.no_grad():
-            out = self.model(input_ids=new, past_key_values=self._cache, use_cache=True)
-        self._cache = out.past_key_values
+            out = self.model(input_ids=new, use_cache=True, **{name: self._cache})
+        # Read under the same name: the old one is a deprecated alias on newer outputs.
+        self._cache = getattr(out, name)
         self._read = seq
         return out.logits[0, -1]
