@@ -118,3 +118,47 @@ def test_default_documents_are_valid_under_the_specification():
             if text is None:
                 continue
             assert validator.is_valid(json.loads(text, parse_float=existing._exact_float)), (schema, text)
+
+
+# --------------------------------------------------------------------- parsed results
+
+
+@pytest.fixture(scope="module")
+def model():
+    from corral.models import BuiltinModel
+
+    return BuiltinModel()
+
+
+def test_parsed_gives_the_pydantic_instance(model):
+    from pydantic import BaseModel, Field
+
+    class Character(BaseModel):
+        name: str = Field(max_length=12)
+        age: int = Field(ge=0, le=120)
+
+    result = corral.generate(model, "A character: ", corral.Grammar.json_schema(Character), max_tokens=120, seed=1)
+    assert result.finished
+    value = result.parsed
+    assert isinstance(value, Character) and value.model_dump() == json.loads(result.text)
+    # Combined with a ban, the JSON part still decides.
+    both = corral.Grammar.json_schema(Character) & corral.Grammar.ban(["zz"])
+    assert isinstance(corral.generate(model, "A character: ", both, max_tokens=120, seed=1).parsed, Character)
+
+
+def test_parsed_gives_json_for_a_schema_and_typeadapter_values_for_a_type(model):
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    result = corral.generate(model, "", corral.Grammar.json_schema(schema), max_tokens=40, seed=0)
+    assert result.parsed == json.loads(result.text) and set(result.parsed) == {"ok"}
+    pairs = corral.generate(model, "", corral.Grammar.json_schema(tuple[bool, bool]), max_tokens=40, seed=0)
+    assert pairs.parsed == tuple(json.loads(pairs.text)) and isinstance(pairs.parsed, tuple)
+
+
+def test_parsed_refuses_an_incomplete_value_and_other_grammars(model):
+    result = corral.generate(model, "", corral.Grammar.json_schema({"type": "array", "items": {"type": "integer"}}), max_tokens=3, seed=0)
+    assert not result.accepting
+    with pytest.raises(corral.IncompleteOutputError, match="max_tokens") as info:
+        result.parsed
+    assert info.value.text == result.text and isinstance(info.value, corral.GenerationError)
+    with pytest.raises(TypeError, match="json_schema"):
+        corral.generate(model, "", corral.Grammar.regex("a+"), max_tokens=3, seed=0).parsed

@@ -90,6 +90,15 @@ class GenerationError(CorralError):
     or banned phrases left no way forward."""
 
 
+class IncompleteOutputError(GenerationError):
+    """:attr:`corral.Generation.parsed` was asked for an output that stopped before its
+    JSON value was complete (``max_tokens`` ran out). ``text`` is what was generated."""
+
+    def __init__(self, message: str, text: str = ""):
+        super().__init__(message)
+        self.text = text
+
+
 class RollbackLimitError(GenerationError):
     """``mode="rollback"`` bans rolled back more than ``max_rollbacks`` times without
     finishing. ``rollbacks`` is the count, ``phrase`` the last phrase found."""

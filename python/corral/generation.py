@@ -12,14 +12,14 @@ import codecs
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Union
 
 import numpy as np
 
 from . import _core
 from .compiler import _describe_value, _grammar_type_error
 from .compiler import compile as compile_grammar
-from .errors import DeadEndError, GenerationError, InternalError, RollbackLimitError
+from .errors import DeadEndError, GenerationError, IncompleteOutputError, InternalError, RollbackLimitError
 from .grammar import Grammar
 from .masking import allocate_bitmask, only_token
 
@@ -57,10 +57,44 @@ class Generation:
     #: Rollbacks done by ``mode="rollback"`` bans.
     rollbacks: int = 0
 
+    #: The grammar the output follows (for :attr:`parsed`).
+    grammar: Optional[Grammar] = field(default=None, repr=False, compare=False)
+
     @property
     def finished(self) -> bool:
         """EOS ended the output (as opposed to running out of ``max_tokens``)."""
         return self.stop_reason == "eos"
+
+    @property
+    def parsed(self) -> Any:
+        """The output as a value, for a :meth:`Grammar.json_schema` grammar (alone or
+        combined with ``&``): an instance of the Pydantic model (or the value Pydantic's
+        ``TypeAdapter`` gives for another Python type) the grammar was made from, else the
+        decoded JSON.
+
+        Raises :class:`~corral.IncompleteOutputError` when generation stopped before the
+        value was complete (raise ``max_tokens``), and ``TypeError`` for other grammars.
+        """
+        import json
+
+        parts = self.grammar.parts if self.grammar is not None else ()
+        schemas = [p for p in parts if p._kind == "json_schema"]
+        if len(schemas) != 1:
+            raise TypeError("Generation.parsed needs a grammar made by Grammar.json_schema (alone or combined with &)")
+        if not self.accepting:
+            raise IncompleteOutputError(
+                f"generation stopped ({self.stop_reason}) after {len(self.token_ids)} tokens, before the JSON value was complete; raise max_tokens",
+                self.text,
+            )
+        python_type = schemas[0]._python_type
+        if python_type is None:
+            return json.loads(self.text)
+        validate_json = getattr(python_type, "model_validate_json", None)
+        if callable(validate_json):
+            return validate_json(self.text)
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(python_type).validate_json(self.text)
 
 
 def _to_numpy(logits) -> np.ndarray:
@@ -463,5 +497,6 @@ def generate(
     out.token_ids = ids
     out.text = bytes(data).decode("utf-8", errors="replace")
     out.accepting = out.stop_reason == "eos" or matcher is None or matcher.is_accepting()
+    out.grammar = grammar
     out.rollbacks = bans.rollbacks if bans is not None else 0
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from . import _core
 from .errors import GrammarError, InvalidGrammarError, RegexSyntaxError
@@ -103,7 +103,7 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_ban", "_limits")
+    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_ban", "_limits", "_python_type")
 
     def __init__(
         self,
@@ -125,6 +125,9 @@ class Grammar:
         self._parts: tuple = ()
         # For Grammar.ban: the phrases and options (see BanSpec).
         self._ban: Optional[BanSpec] = None
+        # For Grammar.json_schema of a Python type (a Pydantic model...): the type, which
+        # Generation.parsed validates into.
+        self._python_type: Any = None
 
     @classmethod
     def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
@@ -246,6 +249,7 @@ class Grammar:
         from ._schema import schema_from, translate
 
         from_python_type = not isinstance(schema, (dict, bool, str, bytes, bytearray, list, tuple, int, float, type(None)))
+        python_type = schema
         schema = schema_from(schema)
         # A Python type (Pydantic) never gets integers with a fraction: JSON Schema counts
         # 1.0 as an integer, but Pydantic rejects large ones written that way.
@@ -270,6 +274,7 @@ class Grammar:
         inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0, True, not translator.finite_key_endings)
         grammar = cls(inner, "json_schema", text, "start", limits=limits)
         grammar._schema_warnings = list(translator.warnings)
+        grammar._python_type = python_type if from_python_type else None
         return grammar
 
     @classmethod
