@@ -103,7 +103,7 @@ SETS = ("suite", "realistic")
 LLG_OPTIONS = {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"}
 XGR_OPTIONS = {"any_whitespace": False, "separators": (",", ":"), "strict_mode": False}
 OUTLINES_WHITESPACE = ""
-CORRAL_OPTIONS = {"strict": True, "whitespace": "compact"}
+CORRAL_OPTIONS = {"strict": True, "whitespace": "compact", "spec_exact": True}
 
 FULL = dict(suite_stride=1, realistic_instances=None, compile_reps=5, suite_compile_reps=3, compile_reps_budget_s=10.0, fork=True,
             suite_schema_timeout_s=30.0, realistic_schema_timeout_s=120.0,
@@ -911,7 +911,7 @@ def markdown(out, engines):
              f"vocabulary: DeepSeek tokenizer.json, {out['vocabulary']['corral_size']:,} ids · load average "
              f"{m['loadavg_start'][0]:.1f} at start, {m['loadavg_end'][0]:.1f} at end · script runtime {out['runtime_s']:.0f} s")
     L.append("")
-    L.append("Compact JSON everywhere: corral `Grammar.json_schema(schema, strict=True, whitespace=\"compact\")`; "
+    L.append("Compact JSON everywhere: corral `Grammar.json_schema(schema, strict=True, whitespace=\"compact\", spec_exact=True)` (the specification's language, as the peers are configured; keys kept distinct); "
              "llguidance `LLMatcher.grammar_from_json_schema(schema, overrides={whitespace_flexible: false, "
              "item_separator: \",\", key_separator: \":\"})`; xgrammar `compile_json_schema(schema, any_whitespace=False, "
              "separators=(\",\", \":\"), strict_mode=False)`; outlines-core `build_regex_from_schema(schema, "
