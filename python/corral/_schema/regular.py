@@ -359,10 +359,13 @@ def set_deadline(deadline: Optional[Tuple[float, Callable[[], None]]]) -> None:
     _deadline = deadline
 
 
-def _tick() -> None:
+def _tick(weight: int = 1) -> None:
+    """Counts ``weight`` units of work (about one product state each); looks at the
+    deadline every 64 units."""
     global _ticks
-    _ticks += 1
-    if _deadline is not None and _ticks % 64 == 0 and time.monotonic() > _deadline[0]:
+    before = _ticks
+    _ticks += weight
+    if _deadline is not None and (before >> 6) != (_ticks >> 6) and time.monotonic() > _deadline[0]:
         _deadline[1]()
 
 
@@ -438,6 +441,7 @@ def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alpha
     k = len(nfas)
     i = 0
     while i < len(states):
+        _tick()
         state = states[i]
         if all((n.accept in s) == pos for (n, pos), s in zip(nfas, state[:k])) and all(((q is not None and q in d.finals) == pos) for (d, pos), q in zip(dfas, state[k:])):
             finals.add(i)
@@ -497,6 +501,8 @@ def minimize(dfa: DFA) -> Optional[DFA]:
     block = {s: (s in dfa.finals) for s in live}
     count = len(set(block.values()))
     while True:
+        # One refinement round reads every live state's moves: weigh it accordingly.
+        _tick(1 + len(live) * len(alphabet) // 256)
         signature = {s: (block[s],) + tuple(block.get(dfa.moves[s].get(ch), None) if dfa.moves[s].get(ch) in live else None for ch in alphabet) for s in live}
         ids: Dict[tuple, int] = {}
         new = {s: ids.setdefault(sig, len(ids)) for s, sig in signature.items()}
