@@ -30,7 +30,7 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
     limits: Optional[Limits] = None,
     eager: bool = False,
     cache: bool = True,
-) -> "_core.CompiledGrammar":
+) -> "_core.CompiledGrammar | CompiledIntersection":
     """Compiles ``grammar`` for ``vocab``.
 
     The result is immutable and may be shared by any number of matchers and threads.
@@ -63,13 +63,21 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
             if hit is not None:
                 _cache.move_to_end(key)
                 return hit
-    compiled = _core.compile(grammar._inner, vocab._inner, limits, eager)
+    # Pickled, the result is this call again (see _recompile).
+    compiled = _core.compile(grammar._inner, vocab._inner, limits, eager, (_recompile, (grammar, vocab, limits, eager)))
     if cache:
         with _cache_lock:
             _cache[key] = compiled
             while len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
     return compiled
+
+
+def _recompile(
+    grammar: Grammar, vocab: Vocabulary, limits: Optional[Limits], eager: bool
+) -> "_core.CompiledGrammar | CompiledIntersection":
+    """Loads a pickled compiled grammar: compiles it again (through this process's cache)."""
+    return compile(grammar, vocab, limits=limits, eager=eager)
 
 
 def clear_cache() -> None:
