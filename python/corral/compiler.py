@@ -37,7 +37,9 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
     With ``eager=False`` (default) each automaton state's mask is computed the first time a
     matcher reaches it; ``eager=True`` builds the whole state → tokens index now.
     Results are cached by (grammar content, vocabulary fingerprint, limits, eager);
-    ``cache=False`` bypasses the cache.
+    ``cache=False`` bypasses the cache. The result pickles as this call (the grammar,
+    vocabulary, limits and ``eager``) and is compiled again where it is loaded. A
+    ``g1 & g2`` grammar gives a :class:`CompiledIntersection`.
     """
     if not isinstance(grammar, Grammar):
         raise TypeError(f"compile() expects a corral.Grammar, got {type(grammar).__name__}")
