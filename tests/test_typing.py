@@ -118,6 +118,23 @@ def test_example_type_check_finds_a_wrong_call(tmp_path):
     assert proc.returncode == 1 and 'bad.py:2: error: Argument 2 to "compile"' in proc.stdout, proc.stdout
 
 
+def test_mixed_matchers_type_check(tmp_path):
+    # corral.fill_bitmasks takes the matchers of combined grammars (g1 & g2) too, and
+    # corral.compile may return either kind of compiled grammar.
+    good = tmp_path / "good.py"
+    good.write_text(
+        "import corral\n"
+        "vocab = corral.Vocabulary.from_token_bytes([b'a', b'b', b''], eos_token_ids=[2])\n"
+        "plain = corral.compile(corral.Grammar.regex('a+'), vocab)\n"
+        "both = corral.compile(corral.Grammar.regex('a+') & corral.Grammar.ban(['aaa']), vocab)\n"
+        "bitmask = corral.allocate_bitmask(2, vocab.size)\n"
+        "corral.fill_bitmasks([plain.matcher(), both.matcher()], bitmask)\n"
+        "ok: bool = both.matches(b'aa') and plain.matcher().advance(0)\n"
+    )
+    proc = _mypy_examples(tmp_path, [good])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_the_package_ships_its_type_information():
     package = Path(corral.__file__).parent
     assert (package / "py.typed").is_file() and (package / "_core.pyi").is_file()
