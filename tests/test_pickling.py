@@ -219,3 +219,24 @@ def test_compiled_grammars_in_spawned_workers():
         results = pool.map(_walk_in_worker, compiled + compiled)
     for i, rows in enumerate(results):
         assert rows == expected[i % len(names)], names[i % len(names)]
+
+
+def test_errors_keep_their_details():
+    # An error raised in a worker comes back to the parent pickled: what and where survive.
+    def raised(build) -> corral.CorralError:
+        with pytest.raises(corral.CorralError) as info:
+            build()
+        return info.value
+
+    errors = [
+        raised(lambda: corral.Grammar.regex("a(b")),
+        raised(lambda: corral.Grammar.regex(r"(a)\1")),
+        raised(lambda: corral.Grammar.ebnf("start ::= missing ;")),
+        raised(lambda: corral.Grammar.json_schema({"type": "nope"})),
+        raised(lambda: corral.Grammar.regex("a" * 50, limits=corral.Limits(max_pattern_bytes=3))),
+        corral.RollbackLimitError("too many rollbacks", rollbacks=4, phrase="talk"),
+    ]
+    for error in errors:
+        loaded = pickle.loads(pickle.dumps(error))
+        assert type(loaded) is type(error) and str(loaded) == str(error)
+        assert vars(loaded) == vars(error) and vars(error)

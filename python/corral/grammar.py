@@ -376,7 +376,7 @@ class Grammar:
     # Pickling saves the fields; the native grammar in `_inner` pickles as the constructor
     # call that built it and is built again on load (in the loading process).
     def __getstate__(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in Grammar.__slots__}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in state.items():
