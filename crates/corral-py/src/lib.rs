@@ -393,12 +393,11 @@ impl PyGrammar {
     /// interpreter's `\d \w \s`; without it, corral's built-in Unicode tables are used.
     #[staticmethod]
     #[pyo3(signature = (pattern, limits=None, classes=None))]
-    #[allow(clippy::type_complexity)]
     fn regex(
         py: Python<'_>,
         pattern: &str,
         limits: Option<PyRef<'_, PyLimits>>,
-        classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+        classes: Option<Classes>,
     ) -> PyResult<Self> {
         let recipe =
             Recipe::Regex { pattern: pattern.to_string(), limits: limits.as_ref().map(|l| l.inner.clone()), classes: classes.clone() };
@@ -417,14 +416,14 @@ impl PyGrammar {
     /// known to have infinitely many endings (only closed keys are then checked).
     #[staticmethod]
     #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None, max_terminal_source=None, distinct_keys=false, key_endings_infinite=false))]
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::too_many_arguments)] // the Python signature's arguments
     fn cfg(
         py: Python<'_>,
         text: &str,
         dialect: &str,
         start: Option<&str>,
         limits: Option<PyRef<'_, PyLimits>>,
-        classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+        classes: Option<Classes>,
         max_terminal_source: Option<usize>,
         distinct_keys: bool,
         key_endings_infinite: bool,
