@@ -80,6 +80,12 @@ def _mypy_examples(tmp_path: Path, files: list[Path]) -> subprocess.CompletedPro
     )
 
 
+def test_the_package_type_checks(tmp_path):
+    # [tool.mypy] in pyproject.toml names the package and what is left out of the check.
+    proc = _run(["mypy", "--config-file", str(PYPROJECT), "--cache-dir", str(tmp_path / ".mypy_cache")], cwd=tmp_path)
+    assert proc.returncode == 0 and "Success" in proc.stdout, proc.stdout + proc.stderr
+
+
 def test_stubs_match_the_native_module(tmp_path):
     proc = _run(["mypy.stubtest", "corral._core", "--mypy-config-file", str(PYPROJECT)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
