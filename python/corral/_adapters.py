@@ -584,11 +584,11 @@ def _read_config_beside(folder: Path | None) -> tuple[dict, list[int]]:
             g = json.loads(gen_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise AdapterError(f"cannot read {str(gen_path)!r}: {e}") from None
-        e = g.get("eos_token_id") if isinstance(g, dict) else None
-        if isinstance(e, int) and not isinstance(e, bool):
-            gen_eos = [e]
-        elif isinstance(e, list):
-            gen_eos = [x for x in e if isinstance(x, int) and not isinstance(x, bool)]
+        eos = g.get("eos_token_id") if isinstance(g, dict) else None
+        if isinstance(eos, int) and not isinstance(eos, bool):
+            gen_eos = [eos]
+        elif isinstance(eos, list):
+            gen_eos = [x for x in eos if isinstance(x, int) and not isinstance(x, bool)]
     return config, gen_eos
 
 
@@ -1007,6 +1007,7 @@ def _pb_fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any]]
 
     The value is an int for varint/fixed fields, a (start, end) span for
     length-delimited ones."""
+    value: int | tuple[int, int]
     while pos < end:
         key, pos = _pb_read_varint(buf, pos, end)
         field, wire = key >> 3, key & 7

@@ -71,14 +71,16 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
     limits: Optional[Limits] = None,
     eager: bool = False,
     cache: bool = True,
-) -> "_core.CompiledGrammar":
+) -> "_core.CompiledGrammar | CompiledIntersection":
     """Compiles ``grammar`` for ``vocab``.
 
     The result is immutable and may be shared by any number of matchers and threads.
     With ``eager=False`` (default) each automaton state's mask is computed the first time a
     matcher reaches it; ``eager=True`` builds the whole state → tokens index now.
     Results are cached by (grammar content, vocabulary fingerprint, limits, eager);
-    ``cache=False`` bypasses the cache.
+    ``cache=False`` bypasses the cache. The result pickles as this call (the grammar,
+    vocabulary, limits and ``eager``) and is compiled again where it is loaded. A
+    ``g1 & g2`` grammar gives a :class:`CompiledIntersection`.
     """
     if not isinstance(grammar, Grammar):
         raise _grammar_type_error("compile()", grammar)
@@ -106,13 +108,21 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
             if hit is not None:
                 _cache.move_to_end(key)
                 return hit
-    compiled = _core.compile(grammar._inner, vocab._inner, limits, eager)
+    # Pickled, the result is this call again (see _recompile).
+    compiled = _core.compile(grammar._inner, vocab._inner, limits, eager, (_recompile, (grammar, vocab, limits, eager)))
     if cache:
         with _cache_lock:
             _cache[key] = compiled
             while len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
     return compiled
+
+
+def _recompile(
+    grammar: Grammar, vocab: Vocabulary, limits: Optional[Limits], eager: bool
+) -> "_core.CompiledGrammar | CompiledIntersection":
+    """Loads a pickled compiled grammar: compiles it again (through this process's cache)."""
+    return compile(grammar, vocab, limits=limits, eager=eager)
 
 
 def clear_cache() -> None:

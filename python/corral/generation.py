@@ -12,7 +12,7 @@ import codecs
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Union, cast
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from . import _core
 from .compiler import _describe_value, _grammar_type_error
 from .compiler import compile as compile_grammar
 from .errors import DeadEndError, GenerationError, IncompleteOutputError, InternalError, RollbackLimitError
-from .grammar import Grammar
+from .grammar import BanSpec, Grammar
 from .masking import allocate_bitmask, only_token
 
 
@@ -151,10 +151,11 @@ class _RollbackBans:
     remembers which token is banned at which position."""
 
     def __init__(self, grammars: Sequence[Grammar], max_rollbacks: int):
+        specs = [cast(BanSpec, g.ban_spec) for g in grammars]  # only bans come here
         # (at the end of the output, while it may go on) per ban.
-        self.patterns = [(g.ban_spec.pattern(final=True), g.ban_spec.pattern(final=False)) for g in grammars]
-        self.whole_words = [g.ban_spec.whole_words for g in grammars]
-        longest = max(len(p) for g in grammars for p in g.ban_spec.phrases)
+        self.patterns = [(s.pattern(final=True), s.pattern(final=False)) for s in specs]
+        self.whole_words = [s.whole_words for s in specs]
+        longest = max(len(p) for s in specs for p in s.phrases)
         # Bytes to look back from a new token: a phrase's characters (≤ 4 bytes each) and
         # one character on each side for whole-word checks.
         self.window = 4 * (longest + 2)
@@ -396,6 +397,7 @@ def generate(
         """Undo the phrase at byte ``found[0]``: back to the token holding that byte, which
         is then banned at its position."""
         start, phrase = found
+        assert bans is not None  # a phrase is only found where there are rollback bans
         j = next(i for i, e in enumerate(ends) if e > start)
         if j < committed:
             raise GenerationError(f"banned phrase {phrase!r} starts in text already streamed")

@@ -80,11 +80,11 @@ def _check_encodable(text: str, kind: str) -> None:
             raise err from None
         line = text.count("\n", 0, e.start) + 1
         column = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
-        err = InvalidGrammarError(
+        grammar_err = InvalidGrammarError(
             f"grammar error at line {line}, column {column}: lone surrogate {char} is not a character"
         )
-        err.line, err.column = line, column
-        raise err from None
+        grammar_err.line, grammar_err.column = line, column
+        raise grammar_err from None
 
 
 class GrammarWarning(UserWarning):
@@ -354,9 +354,13 @@ class Grammar:
         return cls(inner, dialect, text, start, limits=limits)
 
     @property
-    def warnings(self) -> list:
+    def warnings(self) -> list[str]:
         """Non-fatal findings about the grammar (e.g. unused rules, dropped schema keywords)."""
-        return list(self._inner.warnings) + self._schema_warnings
+        if self._parts:
+            return [w for part in self._parts for w in part.warnings]
+        # A rollback-mode ban has no native grammar, hence no findings of its own.
+        native = list(self._inner.warnings) if self._inner is not None else []
+        return native + self._schema_warnings
 
     @property
     def kind(self) -> str:
@@ -384,6 +388,15 @@ class Grammar:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    # Pickling saves the fields; the native grammar in `_inner` pickles as the constructor
+    # call that built it and is built again on load (in the loading process).
+    def __getstate__(self) -> dict:
+        return {name: getattr(self, name) for name in Grammar.__slots__}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
     def __repr__(self) -> str:
         if self._parts:
             return self._source
@@ -403,6 +416,9 @@ class BanSpec:
         self.ignore_case = ignore_case
         self.whole_words = whole_words
         self.mode = mode
+
+    def __reduce__(self) -> tuple:
+        return (BanSpec, (self.phrases, self.ignore_case, self.whole_words, self.mode))
 
     def _alternatives(self) -> str:
         # Longest first: the order does not change the language, only makes it readable.

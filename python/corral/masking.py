@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from . import _core
 from .errors import MatcherError
+
+if TYPE_CHECKING:
+    from .compiler import IntersectionMatcher
 
 
 def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"):
@@ -29,20 +32,22 @@ def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"
     raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
 
 
-def fill_bitmasks(matchers: Sequence["_core.Matcher"], bitmask, rows: Sequence[int] | None = None) -> None:
+def fill_bitmasks(
+    matchers: Sequence["_core.Matcher | IntersectionMatcher"], bitmask, rows: Sequence[int] | None = None
+) -> None:
     """Fills ``bitmask[rows[i]]`` from ``matchers[i]`` (row i by default) in one call, with
     the GIL released and uncached rows computed in parallel."""
     matchers = list(matchers)
     rows = list(range(len(matchers))) if rows is None else list(rows)
     if len(rows) != len(matchers):
         raise MatcherError(f"{len(matchers)} matchers but {len(rows)} rows")
-    native = [i for i, m in enumerate(matchers) if isinstance(m, _core.Matcher)]
+    native = [m for m in matchers if isinstance(m, _core.Matcher)]
     if len(native) == len(matchers):
-        _core.fill_bitmasks(matchers, bitmask, rows)
+        _core.fill_bitmasks(native, bitmask, rows)
         return
     # Combined grammars (g1 & g2) fill their rows themselves; the rest go in one call.
     if native:
-        _core.fill_bitmasks([matchers[i] for i in native], bitmask, [rows[i] for i in native])
+        _core.fill_bitmasks(native, bitmask, [r for m, r in zip(matchers, rows) if isinstance(m, _core.Matcher)])
     for matcher, row in zip(matchers, rows):
         if not isinstance(matcher, _core.Matcher):
             matcher.fill_bitmask(bitmask, row)

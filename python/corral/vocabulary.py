@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from typing import Iterable, Optional, Sequence, Union
 
 from . import _adapters, _core
@@ -63,7 +64,7 @@ class Vocabulary:
     of int32 words in one bitmask row, ``ceil(size / 32)``.
     """
 
-    __slots__ = ("_inner", "_n_tokens")
+    __slots__ = ("_inner", "_n_tokens", "__weakref__")
 
     def __init__(self, inner: _core.Vocabulary, n_tokens: int):
         self._inner = inner
@@ -201,8 +202,40 @@ class Vocabulary:
         """The bytes a token sequence spells (special tokens contribute nothing)."""
         return self._inner.decode_bytes(list(token_ids))
 
+    def __reduce__(self) -> tuple:
+        """Pickles as the token bytes (one blob), the EOS and special ids and the size; the
+        vocabulary (its token trie and tables) is built again on load."""
+        data, ends = self._inner._export_tokens()
+        return (_from_state, (data, ends, self._n_tokens, self.eos_token_ids, self.special_token_ids, self.size))
+
     def __len__(self) -> int:
         return self.size
 
     def __repr__(self) -> str:
         return f"<corral.Vocabulary size={self.size} tokens={self._n_tokens} eos={self.eos_token_ids}>"
+
+
+# Vocabularies loaded from pickles in this process, by their pickled state: each task that
+# carries a compiled grammar to a worker process loads its vocabulary again, and building
+# a large one (~0.2 s at 128k tokens) would dominate the task.
+_loaded: "weakref.WeakValueDictionary[tuple, Vocabulary]" = weakref.WeakValueDictionary()
+
+
+def _from_state(
+    data: bytes, ends: bytes, n_tokens: int, eos_token_ids: list[int], special_token_ids: list[int], size: int
+) -> Vocabulary:
+    """Loads a pickled :class:`Vocabulary` (see ``Vocabulary.__reduce__``): token ``i``'s
+    bytes are ``data[ends[i - 1]:ends[i]]``, ``ends`` being little-endian uint32s."""
+    import numpy as np
+
+    key = (data, ends, n_tokens, tuple(eos_token_ids), tuple(special_token_ids), size)
+    vocab = _loaded.get(key)
+    if vocab is not None:
+        return vocab
+    bounds = [0] + np.frombuffer(ends, dtype="<u4", count=n_tokens).tolist()
+    tokens = [data[bounds[i] : bounds[i + 1]] for i in range(n_tokens)]
+    # The size was accepted when the vocabulary was first built, under whatever limits.
+    limits = _core.Limits(max_vocab_size=max(size, _core.Limits().max_vocab_size))
+    vocab = Vocabulary.from_token_bytes(tokens, eos_token_ids, special_token_ids, size=size, limits=limits)
+    _loaded[key] = vocab
+    return vocab

@@ -11,7 +11,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use corral_core as core;
 
@@ -198,6 +198,14 @@ macro_rules! limits_class {
                 }
             )*
 
+            /// The keyword arguments that rebuild these limits: how they pickle (the
+            /// constructor takes keywords only).
+            fn __getnewargs_ex__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+                let kwargs = PyDict::new(py);
+                $(kwargs.set_item(stringify!($field), self.inner.$field)?;)*
+                Ok((PyTuple::empty(py), kwargs))
+            }
+
             fn __repr__(&self) -> String {
                 let parts: Vec<String> = vec![$(format!("{}={}", stringify!($field), self.inner.$field)),*];
                 format!("Limits({})", parts.join(", "))
@@ -289,7 +297,7 @@ impl PyVocabulary {
         self.inner.eos_ids().to_vec()
     }
 
-    /// Ids that a grammar never allows (special, EOS, and ids with no bytes).
+    /// The special (control) ids: never allowed by a grammar. EOS ids are not among them.
     #[getter]
     fn special_token_ids(&self) -> Vec<u32> {
         (0..self.inner.size() as u32).filter(|&i| self.inner.kind(i) == core::TokenKind::Special).collect()
@@ -324,6 +332,21 @@ impl PyVocabulary {
         })
     }
 
+    /// Every id's stored bytes in one call, for pickling: `(data, ends)` where id `i`'s
+    /// bytes are `data[ends[i-1]:ends[i]]` (from 0 for id 0) and `ends` holds `size`
+    /// little-endian uint32s. Special and EOS ids keep their text here (it is part of the
+    /// fingerprint), unlike `token_bytes`.
+    fn _export_tokens<'py>(&self, py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
+        let v = &self.inner;
+        let mut data = Vec::new();
+        let mut ends = Vec::with_capacity(v.size() * 4);
+        for id in 0..v.size() as u32 {
+            data.extend_from_slice(v.raw_token_bytes(id));
+            ends.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        }
+        (PyBytes::new(py, &data), PyBytes::new(py, &ends))
+    }
+
     /// Concatenated bytes of a token sequence (special tokens contribute nothing).
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::new();
@@ -334,10 +357,31 @@ impl PyVocabulary {
     }
 }
 
+/// `(digit, word, space)` code-point ranges for `\d \w \s` (see `Grammar.regex`).
+type Classes = (Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>);
+
+/// The arguments a grammar was built from: pickling saves them and rebuilds the grammar
+/// by the same constructor (a built grammar has no serialized form of its own).
+#[derive(Clone)]
+enum Recipe {
+    Regex { pattern: String, limits: Option<core::Limits>, classes: Option<Classes> },
+    Cfg {
+        text: String,
+        dialect: String,
+        start: Option<String>,
+        limits: Option<core::Limits>,
+        classes: Option<Classes>,
+        max_terminal_source: Option<usize>,
+        distinct_keys: bool,
+        key_endings_infinite: bool,
+    },
+}
+
 /// A validated constraint, not yet tied to a vocabulary.
 #[pyclass(module = "corral._core", name = "Grammar", frozen)]
 struct PyGrammar {
     inner: core::Grammar,
+    recipe: Recipe,
 }
 
 #[pymethods]
@@ -349,18 +393,19 @@ impl PyGrammar {
     /// interpreter's `\d \w \s`; without it, corral's built-in Unicode tables are used.
     #[staticmethod]
     #[pyo3(signature = (pattern, limits=None, classes=None))]
-    #[allow(clippy::type_complexity)]
     fn regex(
         py: Python<'_>,
         pattern: &str,
         limits: Option<PyRef<'_, PyLimits>>,
-        classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+        classes: Option<Classes>,
     ) -> PyResult<Self> {
+        let recipe =
+            Recipe::Regex { pattern: pattern.to_string(), limits: limits.as_ref().map(|l| l.inner.clone()), classes: classes.clone() };
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
         let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
         let pattern = pattern.to_string();
         let inner = guard_detached(py, move || core::Grammar::regex(&pattern, &limits, classes.as_ref()))?;
-        Ok(PyGrammar { inner })
+        Ok(PyGrammar { inner, recipe })
     }
 
     /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
@@ -371,18 +416,28 @@ impl PyGrammar {
     /// known to have infinitely many endings (only closed keys are then checked).
     #[staticmethod]
     #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None, max_terminal_source=None, distinct_keys=false, key_endings_infinite=false))]
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::too_many_arguments)] // the Python signature's arguments
     fn cfg(
         py: Python<'_>,
         text: &str,
         dialect: &str,
         start: Option<&str>,
         limits: Option<PyRef<'_, PyLimits>>,
-        classes: Option<(Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>)>,
+        classes: Option<Classes>,
         max_terminal_source: Option<usize>,
         distinct_keys: bool,
         key_endings_infinite: bool,
     ) -> PyResult<Self> {
+        let recipe = Recipe::Cfg {
+            text: text.to_string(),
+            dialect: dialect.to_string(),
+            start: start.map(str::to_string),
+            limits: limits.as_ref().map(|l| l.inner.clone()),
+            classes: classes.clone(),
+            max_terminal_source,
+            distinct_keys,
+            key_endings_infinite,
+        };
         let dialect = match dialect {
             "ebnf" => core::cfg::Dialect::Ebnf,
             "gbnf" => core::cfg::Dialect::Gbnf,
@@ -401,7 +456,7 @@ impl PyGrammar {
             core::Grammar::cfg_text_with(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
         })?;
         let inner = if distinct_keys { inner.with_distinct_keys(key_endings_infinite) } else { inner };
-        Ok(PyGrammar { inner })
+        Ok(PyGrammar { inner, recipe })
     }
 
     /// A random sentence of a context-free grammar (about `budget` bytes): for tests and
@@ -431,6 +486,20 @@ impl PyGrammar {
         self.inner.warnings().to_vec()
     }
 
+    /// Pickles as the constructor call that built it (`_rebuild_grammar` repeats it).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let limits = |l: &Option<core::Limits>| l.clone().map(|inner| PyLimits { inner });
+        let args = match &self.recipe {
+            Recipe::Regex { pattern, limits: l, classes } => ("regex", (pattern, limits(l), classes.clone())).into_pyobject(py)?,
+            Recipe::Cfg { text, dialect, start, limits: l, classes, max_terminal_source, distinct_keys, key_endings_infinite } => (
+                "cfg",
+                (text, dialect, start, limits(l), classes.clone(), *max_terminal_source, *distinct_keys, *key_endings_infinite),
+            )
+                .into_pyobject(py)?,
+        };
+        Ok((py.import("corral._core")?.getattr("_rebuild_grammar")?, args))
+    }
+
     fn __repr__(&self) -> String {
         format!("<corral._core.Grammar {}>", self.inner.describe())
     }
@@ -440,6 +509,9 @@ impl PyGrammar {
 #[pyclass(module = "corral._core", name = "CompiledGrammar", frozen)]
 struct PyCompiledGrammar {
     inner: Arc<core::CompiledGrammar>,
+    /// `(function, args)` that builds this compiled grammar again (from `corral.compile`),
+    /// returned by `__reduce__`; None for one made by `_core.compile` directly.
+    rebuild: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -479,6 +551,17 @@ impl PyCompiledGrammar {
         self.inner.vocab().size()
     }
 
+    /// Pickles as the `corral.compile` call that made it (compiling again on load): the
+    /// automaton and mask caches are not saved.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.rebuild {
+            Some(r) => Ok(r.bind(py).clone()),
+            None => Err(PyTypeError::new_err(
+                "cannot pickle a CompiledGrammar made by corral._core.compile: make it with corral.compile",
+            )),
+        }
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<corral.CompiledGrammar {} states={} cached={}>",
@@ -489,21 +572,23 @@ impl PyCompiledGrammar {
     }
 }
 
-/// Compiles a grammar against a vocabulary (GIL released).
+/// Compiles a grammar against a vocabulary (GIL released). `rebuild`: a `(function,
+/// args)` pair that makes the same compiled grammar again, which is how it pickles.
 #[pyfunction]
-#[pyo3(signature = (grammar, vocab, limits=None, eager=false))]
+#[pyo3(signature = (grammar, vocab, limits=None, eager=false, rebuild=None))]
 fn compile(
     py: Python<'_>,
     grammar: PyRef<'_, PyGrammar>,
     vocab: PyRef<'_, PyVocabulary>,
     limits: Option<PyRef<'_, PyLimits>>,
     eager: bool,
+    rebuild: Option<Bound<'_, PyTuple>>,
 ) -> PyResult<PyCompiledGrammar> {
     let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
     let g = grammar.inner.clone();
     let v = vocab.inner.clone();
     let compiled = guard_detached(py, move || core::CompiledGrammar::new(&g, v, &limits, eager))?;
-    Ok(PyCompiledGrammar { inner: Arc::new(compiled) })
+    Ok(PyCompiledGrammar { inner: Arc::new(compiled), rebuild: rebuild.map(|r| r.into_any().unbind()) })
 }
 
 /// A writable, C-contiguous int32 buffer: its base pointer and shape as (rows, words).
@@ -919,6 +1004,16 @@ fn apply_typed<T: pyo3::buffer::Element + Copy + Send + Sync>(
     Ok(())
 }
 
+/// Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by
+/// (see `Grammar.__reduce__`).
+#[pyfunction]
+fn _rebuild_grammar<'py>(py: Python<'py>, constructor: &str, args: Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    match constructor {
+        "regex" | "cfg" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
+        other => Err(PyTypeError::new_err(format!("unknown grammar constructor {other:?}"))),
+    }
+}
+
 /// Panics on purpose, to test that a Rust panic reaches Python as corral.InternalError.
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
@@ -950,6 +1045,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(fill_bitmasks, m)?)?;
     m.add_function(wrap_pyfunction!(apply_bitmask_inplace, m)?)?;
+    m.add_function(wrap_pyfunction!(_rebuild_grammar, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_prebuild_table, m)?)?;
     m.add_function(wrap_pyfunction!(_prebuilt_patterns, m)?)?;

@@ -1,0 +1,290 @@
+"""Type stubs for ``corral._core``, the native module (crates/corral-py/src/lib.rs).
+
+It only converts arguments, checks buffers, releases the GIL around mask work, and raises
+the exception classes of ``corral.errors``. Token ids, rows and counts accept any integer
+with ``__index__`` (an int, a numpy or torch integer), but not a bool.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, Protocol, SupportsIndex, final
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "Limits",
+    "Vocabulary",
+    "Grammar",
+    "CompiledGrammar",
+    "Matcher",
+    "compile",
+    "fill_bitmasks",
+    "apply_bitmask_inplace",
+    "_rebuild_grammar",
+    "_panic_for_test",
+    "_prebuild_table",
+    "_prebuilt_patterns",
+]
+
+class _TensorLike(Protocol):
+    """A CPU torch tensor (int32): it shares its memory through ``.numpy()``."""
+
+    @property
+    def device(self) -> Any: ...
+    def numpy(self) -> NDArray[Any]: ...
+
+# An int32 bitmask ``[rows, ceil(vocab_size / 32)]`` or one row, writable and C-contiguous
+# (``corral.allocate_bitmask`` makes one).
+_Bitmask = NDArray[np.int32] | _TensorLike
+# Inclusive code-point ranges, each as a (first, last) pair of one-character strings.
+_Ranges = Sequence[tuple[str, str]]
+# The interpreter's ``\d``, ``\w`` and ``\s`` as code-point ranges.
+_PerlClasses = tuple[_Ranges, _Ranges, _Ranges]
+# What ``__reduce__`` returns: a function and the arguments that build the object again.
+_Reduce = tuple[Callable[..., Any], tuple[Any, ...]]
+
+@final
+class Limits:
+    """Resource limits; see docs/limits.md. Defaults come from corral-core."""
+
+    def __new__(
+        cls,
+        *,
+        max_pattern_bytes: int | None = None,
+        regex_nest_limit: int | None = None,
+        nfa_size_limit: int | None = None,
+        dfa_size_limit: int | None = None,
+        max_dfa_states: int | None = None,
+        max_forced_tokens: int | None = None,
+        max_vocab_size: int | None = None,
+        max_grammar_bytes: int | None = None,
+        max_grammar_nesting: int | None = None,
+        max_grammar_productions: int | None = None,
+        max_earley_items: int | None = None,
+        max_chart_bytes: int | None = None,
+        max_completion_bytes: int | None = None,
+        max_mask_cache_bytes: int | None = None,
+        max_compile_ms: int | None = None,
+    ) -> Limits: ...
+    @property
+    def max_pattern_bytes(self) -> int:
+        """Longest regex pattern, in bytes."""
+    @property
+    def regex_nest_limit(self) -> int:
+        """Deepest group/repetition nesting in a regex."""
+    @property
+    def nfa_size_limit(self) -> int:
+        """Heap bytes for a regex's NFA."""
+    @property
+    def dfa_size_limit(self) -> int:
+        """Heap bytes for a regex's DFA (also bounds determinization)."""
+    @property
+    def max_dfa_states(self) -> int:
+        """Most DFA states after pruning."""
+    @property
+    def max_forced_tokens(self) -> int:
+        """Most tokens one forced_tokens() call returns."""
+    @property
+    def max_vocab_size(self) -> int:
+        """Largest vocabulary size (logits width)."""
+    @property
+    def max_grammar_bytes(self) -> int:
+        """Longest grammar text, in bytes."""
+    @property
+    def max_grammar_nesting(self) -> int:
+        """Deepest group nesting in a grammar text."""
+    @property
+    def max_grammar_productions(self) -> int:
+        """Most productions after grammar normalization."""
+    @property
+    def max_earley_items(self) -> int:
+        """Most Earley items one byte of input may create or derive again."""
+    @property
+    def max_chart_bytes(self) -> int:
+        """Heap bytes one parse (a matcher's Earley chart) may hold."""
+    @property
+    def max_completion_bytes(self) -> int:
+        """Longest completion Matcher.completion() returns, in bytes."""
+    @property
+    def max_mask_cache_bytes(self) -> int:
+        """Heap bytes a grammar may spend caching parser-state masks."""
+    @property
+    def max_compile_ms(self) -> int:
+        """Wall-clock milliseconds one build step (grammar, schema translation, compile) may take."""
+    def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, int]]:
+        """The keyword arguments that rebuild these limits: how they pickle."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Vocabulary:
+    """Token id → exact bytes, EOS and special ids, the logits width, and the token trie."""
+
+    def __new__(
+        cls,
+        token_bytes: Sequence[bytes | None],
+        eos_token_ids: Iterable[SupportsIndex],
+        special_token_ids: Iterable[SupportsIndex],
+        size: SupportsIndex | None = None,
+        limits: Limits | None = None,
+    ) -> Vocabulary: ...
+    @property
+    def size(self) -> int:
+        """The logits width (number of ids a mask covers)."""
+    @property
+    def mask_width(self) -> int:
+        """int32 words per mask row: ceil(size / 32)."""
+    @property
+    def eos_token_ids(self) -> list[int]:
+        """End-of-sequence ids."""
+    @property
+    def special_token_ids(self) -> list[int]:
+        """The special (control) ids: never allowed by a grammar. EOS ids are not among them."""
+    @property
+    def fingerprint(self) -> str:
+        """Content hash of the vocabulary, used for caching compiled grammars."""
+    @property
+    def trie_nodes(self) -> int:
+        """Number of nodes in the token trie."""
+    def token_bytes(self, id: SupportsIndex) -> bytes:
+        """The exact bytes token `id` stands for ('' for special, EOS and missing ids)."""
+    def token_kind(self, id: SupportsIndex) -> Literal["normal", "special", "eos", "missing"]:
+        """The kind of token `id`: "normal", "special", "eos" or "missing"."""
+    def _export_tokens(self) -> tuple[bytes, bytes]:
+        """Every id's stored bytes in one call, for pickling: `(data, ends)`, `ends` holding
+        `size` little-endian uint32 end offsets into `data`."""
+    def decode_bytes(self, ids: Iterable[SupportsIndex]) -> bytes:
+        """Concatenated bytes of a token sequence (special tokens contribute nothing)."""
+
+@final
+class Grammar:
+    """A validated constraint, not yet tied to a vocabulary."""
+
+    @staticmethod
+    def regex(pattern: str, limits: Limits | None = None, classes: _PerlClasses | None = None) -> Grammar:
+        """Parses a Python `re` pattern (fullmatch meaning). Raises on syntax errors and on
+        constructs a DFA cannot express.
+
+        `classes`: `(digit, word, space)` lists of inclusive code-point ranges giving the
+        interpreter's `\\d \\w \\s`; without it, corral's built-in Unicode tables are used.
+        """
+    @staticmethod
+    def cfg(
+        text: str,
+        dialect: str,
+        start: str | None = None,
+        limits: Limits | None = None,
+        classes: _PerlClasses | None = None,
+        max_terminal_source: int | None = None,
+        distinct_keys: bool = False,
+        key_endings_infinite: bool = False,
+    ) -> Grammar:
+        """Parses, validates and normalizes corral EBNF (`dialect="ebnf"`), llama.cpp GBNF
+        (`dialect="gbnf"`) or Lark (`dialect="lark"`). `start` names the start rule;
+        `max_terminal_source` overrides how large a regular part may be to become one
+        terminal. `distinct_keys`: the text is JSON whose objects must not repeat a key;
+        `key_endings_infinite`: every half-written key is known to have infinitely many
+        endings (only closed keys are then checked).
+        """
+    def sample(self, seed: int, budget: int = 64) -> bytes | None:
+        """A random sentence of a context-free grammar (about `budget` bytes): for tests and
+        examples. None for a regex."""
+    @staticmethod
+    def _to_lark(text: str, dialect: str, start: str) -> str:
+        """The grammar text translated to Lark syntax (a test oracle)."""
+    @property
+    def warnings(self) -> list[str]:
+        """Non-fatal findings about the grammar (e.g. unused rules)."""
+    def __reduce__(self) -> _Reduce:
+        """Pickles as the constructor call that built it."""
+
+@final
+class CompiledGrammar:
+    """A grammar compiled for one vocabulary: immutable and shareable across threads."""
+
+    def matcher(self) -> Matcher:
+        """A new matcher at the start of the grammar."""
+    @property
+    def num_states(self) -> int:
+        """Number of automaton states of a regular grammar (the dead state included; 0 for
+        a context-free grammar)."""
+    @property
+    def cached_states(self) -> int:
+        """Number of states whose mask has been computed."""
+    @property
+    def memory_bytes(self) -> int:
+        """Heap bytes of the automaton and cached masks."""
+    def matches(self, data: bytes) -> bool:
+        """Does the constraint accept the whole of `data` (as output bytes)?"""
+    @property
+    def vocab_size(self) -> int:
+        """The vocabulary's logits width."""
+    def __reduce__(self) -> _Reduce:
+        """Pickles as the `corral.compile` call that made it (compiling again on load)."""
+
+@final
+class Matcher:
+    """One sequence's position in a compiled grammar.
+
+    Safe to share between threads: calls on one matcher take turns.
+    """
+
+    def fill_bitmask(self, bitmask: _Bitmask, row: SupportsIndex | None = None) -> None:
+        """Writes the allowed-token bitmask into `bitmask[row]` (int32, bit t of word t//32).
+        Mask computation runs with the GIL released. Raises DeadEndError if no token is
+        allowed."""
+    def _fill_bitmask_reference(self, bitmask: _Bitmask, row: int = 0) -> None:
+        """Fills the mask the slow way (no caches): a reference for tests of the fast path."""
+    def advance(self, token: SupportsIndex) -> bool:
+        """Consumes `token`; returns False (state unchanged) if the grammar does not allow it."""
+    def is_allowed(self, token: SupportsIndex) -> bool:
+        """Would `token` be accepted now?"""
+    def rollback(self, n: SupportsIndex | None = None) -> None:
+        """Undoes the last `n` accepted tokens (default 1)."""
+    def reset(self) -> None:
+        """Returns to the start of the grammar."""
+    def is_accepting(self) -> bool:
+        """May the output end here (is EOS allowed)?"""
+    def is_finished(self) -> bool:
+        """Has EOS been accepted?"""
+    def forced_tokens(self) -> list[int]:
+        """Tokens that are the only way forward (ending with EOS if ending is forced)."""
+    def completion(self) -> bytes | None:
+        """Bytes that, appended to the output, would make it complete (short, not always the
+        shortest): b"" if it may end now, None once finished."""
+    @property
+    def num_tokens(self) -> int:
+        """Number of tokens accepted so far (EOS included)."""
+    def copy(self) -> Matcher:
+        """An independent copy of this matcher (same grammar, same history)."""
+    def __copy__(self) -> Matcher: ...
+
+def compile(
+    grammar: Grammar,
+    vocab: Vocabulary,
+    limits: Limits | None = None,
+    eager: bool = False,
+    rebuild: _Reduce | None = None,
+) -> CompiledGrammar:
+    """Compiles a grammar against a vocabulary (GIL released). `rebuild`: a `(function,
+    args)` pair that makes the same compiled grammar again, which is how it pickles."""
+
+def fill_bitmasks(matchers: Sequence[Matcher], bitmask: _Bitmask, rows: Iterable[SupportsIndex] | None = None) -> None:
+    """Fills `bitmask[i]` for each matcher `i` (or rows given by `rows`), with the GIL
+    released and the uncached rows computed in parallel."""
+
+def apply_bitmask_inplace(logits: NDArray[np.float32] | NDArray[np.float64], bitmask: _Bitmask) -> None:
+    """Sets `logits[i, t] = -inf` wherever bit t of `bitmask[i]` is clear (float32 or float64,
+    C-contiguous, 1 or 2 dimensions). Ids past the mask's width are masked too."""
+
+def _rebuild_grammar(constructor: Literal["regex", "cfg"], args: tuple[Any, ...]) -> Grammar:
+    """Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by."""
+
+def _panic_for_test() -> None:
+    """Panics on purpose, to test that a Rust panic reaches Python as corral.InternalError."""
+
+def _prebuild_table(patterns: Sequence[str]) -> bytes:
+    """The table of prebuilt automata for `patterns`."""
+
+def _prebuilt_patterns() -> list[str]:
+    """The patterns whose automata ship prebuilt."""
