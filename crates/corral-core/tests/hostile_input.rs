@@ -327,6 +327,12 @@ fn a_large_determinization_stops_with_its_scope() {
     // this DFA takes about half a second to build.
     let g = Grammar::regex(r".*x.{12}", &Limits::default(), None).unwrap();
     let v = vocab(&[b"x".to_vec(), b"y".to_vec()]);
+    // The whole build, not stopped, for scale (the machine may be busy: the stopped build
+    // is compared with this one, not with a fixed time).
+    let started = Instant::now();
+    let c = CompiledGrammar::new(&g, v.clone(), &Limits::default(), false).unwrap();
+    let whole = started.elapsed();
+    assert!(c.matches(b"yyxyyyyyyyyyyyy").unwrap());
     let scope = Scope::default();
     let flag = scope.stop.clone();
     let stopper = std::thread::spawn(move || {
@@ -338,8 +344,6 @@ fn a_large_determinization_stops_with_its_scope() {
     let took = started.elapsed();
     stopper.join().unwrap();
     assert!(matches!(result, Err(Error::Interrupted)), "{:?}", result.map(|c| c.num_states()));
-    assert!(took < Duration::from_millis(250), "stopped after {took:?}");
-    // The same build, not stopped, completes.
-    let c = CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap();
-    assert!(c.matches(b"yyxyyyyyyyyyyyy").unwrap());
+    // Stopped 30 ms in: it returns long before the determinization would have ended.
+    assert!(took < whole / 3, "stopped after {took:?}; the whole build takes {whole:?}");
 }
