@@ -673,3 +673,23 @@ def test_an_unknown_metaschema_in_a_subschema_is_refused():
     with pytest.raises(corral.UnsupportedSchemaError) as info:
         corral.Grammar.json_schema(schema)
     assert info.value.pointer == "/items/not/$schema"
+
+
+def test_a_draft_changes_only_at_a_resource_root(byte_vocab):
+    # jsonschema switches drafts at any `$schema`; the spec allows it only at a resource
+    # root. Found by the fuzzer: `0.0` is an integer in draft 7, not in draft 4.
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "allOf": [{"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}]}
+    with pytest.raises(corral.UnsupportedSchemaError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == "/allOf/0/$schema"
+    # The same draft again, or a resource of its own, is fine.
+    same = {"$schema": "http://json-schema.org/draft-07/schema#", "allOf": [{"$schema": "http://json-schema.org/draft-07/schema#", "type": "integer"}]}
+    assert compiled(same, byte_vocab).matches(b"0.0")
+    resource = {"$defs": {"a": {"id": "http://x.test/a", "$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}}, "$ref": "http://x.test/a"}
+    assert not compiled(resource, byte_vocab).matches(b"0.0") and compiled(resource, byte_vocab).matches(b"0")
+
+
+def test_a_bound_too_long_for_the_number_automaton_is_a_limit_error():
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema({"multipleOf": 0.0001, "minimum": 1e308})
+    assert info.value.limit == "max_number_states" and info.value.pointer == "/multipleOf"

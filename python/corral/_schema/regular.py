@@ -427,12 +427,13 @@ def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alpha
     """The strings over ``alphabet`` that every positive component accepts and no negative
     one does, as a minimal DFA whose every state can still reach a final one (None: no
     string at all). Components: Python regexes (fullmatch) and DFAs, each with a flag
-    ``positive``. Raises TooLarge past ``max_states`` states and ValueError for a regex it
-    cannot read."""
+    ``positive``. Raises TooLarge past ``max_states`` states, or when a regex's NFA
+    would pass its own bound (``MAX_NFA_STATES``: the digit-level regex of a bound such as
+    ``1e308`` has hundreds of digits), or it cannot read the regex."""
     try:
         nfas = [(_regex_nfa(src), pos) for src, pos in regexes]
     except _Unknown:
-        raise ValueError("a number regex the product cannot read") from None
+        raise TooLarge() from None
     start = tuple(n.closure(frozenset([n.start])) for n, _ in nfas) + tuple(d.start for d, _ in dfas)
     index = {start: 0}
     states = [start]

@@ -276,6 +276,8 @@ class Shape:
         self.prop_names: List[Sub] = []
         # The pointer of the keyword that set a count bound (for messages).
         self.count_ptrs: Dict[str, str] = {}
+        # A draft-4 subschema said "integer": 1.0 is not one (from draft 6 on it is).
+        self.int_without_fraction = False
 
     def copy(self) -> "Shape":
         c = Shape.__new__(Shape)
@@ -568,6 +570,19 @@ class Translator:
                     here + "/$schema",
                     "$schema",
                 )
+            if path and named != draft:
+                # A draft changes only at the root of a resource (a subschema with its own
+                # id): elsewhere `$schema` is not allowed, and validators read it
+                # differently (jsonschema switches, the spec says ignore).
+                # Its id may be spelled in the enclosing draft or in its own.
+                idents = [node.get("id" if d == 4 else "$id") for d in (draft, named)]
+                if not any(isinstance(i, str) and not i.startswith("#") for i in idents):
+                    here = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
+                    raise UnsupportedSchemaError(
+                        f"$schema at {here}/$schema: changes the draft in a subschema that is not a schema resource (no $id); give it an $id or drop the $schema",
+                        here + "/$schema",
+                        "$schema",
+                    )
             draft = named or draft
             if not node.keys().isdisjoint(_ID_KEYWORDS):
                 # The pointer string is only built where an anchor needs it.
@@ -1001,7 +1016,8 @@ class Translator:
 
     def emit_number(self, shape: Shape) -> Optional[str]:
         kinds = shape.kinds & {INT, FRAC}
-        int_suffix = r"(?:\.0+)?" if self.root.draft >= 6 and self.integer_fraction else ""
+        # The draft of the subschema that said "integer" decides (a resource may have its own).
+        int_suffix = r"(?:\.0+)?" if self.integer_fraction and not shape.int_without_fraction else ""
         constrained = shape.lo or shape.hi or shape.mults or shape.neg_mults or any(_kind_of(v) in (INT, FRAC) for v in shape.not_values)
         if not constrained:
             if kinds == {INT, FRAC}:
@@ -1064,7 +1080,7 @@ class Translator:
         try:
             dfa = regular.product([(t, True) for t in terms] + [(n, False) for n in negs], dfas, "-0123456789.", MAX_NUMBER_STATES)
         except regular.TooLarge:
-            raise self.limit_at(pointer, "", f"the numbers allowed here (bounds and multipleOf together) need an automaton of more than {MAX_NUMBER_STATES} states", "max_number_states", MAX_NUMBER_STATES) from None
+            raise self.limit_at(pointer, "", f"the numbers allowed here (bounds and multipleOf together) need an automaton of more than {MAX_NUMBER_STATES} states (or a bound's digits one of more than {regular.MAX_NFA_STATES})", "max_number_states", MAX_NUMBER_STATES) from None
         if dfa is None:
             return None
         return self._dfa_rules(dfa)
@@ -1598,7 +1614,7 @@ class Translator:
         """Whether ``value`` satisfies ``shape`` (``member``: it is one of the shape's own
         enum members, so membership needs no test)."""
         kind = _kind_of(value)
-        if kind == INT and isinstance(value, float) and self.root.draft < 6:
+        if kind == INT and isinstance(value, float) and shape.int_without_fraction:
             kind = FRAC  # draft 4: 1.0 is not an integer
         if kind not in shape.kinds:
             return False
@@ -2034,6 +2050,8 @@ def k_type(t, shape, sub, val, disj, chain):
         kinds |= _TYPE_KINDS[n]
     if sub.schema.get("nullable") is True:
         kinds.add(NULL)
+    if sub.draft < 6 and "integer" in names:
+        shape.int_without_fraction = True
     shape.restrict(kinds)
 
 
