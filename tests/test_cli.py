@@ -150,3 +150,24 @@ def test_a_tiny_temperature_is_greedy():
     tiny = run("generate", "--regex", "[a-z]{8}", "--temperature", "1e-320", "--prompt", "KING ", "--seed", "3")
     assert greedy.returncode == 0 and tiny.returncode == 0
     assert tiny.stdout == greedy.stdout
+
+
+@pytest.mark.parametrize("indent", ["2", "0"])
+def test_json_schema_indent(tmp_path, indent):
+    import json as _json
+
+    schema = tmp_path / "point.json"
+    schema.write_text(_json.dumps({
+        "type": "object",
+        "properties": {"x": {"type": "integer", "minimum": 0, "maximum": 9}, "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 2}},
+        "required": ["x", "tags"],
+        "additionalProperties": False,
+    }))
+    for seed in range(3):
+        proc = run("generate", "--json-schema", str(schema), "--indent", indent, "--seed", str(seed), "--prompt", "ROMEO:\n")
+        assert proc.returncode == 0, proc.stderr
+        text = proc.stdout[:-1]
+        assert text == _json.dumps(_json.loads(text), indent=int(indent), ensure_ascii=False)
+        assert text.startswith("{\n")
+    proc = run("generate", "--json-schema", str(schema), "--indent", "2", "--whitespace", "flexible")
+    assert proc.returncode == 2 and "indent" in proc.stderr

@@ -44,6 +44,11 @@ def _api_default(function, name: str):
     return inspect.signature(function).parameters[name].default
 
 
+def _indent(text: str):
+    """``--indent``: a number of spaces (``2``), else the indentation text itself (a tab)."""
+    return int(text) if text.isdigit() else text
+
+
 def _version() -> str:
     """corral's version: the installed distribution's, else the package's ``__version__``."""
     try:
@@ -190,7 +195,7 @@ def _grammar_from_args(args: argparse.Namespace):
                     f"not a JSON {type(schema).__name__}"
                 )
             try:
-                grammar = Grammar.json_schema(schema, whitespace=args.whitespace)
+                grammar = Grammar.json_schema(schema, whitespace=args.whitespace, indent=args.indent)
             except GrammarError as e:
                 raise _in_file(args.json_schema, text, e) from e
         elif args.grammar is not None:
@@ -377,6 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["compact", "flexible"],
         default=_api_default(Grammar.json_schema, "whitespace"),
         help="whitespace between JSON tokens",
+    )
+    what.add_argument(
+        "--indent",
+        type=_indent,
+        default=_api_default(Grammar.json_schema, "indent"),
+        metavar="N|TEXT",
+        help="write the JSON as json.dumps(indent=N) does: N spaces (or the given spaces and tabs) per level",
     )
     what.add_argument("--choice", nargs="+", metavar="TEXT", help="the output is exactly one of these")
     what.add_argument("--ban", nargs="+", metavar="PHRASE", help="phrases the output must not contain")

@@ -206,6 +206,7 @@ class Grammar:
         strict: bool = True,
         whitespace: str = "compact",
         max_whitespace: int = 16,
+        indent: "int | str | None" = None,
         property_order: str = "schema",
         resolver=None,
         spec_exact: bool = False,
@@ -221,6 +222,14 @@ class Grammar:
           ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` writes;
           ``"flexible"`` allows up to ``max_whitespace`` of space, tab, CR and LF between
           tokens and around the value.
+        * ``indent`` (an ``int`` from 0 to 16, or a ``str`` of up to 16 spaces and tabs)
+          writes the output exactly as ``json.dumps(value, indent=indent,
+          ensure_ascii=False)`` does (newlines and indentation, ``": "`` after keys, ``{}``
+          and ``[]`` when empty, no trailing newline): every output equals
+          ``json.dumps(json.loads(out), indent=indent, ensure_ascii=False)``. Numbers are
+          then written as Python writes them (integers; floats of at most 15 significant
+          digits as ``repr`` writes them), and values nest at most 32 containers deep.
+          Needs ``whitespace="compact"``.
         * ``property_order="schema"`` (default): object properties come in the schema's
           ``properties`` order, optional ones may be left out, other allowed properties come
           after them. ``"any"``: any order (each property at most once, still exact about
@@ -242,7 +251,8 @@ class Grammar:
         Invalid schemas raise :class:`~corral.InvalidSchemaError` (a list or another
         non-object given as the schema too). Options are checked: a value of the wrong type
         raises ``TypeError`` (``max_whitespace=True``, ``strict="yes"``), one out of range
-        :class:`~corral.GrammarError` (``max_whitespace=-1``, ``whitespace="pretty"``), each
+        :class:`~corral.GrammarError` (``max_whitespace=-1``, ``whitespace="pretty"``,
+        ``indent`` with ``whitespace="flexible"``), each
         naming the option. ``limits.max_compile_ms`` bounds the translation's wall-clock
         time too (:class:`~corral.LimitExceededError`).
         """
@@ -258,6 +268,7 @@ class Grammar:
             strict=strict,
             whitespace=whitespace,
             max_whitespace=max_whitespace,
+            indent=indent,
             resolver=resolver,
             property_order=property_order,
             spec_exact=spec_exact,

@@ -80,6 +80,7 @@ def translate(
     spec_exact: bool = False,
     integer_fraction: Optional[bool] = None,
     limits: Any = None,
+    indent: Union[int, str, None] = None,
 ) -> Tuple[str, Translator]:
     """EBNF text for ``schema`` and the translator (its ``warnings``; ``order`` for tests).
 
@@ -87,12 +88,14 @@ def translate(
     value of the wrong type, :class:`~corral.GrammarError` for one out of range).
     ``limits`` (a :class:`corral.Limits`) bounds the translation's wall-clock time
     (``max_compile_ms``). ``integer_fraction`` (default: ``spec_exact``) allows ``1.0``
-    for ``"type": "integer"``.
+    for ``"type": "integer"``. ``indent`` lays the output out as ``json.dumps(indent=...)``
+    does.
     """
     translator = Translator(
         schema, strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver,
         default_draft=draft, property_order=property_order, spec_exact=spec_exact,
         integer_fraction=spec_exact if integer_fraction is None else integer_fraction, limits=limits,
+        indent=indent,
     )
     text = translator.grammar()
     try:

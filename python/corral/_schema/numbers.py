@@ -17,6 +17,36 @@ UINT = r"(?:0|[1-9][0-9]*)"
 INTEGER = r"-?" + UINT
 
 
+def _round_trip_plain_floats() -> str:
+    """Fixed-notation floats as ``repr(float)`` writes them (1e-4 <= |x| < 1e16, and 0.0),
+    with at most 15 significant digits (DBL_DIG): the double nearest such a decimal has it
+    as its shortest repr, so ``json.dumps(json.loads(s)) == s``."""
+    # x >= 1, integral: up to 16 integer digits, at most 15 of them significant.
+    integral = r"[1-9](?:[0-9]{0,14}|[0-9]{14}0)\.0"
+    # x >= 1 with a fraction ending in a nonzero digit: n integer digits, 15 - n more.
+    fractional = "|".join(f"[1-9][0-9]{{{n - 1}}}\\.[0-9]{{0,{14 - n}}}[1-9]" for n in range(1, 15))
+    # 1e-4 <= x < 1: up to three zeros, then at most 15 digits from a nonzero to a nonzero.
+    small = r"0\.0{0,3}[1-9](?:[0-9]{0,13}[1-9])?"
+    return rf"-?(?:0\.0|{integral}|{fractional}|{small})"
+
+
+# Numbers exactly as json.dumps (Python's int and repr(float)) writes the value json.loads
+# reads from them, restricted to spellings proven to round-trip: integers (no ``-0``),
+# and floats of at most 15 significant digits, fixed between 1e-4 and 1e16, otherwise
+# ``d.ddde±XX`` (sign always, two digits at least). Exponents stay within -307..307:
+# normal doubles, far from overflow, where 15 digits always survive.
+CANONICAL_INTEGER = r"(?:0|-?[1-9][0-9]*)"
+CANONICAL_PLAIN_FLOAT = _round_trip_plain_floats()
+CANONICAL_EXP_FLOAT = (
+    r"-?[1-9](?:\.[0-9]{0,13}[1-9])?e(?:-(?:0[5-9]|[1-9][0-9]|[12][0-9]{2}|30[0-7])|\+(?:1[6-9]|[2-9][0-9]|[12][0-9]{2}|30[0-7]))"
+)
+# Without an exponent: what a bounded number or a multiple (plain decimals) can be.
+CANONICAL_PLAIN_NUMBER = f"(?:{CANONICAL_INTEGER}|{CANONICAL_PLAIN_FLOAT})"
+CANONICAL_NUMBER = f"(?:{CANONICAL_INTEGER}|{CANONICAL_PLAIN_FLOAT}|{CANONICAL_EXP_FLOAT})"
+# Canonical floats that are integers: a positive exponent with at most 15 digits.
+CANONICAL_EXP_INTEGRAL = r"-?[1-9](?:\.[0-9]+)?e\+[0-9]+"
+
+
 def _digit_class(lo: int, hi: int) -> str:
     if lo > hi:
         return ""

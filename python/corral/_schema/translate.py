@@ -84,6 +84,11 @@ MAX_SCHEMA_DEPTH = 256
 MAX_VALUE_DEPTH = 4096
 # Largest whitespace run `whitespace="flexible"` allows between tokens.
 MAX_WHITESPACE = 1024
+# Largest `indent` (spaces, or characters of an indent string).
+MAX_INDENT = 16
+# With `indent`, each nesting depth of JSON values has its own rules (the indentation
+# differs); values nested deeper than this have none, so a recursive schema stops here.
+MAX_INDENT_DEPTH = 32
 # Largest count (minItems, maxItems, minContains, maxContains, minProperties, maxProperties
 # a grammar spells out as positions or states); past it LimitExceededError.
 MAX_SPELLED_COUNT = 10_000
@@ -95,7 +100,7 @@ MAX_NUMBER_STATES = 20_000
 _DRAFTS = (4, 6, 7, 2019, 2020)
 
 
-def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits, spec_exact=False) -> None:
+def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits, spec_exact=False, indent=None) -> None:
     """Raises TypeError (wrong type) or GrammarError (bad value) naming a bad option."""
     from ..errors import GrammarError
 
@@ -113,6 +118,9 @@ def check_options(*, strict, whitespace, max_whitespace, resolver, draft, proper
             raise GrammarError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
     if isinstance(max_whitespace, bool) or not isinstance(max_whitespace, int):
         raise TypeError(f"max_whitespace must be an int, got {max_whitespace!r}")
+    indent_string(indent)
+    if indent is not None and whitespace != "compact":
+        raise GrammarError(f"indent={indent!r} fixes every whitespace character; it cannot be combined with whitespace={whitespace!r} (leave whitespace='compact')")
     if not 0 <= max_whitespace <= MAX_WHITESPACE:
         raise GrammarError(f"max_whitespace must be between 0 and {MAX_WHITESPACE}, got {max_whitespace!r}")
     if resolver is not None and not isinstance(resolver, dict) and not callable(resolver):
@@ -123,6 +131,25 @@ def check_options(*, strict, whitespace, max_whitespace, resolver, draft, proper
         raise GrammarError(f"draft must be one of {_DRAFTS}, got {draft!r}")
     if limits is not None and not hasattr(limits, "max_compile_ms"):
         raise TypeError(f"limits must be None or a corral.Limits, got {limits!r}")
+
+
+def indent_string(indent) -> Optional[str]:
+    """The text one nesting level is indented by, as ``json.dumps(indent=indent)`` uses it
+    (None: no indentation, compact output). Raises TypeError for a value that is neither
+    an int nor a str, GrammarError for one out of range."""
+    from ..errors import GrammarError
+
+    if indent is None:
+        return None
+    if isinstance(indent, bool) or not isinstance(indent, (int, str)):
+        raise TypeError(f"indent must be None, an int or a str of spaces and tabs, got {indent!r}")
+    if isinstance(indent, int):
+        if not 0 <= indent <= MAX_INDENT:
+            raise GrammarError(f"indent must be between 0 and {MAX_INDENT}, got {indent!r}")
+        return " " * indent
+    if len(indent) > MAX_INDENT or indent.strip(" \t"):
+        raise GrammarError(f"indent must be a str of at most {MAX_INDENT} spaces and tabs, got {indent!r}")
+    return indent
 
 
 @functools.lru_cache(maxsize=1)
@@ -456,8 +483,8 @@ def _alt(parts: List[str]) -> Optional[str]:
 class Translator:
     """Turns one schema into EBNF rules. Options as in :func:`json_schema_to_ebnf`."""
 
-    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", spec_exact: bool = False, integer_fraction: bool = True, limits=None):
-        check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=default_draft, property_order=property_order, integer_fraction=integer_fraction, limits=limits, spec_exact=spec_exact)
+    def __init__(self, schema, *, strict: bool, whitespace: str, max_whitespace: int, resolver, default_draft: int, property_order: str = "schema", spec_exact: bool = False, integer_fraction: bool = True, limits=None, indent=None):
+        check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=default_draft, property_order=property_order, integer_fraction=integer_fraction, limits=limits, spec_exact=spec_exact, indent=indent)
         if not isinstance(schema, (bool, dict)):
             raise InvalidSchemaError(f"a schema must be a JSON object or a boolean, got {type(schema).__name__}")
         self.strict = strict
@@ -486,6 +513,9 @@ class Translator:
         self.max_dfa_states = limits.max_dfa_states
         self.max_grammar_bytes = limits.max_grammar_bytes
         self.ws = "" if whitespace == "compact" else "ws"
+        # With an indent, output is laid out as json.dumps(indent=...) writes it: value
+        # rules depend on their nesting depth, and numbers are written canonically.
+        self.indent = indent_string(indent)
         self._ws_rule = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
         self._reset()  # the per-pass state: rules, memo, warnings, depths
         _check_document_depth(schema, "")
@@ -924,10 +954,19 @@ class Translator:
             sub = self.resolve(entered, sub.schema["$ref"])
         return sub
 
-    def value_rule(self, subs: List) -> Optional[str]:
-        """The rule name for a value satisfying all ``subs`` (None: nothing does)."""
+    def value_rule(self, subs: List, depth: int = 0) -> Optional[str]:
+        """The rule name for a value satisfying all ``subs`` (None: nothing does), written
+        ``depth`` containers deep in the output (only an indent makes that matter)."""
         subs = [self._canonical(s) for s in subs]
         key = tuple(s.key() if isinstance(s, Sub) else ("syn", id(s)) for s in subs)
+        if self.indent is not None:
+            if depth > MAX_INDENT_DEPTH:
+                self.depth_cut = True
+                return None
+            # A value that lays out no container is the same at every depth: one rule.
+            if key in self.depth_free:
+                return self.depth_free[key]
+            free_key, key = key, key + (("depth", depth),)
         if key in self.known_empty:
             return None
         if key in self.memo:
@@ -941,6 +980,8 @@ class Translator:
         self.rules[name] = None
         self.building.add(name)
         self.value_depth += 1
+        outer_depth, self.json_depth = self.json_depth, depth
+        layouts = self.layouts
         try:
             if self.value_depth > MAX_VALUE_DEPTH:
                 where = next((s.pointer for s in subs if isinstance(s, Sub)), "")
@@ -949,6 +990,7 @@ class Translator:
             alts = [self.emit_shape(s) for s in shapes]
         finally:
             self.value_depth -= 1
+            self.json_depth = outer_depth
             self.building.discard(name)
         body = _alt([a for a in alts if a is not None])
         if body is None:
@@ -960,6 +1002,8 @@ class Translator:
                 self.found_empty.add(key)
             return None
         self.rules[name] = body
+        if self.indent is not None and self.layouts == layouts:
+            self.depth_free[free_key] = name
         return name
 
     def emit_shape(self, shape: Shape) -> Optional[str]:
@@ -976,11 +1020,24 @@ class Translator:
             parts.append(self.emit_number(shape))
         if STR in shape.kinds:
             parts.append(self.emit_string(shape))
+        if self.indent is not None and shape.kinds & {ARR, OBJ}:
+            parts = [self.shared_rule(_alt(parts))]  # the same scalars at every depth
         if ARR in shape.kinds:
             parts.append(self.emit_array(shape))
         if OBJ in shape.kinds:
             parts.append(self.emit_object(shape))
         return _alt(parts)
+
+    def shared_rule(self, body: Optional[str]) -> Optional[str]:
+        """``body`` as one rule that every place writing the same long body refers to (with an
+        indent, the value rules of each depth repeat their scalars)."""
+        if body is None or len(body) < 64:
+            return body
+        name = self.shared.get(body)
+        if name is None:
+            name = self.shared[body] = f"s{len(self.shared)}"
+            self.rules[name] = body
+        return name
 
     def emit_enum(self, shape: Shape) -> Optional[str]:
         parts = []
@@ -990,15 +1047,70 @@ class Translator:
             if not self.check(value, shape, member=True):
                 continue
             if _kind_of(value) in (INT, FRAC):
-                parts.append(_rx(num.canonical_forms(_dec(value))))
+                parts.append(self.number_literal(value))
             elif isinstance(value, (dict, list)):
-                parts.append(self.literal_value(value))
+                parts.append(self.literal_value(value, self.json_depth))
             else:
                 parts.append(_lit(_dump(value)))
         return _alt(list(dict.fromkeys(parts)))
 
-    def literal_value(self, value) -> str:
-        """A JSON literal with whitespace allowed where the output shape allows it."""
+    def separators(self, brackets: str, depth: int) -> Tuple[str, str, str, str]:
+        """EBNF (open, close, comma, colon) of a non-empty container written ``depth``
+        containers deep; ``brackets`` is ``"{}"`` or ``"[]"``. With an indent, as
+        ``json.dumps(indent=...)`` lays it out: a newline and the next level's indentation
+        after the opening bracket and after each comma, a newline and this level's before
+        the closing bracket, ``": "`` between key and value."""
+        if self.indent is not None:
+            self.layouts += 1
+            inner = "\n" + self.indent * (depth + 1)
+            return _lit(brackets[0] + inner), _lit("\n" + self.indent * depth + brackets[1]), _lit("," + inner), _lit(": ")
+        ws = self.ws
+        if not ws:
+            return _lit(brackets[0]), _lit(brackets[1]), '","', '":"'
+        return f"{_lit(brackets[0])} {ws}", f"{ws} {_lit(brackets[1])}", f'{ws} "," {ws}', f'{ws} ":" {ws}'
+
+    def number_literal(self, value) -> str:
+        """EBNF for the spellings of one number (an enum or const member). With an indent,
+        only those json.dumps writes for what json.loads reads from them: the integer
+        (when the value is one) and ``repr`` of the float (when that float is the value),
+        each only if it is one of the plain spellings allowed otherwise."""
+        d = _dec(value)
+        forms = num.canonical_forms(d)
+        if self.indent is None:
+            return _rx(forms)
+        allowed = re.compile(forms)
+        spellings = []
+        if d == d.to_integral_value():
+            spellings.append(str(int(d)))
+        f = float(d)
+        if math.isfinite(f) and Decimal(repr(f)) == d:
+            spellings.append(repr(f))
+        out = []
+        for text in spellings:
+            plain = text
+            if "e" in text:  # the same number written out, as the plain forms are
+                plain = format(Decimal(text), "f")
+                plain = plain if "." in plain else plain + ".0"
+            if allowed.fullmatch(plain):
+                out.append(_lit(text))
+        return _alt(list(dict.fromkeys(out)))
+
+    def literal_value(self, value, depth: int = 0) -> str:
+        """A JSON literal with whitespace allowed where the output shape allows it (laid
+        out for ``depth`` with an indent)."""
+        if self.indent is not None:
+            if isinstance(value, (dict, list)):
+                if not value:
+                    return _lit(_dump(value))
+                open_, close, comma, colon = self.separators("{}" if isinstance(value, dict) else "[]", depth)
+                if isinstance(value, dict):
+                    items = [f"{_lit(_dump(k))} {colon} {self.literal_value(v, depth + 1)}" for k, v in value.items()]
+                else:
+                    items = [self.literal_value(v, depth + 1) for v in value]
+                return f"{open_} " + f" {comma} ".join(items) + f" {close}"
+            if _kind_of(value) in (INT, FRAC):
+                return self.number_literal(value)
+            return _lit(_dump(value))
         ws = f" {self.ws} " if self.ws else " "
         if isinstance(value, (dict, list)) and not value:
             return _lit(_dump(value)) if not self.ws else ('"{"' if isinstance(value, dict) else '"["') + ws + ('"}"' if isinstance(value, dict) else '"]"')
@@ -1019,6 +1131,14 @@ class Translator:
         # The draft of the subschema that said "integer" decides (a resource may have its own).
         int_suffix = r"(?:\.0+)?" if self.integer_fraction and not shape.int_without_fraction else ""
         constrained = shape.lo or shape.hi or shape.mults or shape.neg_mults or any(_kind_of(v) in (INT, FRAC) for v in shape.not_values)
+        if not constrained and self.indent is not None:
+            # Canonical spellings only (json.dumps of what json.loads reads). CANONICAL_NUMBER
+            # lies within NUMBER; integers and fractions are told apart by their spelling.
+            if kinds == {INT, FRAC}:
+                return _rx(num.CANONICAL_NUMBER)
+            if kinds == {INT}:
+                return _bool_terms([_rx(num.INTEGER + int_suffix), _rx(num.CANONICAL_PLAIN_NUMBER)], []) if int_suffix else _rx(num.CANONICAL_INTEGER)
+            return _bool_terms([_rx(num.CANONICAL_NUMBER)], [_rx(num.INTEGER + r"(?:\.0+)?"), _rx(num.CANONICAL_EXP_INTEGRAL)])
         if not constrained:
             if kinds == {INT, FRAC}:
                 return _rx(num.NUMBER)
@@ -1056,6 +1176,9 @@ class Translator:
             # number is needed only without one; one intersection fewer to build.
             if not terms:
                 terms.append(num.PLAIN_NUMBER)
+        if self.indent is not None:
+            # Bounds and steps are plain decimals: the canonical ones without an exponent.
+            terms.append(num.CANONICAL_PLAIN_NUMBER)
         for v in shape.not_values:
             if _kind_of(v) in (INT, FRAC):
                 negs.append(num.canonical_forms(_dec(v)))
@@ -1219,7 +1342,18 @@ class Translator:
         return subs
 
     def emit_array(self, shape: Shape) -> Optional[str]:
-        lo, hi = shape.min_items, shape.max_items
+        open_, close, comma, _ = self.separators("[]", self.json_depth)
+        if self.indent is None:
+            return self._emit_array(shape, shape.min_items, open_, close, comma)
+        # json.dumps writes an empty array as [] and a non-empty one across lines: the
+        # non-empty ones are built with at least one item, [] is added when allowed.
+        contains = shape.contains
+        empty = shape.min_items == 0 and not (len(contains) == 1 and contains[0][1] > 0)
+        return _alt([self._emit_array(shape, max(shape.min_items, 1), open_, close, comma), _lit("[]") if empty else None])
+
+    def _emit_array(self, shape: Shape, lo: int, open_: str, close: str, comma: str) -> Optional[str]:
+        """The arrays of ``shape`` with at least ``lo`` items."""
+        hi = shape.max_items
         if hi is not None and hi < lo:
             return None
         if shape.unique and (hi is None or hi > 1):
@@ -1228,21 +1362,19 @@ class Translator:
         contains = shape.contains
         if len(contains) > 1:
             raise UnsupportedSchemaError(f"contains at {contains[1][0].pointer}: more than one `contains` on one array", contains[1][0].pointer, "contains")
-        ws = self.ws
-        comma = f'{ws} "," {ws}' if ws else '","'
-        open_, close = (f'"[" {ws}', f'{ws} "]"') if ws else ('"["', '"]"')
         if contains:
             c_sub, c_min, c_max = contains[0]
-            return self._array_counted(shape, c_sub, c_min, c_max, open_, close, comma)
+            return self._array_counted(shape, lo, c_sub, c_min, c_max, open_, close, comma)
         # The tuple positions one by one, then the rest as a counted repetition (the
         # engine bounds its counts by max_grammar_productions; they are never spelled out).
         explicit = max([len(p) for p, _ in shape.arr_clauses] + [0])
         if hi is not None:
             explicit = min(explicit, hi)
         items = []
+        depth = self.json_depth + 1
         for i in range(explicit):
-            items.append(self.value_rule(self.item_subs(shape, i)))
-        rest = self.value_rule(self.item_subs(shape, explicit)) if (hi is None or hi > explicit) else None
+            items.append(self.value_rule(self.item_subs(shape, i), depth))
+        rest = self.value_rule(self.item_subs(shape, explicit), depth) if (hi is None or hi > explicit) else None
         tail_lo = max(0, lo - explicit)
         tail_hi = None if hi is None else hi - explicit
         self.check_count(shape, "min_items", "minItems", tail_lo)
@@ -1284,10 +1416,10 @@ class Translator:
             lead = "" if i == 0 else comma + " "
             step = f"{lead}{item} {seq}".strip()
             seq = step if i < lo else f"({step})?"
-        return f"{open_} {seq} {close}".replace("  ", " ")
+        return " ".join(part for part in (open_, seq, close) if part)
 
-    def _array_counted(self, shape, c_sub, c_min, c_max, open_, close, comma) -> Optional[str]:
-        lo, hi = shape.min_items, shape.max_items
+    def _array_counted(self, shape, lo, c_sub, c_min, c_max, open_, close, comma) -> Optional[str]:
+        hi = shape.max_items
         explicit = max([len(p) for p, _ in shape.arr_clauses] + [lo, 0])
         if hi is not None:
             if hi > MAX_COUNTED_ITEMS:
@@ -1322,8 +1454,8 @@ class Translator:
             out = []
             if hi is None or i < hi:
                 subs = self.item_subs(shape, min(i, explicit))
-                counted = self.value_rule(subs + [c_sub])
-                plain = self.value_rule(subs + ([c_sub.negate()] if c_max is not None else []))
+                counted = self.value_rule(subs + [c_sub], self.json_depth + 1)
+                plain = self.value_rule(subs + ([c_sub.negate()] if c_max is not None else []), self.json_depth + 1)
                 if counted is not None and (c_max is None or c + 1 <= c_max):
                     out.append((counted, (step(i), min(c + 1, cap))))
                 if plain is not None:
@@ -1467,35 +1599,45 @@ class Translator:
         return _alt(parts)
 
     def emit_object(self, shape: Shape) -> Optional[str]:
+        separators = self.separators("{}", self.json_depth)
+        if self.indent is None:
+            return self._emit_object(shape, shape.min_props, *separators)
+        # As for arrays: {} apart, the others with at least one member.
+        empty = shape.min_props == 0 and not shape.required
+        return _alt([self._emit_object(shape, max(shape.min_props, 1), *separators), _lit("{}") if empty else None])
+
+    def _emit_object(self, shape: Shape, lo: int, open_: str, close: str, comma: str, colon: str) -> Optional[str]:
+        """The objects of ``shape`` with at least ``lo`` members."""
         names, values, classes = self.object_layout(shape)
         for k in shape.required:
             if values.get(k) is None:
                 return None
         kv: Dict[str, Optional[str]] = {}
-        ws = self.ws
-        colon = f'{ws} ":" {ws}' if ws else '":"'
-        comma = f'{ws} "," {ws}' if ws else '","'
+        depth = self.json_depth + 1
         for k in names:
             if values[k] is None:
                 kv[k] = None
                 continue
-            rule = self.value_rule(values[k])
+            rule = self.value_rule(values[k], depth)
             kv[k] = None if rule is None else f"{_lit(_dump(k))} {colon} {rule}"
             if kv[k] is None and k in shape.required:
                 return None
         extra = []
         for key_body, subs in classes:
-            rule = self.value_rule(subs)
+            rule = self.value_rule(subs, depth)
             if rule is not None:
                 extra.append(f'"\\"" {key_body} "\\"" {colon} {rule}')
         extra_kv = _alt(extra)
-        lo, hi = shape.min_props, shape.max_props
+        hi = shape.max_props
         if hi is not None and hi < lo:
             return None
         cap = hi if hi is not None else max(lo, 1)
         base = f"o{len(self.memo)}_{len(self.rules)}"
         if self.any_order:
-            return self._object_any_order(names, kv, extra_kv, shape, cap, base, comma)
+            if lo != shape.min_props:
+                shape = shape.copy()
+                shape.min_props = lo
+            return self._object_any_order(names, kv, extra_kv, shape, cap, base, comma, open_, close)
         if extra_kv is not None:
             self.check_count(shape, "min_props", "minProperties", lo)
             self.check_count(shape, "max_props", "maxProperties", hi)
@@ -1554,10 +1696,9 @@ class Translator:
         inner = chain(0, 0)
         if inner is None:
             return None
-        open_, close = (f'"{{" {ws}', f'{ws} "}}"') if ws else ('"{"', '"}"')
-        return f"{open_} {inner} {close}".replace("  ", " ")
+        return " ".join(part for part in (open_, inner, close) if part)
 
-    def _object_any_order(self, names, kv, extra_kv, shape, cap, base, comma) -> Optional[str]:
+    def _object_any_order(self, names, kv, extra_kv, shape, cap, base, comma, open_, close) -> Optional[str]:
         """Properties in any order, each named one at most once: one rule per (set of
         named keys seen, count so far), so the grammar stays exact (required keys, counts)."""
         present = [k for k in names if kv[k] is not None]
@@ -1602,7 +1743,6 @@ class Translator:
         if not self._state_rules(base, moves, can_stop, lambda st: "" if st[1] == 0 else comma + " "):
             return None
 
-        open_, close = (f'"{{" {self.ws}', f'{self.ws} "}}"') if self.ws else ('"{"', '"}"')
         return f"{open_} {base}_0_0 {close}"
 
     # --- checking concrete values (enum members, property names, test ordering) ----
@@ -1729,6 +1869,11 @@ class Translator:
         self.warnings: List[str] = []
         self.depth = 0  # subschemas being read in place inside one another
         self.value_depth = 0  # value rules being built inside one another
+        self.json_depth = 0  # nesting depth, in the output, of the value being built
+        self.depth_cut = False  # with an indent: a value past MAX_INDENT_DEPTH was refused
+        self.layouts = 0  # with an indent: containers laid out so far (see ``value_rule``)
+        self.depth_free: Dict[tuple, str] = {}  # with an indent: value rules with no container
+        self.shared: Dict[str, str] = {}  # long bodies written once (see ``shared_rule``)
 
     def grammar(self) -> str:
         """The EBNF text of the whole schema (start rule ``start``)."""
@@ -1781,6 +1926,8 @@ class Translator:
             self.known_empty |= empty
         else:
             raise self.limit_at("", "", f"the schema needed more than {MAX_PASSES} passes to drop its recursive subschemas that allow no value", "max_schema_passes", MAX_PASSES)
+        if start is None and self.depth_cut:
+            raise self.limit_at("", "", f"with indent, values nest at most {MAX_INDENT_DEPTH} containers deep, and this schema allows no value that shallow", "max_indent_depth", MAX_INDENT_DEPTH)
         if start is None:
             raise EmptyLanguageError("the schema allows no JSON value at all")
         unproductive = _unproductive(self.rules) if self.known_empty and self._may_be_unproductive() else ()
