@@ -421,8 +421,12 @@ def test_a_schema_needing_deeper_values_is_refused():
     # One level less fits.
     corral.Grammar.json_schema(deep["items"], indent=2)
     # A schema that allows nothing at all is still an EmptyLanguageError.
-    with pytest.raises(corral.EmptyLanguageError):
-        corral.Grammar.json_schema({"type": "object", "required": ["a"], "properties": {"a": False}}, indent=2)
+    for empty in [
+        {"type": "object", "required": ["a"], "properties": {"a": False}},
+        {"type": "object", "required": ["a"], "properties": {"a": {"$ref": "#"}}},  # needs itself forever
+    ]:
+        with pytest.raises(corral.EmptyLanguageError):
+            corral.Grammar.json_schema(empty, indent=2)
 
 
 @pytest.mark.parametrize("bad", [1.5, True, b"  ", ["  "]])

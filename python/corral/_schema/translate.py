@@ -1927,6 +1927,13 @@ class Translator:
         else:
             raise self.limit_at("", "", f"the schema needed more than {MAX_PASSES} passes to drop its recursive subschemas that allow no value", "max_schema_passes", MAX_PASSES)
         if start is None and self.depth_cut:
+            # Refused for its depth, unless it allows nothing at any depth (an object that
+            # requires itself): the translation without an indent tells them apart.
+            indent, self.indent = self.indent, None
+            try:
+                self._grammar()
+            finally:
+                self.indent = indent
             raise self.limit_at("", "", f"with indent, values nest at most {MAX_INDENT_DEPTH} containers deep, and this schema allows no value that shallow", "max_indent_depth", MAX_INDENT_DEPTH)
         if start is None:
             raise EmptyLanguageError("the schema allows no JSON value at all")
