@@ -26,7 +26,7 @@ from corral._schema import numbers as num
 from corral._schema.translate import MAX_INDENT, MAX_INDENT_DEPTH
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_json_schema import _exact_float  # noqa: E402
+from test_json_schema import SOUNDNESS_SCHEMAS, _exact_float, _walks  # noqa: E402
 
 TREE = {
     "$defs": {
@@ -137,6 +137,33 @@ def test_sampled_outputs_are_json_dumps_of_their_value(key, indent, byte_vocab):
         assert c.matches(data)
         check_layout(c, schema, text, indent)
     assert seen
+
+
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_other_schemas_round_trip_in_both_property_orders(order, byte_vocab):
+    for schema in SOUNDNESS_SCHEMAS:
+        grammar = _grammar(schema, 3, property_order=order)
+        c = corral.compile(grammar, byte_vocab)
+        for seed in range(8):
+            data = grammar._inner.sample(seed, 64)
+            if data is not None:
+                assert c.matches(data)
+                check_layout(c, schema, data.decode(), 3)
+
+
+def test_token_walks_with_a_real_vocabulary_round_trip(deepseek):
+    # Masked random walks over a real tokenizer's tokens (which join newlines and spaces).
+    for key in ("person", "tree", "open_object"):
+        c = corral.compile(_grammar(SCHEMAS[key], 2), deepseek.vocab)
+        for text in _walks(c, deepseek.vocab, seed=len(key), count=6):
+            assert dumps(json.loads(text), 2) == text, text
+            assert validator(SCHEMAS[key]).is_valid(json.loads(text, parse_float=_exact_float)), text
+
+
+def test_keys_stay_distinct(byte_vocab):
+    c = corral.compile(_grammar({"type": "object", "additionalProperties": {"type": "integer"}}, 2), byte_vocab)
+    assert c.matches(b'{\n  "a": 1,\n  "b": 2\n}')
+    assert not c.matches(b'{\n  "a": 1,\n  "a": 2\n}')
 
 
 def test_any_property_order_keeps_the_layout(byte_vocab):
