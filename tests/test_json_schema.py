@@ -328,12 +328,6 @@ def test_alternative_explosion_hits_the_limit():
     assert info.value.limit == "max_schema_alternatives"
 
 
-def test_any_order_state_cap():
-    props = {f"p{i}": {"type": "integer"} for i in range(13)}
-    with pytest.raises(corral.UnsupportedSchemaError, match="property_order='schema'"):
-        corral.Grammar.json_schema({"type": "object", "properties": props, "additionalProperties": False}, property_order="any")
-
-
 def test_pattern_properties_cap():
     pp = {f"^p{i}": {"type": "integer"} for i in range(5)}
     with pytest.raises(corral.UnsupportedSchemaError, match="more than 4 patterns"):

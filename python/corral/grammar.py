@@ -232,8 +232,8 @@ class Grammar:
           Needs ``whitespace="compact"``.
         * ``property_order="schema"`` (default): object properties come in the schema's
           ``properties`` order, optional ones may be left out, other allowed properties come
-          after them. ``"any"``: any order (each property at most once, still exact about
-          ``required`` and counts; limited to objects of about 10 named properties).
+          after them. ``"any"``: any order, at any number of properties (each property at most
+          once, still exact about ``required``, counts and the other object keywords).
         * ``resolver`` resolves ``$ref``\s to other documents: a dict from URI to schema, or
           a function of the URI.
         * ``strict=True`` raises :class:`~corral.UnsupportedSchemaError` (with the keyword's

@@ -340,7 +340,7 @@ impl CompiledGrammar {
             unreachable!("chart_mask is only called on context-free grammars")
         };
         let mut key = Vec::new();
-        let keyed = chart.state_key(&mut key, STATE_KEY_MAX_WORDS);
+        let keyed = chart.state_key(earley, &mut key, STATE_KEY_MAX_WORDS);
         if keyed {
             if let Some(m) = state_cache.read().ok().and_then(|c| c.get(key.as_slice()).cloned()) {
                 m.write(out);

@@ -64,7 +64,6 @@ _ANNOTATIONS = frozenset(
 MAX_SHAPES = 512
 MAX_PATTERN_PROPERTIES = 4
 MAX_COUNTED_ITEMS = 64
-MAX_ANY_ORDER_STATES = 4096
 # A key class with at most this many keys is written as named keys (each at most once).
 MAX_ENUMERATED_KEYS = 256
 # Strings whose length bound exceeds LONG_STRING characters (and that have no pattern or
@@ -1564,10 +1563,6 @@ class Translator:
         open_classes = []
         for term, subs, plain in classes:
             keys = regular.finite_language(term, MAX_ENUMERATED_KEYS)
-            if keys is not None and self.any_order:
-                cap = shape.max_props if shape.max_props is not None else max(shape.min_props, 1)
-                if (1 << (len(names) + len(keys))) * (cap + 1) > MAX_ANY_ORDER_STATES:
-                    keys = None  # kept as a class: too many states in any order
             if keys is None:
                 # A class shaped by patterns may leave a half-written key finitely many
                 # endings (`^(abc|x+)$` after `ab`): the matcher then checks half-written
@@ -1699,51 +1694,37 @@ class Translator:
         return " ".join(part for part in (open_, inner, close) if part)
 
     def _object_any_order(self, names, kv, extra_kv, shape, cap, base, comma, open_, close) -> Optional[str]:
-        """Properties in any order, each named one at most once: one rule per (set of
-        named keys seen, count so far), so the grammar stays exact (required keys, counts)."""
-        present = [k for k in names if kv[k] is not None]
-        states = (1 << len(present)) * (cap + 1)
-        if states > MAX_ANY_ORDER_STATES:
-            raise UnsupportedSchemaError(
-                f"properties at {shape_pointer(shape)}: {len(present)} properties in any order need {states} grammar states (limit {MAX_ANY_ORDER_STATES}); use property_order='schema'",
-                shape_pointer(shape),
-                "properties",
-            )
+        """Properties in any order: one ``perm!`` whose entries are the named properties
+        (required ones exactly once, the others at most once) and the class of other
+        keys (any number of times), with ``minProperties``/``maxProperties`` as its count.
+        The parser carries the set of keys seen (see ``cfg/perm.rs`` in corral-core), so
+        the grammar grows linearly with the number of properties and stays exact."""
         lo, hi = shape.min_props, shape.max_props
-        required = [k for k in shape.required]
-        index = {k: i for i, k in enumerate(present)}
-        req_mask = 0
-        for k in required:
-            if k not in index:
-                return None
-            req_mask |= 1 << index[k]
-        # The states (named keys seen, count so far) and their moves; then only the states
-        # from which the object can still end become rules (so every rule referenced exists
-        # and can finish).
-        def can_stop(seen: int, c: int) -> bool:
-            return seen & req_mask == req_mask and c >= min(lo, cap)
-
-        moves: Dict[Tuple[int, int], list] = {}
-        todo = [(0, 0)]
-        while todo:
-            seen, c = todo.pop()
-            if (seen, c) in moves:
+        required = set(shape.required)
+        entries = []
+        for k in names:
+            if kv[k] is None:
+                if k in required:
+                    return None
                 continue
-            self.tick("an object with properties in any order")
-            out = []
-            if hi is None or c < hi:
-                nc = min(c + 1, cap)
-                for k, i in index.items():
-                    if not seen & (1 << i):
-                        out.append((kv[k], (seen | (1 << i), nc)))
-                if extra_kv is not None:
-                    out.append((extra_kv, (seen, nc)))
-            moves[(seen, c)] = out
-            todo.extend(t for _, t in out)
-        if not self._state_rules(base, moves, can_stop, lambda st: "" if st[1] == 0 else comma + " "):
+            entries.append(kv[k] if k in required else f"({kv[k]})?")
+        if any(k not in kv for k in required):
             return None
-
-        return f"{open_} {base}_0_0 {close}"
+        if extra_kv is not None:
+            entries.append(f"({extra_kv})*")
+        # The list must be finishable (the engine would drop it too, but the translator
+        # reports a schema that allows no value itself): enough keys for the least
+        # count, room for the required ones.
+        if (hi is not None and len(required) > hi) or (extra_kv is None and lo > len(entries)):
+            return None
+        if not entries:
+            return " ".join(part for part in (open_, close) if part)
+        counts = f"{{{lo},{'' if hi is None else hi}}}" if lo or hi is not None else ""
+        body = f"perm!{counts}({comma}, {', '.join(entries)})"
+        if len(body) > 60:
+            self.rules[base] = body
+            body = base
+        return " ".join(part for part in (open_, body, close) if part)
 
     # --- checking concrete values (enum members, property names, test ordering) ----
 
@@ -1962,8 +1943,9 @@ def _stack_depth() -> int:
 
 
 # Tokens of the EBNF the translator writes: a regex, a literal, an operator call (its
-# arguments are terminals), a rule name, a count, or punctuation.
-_EBNF_TOKEN = re.compile(r'''\s*(?:(/(?:\\.|[^/\\])*/)|("(?:\\.|[^"\\])*")|((?:and|not|except)!\()|([A-Za-z_][A-Za-z0-9_]*)|\{(\d*)(?:,(\d*))?\}|([()|?*+,]))''')
+# arguments are terminals), a `perm!` (its arguments are read), a rule name, a count, or
+# punctuation.
+_EBNF_TOKEN = re.compile(r'''\s*(?:(/(?:\\.|[^/\\])*/)|("(?:\\.|[^"\\])*")|((?:and|not|except)!\()|(perm!(?:\{\d*(?:,\d*)?\})?\()|([A-Za-z_][A-Za-z0-9_]*)|\{(\d*)(?:,(\d*))?\}|([()|?*+,]))''')
 
 
 def _parse_body(body: str):
@@ -1985,19 +1967,21 @@ def _parse_body(body: str):
                 if m2 is None:
                     raise ValueError("unterminated operator")
                 i = m2.end()
-                p = m2.group(7)
+                p = m2.group(8)
                 depth += (p == "(") - (p == ")")
-                if m2.group(3):
+                if m2.group(3) or m2.group(4):
                     depth += 1
             tokens.append(("t",))
         elif m.group(1) or m.group(2):
             tokens.append(("t",))
         elif m.group(4):
-            tokens.append(("r", m.group(4)))
-        elif m.group(5) is not None or m.group(6) is not None:
-            tokens.append(("count", int(m.group(5) or 0)))
+            tokens.append(("perm",))
+        elif m.group(5):
+            tokens.append(("r", m.group(5)))
+        elif m.group(6) is not None or m.group(7) is not None:
+            tokens.append(("count", int(m.group(6) or 0)))
         else:
-            tokens.append(("p", m.group(7)))
+            tokens.append(("p", m.group(8)))
     pos = 0
 
     def alt():
@@ -2011,12 +1995,21 @@ def _parse_body(body: str):
     def seq():
         nonlocal pos
         items = []
-        while pos < len(tokens) and tokens[pos] not in (("p", "|"), ("p", ")")):
+        while pos < len(tokens) and tokens[pos] not in (("p", "|"), ("p", ")"), ("p", ",")):
             tok = tokens[pos]
             pos += 1
             if tok == ("p", "("):
                 atom = alt()
                 pos += 1  # ")"
+            elif tok == ("perm",):
+                # Finishes when every entry can (optional entries are marked so inside).
+                args = [alt()]
+                while pos < len(tokens) and tokens[pos] == ("p", ","):
+                    pos += 1
+                    args.append(alt())
+                pos += 1  # ")"
+                # (The separator, first, is whitespace and a comma: never what is missing.)
+                atom = ("alt", [[(a, k == 0) for k, a in enumerate(args)]])
             else:
                 atom = tok
             optional = False

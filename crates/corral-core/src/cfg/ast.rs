@@ -92,6 +92,50 @@ pub enum Expr {
         /// Where it is written.
         pos: Pos,
     },
+    /// `perm!{min,max}(sep, e1, e2?, e3*, e4+)`: entries in any order, separated by `sep`
+    /// (`""`: none), each plain entry exactly once, `?` at most once, `*` any number of
+    /// times, `+` at least once; `{min,max}` bounds the number of entries in all. The
+    /// language of a JSON object whose keys may come in any order (see `cfg::perm`).
+    Perm {
+        /// The separator between entries (`Expr::Empty`: none).
+        sep: Box<Expr>,
+        /// The entries.
+        entries: Vec<PermEntry>,
+        /// Least number of entries in all.
+        min: u32,
+        /// Most (None: no bound).
+        max: Option<u32>,
+        /// Where it is written.
+        pos: Pos,
+    },
+}
+
+/// One entry of a [`Expr::Perm`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermEntry {
+    /// What the entry matches (never the empty string).
+    pub expr: Expr,
+    /// Must it appear?
+    pub required: bool,
+    /// May it appear more than once?
+    pub repeat: bool,
+}
+
+impl Expr {
+    /// The expressions directly inside this one.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => Vec::new(),
+            Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter().collect(),
+            Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => vec![expr],
+            Expr::Perm { sep, entries, .. } => std::iter::once(&**sep).chain(entries.iter().map(|e| &e.expr)).collect(),
+        }
+    }
+
+    /// Does a `perm!` appear in this expression?
+    pub fn has_perm(&self) -> bool {
+        matches!(self, Expr::Perm { .. }) || self.children().into_iter().any(Expr::has_perm)
+    }
 }
 
 impl Expr {
@@ -104,7 +148,8 @@ impl Expr {
             | Expr::Repeat { pos, .. }
             | Expr::Except { pos, .. }
             | Expr::And { pos, .. }
-            | Expr::Not { pos, .. } => Some(*pos),
+            | Expr::Not { pos, .. }
+            | Expr::Perm { pos, .. } => Some(*pos),
             Expr::Seq(v) | Expr::Alt(v) => v.iter().find_map(|e| e.pos()),
         }
     }
@@ -209,5 +254,6 @@ fn lark_expr(e: &Expr, id: &dyn Fn(&str) -> Option<String>) -> std::result::Resu
         Expr::Except { .. } => return Err("except! has no Lark equivalent".into()),
         Expr::And { .. } => return Err("and! has no Lark equivalent".into()),
         Expr::Not { .. } => return Err("not! has no Lark equivalent".into()),
+        Expr::Perm { .. } => return Err("perm! has no Lark equivalent".into()),
     })
 }

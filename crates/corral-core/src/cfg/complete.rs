@@ -22,8 +22,11 @@ pub(crate) struct Shortest {
     terminal: Vec<Vec<u8>>,
     /// Per nonterminal: its shortest length in bytes (saturating; `u64::MAX`: none).
     length: Vec<u64>,
-    /// Per nonterminal: the production of that length.
+    /// Per nonterminal: the production of that length (for a `perm!` list, the index
+    /// of the list among `Cfg::perms`, past the productions' ids).
     choice: Vec<u32>,
+    /// Per `perm!` list: the entries of its shortest list, in order.
+    plans: Vec<Vec<usize>>,
 }
 
 /// Shortest bytes leading from `state` to acceptance in `dfa`.
@@ -59,7 +62,23 @@ impl Shortest {
         let mut missing: Vec<u32> = Vec::with_capacity(cfg.productions.len());
         let mut uses: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut heap = std::collections::BinaryHeap::new();
+        // A `perm!` list's own productions would give it lists that break its rules: its
+        // shortest list comes from its entries' lengths instead (see `perm_candidate`).
+        let num_prods = cfg.productions.len() as u32;
+        let mut is_list = vec![false; n];
+        let mut perm_uses: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (pi, perm) in cfg.perms.iter().enumerate() {
+            is_list[perm.list as usize] = true;
+            for s in perm.entries.iter().chain(perm.sep.iter()).filter(|s| !s.is_terminal()) {
+                perm_uses[s.index() as usize].push(pi as u32);
+            }
+        }
         for (p, prod) in cfg.productions.iter().enumerate() {
+            if is_list[prod.lhs as usize] {
+                partial.push(u64::MAX);
+                missing.push(u32::MAX);
+                continue;
+            }
             let mut len = 0u64;
             let mut miss = 0u32;
             for sym in &prod.rhs {
@@ -78,13 +97,40 @@ impl Shortest {
         }
         let mut length = vec![u64::MAX; n];
         let mut choice = vec![u32::MAX; n];
+        let mut plans: Vec<Vec<usize>> = vec![Vec::new(); cfg.perms.len()];
+        let candidate = |pi: usize, length: &[u64]| {
+            let perm = &cfg.perms[pi];
+            let known = |s: Sym| {
+                let len = if s.is_terminal() { terminal[s.index() as usize].len() as u64 } else { length[s.index() as usize] };
+                (len != u64::MAX).then_some(len)
+            };
+            perm.cheapest_list(&|i| known(perm.entries[i]), perm.sep.and_then(known))
+        };
+        for pi in 0..cfg.perms.len() {
+            if let Some((len, _)) = candidate(pi, &length) {
+                heap.push(std::cmp::Reverse((len, num_prods + pi as u32)));
+            }
+        }
         while let Some(std::cmp::Reverse((len, p))) = heap.pop() {
-            let lhs = cfg.productions[p as usize].lhs as usize;
+            let lhs = match p.checked_sub(num_prods) {
+                None => cfg.productions[p as usize].lhs as usize,
+                Some(pi) => cfg.perms[pi as usize].list as usize,
+            };
             if length[lhs] != u64::MAX {
                 continue;
             }
             length[lhs] = len;
             choice[lhs] = p;
+            if let Some(pi) = p.checked_sub(num_prods) {
+                plans[pi as usize] = candidate(pi as usize, &length).map(|c| c.1).unwrap_or_default();
+            }
+            for &pi in &perm_uses[lhs] {
+                if length[cfg.perms[pi as usize].list as usize] == u64::MAX {
+                    if let Some((len, _)) = candidate(pi as usize, &length) {
+                        heap.push(std::cmp::Reverse((len, num_prods + pi)));
+                    }
+                }
+            }
             for &q in &uses[lhs] {
                 let q = q as usize;
                 partial[q] = partial[q].saturating_add(len);
@@ -94,7 +140,7 @@ impl Shortest {
                 }
             }
         }
-        Shortest { terminal, length, choice }
+        Shortest { terminal, length, choice, plans }
     }
 
     /// The length of `s`'s shortest string (`u64::MAX` if it has none; saturating).
@@ -115,7 +161,18 @@ impl Shortest {
             if s.is_terminal() {
                 out.extend_from_slice(&self.terminal[s.index() as usize]);
             } else if let Some(&p) = self.choice.get(s.index() as usize).filter(|&&p| p != u32::MAX) {
-                stack.extend(cfg.productions[p as usize].rhs.iter().rev().copied());
+                match (p as usize).checked_sub(cfg.productions.len()) {
+                    None => stack.extend(cfg.productions[p as usize].rhs.iter().rev().copied()),
+                    Some(pi) => {
+                        let perm = &cfg.perms[pi];
+                        for (k, &i) in self.plans[pi].iter().enumerate().rev() {
+                            stack.push(perm.entries[i]);
+                            if k > 0 {
+                                stack.extend(perm.sep);
+                            }
+                        }
+                    }
+                }
             }
         }
     }

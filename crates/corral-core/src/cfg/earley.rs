@@ -24,12 +24,18 @@ use crate::vocab::ByteRecognizer;
 /// "No set here" / "complete item" marker.
 const NONE: u32 = u32::MAX;
 
-/// An Earley item: a dotted rule and the set where it started.
+/// An Earley item: a dotted rule, the set where it started, and for an item of a
+/// `perm!` list's production the list's state before its entry (an offset into the
+/// chart's `perm` arena; `NONE`: the empty list, and for every other item).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct Item {
     dr: u32,
     origin: u32,
+    aux: u32,
 }
+
+/// In `dr_perm`: the dotted rule is `L → • L S E_j` (it waits for a list to add to).
+const ADD_AT_START: u32 = 1 << 31;
 
 /// A cheap hasher for small integer keys (no DoS concern: keys come from the grammar).
 #[derive(Default)]
@@ -81,6 +87,11 @@ pub struct EarleyGrammar {
     /// Per dotted rule: its rank in (next symbol, dotted rule) order, so that a set's
     /// items sort by one integer key.
     dr_rank: Vec<u32>,
+    /// Per dotted rule of a `perm!` list's production: the entry it adds (with
+    /// [`ADD_AT_START`] on `L → • L S E_j`); `NONE` for other rules.
+    dr_perm: Vec<u32>,
+    /// Per nonterminal: the index of the `perm!` it is the list of, or `NONE`.
+    nt_perm: Vec<u32>,
 }
 
 impl EarleyGrammar {
@@ -126,13 +137,35 @@ impl EarleyGrammar {
                 set
             })
             .collect();
+        let (dr_perm, nt_perm) = perm_tables(&cfg, &first_dr, num_dotted);
         let mut order: Vec<u32> = (0..num_dotted as u32).collect();
         order.sort_unstable_by_key(|&dr| (dr_next[dr as usize], dr));
         let mut dr_rank = vec![0u32; num_dotted];
         for (rank, &dr) in order.iter().enumerate() {
             dr_rank[dr as usize] = rank as u32;
         }
-        EarleyGrammar { cfg, dr_next, dr_lhs, own_rules, left_corners, max_items: limits.max_earley_items, max_chart_bytes: limits.max_chart_bytes, first_bytes, dr_rank }
+        EarleyGrammar {
+            cfg,
+            dr_next,
+            dr_lhs,
+            own_rules,
+            left_corners,
+            max_items: limits.max_earley_items,
+            max_chart_bytes: limits.max_chart_bytes,
+            first_bytes,
+            dr_rank,
+            dr_perm,
+            nt_perm,
+        }
+    }
+
+    /// The `perm!` whose list is nonterminal `nt`, if any.
+    #[inline]
+    pub(crate) fn perm_of(&self, nt: u32) -> Option<&super::perm::Perm> {
+        match self.nt_perm[nt as usize] {
+            NONE => None,
+            i => Some(&self.cfg.perms[i as usize]),
+        }
     }
 
     /// The bytes that can start terminal `term` (a 256-bit set).
@@ -154,6 +187,48 @@ impl EarleyGrammar {
         chart.commit(top);
         Ok(chart)
     }
+}
+
+/// Which entry each dotted rule of a `perm!` list's production adds, and which list each
+/// nonterminal is (see `EarleyGrammar::dr_perm`, `nt_perm`).
+fn perm_tables(cfg: &Cfg, first_dr: &[u32], num_dotted: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut dr_perm = vec![NONE; num_dotted];
+    let mut nt_perm = vec![NONE; cfg.nonterminals.len()];
+    for (pi, perm) in cfg.perms.iter().enumerate() {
+        nt_perm[perm.list as usize] = pi as u32;
+        for &p in &cfg.productions_of[perm.list as usize] {
+            let rhs = &cfg.productions[p as usize].rhs;
+            let (entry_sym, add) = match rhs.len() {
+                1 => (rhs[0], false),
+                _ => (rhs[rhs.len() - 1], true),
+            };
+            let Some(entry) = perm.entries.iter().position(|&e| e == entry_sym) else { continue };
+            let dr0 = first_dr[p as usize] as usize;
+            for d in dr0..=dr0 + rhs.len() {
+                dr_perm[d] = entry as u32;
+            }
+            if add {
+                dr_perm[dr0] |= ADD_AT_START;
+            }
+        }
+    }
+    (dr_perm, nt_perm)
+}
+
+/// A list state by its offset: in the base chart, in the overlay, or among the states
+/// made while building the current set (`new`).
+#[inline]
+fn perm_state<'c>(base: &'c Chart, top: &'c Chart, new: &'c [u64], id: u32, width: usize) -> &'c [u64] {
+    let id = id as usize;
+    let (nb, nt) = (base.perm.len(), top.perm.len());
+    let (arena, at) = if id < nb {
+        (&base.perm[..], id)
+    } else if id < nb + nt {
+        (&top.perm[..], id - nb)
+    } else {
+        (new, id - nb - nt)
+    };
+    &arena[at..at + width]
 }
 
 /// One Earley set: ranges into the chart's arenas.
@@ -190,7 +265,7 @@ struct Row {
     /// The Earley set built at this position, or `NONE`.
     set: u32,
     /// Arena lengths after this row (to truncate on pop).
-    lens: [u32; 4],
+    lens: [u32; 5],
 }
 
 /// A parse so far: Earley sets and byte rows in flat arenas.
@@ -202,6 +277,8 @@ pub struct Chart {
     leo: Vec<(u32, Item)>,
     rows: Vec<Row>,
     scans: Vec<Scan>,
+    /// States of `perm!` lists (see [`Item::aux`]), each `Perm::width` words.
+    perm: Vec<u64>,
 }
 
 impl Chart {
@@ -214,10 +291,11 @@ impl Chart {
             + self.leo.len() * size_of::<(u32, Item)>()
             + self.rows.len() * size_of::<Row>()
             + self.scans.len() * size_of::<Scan>()
+            + self.perm.len() * size_of::<u64>()
     }
 
-    fn lens(&self) -> [u32; 4] {
-        [self.sets.len() as u32, self.items.len() as u32, self.expected.len() as u32, self.leo.len() as u32]
+    fn lens(&self) -> [u32; 5] {
+        [self.sets.len() as u32, self.items.len() as u32, self.expected.len() as u32, self.leo.len() as u32, self.perm.len() as u32]
     }
 
     /// The terminals being read at the current position: `(terminal, DFA state, origin set)`
@@ -241,7 +319,7 @@ impl Chart {
     /// sets renumbered in order of discovery (seed 004's compacted Earley sets). Two
     /// positions with equal keys allow exactly the same continuations, so they share a
     /// cached mask. Returns false if the key would exceed `max_len` words.
-    pub(crate) fn state_key(&self, out: &mut Vec<u32>, max_len: usize) -> bool {
+    pub(crate) fn state_key(&self, g: &EarleyGrammar, out: &mut Vec<u32>, max_len: usize) -> bool {
         out.clear();
         let Some(row) = self.rows.last() else { return true };
         // Set id → canonical id, in order of discovery.
@@ -272,6 +350,17 @@ impl Chart {
                 let o = id_of(it.origin, &mut canon, &mut queue);
                 out.push(it.dr);
                 out.push(o);
+                // A list's state by content (offsets differ between equal parses).
+                if g.dr_perm[it.dr as usize] != NONE {
+                    if it.aux == NONE {
+                        out.push(NONE);
+                    } else if let Some(perm) = g.perm_of(g.dr_lhs[it.dr as usize]) {
+                        let at = it.aux as usize;
+                        for &w in &self.perm[at..at + perm.width()] {
+                            out.extend_from_slice(&[w as u32, (w >> 32) as u32]);
+                        }
+                    }
+                }
             }
             if out.len() > max_len {
                 return false;
@@ -295,20 +384,23 @@ impl Chart {
         }
         let Some(row) = self.rows.last().copied() else { return Ok(None) };
         let empty = Chart::default();
-        let search = Completion { g, chart: self, empty: &empty, shortest };
+        let search = Completion { g, chart: self, empty: &empty, shortest, states: Default::default() };
         let mut starts: Vec<(Head, u64, Node)> = Vec::new();
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
             let dfa = &g.cfg.terminals[sc.term as usize].dfa;
             if let Some(head) = super::complete::dfa_suffix(dfa, sc.state) {
                 let cost = head.len() as u64;
-                starts.push((Head::Bytes(head), cost, (sc.origin, sc.term | (1 << 31))));
+                starts.push((Head::Bytes(head), cost, (sc.origin, sc.term | (1 << 31), NONE)));
             }
         }
         if row.set != NONE {
             let set = self.sets[row.set as usize];
             for it in &self.items[set.items.0 as usize..set.items.1 as usize] {
-                if g.dr_next[it.dr as usize] != NONE {
-                    let node = search.completed(it.origin, g.dr_lhs[it.dr as usize]);
+                // `L → • L S E_j` is left out: its rest starts with a whole list, whose
+                // entries its state would miss; the items that predicted it come instead.
+                let tag = g.dr_perm[it.dr as usize];
+                if g.dr_next[it.dr as usize] != NONE && (tag == NONE || tag & ADD_AT_START == 0) {
+                    let node = search.completed_by(*it);
                     starts.push((Head::Rest(it.dr), search.rest_len(it.dr), node));
                 }
             }
@@ -331,11 +423,12 @@ impl Chart {
         self.rows.truncate(rows);
         if let Some(last) = self.rows.last().copied() {
             self.scans.truncate(last.scans.1 as usize);
-            let [s, i, e, l] = last.lens;
+            let [s, i, e, l, p] = last.lens;
             self.sets.truncate(s as usize);
             self.items.truncate(i as usize);
             self.expected.truncate(e as usize);
             self.leo.truncate(l as usize);
+            self.perm.truncate(p as usize);
         }
     }
 
@@ -361,9 +454,11 @@ impl Chart {
         }
         self.leo.extend(top.leo);
         self.scans.extend(top.scans);
+        // List states keep their (global) offsets, as sets keep their indices.
+        self.perm.extend(top.perm);
         for mut r in top.rows {
             r.scans = (r.scans.0 + scan_off, r.scans.1 + scan_off);
-            r.lens = [r.lens[0] + off[0], r.lens[1] + off[1], r.lens[2] + off[2], r.lens[3] + off[3]];
+            r.lens = [r.lens[0] + off[0], r.lens[1] + off[1], r.lens[2] + off[2], r.lens[3] + off[3], r.lens[4] + off[4]];
             self.rows.push(r);
         }
     }
@@ -382,6 +477,11 @@ struct Scratch {
     pred_stack: Vec<u32>,
     new_scans: Vec<Scan>,
     completed: Vec<(u32, u32)>,
+    /// List states made while building the current set, and their offsets by content.
+    perm_new: Vec<u64>,
+    perm_ids: FastMap<Vec<u64>, u32>,
+    perm_tmp: Vec<u64>,
+    perm_check: Vec<u64>,
 }
 
 thread_local! {
@@ -400,7 +500,7 @@ fn predict(g: &EarleyGrammar, sc: &mut Scratch, nt: u32, k: u32) {
     sc.pred_stack.clear();
     sc.pred_stack.push(nt);
     while let Some(x) = sc.pred_stack.pop() {
-        sc.done.extend(g.own_rules[x as usize].iter().map(|&dr| Item { dr, origin: k }));
+        sc.done.extend(g.own_rules[x as usize].iter().map(|&dr| Item { dr, origin: k, aux: NONE }));
         for &y in &g.left_corners[x as usize] {
             if sc.pred_mark[y as usize] != gen {
                 sc.pred_mark[y as usize] = gen;
@@ -410,6 +510,56 @@ fn predict(g: &EarleyGrammar, sc: &mut Scratch, nt: u32, k: u32) {
     }
 }
 
+/// Completes item `it` of a `perm!` list's production: the list now holds one more entry.
+/// It continues `L → • L S E_j` items where entry `j` may follow, and any other item
+/// waiting for the list only if the list is finished (see [`super::perm`]). Returns the
+/// number of items looked at.
+fn complete_list(g: &EarleyGrammar, perm: &super::perm::Perm, base: &Chart, top: &Chart, sc: &mut Scratch, it: Item) -> usize {
+    let width = perm.width();
+    let entry = (g.dr_perm[it.dr as usize] & !ADD_AT_START) as usize;
+    let mut state = std::mem::take(&mut sc.perm_tmp);
+    let before = (it.aux != NONE).then(|| perm_state(base, top, &sc.perm_new, it.aux, width));
+    perm.with_entry(before, entry, &mut state);
+    let finished = perm.is_finished(&state);
+    let mut check = std::mem::take(&mut sc.perm_check);
+    let mut id = NONE;
+    let ws = waiting(g, base, top, it.origin, g.dr_lhs[it.dr as usize]);
+    for w in ws {
+        let tag = g.dr_perm[w.dr as usize];
+        let a = if tag != NONE && tag & ADD_AT_START != 0 {
+            if !perm.can_add(Some(&state), (tag & !ADD_AT_START) as usize, &mut check) {
+                continue;
+            }
+            if id == NONE {
+                id = intern_state(sc, base, top, &state);
+            }
+            Item { dr: w.dr + 1, origin: w.origin, aux: id }
+        } else if finished {
+            Item { dr: w.dr + 1, origin: w.origin, aux: w.aux }
+        } else {
+            continue;
+        };
+        if sc.seen.insert(a) {
+            sc.pending.push(a);
+        }
+    }
+    sc.perm_tmp = state;
+    sc.perm_check = check;
+    ws.len() + 1
+}
+
+/// The offset of a list state made while building a set (one per content, so that equal
+/// items stay one).
+fn intern_state(sc: &mut Scratch, base: &Chart, top: &Chart, state: &[u64]) -> u32 {
+    if let Some(&id) = sc.perm_ids.get(state) {
+        return id;
+    }
+    let id = (base.perm.len() + top.perm.len() + sc.perm_new.len()) as u32;
+    sc.perm_new.extend_from_slice(state);
+    sc.perm_ids.insert(state.to_vec(), id);
+    id
+}
+
 /// The search behind [`Chart::completion`]: shortest paths (in bytes) from "symbol `sym`
 /// was just read in set `k`" to acceptance, over the chain of waiting items.
 struct Completion<'c> {
@@ -417,11 +567,16 @@ struct Completion<'c> {
     chart: &'c Chart,
     empty: &'c Chart,
     shortest: &'c super::complete::Shortest,
+    /// List states met by the search (nodes name them by index), and their indices.
+    states: std::cell::RefCell<(Vec<Vec<u64>>, HashMap<Vec<u64>, u32>)>,
 }
 
-/// A search node: symbol (raw) read in set; `ACCEPT` is the goal.
-type Node = (u32, u32);
-const ACCEPT: Node = (NONE, NONE);
+/// A search node: symbol (raw) read in set, and for a `perm!` list the index of its
+/// state in `Completion::states` (`FINISHED` once entries were added to finish it;
+/// `NONE` for other symbols); `ACCEPT` is the goal.
+type Node = (u32, u32, u32);
+const ACCEPT: Node = (NONE, NONE, NONE);
+const FINISHED: u32 = NONE - 1;
 
 /// How a completion starts: the rest of an open terminal, or the rest of a dotted rule.
 enum Head {
@@ -458,21 +613,63 @@ impl Completion<'_> {
         }
     }
 
-    /// Where finishing rule `nt` with origin `k` leads.
-    fn completed(&self, k: u32, nt: u32) -> Node {
-        if k == 0 && nt == self.g.cfg.start {
-            ACCEPT
-        } else {
-            (k, nt)
+    /// Where producing the rest of item `it` leads: its rule completed in its origin set
+    /// (for a list's production, with the list's state after its entry).
+    fn completed_by(&self, it: Item) -> Node {
+        let g = self.g;
+        let nt = g.dr_lhs[it.dr as usize];
+        if it.origin == 0 && nt == g.cfg.start {
+            return ACCEPT;
         }
+        let Some(perm) = g.perm_of(nt) else { return (it.origin, nt, NONE) };
+        let mut state = Vec::new();
+        let before = (it.aux != NONE).then(|| perm_state(self.chart, self.empty, &[], it.aux, perm.width()));
+        perm.with_entry(before, (g.dr_perm[it.dr as usize] & !ADD_AT_START) as usize, &mut state);
+        let mut states = self.states.borrow_mut();
+        let next = states.0.len() as u32;
+        let id = *states.1.entry(state.clone()).or_insert(next);
+        if id == next {
+            states.0.push(state);
+        }
+        (it.origin, nt, id)
     }
 
-    /// The edges out of a node: (dotted rule whose rest is produced, its cost, next node).
+    /// The cost of each entry of `perm` after a separator, for finishing a list.
+    fn entry_cost<'p>(&'p self, perm: &'p super::perm::Perm) -> impl Fn(usize) -> u64 + 'p {
+        let sep = perm.sep.map_or(0, |s| self.shortest.length(s));
+        move |i| self.shortest.length(perm.entries[i]).saturating_add(sep)
+    }
+
+    /// The cheapest entries that finish the list of node `node`.
+    fn finish(&self, node: Node) -> Option<(u64, Vec<usize>)> {
+        let perm = self.g.perm_of(node.1)?;
+        let states = self.states.borrow();
+        perm.cheapest_finish(&states.0[node.2 as usize], &self.entry_cost(perm))
+    }
+
+    /// The edges out of a node: (dotted rule whose rest is produced, its cost, next node);
+    /// from an unfinished list, one edge (`NONE`) that adds the entries finishing it.
     fn edges(&self, node: Node) -> Vec<(u32, u64, Node)> {
-        waiting(self.g, self.chart, self.empty, node.0, node.1)
+        let g = self.g;
+        if node.2 != NONE && node.2 != FINISHED {
+            return self.finish(node).map(|(cost, _)| (NONE, cost, (node.0, node.1, FINISHED))).into_iter().collect();
+        }
+        waiting(g, self.chart, self.empty, node.0, node.1)
             .iter()
-            .map(|w| (w.dr + 1, self.rest_len(w.dr + 1), self.completed(w.origin, self.g.dr_lhs[w.dr as usize])))
+            .filter(|w| node.2 != FINISHED || g.dr_perm[w.dr as usize] & ADD_AT_START == 0 || g.dr_perm[w.dr as usize] == NONE)
+            .map(|w| (w.dr + 1, self.rest_len(w.dr + 1), self.completed_by(*w)))
             .collect()
+    }
+
+    /// Appends the entries that finish the list of node `node` (see [`Completion::finish`]).
+    fn write_finish(&self, node: Node, out: &mut Vec<u8>) {
+        let Some(perm) = self.g.perm_of(node.1) else { return };
+        for i in self.finish(node).map(|f| f.1).unwrap_or_default() {
+            if let Some(s) = perm.sep {
+                self.shortest.write(self.g, s, out);
+            }
+            self.shortest.write(self.g, perm.entries[i], out);
+        }
     }
 
     /// The cheapest completion from the given starting options, by Dijkstra's algorithm
@@ -531,7 +728,11 @@ impl Completion<'_> {
         }
         while node != ACCEPT {
             let (_, dr, next) = dist[&node];
-            self.write_rest(dr, &mut text);
+            if dr == NONE {
+                self.write_finish(node, &mut text);
+            } else {
+                self.write_rest(dr, &mut text);
+            }
             node = next;
         }
         Ok(Some(text))
@@ -666,12 +867,14 @@ impl<'a> Overlay<'a> {
             let ws = waiting(g, base, top, origin, term | (1 << 31));
             work += ws.len();
             for it in ws {
-                let a = Item { dr: it.dr + 1, origin: it.origin };
+                let a = Item { dr: it.dr + 1, origin: it.origin, aux: it.aux };
                 if sc.seen.insert(a) {
                     sc.pending.push(a);
                 }
             }
         }
+        sc.perm_new.clear();
+        sc.perm_ids.clear();
         while let Some(it) = sc.pending.pop() {
             sc.done.push(it);
             work += 1;
@@ -684,7 +887,12 @@ impl<'a> Overlay<'a> {
             let next = g.dr_next[it.dr as usize];
             if next == NONE {
                 let lhs = g.dr_lhs[it.dr as usize];
-                if let Some(topmost) = leo_item(base, top, it.origin, lhs) {
+                if let Some(perm) = g.perm_of(lhs) {
+                    work += complete_list(g, perm, base, top, sc, it);
+                    if work > g.max_items {
+                        return Err(too_much());
+                    }
+                } else if let Some(topmost) = leo_item(base, top, it.origin, lhs) {
                     if sc.seen.insert(topmost) {
                         sc.pending.push(topmost);
                     }
@@ -695,7 +903,7 @@ impl<'a> Overlay<'a> {
                         return Err(too_much());
                     }
                     for w in ws {
-                        let a = Item { dr: w.dr + 1, origin: w.origin };
+                        let a = Item { dr: w.dr + 1, origin: w.origin, aux: w.aux };
                         if sc.seen.insert(a) {
                             sc.pending.push(a);
                         }
@@ -728,10 +936,12 @@ impl<'a> Overlay<'a> {
             }
             if sym & (1 << 31) != 0 {
                 self.top.expected.push(Expected { term: sym & !(1 << 31), items: (start + i as u32, start + j as u32) });
-            } else if j - i == 1 && g.dr_next[done[i].dr as usize + 1] == NONE {
+            } else if j - i == 1 && g.dr_next[done[i].dr as usize + 1] == NONE && g.nt_perm[sym as usize] == NONE && done[i].origin != k {
                 // Exactly one item waits for `sym` and completing it completes that item:
-                // a deterministic reduction chain. Memoize its topmost item.
-                let advanced = Item { dr: done[i].dr + 1, origin: done[i].origin };
+                // a deterministic reduction chain. Memoize its topmost item. (Never over a
+                // `perm!` list: going on after one is checked, see `complete_list`; nor for
+                // a unit rule predicted here, `L → E_i` or `A → L`: its set is this one.)
+                let advanced = Item { dr: done[i].dr + 1, origin: done[i].origin, aux: done[i].aux };
                 let lhs = g.dr_lhs[advanced.dr as usize];
                 let topmost = leo_item(base, &self.top, advanced.origin, lhs).unwrap_or(advanced);
                 self.top.leo.push((sym, topmost));
@@ -739,6 +949,7 @@ impl<'a> Overlay<'a> {
             i = j;
         }
         self.top.items.extend_from_slice(&done);
+        self.top.perm.extend_from_slice(&self.scratch.perm_new);
         self.scratch.done = done;
         let end = self.top.items.len() as u32;
         self.top.sets.push(SetData {
@@ -913,11 +1124,12 @@ impl<'a> Overlay<'a> {
         match self.top.rows.last().copied() {
             Some(last) => {
                 self.top.scans.truncate(last.scans.1 as usize);
-                let [s, i, e, l] = last.lens;
+                let [s, i, e, l, p] = last.lens;
                 self.top.sets.truncate(s as usize);
                 self.top.items.truncate(i as usize);
                 self.top.expected.truncate(e as usize);
                 self.top.leo.truncate(l as usize);
+                self.top.perm.truncate(p as usize);
             }
             None => self.top = Chart::default(),
         }

@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::ast::{Expr, GrammarAst, Pos, Term};
+use super::perm::Perm;
 use super::parse::grammar_error;
 use crate::dfa::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
@@ -91,6 +92,8 @@ pub struct Cfg {
     /// When the whole grammar is regular (its start rule references no recursive rule),
     /// its DFA: such a grammar is matched exactly like a regex.
     pub regular: Option<Dfa>,
+    /// The `perm!` lists (see [`super::perm`]).
+    pub perms: Vec<Perm>,
 }
 
 /// Expression lowered to alternatives of symbol sequences, before normalization.
@@ -245,6 +248,53 @@ struct Lowering<'a> {
     void_nt: HashMap<usize, u32>,
     /// Warnings about regular rules found void where they are used.
     void_rule_notes: Vec<(Pos, String)>,
+    /// The `perm!`s lowered so far (see [`super::perm`]).
+    perms: Vec<PermDraft>,
+}
+
+/// A `perm!` during lowering: its list nonterminal, and one nonterminal per entry and for
+/// the separator (so that no transformation merges or renames them). The list's
+/// productions stand in for it (making it productive and its parts reachable) until
+/// [`build_perms`] writes the real ones.
+struct PermDraft {
+    list: u32,
+    sep: Option<u32>,
+    entries: Vec<u32>,
+    required: Vec<bool>,
+    repeat: Vec<bool>,
+    min: u32,
+    max: Option<u32>,
+    pos: Pos,
+}
+
+impl PermDraft {
+    /// The spec over the entries still alive (`alive`: per entry); the indices kept.
+    fn spec(&self, alive: &[bool], sep_alive: bool) -> (Perm, Vec<usize>) {
+        let kept: Vec<usize> = (0..self.entries.len()).filter(|&i| alive[i]).collect();
+        let perm = Perm {
+            list: self.list,
+            sep: self.sep.filter(|_| sep_alive).map(Sym::n),
+            entries: kept.iter().map(|&i| Sym::n(self.entries[i])).collect(),
+            required: kept.iter().map(|&i| self.required[i]).collect(),
+            repeat: kept.iter().map(|&i| self.repeat[i]).collect(),
+            min: self.min,
+            // Without its separator a list has one entry at most.
+            max: if self.sep.is_some() && !sep_alive { Some(self.max.unwrap_or(1).min(1)) } else { self.max },
+        };
+        (perm, kept)
+    }
+
+    /// Can this list be nonempty, given which entries can produce anything?
+    fn feasible(&self, bnf: &[Alts]) -> bool {
+        let alive: Vec<bool> = self.entries.iter().map(|&e| !bnf[e as usize].is_empty()).collect();
+        if (0..alive.len()).any(|i| self.required[i] && !alive[i]) {
+            return false;
+        }
+        let sep_alive = self.sep.is_none_or(|s| !bnf[s as usize].is_empty());
+        let (perm, _) = self.spec(&alive, sep_alive);
+        let mut scratch = Vec::new();
+        (0..perm.entries.len()).any(|i| perm.can_add(None, i, &mut scratch))
+    }
 }
 
 /// Deepest chain of rule references one regular piece may follow while it is built
@@ -293,6 +343,7 @@ impl<'a> Lowering<'a> {
             voids: Vec::new(),
             void_nt: HashMap::new(),
             void_rule_notes: Vec::new(),
+            perms: Vec::new(),
         }
     }
 
@@ -389,6 +440,7 @@ impl<'a> Lowering<'a> {
                     Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => todo.extend(v.iter().map(|x| (x, in_loop))),
                     Expr::Repeat { expr, max, .. } => todo.push((expr, in_loop || max.is_none())),
                     Expr::Not { expr, .. } | Expr::Except { expr, .. } => todo.push((expr, in_loop)),
+                    Expr::Perm { .. } => todo.extend(e.children().into_iter().map(|x| (x, true))),
                     Expr::Ref { .. } | Expr::Term { .. } | Expr::Empty => {}
                 }
             }
@@ -431,6 +483,7 @@ impl<'a> Lowering<'a> {
                     Expr::Term { .. } => tokens.push((e, None)),
                     Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => todo.extend(v.iter()),
                     Expr::Repeat { expr, .. } | Expr::Not { expr, .. } | Expr::Except { expr, .. } => todo.push(expr),
+                    Expr::Perm { .. } => todo.extend(e.children()),
                     Expr::Empty => {}
                 }
             }
@@ -516,7 +569,7 @@ impl<'a> Lowering<'a> {
                     collect_refs(e, &mut refs);
                 }
                 // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
-                let ok = !self.ast.lark_tokens || lark_terminal.contains(name);
+                let ok = (!self.ast.lark_tokens || lark_terminal.contains(name)) && !self.defs[name].0.iter().any(|e| e.has_perm());
                 (name, refs.into_iter().map(|(r, _)| r).collect::<Vec<_>>(), 0usize, ok)
             };
             stack.push(enter(root, &mut state));
@@ -844,6 +897,7 @@ impl<'a> Lowering<'a> {
                 let built = self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what));
                 self.op_result(built, *pos, "not!", "its argument matches every string")?
             }
+            Expr::Perm { pos, .. } => return Err(grammar_error(*pos, format!("perm! is not regular: it cannot be inside and!, not! or except! {REGULAR_ARGS}"))),
             Expr::Except { expr, pos } => {
                 let inner = self.expr_reg(expr)?;
                 let key = format!("except!({})", inner.key());
@@ -874,6 +928,7 @@ impl<'a> Lowering<'a> {
             Expr::Ref { name, .. } => self.regular_rules.contains(name.as_str()),
             Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter().all(|x| self.is_regular_expr(x)),
             Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => self.is_regular_expr(expr),
+            Expr::Perm { .. } => false,
         }
     }
 
@@ -884,7 +939,7 @@ impl<'a> Lowering<'a> {
             Expr::Ref { name, .. } => matches!(self.regular.get(name.as_str()), Some(Reg::Src(_) | Reg::Void(_))),
             Expr::Seq(v) | Expr::Alt(v) => v.iter().all(|x| self.is_pure(x)),
             Expr::Repeat { expr, .. } => self.is_pure(expr),
-            Expr::And { .. } | Expr::Not { .. } | Expr::Except { .. } => false,
+            Expr::And { .. } | Expr::Not { .. } | Expr::Except { .. } | Expr::Perm { .. } => false,
         }
     }
 
@@ -925,7 +980,7 @@ impl<'a> Lowering<'a> {
             }
             Expr::Seq(v) | Expr::Alt(v) => v.iter().find_map(|x| self.irregular_op(x)),
             Expr::Repeat { expr, .. } => self.irregular_op(expr),
-            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => None,
+            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } | Expr::Perm { .. } => None,
         }
     }
 
@@ -1040,6 +1095,7 @@ impl<'a> Lowering<'a> {
                 };
                 Ok(Some(Sym::t(t)))
             }
+            Expr::Perm { sep, entries, min, max, pos } => Ok(Some(self.perm(sep, entries, *min, *max, *pos, owner)?)),
             Expr::Seq(_) | Expr::Alt(_) | Expr::Repeat { .. } => {
                 let k = self.nt_names.len();
                 let n = self.new_nt(format!("{}#{k}", owner.0), owner.clone());
@@ -1049,6 +1105,56 @@ impl<'a> Lowering<'a> {
             }
             Expr::Empty | Expr::Term { .. } => Ok(None), // handled as regular above
         }
+    }
+
+    /// The symbol of a `perm!`: its list nonterminal, made optional when the empty list
+    /// is allowed (see [`super::perm`]).
+    fn perm(&mut self, sep: &'a Expr, entries: &'a [super::ast::PermEntry], min: u32, max: Option<u32>, pos: Pos, owner: &(String, Pos)) -> Result<Sym> {
+        let k = self.nt_names.len();
+        let list = self.new_nt(format!("{}#perm{k}", owner.0), owner.clone());
+        let part = |lw: &mut Self, e: &'a Expr, what: String| -> Result<u32> {
+            let n = lw.new_nt(format!("{}#perm{k}.{what}", owner.0), (owner.0.clone(), e.pos().unwrap_or(pos)));
+            let alts = lw.alts(e, owner)?;
+            lw.bnf[n as usize] = alts;
+            Ok(n)
+        };
+        let sep_nt = match sep {
+            Expr::Empty => None,
+            e => Some(part(self, e, "sep".into())?),
+        };
+        let mut entry_nts = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            entry_nts.push(part(self, &e.expr, format!("{i}"))?);
+        }
+        let mut stand_in: Alts = entry_nts.iter().map(|&e| vec![Sym::n(e)]).collect();
+        if let Some(s) = sep_nt {
+            stand_in.push(vec![Sym::n(list), Sym::n(s)]);
+        }
+        self.bnf[list as usize] = stand_in;
+        let required: Vec<bool> = entries.iter().map(|e| e.required).collect();
+        self.perms.push(PermDraft {
+            list,
+            sep: sep_nt,
+            entries: entry_nts,
+            repeat: entries.iter().map(|e| e.repeat).collect(),
+            min,
+            max,
+            pos,
+            required: required.clone(),
+        });
+        let empty_ok = min == 0 && !required.iter().any(|&r| r);
+        if max == Some(0) || !empty_ok {
+            // A list allowing no entry matches nothing but "" (or nothing at all).
+            if max == Some(0) {
+                self.bnf[list as usize].clear();
+            }
+            if !empty_ok {
+                return Ok(Sym::n(list));
+            }
+        }
+        let opt = self.new_nt(format!("{}#perm{k}?", owner.0), owner.clone());
+        self.bnf[opt as usize] = vec![vec![], vec![Sym::n(list)]];
+        Ok(Sym::n(opt))
     }
 
     /// Alternatives of symbol sequences for `e`.
@@ -1175,20 +1281,14 @@ fn largest_count(src: &str) -> u64 {
 fn collect_refs<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {
         Expr::Ref { name, pos } => out.push((name.as_str(), *pos)),
-        Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|x| collect_refs(x, out)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_refs(expr, out),
-        Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_refs(x, out)),
-        Expr::Empty | Expr::Term { .. } => {}
+        _ => e.children().into_iter().for_each(|x| collect_refs(x, out)),
     }
 }
 
 fn collect_regex_terms<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {
         Expr::Term { term: Term::Regex(src), pos } => out.push((src.as_str(), *pos)),
-        Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|x| collect_regex_terms(x, out)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_regex_terms(expr, out),
-        Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_regex_terms(x, out)),
-        Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => {}
+        _ => e.children().into_iter().for_each(|x| collect_regex_terms(x, out)),
     }
 }
 
@@ -1333,13 +1433,19 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
     warnings.extend(unused_rules(ast, &lw, start_name));
     merge_terminal_runs(&mut lw)?;
     split_nullable_terminals(&mut lw)?;
-    warnings.extend(drop_unproductive(&mut lw, s_prime)?);
+    warnings.extend(drop_unproductive_perms(&mut lw, s_prime)?);
     split_nullable_runs(&mut lw);
+    check_perm_parts(&lw)?;
     let mut bnf = std::mem::take(&mut lw.bnf);
     let nullable = remove_nullable(&mut bnf, limits)?;
     let accepts_empty = nullable[s_prime as usize];
-    remove_units(&mut bnf, limits)?;
-    let mut cfg = build_cfg(lw.nt_names, bnf, lw.terminals, s_prime, accepts_empty, warnings);
+    let mut lists = vec![false; bnf.len()];
+    for p in &lw.perms {
+        lists[p.list as usize] = true;
+    }
+    remove_units(&mut bnf, limits, &lists)?;
+    let perms = build_perms(&lw.perms, &mut bnf);
+    let mut cfg = build_cfg(lw.nt_names, bnf, lw.terminals, s_prime, accepts_empty, warnings, perms);
     cfg.regular = regular;
     Ok(cfg)
 }
@@ -1879,17 +1985,18 @@ fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<bool>> {
 }
 
 /// Removes unit productions `A → B` by giving `A` the non-unit productions of every `B`
-/// it reaches through unit chains.
-fn remove_units(bnf: &mut [Alts], limits: &Limits) -> Result<()> {
+/// it reaches through unit chains. `perm!` lists (`lists`) are left alone: their
+/// productions are written afterwards, and a unit `A → L` to one stays.
+fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) -> Result<()> {
     let n = bnf.len();
-    let is_unit = |seq: &Vec<Sym>| seq.len() == 1 && !seq[0].is_terminal();
+    let is_unit = |seq: &Vec<Sym>| seq.len() == 1 && !seq[0].is_terminal() && !lists[seq[0].index() as usize];
     let mut result: Vec<Alts> = Vec::with_capacity(n);
     let mut total = 0usize;
     // Per rule: the last rule whose unit closure reached it (marks without clearing).
     let mut mark: Vec<u32> = vec![u32::MAX; n];
     let mut reached: Vec<usize> = Vec::new();
     for a in 0..n {
-        if !bnf[a].iter().any(is_unit) {
+        if lists[a] || !bnf[a].iter().any(is_unit) {
             let mut seen: HashSet<&Vec<Sym>> = HashSet::new();
             let out: Alts = bnf[a].iter().filter(|seq| !seq.is_empty() && seen.insert(seq)).cloned().collect();
             total += out.len();
@@ -1940,7 +2047,7 @@ fn remove_units(bnf: &mut [Alts], limits: &Limits) -> Result<()> {
 }
 
 /// Keeps what the start reaches and renumbers.
-fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start: u32, accepts_empty: bool, warnings: Vec<String>) -> Cfg {
+fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start: u32, accepts_empty: bool, warnings: Vec<String>, perms: Vec<Perm>) -> Cfg {
     let n = bnf.len();
     let mut reach = vec![false; n];
     let mut stack = vec![start as usize];
@@ -1989,6 +2096,12 @@ fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start
             productions.push(Production { lhs: nt_map[i], rhs });
         }
     }
+    let remap = |s: Sym| if s.is_terminal() { Sym::t(t_map[s.index() as usize]) } else { Sym::n(nt_map[s.index() as usize]) };
+    let perms = perms
+        .into_iter()
+        .filter(|p| reach[p.list as usize])
+        .map(|p| Perm { list: nt_map[p.list as usize], sep: p.sep.map(remap), entries: p.entries.into_iter().map(remap).collect(), ..p })
+        .collect();
     Cfg {
         nonterminals,
         productions,
@@ -1998,5 +2111,92 @@ fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start
         accepts_empty,
         warnings,
         regular: None,
+        perms,
     }
+}
+
+/// [`drop_unproductive`], also dropping each `perm!` list that cannot be finished with the
+/// entries that can produce something (a required entry that cannot, too few entries for
+/// the least count), and what needs it, until nothing changes.
+fn drop_unproductive_perms(lw: &mut Lowering<'_>, start: u32) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    loop {
+        let mut warnings = drop_unproductive(lw, start)?;
+        let mut changed = false;
+        for i in 0..lw.perms.len() {
+            let list = lw.perms[i].list as usize;
+            if !lw.bnf[list].is_empty() && !lw.perms[i].feasible(&lw.bnf) {
+                lw.bnf[list].clear();
+                let pos = lw.perms[i].pos;
+                notes.push(format!("the perm! at line {}, column {} can never be finished (a required entry matches nothing, or too few entries are left for its least count); only the empty list remains where that is allowed", pos.line, pos.col));
+                changed = true;
+            }
+        }
+        if !changed {
+            warnings.extend(notes);
+            return Ok(warnings);
+        }
+    }
+}
+
+/// A `perm!` entry or separator may not match the empty string (an entry that can be
+/// empty would make "how many entries" ambiguous; write `""` for no separator).
+fn check_perm_parts(lw: &Lowering<'_>) -> Result<()> {
+    let nullable = nullable_rules(&lw.bnf);
+    for p in &lw.perms {
+        if lw.bnf[p.list as usize].is_empty() {
+            continue;
+        }
+        if let Some(s) = p.sep.filter(|&s| nullable[s as usize]) {
+            let pos = lw.nt_origin[s as usize].1;
+            return Err(grammar_error(pos, "a perm! separator must not match the empty string (write \"\" for no separator)"));
+        }
+        if let Some(&e) = p.entries.iter().find(|&&e| nullable[e as usize]) {
+            let pos = lw.nt_origin[e as usize].1;
+            return Err(grammar_error(pos, "a perm! entry must not match the empty string (mark it optional with `?` instead)"));
+        }
+    }
+    Ok(())
+}
+
+/// Writes each live `perm!` list's productions (`L → E_i`, `L → L S E_i`, see
+/// [`super::perm`]) and returns the lists' specs.
+fn build_perms(drafts: &[PermDraft], bnf: &mut [Alts]) -> Vec<Perm> {
+    let mut out = Vec::new();
+    for d in drafts {
+        if bnf[d.list as usize].is_empty() {
+            continue;
+        }
+        let alive: Vec<bool> = d.entries.iter().map(|&e| !bnf[e as usize].is_empty()).collect();
+        let sep_alive = d.sep.is_none_or(|s| !bnf[s as usize].is_empty());
+        let (mut perm, _) = d.spec(&alive, sep_alive);
+        let mut prods: Alts = Vec::new();
+        let mut scratch = Vec::new();
+        let mut used = vec![false; perm.entries.len()];
+        for (i, &e) in perm.entries.iter().enumerate() {
+            if perm.can_add(None, i, &mut scratch) {
+                prods.push(vec![e]);
+                used[i] = true;
+            }
+        }
+        if perm.max.is_none_or(|m| m > 1) {
+            for &e in &perm.entries {
+                prods.push([Sym::n(d.list)].into_iter().chain(perm.sep).chain([e]).collect());
+            }
+            used.iter_mut().for_each(|u| *u = true);
+        } else {
+            // One entry at most: no separator is ever written.
+            perm.sep = None;
+        }
+        // An entry no production uses can never appear (it cannot start a list, and no
+        // second entry follows): it is not part of the list (only optional ones are left
+        // so, as a list that needs one would have no production).
+        let keep = |v: &[bool]| -> Vec<bool> { v.iter().zip(&used).filter(|(_, &u)| u).map(|(&x, _)| x).collect() };
+        perm.required = keep(&perm.required);
+        perm.repeat = keep(&perm.repeat);
+        perm.entries = perm.entries.iter().zip(&used).filter(|(_, &u)| u).map(|(&e, _)| e).collect();
+        bnf[d.list as usize] = prods;
+        out.push(perm);
+    }
+    out
 }

@@ -8,6 +8,9 @@ pub mod lark;
 pub(crate) mod lexmask;
 pub mod lower;
 pub mod parse;
+pub mod perm;
+#[cfg(test)]
+mod perm_tests;
 pub mod sample;
 
 pub use earley::{advance_chart, Chart, EarleyGrammar, Overlay};

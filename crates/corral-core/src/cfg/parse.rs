@@ -8,7 +8,10 @@
 //! item    := atom ("?" | "*" | "+" | "{m}" | "{m,}" | "{,n}" | "{m,n}")*
 //! atom    := "(" alt ")" | STRING | CLASS | "." | NAME | REGEX | "except!" "(" alt ")"
 //!          | "and!" "(" alt ("," alt)+ ")" | "not!" "(" alt ")"
+//!          | "perm!" ["{m,n}"] "(" alt ("," alt)+ ")"
 //! ```
+//! In `perm!(sep, e1, e2?, e3*, e4+)` the first argument is the separator and a final
+//! `?`, `*` or `+` on an entry says how often it may appear (plain: exactly once).
 //! Inside the parentheses of `and!` and `not!`, a top-level `,` separates arguments (it is
 //! not ISO concatenation there; a group restores it).
 //!
@@ -24,7 +27,7 @@
 //! characters and `a-b` ranges, not a regex; comments are `#`. A rule defined again
 //! replaces the earlier definition, as in llama.cpp (with a warning).
 
-use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
+use super::ast::{Expr, GrammarAst, PermEntry, Pos, RuleDef, Term};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 
@@ -59,6 +62,7 @@ pub(crate) enum Tok {
     Except,
     And,
     Not,
+    Perm,
     Eof,
 }
 
@@ -82,6 +86,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Except => "`except!`".into(),
         Tok::And => "`and!`".into(),
         Tok::Not => "`not!`".into(),
+        Tok::Perm => "`perm!`".into(),
         Tok::Eof => "the end of the grammar".into(),
     }
 }
@@ -543,11 +548,12 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                     }
                 }
                 match name.as_str() {
-                    "except" | "and" | "not" if s.peek() == Some('!') => {
+                    "except" | "and" | "not" | "perm" if s.peek() == Some('!') => {
                         s.bump();
                         match name.as_str() {
                             "except" => Tok::Except,
                             "and" => Tok::And,
+                            "perm" => Tok::Perm,
                             _ => Tok::Not,
                         }
                     }
@@ -718,6 +724,38 @@ impl Parser {
         Ok(exprs)
     }
 
+    /// The rest of `perm!{m,n}(sep, entries...)` after `perm!`.
+    fn perm(&mut self, pos: Pos) -> Result<Expr> {
+        let (min, max) = match *self.peek() {
+            Tok::Braces(a, b) => {
+                self.next();
+                (a, b)
+            }
+            _ => (0, None),
+        };
+        let mut args = self.arguments("perm!")?.into_iter();
+        let sep = args.next().unwrap_or(Expr::Empty);
+        let mut entries = Vec::new();
+        for arg in args {
+            let entry = match arg {
+                Expr::Repeat { expr, min: m, max: x, pos } => match (m, x) {
+                    (0, Some(1)) => PermEntry { expr: *expr, required: false, repeat: false },
+                    (0, None) => PermEntry { expr: *expr, required: false, repeat: true },
+                    (1, None) => PermEntry { expr: *expr, required: true, repeat: true },
+                    _ => {
+                        return Err(grammar_error(pos, "a perm! entry may end in `?`, `*` or `+` only (group a counted repetition in an entry of its own rule)"));
+                    }
+                },
+                other => PermEntry { expr: other, required: true, repeat: false },
+            };
+            entries.push(entry);
+        }
+        if entries.is_empty() {
+            return Err(grammar_error(pos, "perm! needs a separator (\"\" for none) and at least one entry, separated by commas"));
+        }
+        Ok(Expr::Perm { sep: Box::new(sep), entries, min, max, pos })
+    }
+
     fn atom(&mut self) -> Result<Expr> {
         let (t, pos) = self.next();
         Ok(match t {
@@ -765,6 +803,7 @@ impl Parser {
                 }
                 Expr::Not { expr: Box::new(exprs.pop().unwrap_or(Expr::Empty)), pos }
             }
+            Tok::Perm => self.perm(pos)?,
             other => {
                 return Err(grammar_error(pos, format!("expected an expression, found {}", describe(&other))));
             }

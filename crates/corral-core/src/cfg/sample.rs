@@ -129,6 +129,31 @@ fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, rng: &mut Rng, out: &
     }
 }
 
+/// The entries of a random `perm!` list, in order: random ones while `over` is false and
+/// a few more are wanted, then the required ones missing, then any until the list is
+/// finished. Each pick keeps the list finishable, so this ends.
+fn sample_list(perm: &super::perm::Perm, over: bool, rng: &mut Rng) -> Vec<usize> {
+    let extra = if over { 0 } else { rng.below(4) };
+    let mut state: Option<Vec<u64>> = None;
+    let mut scratch = Vec::new();
+    let mut picks = Vec::new();
+    loop {
+        let st = state.as_deref();
+        let open: Vec<usize> = (0..perm.entries.len()).filter(|&i| perm.can_add(st, i, &mut scratch)).collect();
+        let finished = st.is_some_and(|s| perm.is_finished(s));
+        if open.is_empty() || (finished && picks.len() >= extra.max(1)) {
+            return picks;
+        }
+        let missing: Vec<usize> = open.iter().copied().filter(|&i| perm.required[i] && !perm.has(st, i)).collect();
+        let pool = if picks.len() >= extra && !missing.is_empty() { &missing } else { &open };
+        let i = pool[rng.below(pool.len())];
+        let mut next = Vec::new();
+        perm.with_entry(st, i, &mut next);
+        state = Some(next);
+        picks.push(i);
+    }
+}
+
 /// A random sentence of `cfg` (about `budget` bytes; it may run longer to finish), or
 /// None if the grammar only accepts the empty string.
 pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
@@ -150,8 +175,18 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
             continue;
         }
         expansions += 1;
-        let prods = &cfg.productions_of[sym.index() as usize];
         let over = out.len() + stack.len() > budget || expansions > budget * 4;
+        if let Some(perm) = cfg.perms.iter().find(|p| p.list == sym.index()) {
+            let picks = sample_list(perm, over, &mut rng);
+            for (k, &i) in picks.iter().enumerate().rev() {
+                stack.push(perm.entries[i]);
+                if k > 0 {
+                    stack.extend(perm.sep);
+                }
+            }
+            continue;
+        }
+        let prods = &cfg.productions_of[sym.index() as usize];
         let pick = if over {
             // Finish as fast as possible: the cheapest production.
             *prods
