@@ -92,6 +92,8 @@ pub struct EarleyGrammar {
     dr_perm: Vec<u32>,
     /// Per nonterminal: the index of the `perm!` it is the list of, or `NONE`.
     nt_perm: Vec<u32>,
+    /// Per dotted rule: is the dot at the start (a predicted item)?
+    dr_at_start: Vec<bool>,
 }
 
 impl EarleyGrammar {
@@ -138,6 +140,10 @@ impl EarleyGrammar {
             })
             .collect();
         let (dr_perm, nt_perm) = perm_tables(&cfg, &first_dr, num_dotted);
+        let mut dr_at_start = vec![false; num_dotted];
+        for &d in &first_dr {
+            dr_at_start[d as usize] = true;
+        }
         let mut order: Vec<u32> = (0..num_dotted as u32).collect();
         order.sort_unstable_by_key(|&dr| (dr_next[dr as usize], dr));
         let mut dr_rank = vec![0u32; num_dotted];
@@ -156,6 +162,7 @@ impl EarleyGrammar {
             dr_rank,
             dr_perm,
             nt_perm,
+            dr_at_start,
         }
     }
 
@@ -196,18 +203,14 @@ fn perm_tables(cfg: &Cfg, first_dr: &[u32], num_dotted: usize) -> (Vec<u32>, Vec
     let mut nt_perm = vec![NONE; cfg.nonterminals.len()];
     for (pi, perm) in cfg.perms.iter().enumerate() {
         nt_perm[perm.list as usize] = pi as u32;
-        for &p in &cfg.productions_of[perm.list as usize] {
+        for (&p, &entry) in cfg.productions_of[perm.list as usize].iter().zip(&perm.prod_entry) {
             let rhs = &cfg.productions[p as usize].rhs;
-            let (entry_sym, add) = match rhs.len() {
-                1 => (rhs[0], false),
-                _ => (rhs[rhs.len() - 1], true),
-            };
-            let Some(entry) = perm.entries.iter().position(|&e| e == entry_sym) else { continue };
             let dr0 = first_dr[p as usize] as usize;
             for d in dr0..=dr0 + rhs.len() {
-                dr_perm[d] = entry as u32;
+                dr_perm[d] = entry;
             }
-            if add {
+            // Only `L → L S E_j` starts with the list itself.
+            if rhs[0] == Sym::n(perm.list) {
                 dr_perm[dr0] |= ADD_AT_START;
             }
         }
@@ -229,6 +232,33 @@ fn perm_state<'c>(base: &'c Chart, top: &'c Chart, new: &'c [u64], id: u32, widt
         (new, id - nb - nt)
     };
     &arena[at..at + width]
+}
+
+/// Numbers keys in order of first sight: a list while small (a state key meets a few
+/// sets; hashing each costs more than looking), a hash map beyond.
+#[derive(Default)]
+struct SmallMap<K> {
+    small: Vec<K>,
+    large: FastMap<K, u32>,
+}
+
+impl<K: Copy + Eq + std::hash::Hash> SmallMap<K> {
+    /// The number of `k`, and whether it is new.
+    fn id(&mut self, k: K) -> (u32, bool) {
+        if self.large.is_empty() {
+            if let Some(i) = self.small.iter().position(|&x| x == k) {
+                return (i as u32, false);
+            }
+            self.small.push(k);
+            if self.small.len() > 32 {
+                self.large = self.small.iter().enumerate().map(|(i, &x)| (x, i as u32)).collect();
+            }
+            return (self.small.len() as u32 - 1, true);
+        }
+        let next = self.large.len() as u32;
+        let id = *self.large.entry(k).or_insert(next);
+        (id, id == next)
+    }
 }
 
 /// One Earley set: ranges into the chart's arenas.
@@ -323,15 +353,17 @@ impl Chart {
         out.clear();
         let Some(row) = self.rows.last() else { return true };
         // Set id → canonical id, in order of discovery.
-        let mut canon: std::collections::HashMap<u32, u32, BuildHasherDefault<IntHasher>> = Default::default();
+        let mut canon: SmallMap<u32> = SmallMap::default();
         let mut queue: Vec<u32> = Vec::new();
-        let id_of = |k: u32, canon: &mut std::collections::HashMap<u32, u32, BuildHasherDefault<IntHasher>>, queue: &mut Vec<u32>| -> u32 {
-            let next = canon.len() as u32;
-            *canon.entry(k).or_insert_with(|| {
+        let id_of = |k: u32, canon: &mut SmallMap<u32>, queue: &mut Vec<u32>| -> u32 {
+            let (id, new) = canon.id(k);
+            if new {
                 queue.push(k);
-                next
-            })
+            }
+            id
         };
+        let mut aux_canon: SmallMap<u32> = SmallMap::default();
+        let mut groups: SmallMap<(u32, u32)> = SmallMap::default();
         let row_set = if row.set == NONE { NONE } else { id_of(row.set, &mut canon, &mut queue) };
         out.push(row_set);
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
@@ -347,17 +379,39 @@ impl Chart {
             // Set 0 is the only one holding start items: its identity matters for acceptance.
             out.push(if k == 0 { NONE - 1 } else { NONE - 2 });
             for it in &self.items[set.items.0 as usize..set.items.1 as usize] {
+                // Items at the start of their rule were predicted from the others (the
+                // same in every set with the same others): they add nothing.
+                if g.dr_at_start[it.dr as usize] {
+                    continue;
+                }
                 let o = id_of(it.origin, &mut canon, &mut queue);
-                out.push(it.dr);
+                // `L → L • S E_j` items come in groups: one list completed from one origin
+                // with one state continues every `L → • L S E_j` there that its state
+                // allows. The group is a function of (origin, state): written once.
+                let after_list = it.dr > 0 && g.dr_perm[it.dr as usize - 1] != NONE && g.dr_perm[it.dr as usize - 1] & ADD_AT_START != 0;
+                if after_list {
+                    if !groups.id((it.origin, it.aux)).1 {
+                        continue;
+                    }
+                    out.push(NONE - 3);
+                } else {
+                    out.push(it.dr);
+                }
                 out.push(o);
-                // A list's state by content (offsets differ between equal parses).
+                // A list's state by content (offsets differ between equal parses): numbered
+                // in order of discovery, its words written where it is first met (many
+                // items share one state).
                 if g.dr_perm[it.dr as usize] != NONE {
                     if it.aux == NONE {
                         out.push(NONE);
                     } else if let Some(perm) = g.perm_of(g.dr_lhs[it.dr as usize]) {
-                        let at = it.aux as usize;
-                        for &w in &self.perm[at..at + perm.width()] {
-                            out.extend_from_slice(&[w as u32, (w >> 32) as u32]);
+                        let (id, new) = aux_canon.id(it.aux);
+                        out.push(id);
+                        if new {
+                            let at = it.aux as usize;
+                            for &w in &self.perm[at..at + perm.width()] {
+                                out.extend_from_slice(&[w as u32, (w >> 32) as u32]);
+                            }
                         }
                     }
                 }
@@ -481,7 +535,6 @@ struct Scratch {
     perm_new: Vec<u64>,
     perm_ids: FastMap<Vec<u64>, u32>,
     perm_tmp: Vec<u64>,
-    perm_check: Vec<u64>,
 }
 
 thread_local! {
@@ -521,13 +574,13 @@ fn complete_list(g: &EarleyGrammar, perm: &super::perm::Perm, base: &Chart, top:
     let before = (it.aux != NONE).then(|| perm_state(base, top, &sc.perm_new, it.aux, width));
     perm.with_entry(before, entry, &mut state);
     let finished = perm.is_finished(&state);
-    let mut check = std::mem::take(&mut sc.perm_check);
+    let adding = perm.adding(&state);
     let mut id = NONE;
     let ws = waiting(g, base, top, it.origin, g.dr_lhs[it.dr as usize]);
     for w in ws {
         let tag = g.dr_perm[w.dr as usize];
         let a = if tag != NONE && tag & ADD_AT_START != 0 {
-            if !perm.can_add(Some(&state), (tag & !ADD_AT_START) as usize, &mut check) {
+            if !perm.allows(&adding, &state, (tag & !ADD_AT_START) as usize) {
                 continue;
             }
             if id == NONE {
@@ -544,7 +597,6 @@ fn complete_list(g: &EarleyGrammar, perm: &super::perm::Perm, base: &Chart, top:
         }
     }
     sc.perm_tmp = state;
-    sc.perm_check = check;
     ws.len() + 1
 }
 

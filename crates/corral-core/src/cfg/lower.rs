@@ -278,6 +278,7 @@ impl PermDraft {
             required: kept.iter().map(|&i| self.required[i]).collect(),
             repeat: kept.iter().map(|&i| self.repeat[i]).collect(),
             min: self.min,
+            prod_entry: Vec::new(),
             // Without its separator a list has one entry at most.
             max: if self.sep.is_some() && !sep_alive { Some(self.max.unwrap_or(1).min(1)) } else { self.max },
         };
@@ -1444,7 +1445,7 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
         lists[p.list as usize] = true;
     }
     remove_units(&mut bnf, limits, &lists)?;
-    let perms = build_perms(&lw.perms, &mut bnf);
+    let perms = build_perms(&mut lw, &mut bnf)?;
     let mut cfg = build_cfg(lw.nt_names, bnf, lw.terminals, s_prime, accepts_empty, warnings, perms);
     cfg.regular = regular;
     Ok(cfg)
@@ -1502,34 +1503,44 @@ fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
     for n in 0..lw.bnf.len() {
         for a in 0..lw.bnf[n].len() {
             let seq = lw.bnf[n][a].clone();
-            let mut out = Vec::with_capacity(seq.len());
-            let mut i = 0;
-            while i < seq.len() {
-                let mut j = i;
-                while j < seq.len() && seq[j].is_terminal() {
-                    j += 1;
-                }
-                if j - i < 2 {
-                    out.push(seq[i]);
-                    i += 1;
-                    continue;
-                }
-                let run = &seq[i..j];
-                if let Some(&t) = merged.get(run) {
-                    out.push(Sym::t(t));
-                } else {
-                    let before = out.len();
-                    merge_run(lw, run, &mut joins, &mut out)?;
-                    if out.len() == before + 1 {
-                        merged.insert(run.to_vec(), out[before].index());
-                    }
-                }
-                i = j;
-            }
-            lw.bnf[n][a] = out;
+            lw.bnf[n][a] = merge_seq(lw, &seq, &mut merged, &mut joins)?;
         }
     }
     Ok(())
+}
+
+/// `seq` with each run of adjacent terminals merged (see [`merge_terminal_runs`]).
+fn merge_seq(
+    lw: &mut Lowering<'_>,
+    seq: &[Sym],
+    merged: &mut HashMap<Vec<Sym>, u32>,
+    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+) -> Result<Vec<Sym>> {
+    let mut out = Vec::with_capacity(seq.len());
+    let mut i = 0;
+    while i < seq.len() {
+        let mut j = i;
+        while j < seq.len() && seq[j].is_terminal() {
+            j += 1;
+        }
+        if j - i < 2 {
+            out.push(seq[i]);
+            i += 1;
+            continue;
+        }
+        let run = &seq[i..j];
+        if let Some(&t) = merged.get(run) {
+            out.push(Sym::t(t));
+        } else {
+            let before = out.len();
+            merge_run(lw, run, joins, &mut out)?;
+            if out.len() == before + 1 {
+                merged.insert(run.to_vec(), out[before].index());
+            }
+        }
+        i = j;
+    }
+    Ok(out)
 }
 
 /// Merges one run of terminals (see [`merge_terminal_runs`]), pushing the result to `out`.
@@ -2052,8 +2063,20 @@ fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start
     let mut reach = vec![false; n];
     let mut stack = vec![start as usize];
     reach[start as usize] = true;
+    // A list's entries and separator stay (copied into its productions, they are still
+    // what its shortest strings and samples are made of), if the list does.
+    let mut parts_of: HashMap<usize, Vec<usize>> = HashMap::new();
+    for p in &perms {
+        parts_of.entry(p.list as usize).or_default().extend(p.entries.iter().chain(p.sep.iter()).filter(|s| !s.is_terminal()).map(|s| s.index() as usize));
+    }
     let mut term_used = vec![false; terminals.len()];
     while let Some(x) = stack.pop() {
+        for &p in parts_of.get(&x).map_or(&[][..], |v| &v[..]) {
+            if !reach[p] {
+                reach[p] = true;
+                stack.push(p);
+            }
+        }
         for seq in &bnf[x] {
             for s in seq {
                 if s.is_terminal() {
@@ -2159,29 +2182,55 @@ fn check_perm_parts(lw: &Lowering<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Entries and separators with at most this many productions are copied into the list's
+/// productions (their terminals then merge: `,"key":` is one terminal, as in a sequence).
+const MAX_INLINED_ALTERNATIVES: usize = 4;
+
 /// Writes each live `perm!` list's productions (`L → E_i`, `L → L S E_i`, see
-/// [`super::perm`]) and returns the lists' specs.
-fn build_perms(drafts: &[PermDraft], bnf: &mut [Alts]) -> Vec<Perm> {
+/// [`super::perm`]; a small entry or separator is copied in, its terminal runs merged) and
+/// returns the lists' specs.
+fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
     let mut out = Vec::new();
-    for d in drafts {
-        if bnf[d.list as usize].is_empty() {
+    let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
+    let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
+    for di in 0..lw.perms.len() {
+        let list = lw.perms[di].list;
+        if bnf[list as usize].is_empty() {
             continue;
         }
+        let d = &lw.perms[di];
         let alive: Vec<bool> = d.entries.iter().map(|&e| !bnf[e as usize].is_empty()).collect();
         let sep_alive = d.sep.is_none_or(|s| !bnf[s as usize].is_empty());
         let (mut perm, _) = d.spec(&alive, sep_alive);
-        let mut prods: Alts = Vec::new();
+        let inline = |sym: Sym| -> Alts {
+            let alts = &bnf[sym.index() as usize];
+            let recursive = alts.iter().flatten().any(|&x| x == sym);
+            if !sym.is_terminal() && alts.len() <= MAX_INLINED_ALTERNATIVES && !recursive {
+                alts.clone()
+            } else {
+                vec![vec![sym]]
+            }
+        };
         let mut scratch = Vec::new();
         let mut used = vec![false; perm.entries.len()];
-        for (i, &e) in perm.entries.iter().enumerate() {
+        // (production, entry index before unused entries are dropped)
+        let mut prods: Vec<(Vec<Sym>, usize)> = Vec::new();
+        for i in 0..perm.entries.len() {
             if perm.can_add(None, i, &mut scratch) {
-                prods.push(vec![e]);
+                for rhs in inline(perm.entries[i]) {
+                    prods.push((rhs, i));
+                }
                 used[i] = true;
             }
         }
         if perm.max.is_none_or(|m| m > 1) {
-            for &e in &perm.entries {
-                prods.push([Sym::n(d.list)].into_iter().chain(perm.sep).chain([e]).collect());
+            let seps = perm.sep.map_or(vec![vec![]], inline);
+            for i in 0..perm.entries.len() {
+                for sep in &seps {
+                    for rhs in inline(perm.entries[i]) {
+                        prods.push(([Sym::n(list)].into_iter().chain(sep.iter().copied()).chain(rhs).collect(), i));
+                    }
+                }
             }
             used.iter_mut().for_each(|u| *u = true);
         } else {
@@ -2191,12 +2240,18 @@ fn build_perms(drafts: &[PermDraft], bnf: &mut [Alts]) -> Vec<Perm> {
         // An entry no production uses can never appear (it cannot start a list, and no
         // second entry follows): it is not part of the list (only optional ones are left
         // so, as a list that needs one would have no production).
+        let new_index: Vec<usize> = used.iter().scan(0, |k, &u| { let i = *k; *k += u as usize; Some(i) }).collect();
         let keep = |v: &[bool]| -> Vec<bool> { v.iter().zip(&used).filter(|(_, &u)| u).map(|(&x, _)| x).collect() };
         perm.required = keep(&perm.required);
         perm.repeat = keep(&perm.repeat);
         perm.entries = perm.entries.iter().zip(&used).filter(|(_, &u)| u).map(|(&e, _)| e).collect();
-        bnf[d.list as usize] = prods;
+        let mut rhs_all = Vec::with_capacity(prods.len());
+        for (rhs, i) in prods {
+            rhs_all.push(merge_seq(lw, &rhs, &mut merged, &mut joins)?);
+            perm.prod_entry.push(new_index[i] as u32);
+        }
+        bnf[list as usize] = rhs_all;
         out.push(perm);
     }
-    out
+    Ok(out)
 }

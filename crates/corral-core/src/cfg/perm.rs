@@ -40,6 +40,17 @@ pub struct Perm {
     pub min: u32,
     /// Most (None: no bound).
     pub max: Option<u32>,
+    /// Per production of the list, in order: the entry it adds.
+    pub prod_entry: Vec<u32>,
+}
+
+/// Counts of a list state that decide which entries may be added (see [`Perm::adding`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Adding {
+    count: u64,
+    missing: u64,
+    open: u64,
+    any_repeat: bool,
 }
 
 /// Words of a state: the count, then one bit per entry.
@@ -112,6 +123,26 @@ impl Perm {
         }
         self.with_entry(state, i, scratch);
         self.can_finish(scratch)
+    }
+
+    /// What deciding additions to `state` needs, counted once (see [`Perm::allows`]):
+    /// adding to a list is checked for each entry that may follow, so per entry it must
+    /// cost O(1), not a pass over the entries.
+    pub(crate) fn adding(&self, state: &State) -> Adding {
+        let (missing, open) = self.missing_and_open(state);
+        Adding { count: state[0], missing, open, any_repeat: self.repeat.iter().any(|&r| r) }
+    }
+
+    /// [`Perm::can_add`] from the counts of [`Perm::adding`] for `state`.
+    pub(crate) fn allows(&self, a: &Adding, state: &State, i: usize) -> bool {
+        let seen = bit(state, i);
+        if seen && !self.repeat[i] {
+            return false;
+        }
+        let count = a.count + 1;
+        let missing = a.missing - (self.required[i] && !seen) as u64;
+        let open = a.open - (!self.required[i] && !self.repeat[i] && !seen) as u64;
+        self.max.is_none_or(|m| count + missing <= m as u64) && (a.any_repeat || count + missing + open >= self.min as u64)
     }
 
     /// Is a list in `state` a whole `perm!` (every required entry seen, enough entries)?
@@ -201,6 +232,7 @@ mod tests {
             repeat: repeat.to_vec(),
             min,
             max,
+            prod_entry: Vec::new(),
         }
     }
 
@@ -216,6 +248,34 @@ mod tests {
         assert!(!p.can_add(Some(&after_b), 1, &mut s), "b twice");
         assert!(!p.is_finished(&after_b));
         assert!(p.is_finished(&s));
+    }
+
+    #[test]
+    fn allows_agrees_with_can_add_on_every_state() {
+        let mut x = 99u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..200 {
+            let n = 1 + next() as usize % 6;
+            let required: Vec<bool> = (0..n).map(|_| next() % 3 == 0).collect();
+            let repeat: Vec<bool> = (0..n).map(|_| next() % 4 == 0).collect();
+            let min = (next() % 4) as u32;
+            let max = if next() % 2 == 0 { None } else { Some(min + (next() % 4) as u32) };
+            let p = perm(&required, &repeat, min, max);
+            // Random states: a count and a set of seen entries.
+            for _ in 0..20 {
+                let mut state = vec![0u64; p.width()];
+                state[0] = 1 + next() % 5;
+                state[1] = next() & ((1 << n) - 1);
+                let a = p.adding(&state);
+                let mut scratch = Vec::new();
+                for i in 0..n {
+                    assert_eq!(p.allows(&a, &state, i), p.can_add(Some(&state), i, &mut scratch), "{required:?} {repeat:?} {min} {max:?} {state:?} {i}");
+                }
+            }
+        }
     }
 
     #[test]
