@@ -339,11 +339,16 @@ impl CompiledGrammar {
         let Engine::Cfg { earley, lex_cache, state_cache, .. } = &self.engine else {
             unreachable!("chart_mask is only called on context-free grammars")
         };
-        let mut key = Vec::new();
+        // The key is built in a buffer kept per thread (one per mask otherwise).
+        thread_local! {
+            static KEY: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut key = KEY.with(|k| std::mem::take(&mut *k.borrow_mut()));
         let keyed = chart.state_key(earley, &mut key, STATE_KEY_MAX_WORDS);
         if keyed {
             if let Some(m) = state_cache.read().ok().and_then(|c| c.get(key.as_slice()).cloned()) {
                 m.write(out);
+                KEY.with(|k| *k.borrow_mut() = key);
                 return Ok(m.count);
             }
         }

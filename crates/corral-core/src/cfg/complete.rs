@@ -106,9 +106,28 @@ impl Shortest {
             };
             perm.cheapest_list(&|i| known(perm.entries[i]), perm.sep.and_then(known))
         };
+        // A list's first candidate is its best (entries settle cheapest first, and the
+        // separator only adds), so it is looked for only until found, and only once every
+        // required entry is known: one pass over the entries per list, not per entry.
+        let mut pending: Vec<usize> = cfg
+            .perms
+            .iter()
+            .map(|p| (0..p.entries.len()).filter(|&i| p.required[i] && !p.entries[i].is_terminal()).count())
+            .collect();
+        let mut pushed = vec![false; cfg.perms.len()];
+        // Per nonterminal: is it a required entry (of its one list: entries are fresh rules)?
+        let mut required_entry = vec![false; n];
+        for p in &cfg.perms {
+            for (e, _) in p.entries.iter().zip(&p.required).filter(|(e, &r)| r && !e.is_terminal()) {
+                required_entry[e.index() as usize] = true;
+            }
+        }
         for pi in 0..cfg.perms.len() {
-            if let Some((len, _)) = candidate(pi, &length) {
-                heap.push(std::cmp::Reverse((len, num_prods + pi as u32)));
+            if pending[pi] == 0 {
+                if let Some((len, _)) = candidate(pi, &length) {
+                    heap.push(std::cmp::Reverse((len, num_prods + pi as u32)));
+                    pushed[pi] = true;
+                }
             }
         }
         while let Some(std::cmp::Reverse((len, p))) = heap.pop() {
@@ -125,9 +144,14 @@ impl Shortest {
                 plans[pi as usize] = candidate(pi as usize, &length).map(|c| c.1).unwrap_or_default();
             }
             for &pi in &perm_uses[lhs] {
-                if length[cfg.perms[pi as usize].list as usize] == u64::MAX {
-                    if let Some((len, _)) = candidate(pi as usize, &length) {
-                        heap.push(std::cmp::Reverse((len, num_prods + pi)));
+                let pi = pi as usize;
+                if required_entry[lhs] {
+                    pending[pi] -= 1;
+                }
+                if !pushed[pi] && pending[pi] == 0 {
+                    if let Some((len, _)) = candidate(pi, &length) {
+                        heap.push(std::cmp::Reverse((len, num_prods + pi as u32)));
+                        pushed[pi] = true;
                     }
                 }
             }

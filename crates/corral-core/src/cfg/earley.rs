@@ -234,6 +234,19 @@ fn perm_state<'c>(base: &'c Chart, top: &'c Chart, new: &'c [u64], id: u32, widt
     &arena[at..at + width]
 }
 
+/// The maps a state key is made with (see [`Chart::state_key`]).
+#[derive(Default)]
+struct KeyScratch {
+    canon: SmallMap<u32>,
+    queue: Vec<u32>,
+    aux_canon: SmallMap<u32>,
+    groups: SmallMap<(u32, u32)>,
+}
+
+thread_local! {
+    static KEY_SCRATCH: std::cell::RefCell<KeyScratch> = std::cell::RefCell::new(KeyScratch::default());
+}
+
 /// Numbers keys in order of first sight: a list while small (a state key meets a few
 /// sets; hashing each costs more than looking), a hash map beyond.
 #[derive(Default)]
@@ -243,6 +256,11 @@ struct SmallMap<K> {
 }
 
 impl<K: Copy + Eq + std::hash::Hash> SmallMap<K> {
+    fn clear(&mut self) {
+        self.small.clear();
+        self.large.clear();
+    }
+
     /// The number of `k`, and whether it is new.
     fn id(&mut self, k: K) -> (u32, bool) {
         if self.large.is_empty() {
@@ -350,11 +368,32 @@ impl Chart {
     /// positions with equal keys allow exactly the same continuations, so they share a
     /// cached mask. Returns false if the key would exceed `max_len` words.
     pub(crate) fn state_key(&self, g: &EarleyGrammar, out: &mut Vec<u32>, max_len: usize) -> bool {
+        // The maps are kept per thread: a key is made before every mask.
+        KEY_SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let KeyScratch { canon, queue, aux_canon, groups } = &mut *s;
+            canon.clear();
+            queue.clear();
+            aux_canon.clear();
+            groups.clear();
+            self.state_key_with(g, out, max_len, canon, queue, aux_canon, groups)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn state_key_with(
+        &self,
+        g: &EarleyGrammar,
+        out: &mut Vec<u32>,
+        max_len: usize,
+        canon: &mut SmallMap<u32>,
+        queue: &mut Vec<u32>,
+        aux_canon: &mut SmallMap<u32>,
+        groups: &mut SmallMap<(u32, u32)>,
+    ) -> bool {
         out.clear();
         let Some(row) = self.rows.last() else { return true };
         // Set id → canonical id, in order of discovery.
-        let mut canon: SmallMap<u32> = SmallMap::default();
-        let mut queue: Vec<u32> = Vec::new();
         let id_of = |k: u32, canon: &mut SmallMap<u32>, queue: &mut Vec<u32>| -> u32 {
             let (id, new) = canon.id(k);
             if new {
@@ -362,12 +401,10 @@ impl Chart {
             }
             id
         };
-        let mut aux_canon: SmallMap<u32> = SmallMap::default();
-        let mut groups: SmallMap<(u32, u32)> = SmallMap::default();
-        let row_set = if row.set == NONE { NONE } else { id_of(row.set, &mut canon, &mut queue) };
+        let row_set = if row.set == NONE { NONE } else { id_of(row.set, canon, queue) };
         out.push(row_set);
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
-            let o = id_of(sc.origin, &mut canon, &mut queue);
+            let o = id_of(sc.origin, canon, queue);
             out.extend_from_slice(&[sc.term, sc.state, o]);
         }
         out.push(NONE);
@@ -384,7 +421,7 @@ impl Chart {
                 if g.dr_at_start[it.dr as usize] {
                     continue;
                 }
-                let o = id_of(it.origin, &mut canon, &mut queue);
+                let o = id_of(it.origin, canon, queue);
                 // `L → L • S E_j` items come in groups: one list completed from one origin
                 // with one state continues every `L → • L S E_j` there that its state
                 // allows. The group is a function of (origin, state): written once.
@@ -438,7 +475,7 @@ impl Chart {
         }
         let Some(row) = self.rows.last().copied() else { return Ok(None) };
         let empty = Chart::default();
-        let search = Completion { g, chart: self, empty: &empty, shortest, states: Default::default() };
+        let search = Completion { g, chart: self, empty: &empty, shortest, states: Default::default(), orders: Default::default() };
         let mut starts: Vec<(Head, u64, Node)> = Vec::new();
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
             let dfa = &g.cfg.terminals[sc.term as usize].dfa;
@@ -621,6 +658,8 @@ struct Completion<'c> {
     shortest: &'c super::complete::Shortest,
     /// List states met by the search (nodes name them by index), and their indices.
     states: std::cell::RefCell<(Vec<Vec<u64>>, HashMap<Vec<u64>, u32>)>,
+    /// Per list nonterminal: its entries by cost (see [`Completion::finish`]).
+    orders: std::cell::RefCell<HashMap<u32, Vec<usize>>>,
 }
 
 /// A search node: symbol (raw) read in set, and for a `perm!` list the index of its
@@ -695,8 +734,15 @@ impl Completion<'_> {
     /// The cheapest entries that finish the list of node `node`.
     fn finish(&self, node: Node) -> Option<(u64, Vec<usize>)> {
         let perm = self.g.perm_of(node.1)?;
+        let cost = self.entry_cost(perm);
+        let mut orders = self.orders.borrow_mut();
+        let order = orders.entry(node.1).or_insert_with(|| {
+            let mut o: Vec<usize> = (0..perm.entries.len()).collect();
+            o.sort_by_key(|&i| (cost(i), i));
+            o
+        });
         let states = self.states.borrow();
-        perm.cheapest_finish(&states.0[node.2 as usize], &self.entry_cost(perm))
+        perm.cheapest_finish_sorted(&states.0[node.2 as usize], order, &cost)
     }
 
     /// The edges out of a node: (dotted rule whose rest is produced, its cost, next node);

@@ -293,8 +293,9 @@ impl PermDraft {
         }
         let sep_alive = self.sep.is_none_or(|s| !bnf[s as usize].is_empty());
         let (perm, _) = self.spec(&alive, sep_alive);
-        let mut scratch = Vec::new();
-        (0..perm.entries.len()).any(|i| perm.can_add(None, i, &mut scratch))
+        let empty = vec![0u64; perm.width()];
+        let adding = perm.adding(&empty);
+        (0..perm.entries.len()).any(|i| perm.allows(&adding, &empty, i))
     }
 }
 
@@ -2211,12 +2212,13 @@ fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
                 vec![vec![sym]]
             }
         };
-        let mut scratch = Vec::new();
+        let empty = vec![0u64; perm.width()];
+        let adding = perm.adding(&empty);
         let mut used = vec![false; perm.entries.len()];
         // (production, entry index before unused entries are dropped)
         let mut prods: Vec<(Vec<Sym>, usize)> = Vec::new();
         for i in 0..perm.entries.len() {
-            if perm.can_add(None, i, &mut scratch) {
+            if perm.allows(&adding, &empty, i) {
                 for rhs in inline(perm.entries[i]) {
                     prods.push((rhs, i));
                 }

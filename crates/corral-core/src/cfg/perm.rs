@@ -150,14 +150,16 @@ impl Perm {
         state[0] >= self.min as u64 && (0..self.entries.len()).all(|i| !self.required[i] || bit(state, i))
     }
 
-    /// The cheapest entries to add so that a list in `state` is finished, by the cost of
-    /// each entry with its separator (`u64::MAX`: not known, never chosen), or None if it
+    /// The cheapest entries to add so that a list in `state` is finished (the reference for
+    /// [`Perm::cheapest_finish_sorted`]), by the cost of each entry with its separator (`u64::MAX`: not known, never chosen), or None if it
     /// cannot be: (total cost, the entries, required ones first).
+    #[cfg(test)]
     pub(crate) fn cheapest_finish(&self, state: &State, cost: &dyn Fn(usize) -> u64) -> Option<(u64, Vec<usize>)> {
         self.cheapest_to(state, self.min as u64, cost)
     }
 
-    /// [`Perm::cheapest_finish`] to at least `least` entries.
+    /// The cheapest entries that make a list in `state` finished with at least `least`
+    /// entries (see [`Perm::cheapest_finish_sorted`]).
     fn cheapest_to(&self, state: &State, least: u64, cost: &dyn Fn(usize) -> u64) -> Option<(u64, Vec<usize>)> {
         let mut chosen: Vec<usize> = (0..self.entries.len()).filter(|&i| self.required[i] && !bit(state, i)).collect();
         let have = state[0] + chosen.len() as u64;
@@ -183,6 +185,37 @@ impl Perm {
             };
             chosen.push(if take_once { next_once.next()?.1 } else { rep?.1 });
             need -= 1;
+        }
+        let total = chosen.iter().fold(0u64, |acc, &i| acc.saturating_add(cost(i)));
+        (total != u64::MAX).then_some((total, chosen))
+    }
+
+    /// The cheapest entries that finish a list in `state`, with the entries sorted by cost
+    /// (`order`; `cost`: each entry with its separator): a walk
+    /// over the required entries and the cheapest others, not a pass (and a sort) over
+    /// all entries, as a search meets many states of one list.
+    pub(crate) fn cheapest_finish_sorted(&self, state: &State, order: &[usize], cost: &dyn Fn(usize) -> u64) -> Option<(u64, Vec<usize>)> {
+        let mut chosen: Vec<usize> = order.iter().copied().filter(|&i| self.required[i] && !bit(state, i)).collect();
+        let have = state[0] + chosen.len() as u64;
+        if self.max.is_some_and(|m| have > m as u64) {
+            return None;
+        }
+        let mut need = (self.min as u64).saturating_sub(have);
+        for &i in order {
+            if need == 0 {
+                break;
+            }
+            if self.repeat[i] {
+                // The cheapest repeatable entry fills the rest: all after it cost more.
+                chosen.extend(std::iter::repeat_n(i, need as usize));
+                need = 0;
+            } else if !self.required[i] && !bit(state, i) {
+                chosen.push(i);
+                need -= 1;
+            }
+        }
+        if need > 0 {
+            return None;
         }
         let total = chosen.iter().fold(0u64, |acc, &i| acc.saturating_add(cost(i)));
         (total != u64::MAX).then_some((total, chosen))
@@ -275,6 +308,33 @@ mod tests {
                     assert_eq!(p.allows(&a, &state, i), p.can_add(Some(&state), i, &mut scratch), "{required:?} {repeat:?} {min} {max:?} {state:?} {i}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_sorted_finish_agrees_with_the_plain_one() {
+        let mut x = 5u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..300 {
+            let n = 1 + next() as usize % 7;
+            let required: Vec<bool> = (0..n).map(|_| next() % 3 == 0).collect();
+            let repeat: Vec<bool> = (0..n).map(|_| next() % 4 == 0).collect();
+            let min = (next() % 5) as u32;
+            let max = if next() % 2 == 0 { None } else { Some(min + (next() % 4) as u32) };
+            let p = perm(&required, &repeat, min, max);
+            let costs: Vec<u64> = (0..n).map(|_| next() % 10).collect();
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&i| (costs[i], i));
+            let mut state = vec![0u64; p.width()];
+            state[0] = next() % 4;
+            state[1] = next() & ((1 << n) - 1);
+            let cost = |i: usize| costs[i];
+            let plain = p.cheapest_finish(&state, &cost).map(|c| c.0);
+            let sorted = p.cheapest_finish_sorted(&state, &order, &cost).map(|c| c.0);
+            assert_eq!(plain, sorted, "{required:?} {repeat:?} {min} {max:?} {state:?} {costs:?}");
         }
     }
 

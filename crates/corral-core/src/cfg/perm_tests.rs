@@ -252,3 +252,17 @@ fn bad_perms_are_errors_at_their_place() {
     assert!(e.contains("no string"), "{e}");
 }
 
+
+#[test]
+fn wide_lists_build_and_finish_without_quadratic_passes() {
+    // Many entries, two required: lowering, parsing and completion each pass over the
+    // entries a few times, not once per entry.
+    const N: usize = 20_000;
+    let entries: Vec<String> = (0..N).map(|i| format!("\"k{i}\"{}", if i == 5 || i == N - 1 { "" } else { "?" })).collect();
+    let g = grammar(&format!(r#"start ::= "{{" perm!(",", {}) "}}" ;"#, entries.join(", ")));
+    let chart = read(&g, "{k7,k5,").unwrap();
+    let shortest = Shortest::new(&g);
+    let rest = String::from_utf8(chart.completion(&g, &shortest, 1 << 16).unwrap().unwrap()).unwrap();
+    assert_eq!(rest, format!("k{}}}", N - 1));
+    assert!(accepts(&g, &format!("{{k{},k3,k5}}", N - 1)) && !accepts(&g, &format!("{{k{},k5,k5}}", N - 1)));
+}
