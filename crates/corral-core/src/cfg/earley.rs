@@ -203,14 +203,13 @@ fn perm_tables(cfg: &Cfg, first_dr: &[u32], num_dotted: usize) -> (Vec<u32>, Vec
     let mut nt_perm = vec![NONE; cfg.nonterminals.len()];
     for (pi, perm) in cfg.perms.iter().enumerate() {
         nt_perm[perm.list as usize] = pi as u32;
-        for (&p, &entry) in cfg.productions_of[perm.list as usize].iter().zip(&perm.prod_entry) {
+        for (&p, &tag) in cfg.productions_of[perm.list as usize].iter().zip(&perm.prod_entry) {
             let rhs = &cfg.productions[p as usize].rhs;
             let dr0 = first_dr[p as usize] as usize;
             for d in dr0..=dr0 + rhs.len() {
-                dr_perm[d] = entry;
+                dr_perm[d] = tag & !super::perm::ADD;
             }
-            // Only `L → L S E_j` starts with the list itself.
-            if rhs[0] == Sym::n(perm.list) {
+            if tag & super::perm::ADD != 0 {
                 dr_perm[dr0] |= ADD_AT_START;
             }
         }

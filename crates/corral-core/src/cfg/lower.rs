@@ -1112,6 +1112,11 @@ impl<'a> Lowering<'a> {
     /// The symbol of a `perm!`: its list nonterminal, made optional when the empty list
     /// is allowed (see [`super::perm`]).
     fn perm(&mut self, sep: &'a Expr, entries: &'a [super::ast::PermEntry], min: u32, max: Option<u32>, pos: Pos, owner: &(String, Pos)) -> Result<Sym> {
+        // A list's shortest string has `min` entries: bounded as a repetition's count is.
+        let cap = self.limits.max_grammar_productions;
+        if min as usize > cap {
+            return Err(Error::LimitExceeded { limit: "max_grammar_productions", value: cap, context: format!("the least count of the perm! at {pos}") });
+        }
         let k = self.nt_names.len();
         let list = self.new_nt(format!("{}#perm{k}", owner.0), owner.clone());
         let part = |lw: &mut Self, e: &'a Expr, what: String| -> Result<u32> {
@@ -1128,7 +1133,11 @@ impl<'a> Lowering<'a> {
         for (i, e) in entries.iter().enumerate() {
             entry_nts.push(part(self, &e.expr, format!("{i}"))?);
         }
-        let mut stand_in: Alts = entry_nts.iter().map(|&e| vec![Sym::n(e)]).collect();
+        // Stand-in productions: the list produces something once every required entry does
+        // (with no required entry, once any entry does); whether enough entries are left
+        // for its counts is checked after (see `drop_unproductive_perms`).
+        let required_nts: Vec<Sym> = entry_nts.iter().zip(entries).filter(|(_, e)| e.required).map(|(&n, _)| Sym::n(n)).collect();
+        let mut stand_in: Alts = if required_nts.is_empty() { entry_nts.iter().map(|&e| vec![Sym::n(e)]).collect() } else { vec![required_nts] };
         if let Some(s) = sep_nt {
             stand_in.push(vec![Sym::n(list), Sym::n(s)]);
         }
@@ -2225,6 +2234,7 @@ fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
                 used[i] = true;
             }
         }
+        let add_from = perm.max.is_none_or(|m| m > 1).then_some(prods.len());
         if perm.max.is_none_or(|m| m > 1) {
             let seps = perm.sep.map_or(vec![vec![]], inline);
             for i in 0..perm.entries.len() {
@@ -2249,8 +2259,9 @@ fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
         perm.entries = perm.entries.iter().zip(&used).filter(|(_, &u)| u).map(|(&e, _)| e).collect();
         let mut rhs_all = Vec::with_capacity(prods.len());
         for (rhs, i) in prods {
+            let add = add_from.is_some_and(|k| rhs_all.len() >= k);
             rhs_all.push(merge_seq(lw, &rhs, &mut merged, &mut joins)?);
-            perm.prod_entry.push(new_index[i] as u32);
+            perm.prod_entry.push(new_index[i] as u32 | if add { super::perm::ADD } else { 0 });
         }
         bnf[list as usize] = rhs_all;
         out.push(perm);

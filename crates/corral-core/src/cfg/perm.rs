@@ -40,9 +40,13 @@ pub struct Perm {
     pub min: u32,
     /// Most (None: no bound).
     pub max: Option<u32>,
-    /// Per production of the list, in order: the entry it adds.
+    /// Per production of the list, in order: the entry it adds, with [`ADD`] set on
+    /// `L → L S E_i` (an entry may itself start with the list, so the shape does not say).
     pub prod_entry: Vec<u32>,
 }
+
+/// In [`Perm::prod_entry`]: the production adds to a list (`L → L S E_i`).
+pub const ADD: u32 = 1 << 31;
 
 /// Counts of a list state that decide which entries may be added (see [`Perm::adding`]).
 #[derive(Debug, Clone, Copy)]

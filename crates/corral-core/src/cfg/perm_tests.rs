@@ -266,3 +266,19 @@ fn wide_lists_build_and_finish_without_quadratic_passes() {
     assert_eq!(rest, format!("k{}}}", N - 1));
     assert!(accepts(&g, &format!("{{k{},k3,k5}}", N - 1)) && !accepts(&g, &format!("{{k{},k5,k5}}", N - 1)));
 }
+
+#[test]
+fn an_entry_may_be_the_list_itself() {
+    // Entry 0 is a whole nested list (no brackets): its production `L → L` starts a list,
+    // it does not add to one, and the nested list must be finished.
+    let g = grammar(r#"a ::= perm!(",", a?, "x") ;"#);
+    for (s, ok) in [("x", true), ("x,x", true), ("x,x,x", true), ("", false), (",x", false), ("x,", false)] {
+        assert_eq!(accepts(&g, s), ok, "{s}");
+    }
+    // Required, it recurses forever: no string at all.
+    let e = err(r#"a ::= perm!(",", a, "x") ;"#).to_string();
+    assert!(e.contains("can never produce a finite string"), "{e}");
+    // Optional ones that need the list are dropped; the rest stays.
+    let g = grammar(r#"a ::= "<" perm!(",", (a "!")?, "y"?, "x") ">" ;"#);
+    assert!(accepts(&g, "<x>") && accepts(&g, "<<x>!,x>") && !accepts(&g, "<<y>!,x>"));
+}
