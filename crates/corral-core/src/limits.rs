@@ -23,7 +23,8 @@ pub struct Limits {
     /// Deepest nesting of groups in a grammar text.
     pub max_grammar_nesting: u32,
     /// Most productions after normalization (repetition expansion, nullable and unit
-    /// rule removal can multiply them).
+    /// rule removal can multiply them); also bounds a repetition's count and a `perm!`'s
+    /// least count (its shortest string has that many entries).
     pub max_grammar_productions: usize,
     /// Most Earley items one byte of input may create or derive again (bounds the work of
     /// one step: an ambiguous grammar derives the same item many times).

@@ -247,6 +247,11 @@ fn bad_perms_are_errors_at_their_place() {
     // Inside a boolean operator: not regular.
     let e = err(r#"start ::= not!(perm!(",", "a")) ;"#).to_string();
     assert!(e.contains("not! needs a regular argument"), "{e}");
+    // A least count beyond what a grammar may spell out is a limit, not an allocation.
+    match err(r#"start ::= perm!{4294967295,}(",", "x"*) ;"#) {
+        Error::LimitExceeded { limit, .. } => assert_eq!(limit, "max_grammar_productions"),
+        e => panic!("{e}"),
+    }
     // A perm that can never be finished makes its rule produce nothing.
     let e = err(r#"start ::= perm!{3,}(",", "a"?, "b"?) ;"#).to_string();
     assert!(e.contains("no string"), "{e}");
