@@ -148,10 +148,7 @@ const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 #[allow(clippy::large_enum_variant)] // one per compiled grammar, never in bulk
 pub(crate) enum Engine {
     /// A regular constraint: one DFA, one cached mask per state.
-    Dfa {
-        dfa: Dfa,
-        masks: Vec<OnceLock<StateMask>>,
-    },
+    Dfa { dfa: Dfa, masks: Vec<OnceLock<StateMask>> },
     /// A context-free constraint: an Earley recognizer over DFA terminals, and the lexer
     /// masks computed so far, by their sorted (terminal, state) pairs.
     Cfg {
@@ -218,13 +215,8 @@ impl CompiledGrammar {
                 }
             }
         };
-        let compiled = CompiledGrammar {
-            vocab,
-            grammar: grammar.clone(),
-            engine,
-            mask_bytes: AtomicUsize::new(0),
-            limits: limits.clone(),
-        };
+        let compiled =
+            CompiledGrammar { vocab, grammar: grammar.clone(), engine, mask_bytes: AtomicUsize::new(0), limits: limits.clone() };
         if eager {
             if let Engine::Dfa { dfa, .. } = &compiled.engine {
                 for s in 1..dfa.num_states() as u32 {
@@ -283,9 +275,7 @@ impl CompiledGrammar {
 
     /// The mask of a live DFA state, computed on first use.
     pub(crate) fn state_mask(&self, state: u32) -> &StateMask {
-        let Engine::Dfa { masks, .. } = &self.engine else {
-            unreachable!("state_mask is only called on regular grammars")
-        };
+        let Engine::Dfa { masks, .. } = &self.engine else { unreachable!("state_mask is only called on regular grammars") };
         // (Deep in a long count, states of one row share a mask: see `equivalent_within`.)
         let state = self.dfa().map_or(state, |d| d.equivalent_within(state, self.vocab.trie().max_depth()));
         masks[state as usize].get_or_init(|| {
@@ -298,9 +288,7 @@ impl CompiledGrammar {
     /// Walks the token trie from `state` (Algorithm 4 with shared prefixes walked once and
     /// dead subtrees skipped).
     fn compute_mask(&self, state: u32) -> StateMask {
-        let Engine::Dfa { dfa, .. } = &self.engine else {
-            unreachable!("compute_mask is only called on regular grammars")
-        };
+        let Engine::Dfa { dfa, .. } = &self.engine else { unreachable!("compute_mask is only called on regular grammars") };
         // Inside free text (a JSON string), most of the vocabulary is one precomputed
         // slice: walk only the rest of the trie.
         match self.vocab.plain_slice_mask(dfa, state, true) {
@@ -325,9 +313,7 @@ impl CompiledGrammar {
 
     /// [`CompiledGrammar::compute_mask`] by a walk of the whole trie (a reference for tests).
     pub(crate) fn compute_mask_full(&self, state: u32) -> StateMask {
-        let Engine::Dfa { dfa, .. } = &self.engine else {
-            unreachable!("compute_mask_full is only called on regular grammars")
-        };
+        let Engine::Dfa { dfa, .. } = &self.engine else { unreachable!("compute_mask_full is only called on regular grammars") };
         self.walk_dfa_mask(dfa, state, self.vocab.trie(), vec![0u32; self.vocab.mask_words()])
     }
 
@@ -565,9 +551,7 @@ impl CompiledGrammar {
     /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer
     /// cache): the reference the fast path is tested against.
     pub(crate) fn chart_mask_reference(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
-        let Engine::Cfg { earley, .. } = &self.engine else {
-            unreachable!("chart_mask is only called on context-free grammars")
-        };
+        let Engine::Cfg { earley, .. } = &self.engine else { unreachable!("chart_mask is only called on context-free grammars") };
         out.fill(0);
         let mut ov = Overlay::new(earley, chart);
         self.vocab.trie().walk(&mut ov, |t| out[(t >> 5) as usize] |= 1 << (t & 31));
@@ -710,7 +694,8 @@ mod tests {
     /// bounds), with unfinished and malformed UTF-8.
     fn text_tokens() -> Vocabulary {
         let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
-        let pieces: [&[u8]; 14] = [b"a", b"b", b" ", b"\"", b"\\", b"n", "é".as_bytes(), &[0xc3], &[0xa9], b"\n", b"}", b":", b"%", b"1"];
+        let pieces: [&[u8]; 14] =
+            [b"a", b"b", b" ", b"\"", b"\\", b"n", "é".as_bytes(), &[0xc3], &[0xa9], b"\n", b"}", b":", b"%", b"1"];
         for x in pieces {
             toks.push(Some(x.to_vec()));
             for y in pieces {
@@ -797,7 +782,8 @@ mod tests {
     /// none of them, or only part of a multi-byte character (regular and lexer masks).
     #[test]
     fn masks_where_children_are_partly_readable() {
-        let words: [&[u8]; 12] = [b"a", b"ab", b"abb", b"abx", b"b", b"ba", b"x", b"xy", b"\xc3", b"\xc3\xa9", b"a\xc3\xa9", b"b\""];
+        let words: [&[u8]; 12] =
+            [b"a", b"ab", b"abb", b"abx", b"b", b"ba", b"x", b"xy", b"\xc3", b"\xc3\xa9", b"a\xc3\xa9", b"b\""];
         let mut toks: Vec<Option<Vec<u8>>> = words.iter().map(|w| Some(w.to_vec())).collect();
         toks.push(None);
         let eos = toks.len() as u32 - 1;
@@ -815,7 +801,11 @@ mod tests {
                 for id in 0..eos {
                     let want = dfa.walk(state, vocab.token_bytes(id)) != DEAD;
                     assert_eq!(got[(id >> 5) as usize] >> (id & 31) & 1 == 1, want, "/{pattern}/ state {state} token {id}");
-                    assert_eq!(lex_bits[(id >> 5) as usize] >> (id & 31) & 1 == 1, want, "lexer /{pattern}/ state {state} token {id}");
+                    assert_eq!(
+                        lex_bits[(id >> 5) as usize] >> (id & 31) & 1 == 1,
+                        want,
+                        "lexer /{pattern}/ state {state} token {id}"
+                    );
                 }
             }
         }
@@ -865,7 +855,8 @@ mod tests {
                     let Some(chart) = m.chart() else { panic!("a grammar has a chart") };
                     c.chart_mask_reference(chart, &mut slow).unwrap();
                     assert_eq!(fast, slow, "{text}");
-                    let allowed: Vec<u32> = (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+                    let allowed: Vec<u32> =
+                        (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
                     if allowed.is_empty() {
                         break;
                     }

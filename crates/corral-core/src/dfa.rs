@@ -898,9 +898,13 @@ impl Dfa {
             return Ok(None);
         }
         // One part keeps its counted region (the largest); any other is written out.
-        let keep = parts.iter().enumerate().filter(|(_, d)| d.counted.is_some()).max_by_key(|(_, d)| d.num_states()).map(|(i, _)| i);
-        let stored: Vec<std::borrow::Cow<'_, Dfa>> =
-            parts.iter().enumerate().map(|(i, d)| if Some(i) == keep { std::borrow::Cow::Borrowed(*d) } else { d.stored() }).collect();
+        let keep =
+            parts.iter().enumerate().filter(|(_, d)| d.counted.is_some()).max_by_key(|(_, d)| d.num_states()).map(|(i, _)| i);
+        let stored: Vec<std::borrow::Cow<'_, Dfa>> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, d)| if Some(i) == keep { std::borrow::Cow::Borrowed(*d) } else { d.stored() })
+            .collect();
         let parts: Vec<&Dfa> = stored.iter().map(|d| &**d).collect();
         let first: Vec<[bool; 256]> = parts
             .iter()
@@ -1229,7 +1233,8 @@ impl Dfa {
         let mut settled = !any_sometimes;
         // Per round: (state, key) kills in the closure, and (state, key) moves into a
         // state with a kill from one without.
-        let (mut kills, mut enters): (Vec<(u32, u16)>, Vec<(u32, u16)>) = (Vec::new(), Vec::new());
+        let mut kills: Vec<(u32, u16)> = Vec::new();
+        let mut enters: Vec<(u32, u16)> = Vec::new();
         let mut violating = vec![false; self.num_states()];
         let mut closure: Vec<(u32, u8)> = Vec::new();
         for _ in 0..MAX_SAFE_ROUNDS {
@@ -1525,7 +1530,6 @@ impl Dfa {
         Ok(Dfa { class_of, stride, table, accepting, counted: None })
     }
 
-
     /// The DFA of a finite set of byte-range sequences (each a string of byte classes, as
     /// a UTF-8 encoded character class or a literal is), built by subset construction over
     /// positions in the sequences: cheap for the literals and classes that make up most of
@@ -1597,7 +1601,8 @@ impl Dfa {
         // Minimal DFA of a finite language, bottom-up: deepest states first, two states
         // are one when they agree on accepting and on their (already merged) successors.
         let n = sets.len();
-        let accepting_raw: Vec<bool> = sets.iter().map(|(d, alive)| alive.iter().any(|&k| seqs[k as usize].len() == *d)).collect();
+        let accepting_raw: Vec<bool> =
+            sets.iter().map(|(d, alive)| alive.iter().any(|&k| seqs[k as usize].len() == *d)).collect();
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&s| std::cmp::Reverse(sets[s].0));
         let mut merged = vec![0u32; n];
@@ -1606,7 +1611,9 @@ impl Dfa {
         for &s in &order {
             sig.clear();
             sig.push(accepting_raw[s] as u32);
-            sig.extend(rows[s * n_classes..(s + 1) * n_classes].iter().map(|&t| if t == NONE { NONE } else { merged[t as usize] }));
+            sig.extend(
+                rows[s * n_classes..(s + 1) * n_classes].iter().map(|&t| if t == NONE { NONE } else { merged[t as usize] }),
+            );
             let k = signatures.len() as u32;
             merged[s] = *signatures.entry(sig.clone()).or_insert(k);
         }
@@ -1711,7 +1718,13 @@ impl Dfa {
                 })
                 .collect();
             let counted = Counted::new(per as u32, last as u32, max.is_some(), min, template, vec![DEAD; stride], true);
-            let dfa = Dfa { class_of: self.class_of, stride, table: vec![DEAD; stride], accepting: vec![false], counted: Some(Arc::new(counted)) };
+            let dfa = Dfa {
+                class_of: self.class_of,
+                stride,
+                table: vec![DEAD; stride],
+                accepting: vec![false],
+                counted: Some(Arc::new(counted)),
+            };
             return Ok(Some(dfa));
         }
         let mut table = vec![DEAD; total * stride];
@@ -1901,7 +1914,9 @@ mod tests {
                 assert_eq!(not_a.matches(&s), valid && !a.matches(&s), "not {p}: {s:?}");
             }
             // Pruned: every live state can still reach a match.
-            assert!((1..not_a.num_states() as u32).all(|st| (0..=255u8).any(|x| not_a.next(st, x) != DEAD) || not_a.is_accepting(st)));
+            assert!(
+                (1..not_a.num_states() as u32).all(|st| (0..=255u8).any(|x| not_a.next(st, x) != DEAD) || not_a.is_accepting(st))
+            );
         }
         assert!(matches!(dfa("a").intersect(&dfa("b"), &limits, "t"), Err(Error::EmptyLanguage { .. })));
         assert!(matches!(dfa("(?s:.)*").complement(&limits, "t"), Err(Error::EmptyLanguage { .. })));
@@ -1974,7 +1989,10 @@ mod tests {
             let back = Dfa::from_bytes(&bytes).expect("round trip");
             // (A counted region is written out: the bytes hold every state.)
             let d = d.stored();
-            assert_eq!((back.class_of, back.stride, &back.table, &back.accepting), (d.class_of, d.stride, &d.table, &d.accepting));
+            assert_eq!(
+                (back.class_of, back.stride, &back.table, &back.accepting),
+                (d.class_of, d.stride, &d.table, &d.accepting)
+            );
             assert_eq!(bytes[5], if d.num_states() > 1 << 16 { 4 } else { 2 }, "{pattern}");
         }
         let good = dfa("[a-c]x|y+").to_bytes();
@@ -2014,7 +2032,8 @@ mod tests {
             }
             // Spread over one class per byte, then coarsened again: the same classes and
             // the same moves.
-            let table: Vec<u32> = (0..d.num_states() as u32).flat_map(|s| (0..=255u8).map(move |b| (s, b))).map(|(s, b)| d.next(s, b)).collect();
+            let table: Vec<u32> =
+                (0..d.num_states() as u32).flat_map(|s| (0..=255u8).map(move |b| (s, b))).map(|(s, b)| d.next(s, b)).collect();
             let mut class_of = [0u8; 256];
             for (b, c) in class_of.iter_mut().enumerate() {
                 *c = b as u8;
@@ -2039,7 +2058,8 @@ mod tests {
             assert_eq!(got.is_some(), deterministic, "{p} . {q}");
             // Through from_expr: either path, the regex engine's language.
             let (a, b) = (dfa(p), dfa(q));
-            let via_expr = Dfa::from_expr(&DfaExpr::Seq(vec![DfaExpr::Leaf(&a), DfaExpr::Empty, DfaExpr::Leaf(&b)]), &limits, "t").unwrap();
+            let via_expr =
+                Dfa::from_expr(&DfaExpr::Seq(vec![DfaExpr::Leaf(&a), DfaExpr::Empty, DfaExpr::Leaf(&b)]), &limits, "t").unwrap();
             let want = dfa(&format!("(?:{p})(?:{q})"));
             for s in strings(&[b"a", b"b", b"c", b"\"", "\u{e9}".as_bytes(), &[0xc3]], 4) {
                 assert_eq!(via_expr.matches(&s), want.matches(&s), "{p} . {q}: {s:?}");
@@ -2050,7 +2070,9 @@ mod tests {
         }
         // Three parts, the middle one nullable: deterministic only if "b" cannot both
         // start the middle part and the last one.
-        for (parts, deterministic) in [(["a+", "b?", "c"], true), (["a+", "b?", "b"], false), (["a*", "b*", "c*"], true), (["(?:)", "a", "(?:)"], true)] {
+        for (parts, deterministic) in
+            [(["a+", "b?", "c"], true), (["a+", "b?", "b"], false), (["a*", "b*", "c*"], true), (["(?:)", "a", "(?:)"], true)]
+        {
             let dfas: Vec<Dfa> = parts.iter().map(|p| dfa(p)).collect();
             let refs: Vec<&Dfa> = dfas.iter().collect();
             let got = Dfa::concat_all(&refs, &limits, "t").unwrap();
@@ -2167,7 +2189,12 @@ mod tests {
         };
         let limits = Limits::default();
         let (ab, ab2) = (dfa("(?:ab|a)*"), dfa("(?:a|ab)*"));
-        let joined = Dfa::from_expr(&DfaExpr::Alt(vec![DfaExpr::Leaf(&ab), DfaExpr::Leaf(&ab2)]), &Limits { max_dfa_states: 10_000, ..limits.clone() }, "t").unwrap();
+        let joined = Dfa::from_expr(
+            &DfaExpr::Alt(vec![DfaExpr::Leaf(&ab), DfaExpr::Leaf(&ab2)]),
+            &Limits { max_dfa_states: 10_000, ..limits.clone() },
+            "t",
+        )
+        .unwrap();
         let mut cases = vec![joined, dfa("x(?:[ab]c|[ab]d){20}y"), dfa("(?:1[0-9]|2[0-9]|[3-9][0-9]){3}|(?:[0-9]{2}){3}")];
         let counter = dfa("[a-c]").repeat_counted(3, Some(40), &limits, "t").unwrap().unwrap();
         cases.push(Dfa::concat_all(&[&counter, &dfa("[xy]z|xz")], &limits, "t").unwrap().unwrap());
@@ -2188,7 +2215,11 @@ mod tests {
             }
             Dfa { class_of: d.class_of, stride: d.stride, table, accepting, counted: None }
         };
-        for p in ["(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f]{1,4}|::(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}", "(a|b)*abb", "[a-z]+@[a-z]+(?:\\.[a-z]+)*"] {
+        for p in [
+            "(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f]{1,4}|::(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}",
+            "(a|b)*abb",
+            "[a-z]+@[a-z]+(?:\\.[a-z]+)*",
+        ] {
             let d = dfa(p);
             cases.push(doubled(&d));
         }
@@ -2205,9 +2236,23 @@ mod tests {
 
     #[test]
     fn byte_sequences_build_their_language() {
-        let seqs: Vec<Vec<(u8, u8)>> = vec![b"cat".iter().map(|&b| (b, b)).collect(), vec![(b'c', b'c'), (b'a', b'z')], vec![], vec![(0xC3, 0xC3), (0x80, 0xBF)]];
+        let seqs: Vec<Vec<(u8, u8)>> = vec![
+            b"cat".iter().map(|&b| (b, b)).collect(),
+            vec![(b'c', b'c'), (b'a', b'z')],
+            vec![],
+            vec![(0xC3, 0xC3), (0x80, 0xBF)],
+        ];
         let d = Dfa::from_byte_sequences(&seqs, &Limits::default(), "t").unwrap();
-        for (s, want) in [(&b"cat"[..], true), (b"cz", true), (b"c", false), (b"", true), ("é".as_bytes(), true), (b"ca", true), (b"cats", false), (b"\xC3", false)] {
+        for (s, want) in [
+            (&b"cat"[..], true),
+            (b"cz", true),
+            (b"c", false),
+            (b"", true),
+            ("é".as_bytes(), true),
+            (b"ca", true),
+            (b"cats", false),
+            (b"\xC3", false),
+        ] {
             assert_eq!(d.matches(s), want, "{s:?}");
         }
         assert!(matches!(Dfa::from_byte_sequences(&[], &Limits::default(), "t"), Err(Error::EmptyLanguage { .. })));

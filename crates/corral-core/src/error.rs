@@ -111,16 +111,12 @@ fn clip(text: &str) -> String {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::RegexSyntax { message, pattern, position } => write!(
-                f,
-                "regex syntax error at position {position}: {message}\n{}",
-                caret(pattern, *position)
-            ),
-            Error::UnsupportedRegex { construct, pattern, position } => write!(
-                f,
-                "unsupported regex construct at position {position}: {construct}\n{}",
-                caret(pattern, *position)
-            ),
+            Error::RegexSyntax { message, pattern, position } => {
+                write!(f, "regex syntax error at position {position}: {message}\n{}", caret(pattern, *position))
+            }
+            Error::UnsupportedRegex { construct, pattern, position } => {
+                write!(f, "unsupported regex construct at position {position}: {construct}\n{}", caret(pattern, *position))
+            }
             Error::Grammar { message, line, col } => {
                 if *line == 0 {
                     write!(f, "grammar error: {message}")

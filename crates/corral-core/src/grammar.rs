@@ -132,10 +132,12 @@ impl Grammar {
         if !c.distinct_keys {
             return Some(cfg::sample::sample(&c.cfg, seed, budget));
         }
-        (0..16u64).map(|i| cfg::sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(|s| {
-            let mut keys = crate::json_keys::KeyTracker::default();
-            keys.push_token(s)
-        })
+        (0..16u64).map(|i| cfg::sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(
+            |s| {
+                let mut keys = crate::json_keys::KeyTracker::default();
+                keys.push_token(s)
+            },
+        )
     }
 
     /// Non-fatal findings (e.g. unused rules).
@@ -150,12 +152,9 @@ impl Grammar {
     pub fn describe(&self) -> String {
         match self {
             Grammar::Regex(r) => format!("regex /{}/", r.pattern()),
-            Grammar::Cfg(c) => format!(
-                "{} ({} rules, {} terminals)",
-                c.description,
-                c.cfg.productions.len(),
-                c.cfg.terminals.len()
-            ),
+            Grammar::Cfg(c) => {
+                format!("{} ({} rules, {} terminals)", c.description, c.cfg.productions.len(), c.cfg.terminals.len())
+            }
         }
     }
 }

@@ -253,10 +253,9 @@ mod tests {
     #[test]
     fn work_off_thread_returns_its_value_or_stops_with_the_scope() {
         assert_eq!(off_thread(|| 6 * 7).unwrap(), 42);
-        let err = run(&Scope::with_budget("max_compile_ms", 20), || {
-            off_thread(|| std::thread::sleep(Duration::from_millis(2_000)))
-        })
-        .unwrap_err();
+        let err =
+            run(&Scope::with_budget("max_compile_ms", 20), || off_thread(|| std::thread::sleep(Duration::from_millis(2_000))))
+                .unwrap_err();
         assert!(matches!(err, Error::LimitExceeded { limit: "max_compile_ms", .. }), "{err:?}");
         assert!(matches!(off_thread(|| panic!("boom")), Err(Error::Internal(_))));
     }

@@ -90,9 +90,9 @@ impl Seen<'_> {
 
     /// Does some seen key start with `w` (or equal it)?
     fn has_prefix(&self, w: &[u8]) -> bool {
-        let in_set = self.set.is_some_and(|s| {
-            s.range::<[u8], _>((Bound::Included(w), Bound::Unbounded)).next().is_some_and(|k| k.starts_with(w))
-        });
+        let in_set = self
+            .set
+            .is_some_and(|s| s.range::<[u8], _>((Bound::Included(w), Bound::Unbounded)).next().is_some_and(|k| k.starts_with(w)));
         in_set || self.extra.iter().any(|k| k.starts_with(w))
     }
 
@@ -617,7 +617,16 @@ mod tests {
     #[test]
     fn prefixes_of_accepts_exactly_the_prefixes() {
         let mut p = PrefixesOf::new(vec![b"key1", b"ke", b"kz", b"a"]);
-        for (bytes, want) in [(&b"k"[..], true), (b"ke", true), (b"key1", true), (b"key2", false), (b"kz", true), (b"b", false), (b"a", true), (b"ab", false)] {
+        for (bytes, want) in [
+            (&b"k"[..], true),
+            (b"ke", true),
+            (b"key1", true),
+            (b"key2", false),
+            (b"kz", true),
+            (b"b", false),
+            (b"a", true),
+            (b"ab", false),
+        ] {
             let read = bytes.iter().take_while(|&&b| p.push_byte(b)).count();
             assert_eq!(read == bytes.len(), want, "{:?}", String::from_utf8_lossy(bytes));
             p.pop_bytes(read);

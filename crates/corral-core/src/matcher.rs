@@ -415,9 +415,7 @@ impl Matcher {
     pub fn rollback(&mut self, n: usize) -> Result<()> {
         let have = self.num_tokens();
         if n > have {
-            return Err(Error::InvalidArgument(format!(
-                "cannot roll back {n} tokens: only {have} have been accepted"
-            )));
+            return Err(Error::InvalidArgument(format!("cannot roll back {n} tokens: only {have} have been accepted")));
         }
         if let Some(keys) = &mut self.keys {
             keys.rollback(n);

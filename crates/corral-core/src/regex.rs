@@ -83,6 +83,8 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
 
 /// Builds regex-automata's dense DFA (anchored, all matches) for `hir`, a piece of
 /// `pattern` (named in errors).
+// regex-automata's build error is large; it is mapped to corral's at once.
+#[allow(clippy::result_large_err)]
 fn build_dense(hir: &Hir, pattern: &str, limits: &Limits) -> Result<dense::DFA<Vec<u32>>> {
     let nfa = thompson::Compiler::new()
         .configure(
@@ -132,6 +134,7 @@ fn build_dense(hir: &Hir, pattern: &str, limits: &Limits) -> Result<dense::DFA<V
 const INLINE_DETERMINIZE_BYTES: usize = 4 << 20;
 
 /// regex-automata's dense DFA (anchored, all matches) of `nfa`, within `size_limit` bytes.
+#[allow(clippy::result_large_err)] // regex-automata's own error type
 fn determinize(nfa: &thompson::NFA, size_limit: usize) -> std::result::Result<dense::DFA<Vec<u32>>, dense::BuildError> {
     dense::Builder::new()
         .configure(
@@ -477,7 +480,9 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) 
                 _ => false,
             };
             let optional = match &leaves[..] {
-                [DfaExpr::Leaf(d), e] | [e, DfaExpr::Leaf(d)] if !concat && only_empty(e) && !only_empty(&DfaExpr::Leaf(d)) => Some(*d),
+                [DfaExpr::Leaf(d), e] | [e, DfaExpr::Leaf(d)] if !concat && only_empty(e) && !only_empty(&DfaExpr::Leaf(d)) => {
+                    Some(*d)
+                }
                 _ => None,
             };
             if let Some(d) = optional {
@@ -785,7 +790,8 @@ mod tests {
     /// state (`a*b`) or is not prefix-free (`a|ab`, built by subset construction instead).
     #[test]
     fn counted_repetitions_are_exact() {
-        let cases: &[(&str, &dyn Fn(&str) -> bool)] = &[
+        type Case<'a> = (&'a str, &'a dyn Fn(&str) -> bool);
+        let cases: &[Case] = &[
             (r"[aé]{16,20}", &|s: &str| s.chars().all(|c| c == 'a' || c == 'é') && (16..=20).contains(&s.chars().count())),
             (r"(?:a*b){16,18}", &|s: &str| {
                 s.ends_with('b') && s.chars().all(|c| c == 'a' || c == 'b') && (16..=18).contains(&s.matches('b').count())

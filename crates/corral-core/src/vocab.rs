@@ -74,12 +74,7 @@ impl TokenTrie {
             }
             for (d, &byte) in bytes.iter().enumerate().skip(lcp) {
                 open.push(nodes.len());
-                nodes.push(TrieNode {
-                    subtree_end: 0,
-                    tokens_start: token_ids.len() as u32,
-                    depth: (d + 1) as u16,
-                    byte,
-                });
+                nodes.push(TrieNode { subtree_end: 0, tokens_start: token_ids.len() as u32, depth: (d + 1) as u16, byte });
             }
             // Sorted order guarantees the last node is the one spelling `bytes`.
             token_ids.push(id);
@@ -110,13 +105,13 @@ impl TokenTrie {
         let mut out = vec![0u32; sub.nodes.len()];
         // path[d]: this trie's node for the current `sub` node's ancestor at depth d.
         let mut path: Vec<u32> = vec![0];
-        for i in 1..sub.nodes.len() - 1 {
-            let node = sub.nodes[i];
+        let last = sub.nodes.len() - 1;
+        for (slot, node) in out[1..last].iter_mut().zip(&sub.nodes[1..last]) {
             path.truncate(node.depth as usize);
             let parent = *path.last().unwrap_or(&0);
             // Every prefix of a token of `sub` is a node here: the child always exists.
             let here = self.children(parent).find(|&(_, b)| b == node.byte).map_or(0, |(c, _)| c);
-            out[i] = here;
+            *slot = here;
             path.push(here);
         }
         out
@@ -298,12 +293,7 @@ impl Vocabulary {
     ///   constraint may end.
     /// * `size`: the logits width (the model's embedding rows), at least `tokens.len()`;
     ///   defaults to `tokens.len()`. Ids past the tokens are never allowed.
-    pub fn new(
-        tokens: Vec<Option<Vec<u8>>>,
-        special_ids: &[u32],
-        eos_ids: &[u32],
-        size: Option<usize>,
-    ) -> Result<Vocabulary> {
+    pub fn new(tokens: Vec<Option<Vec<u8>>>, special_ids: &[u32], eos_ids: &[u32], size: Option<usize>) -> Result<Vocabulary> {
         Self::with_limits(tokens, special_ids, eos_ids, size, &Limits::default())
     }
 
@@ -317,10 +307,7 @@ impl Vocabulary {
     ) -> Result<Vocabulary> {
         let size = size.unwrap_or(tokens.len());
         if size < tokens.len() {
-            return Err(Error::Vocabulary(format!(
-                "size {size} is smaller than the number of token ids {}",
-                tokens.len()
-            )));
+            return Err(Error::Vocabulary(format!("size {size} is smaller than the number of token ids {}", tokens.len())));
         }
         if size > limits.max_vocab_size || size >= u32::MAX as usize {
             return Err(Error::LimitExceeded {
@@ -341,15 +328,15 @@ impl Vocabulary {
             .collect();
         kinds.resize(size, TokenKind::Missing);
         for &id in special_ids {
-            let slot = kinds.get_mut(id as usize).ok_or_else(|| {
-                Error::Vocabulary(format!("special token id {id} is not below size {size}"))
-            })?;
+            let slot = kinds
+                .get_mut(id as usize)
+                .ok_or_else(|| Error::Vocabulary(format!("special token id {id} is not below size {size}")))?;
             *slot = TokenKind::Special;
         }
         for &id in eos_ids {
-            let slot = kinds.get_mut(id as usize).ok_or_else(|| {
-                Error::Vocabulary(format!("EOS token id {id} is not below size {size}"))
-            })?;
+            let slot = kinds
+                .get_mut(id as usize)
+                .ok_or_else(|| Error::Vocabulary(format!("EOS token id {id} is not below size {size}")))?;
             *slot = TokenKind::Eos;
         }
         let mut bytes = Vec::new();
@@ -464,7 +451,13 @@ impl Vocabulary {
     pub fn memory_bytes(&self) -> usize {
         let slices: usize = self.plain_slices.get().map_or(0, |v| v.iter().map(PlainSlice::memory_bytes).sum());
         let masks = |m: &std::sync::OnceLock<Vec<Vec<u32>>>| m.get().map_or(0, |v| v.iter().map(|b| b.len() * 4).sum::<usize>());
-        self.bytes.len() + self.offsets.len() * 4 + self.kinds.len() + self.trie.memory_bytes() + slices + masks(&self.plain_with_byte) + masks(&self.plain_len_le)
+        self.bytes.len()
+            + self.offsets.len() * 4
+            + self.kinds.len()
+            + self.trie.memory_bytes()
+            + slices
+            + masks(&self.plain_with_byte)
+            + masks(&self.plain_len_le)
     }
 
     /// The plain-token slices, longest bound first.
@@ -804,8 +797,8 @@ mod tests {
 
     #[test]
     fn kinds_and_errors() {
-        let v = Vocabulary::new(vec![Some(b"a".to_vec()), Some(b"".to_vec()), Some(b"<s>".to_vec())], &[2], &[2], Some(40))
-            .unwrap();
+        let v =
+            Vocabulary::new(vec![Some(b"a".to_vec()), Some(b"".to_vec()), Some(b"<s>".to_vec())], &[2], &[2], Some(40)).unwrap();
         assert_eq!(v.kind(0), TokenKind::Normal);
         assert_eq!(v.kind(1), TokenKind::Missing);
         assert_eq!(v.kind(2), TokenKind::Eos);

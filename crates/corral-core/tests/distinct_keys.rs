@@ -16,7 +16,8 @@ fn grammar(nested: bool) -> Grammar {
     Grammar::cfg_text(&text, Dialect::Ebnf, None, &Limits::default(), None).unwrap().with_distinct_keys(false)
 }
 
-const TOKENS: &[&str] = &["{", "}", ",", ":", "1", "\"", "a", "b", "c", "x", "\"ab", "\"abc\"", "\"x", "abc\":1,\"abc\"", "\"x\":1,\"xx"];
+const TOKENS: &[&str] =
+    &["{", "}", ",", ":", "1", "\"", "a", "b", "c", "x", "\"ab", "\"abc\"", "\"x", "abc\":1,\"abc\"", "\"x\":1,\"xx"];
 
 fn compiled(nested: bool) -> Arc<CompiledGrammar> {
     let mut tokens: Vec<Option<Vec<u8>>> = TOKENS.iter().map(|t| Some(t.as_bytes().to_vec())).collect();

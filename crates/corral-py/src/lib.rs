@@ -10,8 +10,8 @@ use std::sync::Arc;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::IntoPyObjectExt;
 
 use corral_core as core;
 
@@ -42,28 +42,18 @@ fn val<'py, T: IntoPyObjectExt<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
 fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
     let message = err.to_string();
     match err {
-        core::Error::RegexSyntax { pattern, position, .. } => raise(
-            py,
-            "RegexSyntaxError",
-            message,
-            &[("pattern", val(py, pattern)), ("position", val(py, position))],
-        ),
+        core::Error::RegexSyntax { pattern, position, .. } => {
+            raise(py, "RegexSyntaxError", message, &[("pattern", val(py, pattern)), ("position", val(py, position))])
+        }
         core::Error::UnsupportedRegex { construct, pattern, position } => raise(
             py,
             "UnsupportedFeatureError",
             message,
-            &[
-                ("construct", val(py, construct)),
-                ("pattern", val(py, pattern)),
-                ("position", val(py, position)),
-            ],
+            &[("construct", val(py, construct)), ("pattern", val(py, pattern)), ("position", val(py, position))],
         ),
-        core::Error::LimitExceeded { limit, value, .. } => raise(
-            py,
-            "LimitExceededError",
-            message,
-            &[("limit", val(py, limit)), ("value", val(py, value))],
-        ),
+        core::Error::LimitExceeded { limit, value, .. } => {
+            raise(py, "LimitExceededError", message, &[("limit", val(py, limit)), ("value", val(py, value))])
+        }
         core::Error::EmptyLanguage { .. } => raise(py, "EmptyLanguageError", message, &[]),
         core::Error::Grammar { line, col, .. } => {
             raise(py, "InvalidGrammarError", message, &[("line", val(py, line)), ("column", val(py, col))])
@@ -364,7 +354,11 @@ type Classes = (Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>);
 /// by the same constructor (a built grammar has no serialized form of its own).
 #[derive(Clone)]
 enum Recipe {
-    Regex { pattern: String, limits: Option<core::Limits>, classes: Option<Classes> },
+    Regex {
+        pattern: String,
+        limits: Option<core::Limits>,
+        classes: Option<Classes>,
+    },
     Cfg {
         text: String,
         dialect: String,
@@ -393,14 +387,12 @@ impl PyGrammar {
     /// interpreter's `\d \w \s`; without it, corral's built-in Unicode tables are used.
     #[staticmethod]
     #[pyo3(signature = (pattern, limits=None, classes=None))]
-    fn regex(
-        py: Python<'_>,
-        pattern: &str,
-        limits: Option<PyRef<'_, PyLimits>>,
-        classes: Option<Classes>,
-    ) -> PyResult<Self> {
-        let recipe =
-            Recipe::Regex { pattern: pattern.to_string(), limits: limits.as_ref().map(|l| l.inner.clone()), classes: classes.clone() };
+    fn regex(py: Python<'_>, pattern: &str, limits: Option<PyRef<'_, PyLimits>>, classes: Option<Classes>) -> PyResult<Self> {
+        let recipe = Recipe::Regex {
+            pattern: pattern.to_string(),
+            limits: limits.as_ref().map(|l| l.inner.clone()),
+            classes: classes.clone(),
+        };
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
         let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
         let pattern = pattern.to_string();
@@ -490,8 +482,19 @@ impl PyGrammar {
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let limits = |l: &Option<core::Limits>| l.clone().map(|inner| PyLimits { inner });
         let args = match &self.recipe {
-            Recipe::Regex { pattern, limits: l, classes } => ("regex", (pattern, limits(l), classes.clone())).into_pyobject(py)?,
-            Recipe::Cfg { text, dialect, start, limits: l, classes, max_terminal_source, distinct_keys, key_endings_infinite } => (
+            Recipe::Regex { pattern, limits: l, classes } => {
+                ("regex", (pattern, limits(l), classes.clone())).into_pyobject(py)?
+            }
+            Recipe::Cfg {
+                text,
+                dialect,
+                start,
+                limits: l,
+                classes,
+                max_terminal_source,
+                distinct_keys,
+                key_endings_infinite,
+            } => (
                 "cfg",
                 (text, dialect, start, limits(l), classes.clone(), *max_terminal_source, *distinct_keys, *key_endings_infinite),
             )
@@ -889,7 +892,13 @@ fn fill_bitmasks(
     let results: Vec<core::Result<core::MaskInfo>> = guard_detached(py, move || Ok(fill_parallel(jobs)))?;
     drop(buf);
     for (r, job) in results.into_iter().zip(jobs) {
-        let info = r.map_err(|e| if e == core::Error::Interrupted { PyKeyboardInterrupt::new_err("interrupted") } else { to_py_err(py, e) })?;
+        let info = r.map_err(|e| {
+            if e == core::Error::Interrupted {
+                PyKeyboardInterrupt::new_err("interrupted")
+            } else {
+                to_py_err(py, e)
+            }
+        })?;
         if info.allowed == 0 {
             return Err(dead_end(py, job.3));
         }

@@ -12,7 +12,6 @@ use super::earley::EarleyGrammar;
 use super::lower::Sym;
 use crate::dfa::{bfs_path, Dfa, DEAD};
 
-
 /// Shortest strings of every symbol: terminals by BFS in their DFA; nonterminals by
 /// Knuth's generalization of Dijkstra's algorithm over the productions, which gives each
 /// nonterminal its shortest length and the production that achieves it. A nonterminal's

@@ -206,9 +206,7 @@ fn perm_tables(cfg: &Cfg, first_dr: &[u32], num_dotted: usize) -> (Vec<u32>, Vec
         for (&p, &tag) in cfg.productions_of[perm.list as usize].iter().zip(&perm.prod_entry) {
             let rhs = &cfg.productions[p as usize].rhs;
             let dr0 = first_dr[p as usize] as usize;
-            for d in dr0..=dr0 + rhs.len() {
-                dr_perm[d] = tag & !super::perm::ADD;
-            }
+            dr_perm[dr0..=dr0 + rhs.len()].fill(tag & !super::perm::ADD);
             if tag & super::perm::ADD != 0 {
                 dr_perm[dr0] |= ADD_AT_START;
             }
@@ -342,7 +340,13 @@ impl Chart {
     }
 
     fn lens(&self) -> [u32; 5] {
-        [self.sets.len() as u32, self.items.len() as u32, self.expected.len() as u32, self.leo.len() as u32, self.perm.len() as u32]
+        [
+            self.sets.len() as u32,
+            self.items.len() as u32,
+            self.expected.len() as u32,
+            self.leo.len() as u32,
+            self.perm.len() as u32,
+        ]
     }
 
     /// The terminals being read at the current position: `(terminal, DFA state, origin set)`
@@ -424,7 +428,8 @@ impl Chart {
                 // `L → L • S E_j` items come in groups: one list completed from one origin
                 // with one state continues every `L → • L S E_j` there that its state
                 // allows. The group is a function of (origin, state): written once.
-                let after_list = it.dr > 0 && g.dr_perm[it.dr as usize - 1] != NONE && g.dr_perm[it.dr as usize - 1] & ADD_AT_START != 0;
+                let after_list =
+                    it.dr > 0 && g.dr_perm[it.dr as usize - 1] != NONE && g.dr_perm[it.dr as usize - 1] & ADD_AT_START != 0;
                 if after_list {
                     if !groups.id((it.origin, it.aux)).1 {
                         continue;
@@ -474,7 +479,8 @@ impl Chart {
         }
         let Some(row) = self.rows.last().copied() else { return Ok(None) };
         let empty = Chart::default();
-        let search = Completion { g, chart: self, empty: &empty, shortest, states: Default::default(), orders: Default::default() };
+        let search =
+            Completion { g, chart: self, empty: &empty, shortest, states: Default::default(), orders: Default::default() };
         let mut starts: Vec<(Head, u64, Node)> = Vec::new();
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
             let dfa = &g.cfg.terminals[sc.term as usize].dfa;
@@ -656,10 +662,13 @@ struct Completion<'c> {
     empty: &'c Chart,
     shortest: &'c super::complete::Shortest,
     /// List states met by the search (nodes name them by index), and their indices.
-    states: std::cell::RefCell<(Vec<Vec<u64>>, HashMap<Vec<u64>, u32>)>,
+    states: std::cell::RefCell<ListStates>,
     /// Per list nonterminal: its entries by cost (see [`Completion::finish`]).
     orders: std::cell::RefCell<HashMap<u32, Vec<usize>>>,
 }
+
+/// The list states a completion search meets, and the index of each.
+type ListStates = (Vec<Vec<u64>>, HashMap<Vec<u64>, u32>);
 
 /// A search node: symbol (raw) read in set, and for a `perm!` list the index of its
 /// state in `Completion::states` (`FINISHED` once entries were added to finish it;
@@ -1033,7 +1042,11 @@ impl<'a> Overlay<'a> {
             }
             if sym & (1 << 31) != 0 {
                 self.top.expected.push(Expected { term: sym & !(1 << 31), items: (start + i as u32, start + j as u32) });
-            } else if j - i == 1 && g.dr_next[done[i].dr as usize + 1] == NONE && g.nt_perm[sym as usize] == NONE && done[i].origin != k {
+            } else if j - i == 1
+                && g.dr_next[done[i].dr as usize + 1] == NONE
+                && g.nt_perm[sym as usize] == NONE
+                && done[i].origin != k
+            {
                 // Exactly one item waits for `sym` and completing it completes that item:
                 // a deterministic reduction chain. Memoize its topmost item. (Never over a
                 // `perm!` list: going on after one is checked, see `complete_list`; nor for
@@ -1179,9 +1192,8 @@ impl<'a> Overlay<'a> {
         }
         let mut completed = std::mem::take(&mut self.scratch.completed);
         completed.clear();
-        completed.extend(
-            new_scans.iter().filter(|s| terms[s.term as usize].dfa.is_accepting(s.state)).map(|s| (s.term, s.origin)),
-        );
+        completed
+            .extend(new_scans.iter().filter(|s| terms[s.term as usize].dfa.is_accepting(s.state)).map(|s| (s.term, s.origin)));
         let set = if completed.is_empty() {
             NONE
         } else {

@@ -88,26 +88,29 @@ fn describe(t: &Tok) -> String {
         Tok::Directive(d) => format!("`%{d}`"),
         Tok::Number(n) => format!("`{n}`"),
         Tok::Eof => "the end of the grammar".into(),
-        other => format!("`{}`", match other {
-            Tok::Colon => ":",
-            Tok::Pipe => "|",
-            Tok::LParen => "(",
-            Tok::RParen => ")",
-            Tok::LBracket => "[",
-            Tok::RBracket => "]",
-            Tok::Question => "?",
-            Tok::Bang => "!",
-            Tok::Star => "*",
-            Tok::Plus => "+",
-            Tok::Tilde => "~",
-            Tok::DotDot => "..",
-            Tok::Dot => ".",
-            Tok::Arrow => "->",
-            Tok::Comma => ",",
-            Tok::LBrace => "{",
-            Tok::RBrace => "}",
-            _ => "?",
-        }),
+        other => format!(
+            "`{}`",
+            match other {
+                Tok::Colon => ":",
+                Tok::Pipe => "|",
+                Tok::LParen => "(",
+                Tok::RParen => ")",
+                Tok::LBracket => "[",
+                Tok::RBracket => "]",
+                Tok::Question => "?",
+                Tok::Bang => "!",
+                Tok::Star => "*",
+                Tok::Plus => "+",
+                Tok::Tilde => "~",
+                Tok::DotDot => "..",
+                Tok::Dot => ".",
+                Tok::Arrow => "->",
+                Tok::Comma => ",",
+                Tok::LBrace => "{",
+                Tok::RBrace => "}",
+                _ => "?",
+            }
+        ),
     }
 }
 
@@ -256,13 +259,15 @@ fn lark_string(s: &mut Scanner<'_>, start: Pos) -> Result<String> {
                 };
                 let mut v: u32 = 0;
                 for _ in 0..digits {
-                    let d = s.peek().and_then(|c| c.to_digit(16)).ok_or_else(|| {
-                        grammar_error(here, format!("the escape \\{c} needs {digits} hex digits"))
-                    })?;
+                    let d = s
+                        .peek()
+                        .and_then(|c| c.to_digit(16))
+                        .ok_or_else(|| grammar_error(here, format!("the escape \\{c} needs {digits} hex digits")))?;
                     s.bump();
                     v = v * 16 + d;
                 }
-                let ch = char::from_u32(v).ok_or_else(|| grammar_error(here, format!("escape U+{v:X} is not a valid character")))?;
+                let ch =
+                    char::from_u32(v).ok_or_else(|| grammar_error(here, format!("escape U+{v:X} is not a valid character")))?;
                 out.push(ch);
             }
             Some(c) => out.push(c),
@@ -393,7 +398,10 @@ impl Parser {
                     pos,
                     "`%declare` is not supported: declared terminals come from a custom lexer, and corral matches text",
                 )),
-                other => Err(grammar_error(pos, format!("unknown directive `%{other}` (corral reads %import, %ignore, %override and %extend)"))),
+                other => Err(grammar_error(
+                    pos,
+                    format!("unknown directive `%{other}` (corral reads %import, %ignore, %override and %extend)"),
+                )),
             };
         }
         if matches!(self.peek(), Tok::Question | Tok::Bang) {
@@ -565,7 +573,8 @@ impl Parser {
                     let (mut a, mut b) = (s.chars(), hi.chars());
                     match (a.next(), a.next(), b.next(), b.next()) {
                         (Some(lo), None, Some(hi), None) if lo <= hi => {
-                            let class = format!("[{}-{}]", regex_syntax::escape(&lo.to_string()), regex_syntax::escape(&hi.to_string()));
+                            let class =
+                                format!("[{}-{}]", regex_syntax::escape(&lo.to_string()), regex_syntax::escape(&hi.to_string()));
                             Expr::Term { term: Term::Regex(class), pos }
                         }
                         _ => return Err(grammar_error(pos, "a range needs two single characters, low..high")),
@@ -597,7 +606,10 @@ fn parse_items(text: &str, limits: &Limits) -> Result<Vec<Item>> {
         if !p.at_definition() {
             let pos = p.pos();
             let t = p.peek().clone();
-            return Err(grammar_error(pos, format!("expected a rule (`name: ...`), a TERMINAL or a %directive, found {}", describe(&t))));
+            return Err(grammar_error(
+                pos,
+                format!("expected a rule (`name: ...`), a TERMINAL or a %directive, found {}", describe(&t)),
+            ));
         }
         items.push(p.definition()?);
     }
@@ -625,10 +637,8 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
         });
     }
     let items = parse_items(text, limits)?;
-    let common: Vec<RuleDef> = parse_items(COMMON, limits)?
-        .into_iter()
-        .filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None })
-        .collect();
+    let common: Vec<RuleDef> =
+        parse_items(COMMON, limits)?.into_iter().filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None }).collect();
     let mut g = GrammarAst { lark_tokens: true, ..GrammarAst::default() };
     // Where each name was first defined (or imported), for duplicate errors.
     let mut defined: std::collections::HashMap<String, Pos> = std::collections::HashMap::new();
@@ -663,7 +673,10 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             Item::Rule(r, mode) => {
                 if !defined.contains_key(&r.name) {
                     let verb = if mode == Mode::Override { "override" } else { "extend" };
-                    return Err(grammar_error(r.pos, format!("cannot {verb} {} `{}`: it is not defined before", kind(&r.name), r.name)));
+                    return Err(grammar_error(
+                        r.pos,
+                        format!("cannot {verb} {} `{}`: it is not defined before", kind(&r.name), r.name),
+                    ));
                 }
                 if mode == Mode::Override {
                     g.rules.retain(|d| d.name != r.name);
@@ -716,7 +729,10 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
         let mut refs = Vec::new();
         collect_names(&r.expr, &mut refs);
         if let Some(bad) = refs.iter().find(|n| !is_terminal_name(n)) {
-            return Err(grammar_error(r.pos, format!("terminal `{}` uses the rule `{bad}`; terminals may only use terminals", r.name)));
+            return Err(grammar_error(
+                r.pos,
+                format!("terminal `{}` uses the rule `{bad}`; terminals may only use terminals", r.name),
+            ));
         }
     }
     for e in &g.ignore {
@@ -724,7 +740,10 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
         collect_names(e, &mut refs);
         if let Some(bad) = refs.iter().find(|n| !is_terminal_name(n)) {
             let pos = e.pos().unwrap_or_default();
-            return Err(grammar_error(pos, format!("%ignore uses the rule `{bad}`; it may only use terminals, strings and regexes")));
+            return Err(grammar_error(
+                pos,
+                format!("%ignore uses the rule `{bad}`; it may only use terminals, strings and regexes"),
+            ));
         }
     }
     check_terminal_cycles(&g)?;
@@ -744,7 +763,8 @@ fn check_terminal_cycles(g: &GrammarAst) -> Result<()> {
         });
         collect_names(&r.expr, &mut defs[k].2);
     }
-    let succ: Vec<Vec<usize>> = defs.iter().map(|(_, _, refs)| refs.iter().filter_map(|n| index.get(n.as_str()).copied()).collect()).collect();
+    let succ: Vec<Vec<usize>> =
+        defs.iter().map(|(_, _, refs)| refs.iter().filter_map(|n| index.get(n.as_str()).copied()).collect()).collect();
     // Iterative depth-first search (0 = new, 1 = on the path, 2 = done), in source order.
     let mut state = vec![0u8; defs.len()];
     for root in 0..defs.len() {
@@ -859,7 +879,12 @@ mod tests {
 
     #[test]
     fn names_directives_and_imports_follow_lark() {
-        for (text, pos) in [("start: Foo\n", (1, 8)), ("Start: \"a\"\n", (1, 1)), ("start: \"a\"\n%foo x\n", (2, 1)), ("start: A\n%declare A\n", (2, 1))] {
+        for (text, pos) in [
+            ("start: Foo\n", (1, 8)),
+            ("Start: \"a\"\n", (1, 1)),
+            ("start: \"a\"\n%foo x\n", (2, 1)),
+            ("start: A\n%declare A\n", (2, 1)),
+        ] {
             let (line, col, message) = refused(text);
             assert_eq!((line, col), pos, "{text:?}: {message}");
         }

@@ -15,8 +15,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::ast::{Expr, GrammarAst, Pos, Term};
-use super::perm::Perm;
 use super::parse::grammar_error;
+use super::perm::Perm;
 use crate::dfa::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -105,7 +105,10 @@ type Alts = Vec<Vec<Sym>>;
 #[derive(Debug, Clone)]
 enum Reg {
     Src(String),
-    Dfa { dfa: Arc<Dfa>, key: String },
+    Dfa {
+        dfa: Arc<Dfa>,
+        key: String,
+    },
     /// The empty language: no string at all. The index names the piece that caused it
     /// (in `Lowering::voids`). Alternatives that need it are dropped, and only a grammar
     /// whose start rule is void is an error.
@@ -404,7 +407,9 @@ impl<'a> Lowering<'a> {
     fn op_result(&mut self, built: Result<Reg>, pos: Pos, op: &str, why_empty: &str) -> Result<Reg> {
         match built {
             Ok(reg) => Ok(reg),
-            Err(Error::EmptyLanguage { .. }) => Ok(Reg::Void(self.void(pos, format!("{op}(...) matches no string ({why_empty})")))),
+            Err(Error::EmptyLanguage { .. }) => {
+                Ok(Reg::Void(self.void(pos, format!("{op}(...) matches no string ({why_empty})"))))
+            }
             Err(e) => Err(op_error(e, pos, op)),
         }
     }
@@ -552,8 +557,7 @@ impl<'a> Lowering<'a> {
     /// after the rules it references). A depth-first search with its own stack: reference
     /// chains can be as long as the grammar.
     fn regular_order(&self, names: &[&'a str]) -> (HashMap<&'a str, bool>, Vec<&'a str>) {
-        let lark_terminal: HashSet<&str> =
-            self.ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
+        let lark_terminal: HashSet<&str> = self.ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
         // 1 = in progress, 2 = done.
         let mut state: HashMap<&'a str, u8> = HashMap::new();
         let mut is_regular: HashMap<&'a str, bool> = HashMap::new();
@@ -571,7 +575,8 @@ impl<'a> Lowering<'a> {
                     collect_refs(e, &mut refs);
                 }
                 // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
-                let ok = (!self.ast.lark_tokens || lark_terminal.contains(name)) && !self.defs[name].0.iter().any(|e| e.has_perm());
+                let ok =
+                    (!self.ast.lark_tokens || lark_terminal.contains(name)) && !self.defs[name].0.iter().any(|e| e.has_perm());
                 (name, refs.into_iter().map(|(r, _)| r).collect::<Vec<_>>(), 0usize, ok)
             };
             stack.push(enter(root, &mut state));
@@ -681,11 +686,13 @@ impl<'a> Lowering<'a> {
         match self.compile_cached(src, self.dfa_limits()) {
             // A fold with a large counted piece (a bounded JSON string: 14 states a
             // character) would spend its whole budget combining it before giving up.
-            Ok(d) if self.fold_limits.is_some() && d.num_states() > FOLD_MAX_PIECE_STATES && largest_count(src) >= 16 => Err(Error::LimitExceeded {
-                limit: "max_dfa_states",
-                value: FOLD_MAX_PIECE_STATES,
-                context: "folding the grammar into one DFA".into(),
-            }),
+            Ok(d) if self.fold_limits.is_some() && d.num_states() > FOLD_MAX_PIECE_STATES && largest_count(src) >= 16 => {
+                Err(Error::LimitExceeded {
+                    limit: "max_dfa_states",
+                    value: FOLD_MAX_PIECE_STATES,
+                    context: "folding the grammar into one DFA".into(),
+                })
+            }
             Ok(d) => Ok(d),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
             Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => Err(e),
@@ -899,7 +906,12 @@ impl<'a> Lowering<'a> {
                 let built = self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what));
                 self.op_result(built, *pos, "not!", "its argument matches every string")?
             }
-            Expr::Perm { pos, .. } => return Err(grammar_error(*pos, format!("perm! is not regular: it cannot be inside and!, not! or except! {REGULAR_ARGS}"))),
+            Expr::Perm { pos, .. } => {
+                return Err(grammar_error(
+                    *pos,
+                    format!("perm! is not regular: it cannot be inside and!, not! or except! {REGULAR_ARGS}"),
+                ))
+            }
             Expr::Except { expr, pos } => {
                 let inner = self.expr_reg(expr)?;
                 let key = format!("except!({})", inner.key());
@@ -976,7 +988,9 @@ impl<'a> Lowering<'a> {
     /// The operator with a non-regular argument at or inside `e`, innermost first.
     fn irregular_op<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
         match e {
-            Expr::And { exprs, .. } => exprs.iter().find_map(|x| self.irregular_op(x)).or(Some(e)).filter(|_| !self.is_regular_expr(e)),
+            Expr::And { exprs, .. } => {
+                exprs.iter().find_map(|x| self.irregular_op(x)).or(Some(e)).filter(|_| !self.is_regular_expr(e))
+            }
             Expr::Not { expr, .. } | Expr::Except { expr, .. } => {
                 self.irregular_op(expr).or(Some(e)).filter(|_| !self.is_regular_expr(e))
             }
@@ -1111,11 +1125,23 @@ impl<'a> Lowering<'a> {
 
     /// The symbol of a `perm!`: its list nonterminal, made optional when the empty list
     /// is allowed (see [`super::perm`]).
-    fn perm(&mut self, sep: &'a Expr, entries: &'a [super::ast::PermEntry], min: u32, max: Option<u32>, pos: Pos, owner: &(String, Pos)) -> Result<Sym> {
+    fn perm(
+        &mut self,
+        sep: &'a Expr,
+        entries: &'a [super::ast::PermEntry],
+        min: u32,
+        max: Option<u32>,
+        pos: Pos,
+        owner: &(String, Pos),
+    ) -> Result<Sym> {
         // A list's shortest string has `min` entries: bounded as a repetition's count is.
         let cap = self.limits.max_grammar_productions;
         if min as usize > cap {
-            return Err(Error::LimitExceeded { limit: "max_grammar_productions", value: cap, context: format!("the least count of the perm! at {pos}") });
+            return Err(Error::LimitExceeded {
+                limit: "max_grammar_productions",
+                value: cap,
+                context: format!("the least count of the perm! at {pos}"),
+            });
         }
         let k = self.nt_names.len();
         let list = self.new_nt(format!("{}#perm{k}", owner.0), owner.clone());
@@ -1137,7 +1163,8 @@ impl<'a> Lowering<'a> {
         // (with no required entry, once any entry does); whether enough entries are left
         // for its counts is checked after (see `drop_unproductive_perms`).
         let required_nts: Vec<Sym> = entry_nts.iter().zip(entries).filter(|(_, e)| e.required).map(|(&n, _)| Sym::n(n)).collect();
-        let mut stand_in: Alts = if required_nts.is_empty() { entry_nts.iter().map(|&e| vec![Sym::n(e)]).collect() } else { vec![required_nts] };
+        let mut stand_in: Alts =
+            if required_nts.is_empty() { entry_nts.iter().map(|&e| vec![Sym::n(e)]).collect() } else { vec![required_nts] };
         if let Some(s) = sep_nt {
             stand_in.push(vec![Sym::n(list), Sym::n(s)]);
         }
@@ -1318,7 +1345,13 @@ pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Op
 }
 
 /// [`lower`] with a choice of how regular parts become terminals (see [`LowerOptions`]).
-pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, options: &LowerOptions, classes: Option<&PerlClasses>) -> Result<Cfg> {
+pub fn lower_with(
+    ast: &GrammarAst,
+    start: Option<&str>,
+    limits: &Limits,
+    options: &LowerOptions,
+    classes: Option<&PerlClasses>,
+) -> Result<Cfg> {
     if ast.rules.is_empty() {
         return Err(grammar_error(Pos { line: 1, col: 1 }, "the grammar defines no rule"));
     }
@@ -1346,11 +1379,14 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
         (true, Some(Reg::Src(src))) if src.len() > WHOLE_MAX_SOURCE => None,
         // One DFA for the whole grammar only while it stays moderate: a large one costs more
         // to build than the parser costs to run.
-        (true, Some(Reg::Src(src))) => match lw.compile_cached(&src, &Limits {
-            max_dfa_states: limits.max_dfa_states.min(WHOLE_MAX_STATES),
-            dfa_size_limit: limits.dfa_size_limit.min(WHOLE_MAX_BYTES),
-            ..limits.clone()
-        }) {
+        (true, Some(Reg::Src(src))) => match lw.compile_cached(
+            &src,
+            &Limits {
+                max_dfa_states: limits.max_dfa_states.min(WHOLE_MAX_STATES),
+                dfa_size_limit: limits.dfa_size_limit.min(WHOLE_MAX_BYTES),
+                ..limits.clone()
+            },
+        ) {
             Ok(d) => Some((*d).clone()),
             // Too large as one DFA: the parser reads it over its pieces (any piece that is
             // itself too large is reported there).
@@ -1379,7 +1415,7 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
             match lw.expr_reg(e)? {
                 Reg::Src(src) => parts.push(src),
                 Reg::Dfa { .. } => return Err(not_regular()), // Lark has no boolean operators
-                Reg::Void(_) => {} // ignores nothing (noted)
+                Reg::Void(_) => {}                            // ignores nothing (noted)
             }
         }
         if parts.is_empty() {
@@ -1438,7 +1474,13 @@ pub fn lower_with(ast: &GrammarAst, start: Option<&str>, limits: &Limits, option
         let opt = lw.new_nt(format!("%ignore#{k}"), origin.clone());
         lw.bnf[opt as usize] = vec![vec![], vec![ig]];
         let first = lw.bnf[s_prime as usize].clone();
-        lw.bnf[s_prime as usize] = first.into_iter().map(|mut seq| { seq.insert(0, Sym::n(opt)); seq }).collect();
+        lw.bnf[s_prime as usize] = first
+            .into_iter()
+            .map(|mut seq| {
+                seq.insert(0, Sym::n(opt));
+                seq
+            })
+            .collect();
     }
     let mut warnings = ast.warnings.clone();
     warnings.extend(unused_rules(ast, &lw, start_name));
@@ -1588,7 +1630,8 @@ fn merge_run(
             let dfas: Vec<&Dfa> = segment.iter().map(|p| &*p.dfa).collect();
             let what = format!("the terminals {}", segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" "));
             if let Some(d) = Dfa::concat_all(&dfas, lw.limits, &what)? {
-                let src = segment.iter().map(|p| p.src.as_deref().map(group)).collect::<Option<Vec<String>>>().map(|v| v.concat());
+                let src =
+                    segment.iter().map(|p| p.src.as_deref().map(group)).collect::<Option<Vec<String>>>().map(|v| v.concat());
                 let name = segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ");
                 let key = format!("seq({})", segment.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(","));
                 parts.push(RunPart { dfa: Arc::new(d), src, name, key });
@@ -1676,8 +1719,7 @@ fn merge_pairwise(
 /// A terminal that matches "" becomes a nullable helper rule `ε | T⁺`.
 fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
     let mut replacement: HashMap<u32, Option<Sym>> = HashMap::new();
-    let used: HashSet<u32> =
-        lw.bnf.iter().flatten().flatten().filter(|s| s.is_terminal()).map(|s| s.index()).collect();
+    let used: HashSet<u32> = lw.bnf.iter().flatten().flatten().filter(|s| s.is_terminal()).map(|s| s.index()).collect();
     let mut used: Vec<u32> = used.into_iter().collect();
     used.sort_unstable();
     for t in used {
@@ -1795,7 +1837,12 @@ fn empty_grammar_error(lw: &Lowering<'_>, start: u32, bad: &[u32], void_of: &Has
     // unproductive ones (the first in the text, if several).
     let in_bad: HashSet<u32> = bad.iter().copied().filter(|x| !void_of.contains_key(x)).collect();
     let succ = |x: u32| -> Vec<u32> {
-        lw.bnf[x as usize].iter().flatten().filter(|s| !s.is_terminal() && in_bad.contains(&s.index())).map(|s| s.index()).collect()
+        lw.bnf[x as usize]
+            .iter()
+            .flatten()
+            .filter(|s| !s.is_terminal() && in_bad.contains(&s.index()))
+            .map(|s| s.index())
+            .collect()
     };
     let on_cycle = |x: u32| {
         let mut seen: HashSet<u32> = HashSet::new();
@@ -1815,7 +1862,8 @@ fn empty_grammar_error(lw: &Lowering<'_>, start: u32, bad: &[u32], void_of: &Has
     if let Some(&x) = looping.first() {
         let (name, pos) = lw.nt_origin[x as usize].clone();
         let needs_void = bad.iter().any(|&y| {
-            lw.nt_origin[y as usize].0 == name && lw.bnf[y as usize].iter().flatten().any(|s| !s.is_terminal() && void_of.contains_key(&s.index()))
+            lw.nt_origin[y as usize].0 == name
+                && lw.bnf[y as usize].iter().flatten().any(|s| !s.is_terminal() && void_of.contains_key(&s.index()))
         });
         let why = if needs_void {
             "every alternative recurses forever or needs a piece that matches no string"
@@ -1975,9 +2023,9 @@ fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<bool>> {
         let mut out: Vec<Vec<Sym>> = Vec::new();
         let mut seen: HashSet<Vec<Sym>> = HashSet::new();
         for seq in alts.iter() {
-            let seq: Vec<Sym> =
-                seq.iter().copied().filter(|s| s.is_terminal() || !only_empty[s.index() as usize]).collect();
-            let opt: Vec<usize> = (0..seq.len()).filter(|&k| !seq[k].is_terminal() && nullable[seq[k].index() as usize]).collect();
+            let seq: Vec<Sym> = seq.iter().copied().filter(|s| s.is_terminal() || !only_empty[s.index() as usize]).collect();
+            let opt: Vec<usize> =
+                (0..seq.len()).filter(|&k| !seq[k].is_terminal() && nullable[seq[k].index() as usize]).collect();
             if opt.len() > 16 {
                 return Err(too_many(limits, "a production with more than 16 nullable symbols"));
             }
@@ -2068,7 +2116,15 @@ fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) -> Result<()>
 }
 
 /// Keeps what the start reaches and renumbers.
-fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start: u32, accepts_empty: bool, warnings: Vec<String>, perms: Vec<Perm>) -> Cfg {
+fn build_cfg(
+    names: Vec<String>,
+    bnf: Vec<Alts>,
+    terminals: Vec<Terminal>,
+    start: u32,
+    accepts_empty: bool,
+    warnings: Vec<String>,
+    perms: Vec<Perm>,
+) -> Cfg {
     let n = bnf.len();
     let mut reach = vec![false; n];
     let mut stack = vec![start as usize];
@@ -2077,7 +2133,10 @@ fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start
     // what its shortest strings and samples are made of), if the list does.
     let mut parts_of: HashMap<usize, Vec<usize>> = HashMap::new();
     for p in &perms {
-        parts_of.entry(p.list as usize).or_default().extend(p.entries.iter().chain(p.sep.iter()).filter(|s| !s.is_terminal()).map(|s| s.index() as usize));
+        parts_of
+            .entry(p.list as usize)
+            .or_default()
+            .extend(p.entries.iter().chain(p.sep.iter()).filter(|s| !s.is_terminal()).map(|s| s.index() as usize));
     }
     let mut term_used = vec![false; terminals.len()];
     while let Some(x) = stack.pop() {
@@ -2133,7 +2192,12 @@ fn build_cfg(names: Vec<String>, bnf: Vec<Alts>, terminals: Vec<Terminal>, start
     let perms = perms
         .into_iter()
         .filter(|p| reach[p.list as usize])
-        .map(|p| Perm { list: nt_map[p.list as usize], sep: p.sep.map(remap), entries: p.entries.into_iter().map(remap).collect(), ..p })
+        .map(|p| Perm {
+            list: nt_map[p.list as usize],
+            sep: p.sep.map(remap),
+            entries: p.entries.into_iter().map(remap).collect(),
+            ..p
+        })
         .collect();
     Cfg {
         nonterminals,
@@ -2226,12 +2290,12 @@ fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
         let mut used = vec![false; perm.entries.len()];
         // (production, entry index before unused entries are dropped)
         let mut prods: Vec<(Vec<Sym>, usize)> = Vec::new();
-        for i in 0..perm.entries.len() {
+        for (i, used) in used.iter_mut().enumerate() {
             if perm.allows(&adding, &empty, i) {
                 for rhs in inline(perm.entries[i]) {
                     prods.push((rhs, i));
                 }
-                used[i] = true;
+                *used = true;
             }
         }
         let add_from = perm.max.is_none_or(|m| m > 1).then_some(prods.len());
@@ -2252,7 +2316,14 @@ fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
         // An entry no production uses can never appear (it cannot start a list, and no
         // second entry follows): it is not part of the list (only optional ones are left
         // so, as a list that needs one would have no production).
-        let new_index: Vec<usize> = used.iter().scan(0, |k, &u| { let i = *k; *k += u as usize; Some(i) }).collect();
+        let new_index: Vec<usize> = used
+            .iter()
+            .scan(0, |k, &u| {
+                let i = *k;
+                *k += u as usize;
+                Some(i)
+            })
+            .collect();
         let keep = |v: &[bool]| -> Vec<bool> { v.iter().zip(&used).filter(|(_, &u)| u).map(|(&x, _)| x).collect() };
         perm.required = keep(&perm.required);
         perm.repeat = keep(&perm.repeat);

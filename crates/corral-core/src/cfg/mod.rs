@@ -70,7 +70,13 @@ mod tests {
         }
         let inner = list(&|i| if i == 3 { "x".into() } else { String::new() });
         assert!(accepts(&g, &list(&|i| if i % 5 == 0 { inner.clone() } else { String::new() })));
-        for bad in ["[]", "[x]", "y", &list(&|i| if i == 4 { "xx".into() } else { String::new() }), &format!("{}]", list(&|_| String::new()))] {
+        for bad in [
+            "[]",
+            "[x]",
+            "y",
+            &list(&|i| if i == 4 { "xx".into() } else { String::new() }),
+            &format!("{}]", list(&|_| String::new())),
+        ] {
             assert!(!accepts(&g, bad), "{bad}");
         }
     }
@@ -287,11 +293,8 @@ mod tests {
     #[test]
     fn repetitions_and_groups() {
         let g = grammar(r#"s ::= ("a" | "b" s){2,3} "c"? ;"#);
-        for s in ["aa", "aaa", "aac", "babaa", "ab" ] {
-            let want = match s {
-                "aa" | "aaa" | "aac" => true,
-                _ => false,
-            };
+        for s in ["aa", "aaa", "aac", "babaa", "ab"] {
+            let want = matches!(s, "aa" | "aaa" | "aac");
             assert_eq!(accepts(&g, s), want, "{s}");
         }
         let g = grammar(r#"list ::= item ("," item)* ; item ::= "x" | "[" list? "]" ;"#);
@@ -341,8 +344,18 @@ mod tests {
         assert_ne!(names(&whole), names(&split), "the option changed nothing");
         let (whole, split) = (EarleyGrammar::new(whole, &limits), EarleyGrammar::new(split, &limits));
         let samples = [
-            "[]", r#"["k":1]"#, r#"["k":123,"j":true]"#, r#"[["j":false],"k":0]"#, r#"["k":1234]"#, r#"["k":]"#,
-            r#"["j":tru]"#, r#"["k":1,]"#, r#"[,"k":1]"#, "[[]]", r#"["k"1]"#, r#"["k":1"j":true]"#,
+            "[]",
+            r#"["k":1]"#,
+            r#"["k":123,"j":true]"#,
+            r#"[["j":false],"k":0]"#,
+            r#"["k":1234]"#,
+            r#"["k":]"#,
+            r#"["j":tru]"#,
+            r#"["k":1,]"#,
+            r#"[,"k":1]"#,
+            "[[]]",
+            r#"["k"1]"#,
+            r#"["k":1"j":true]"#,
         ];
         for s in samples {
             assert_eq!(accepts(&whole, s), accepts(&split, s), "{s}");
@@ -378,7 +391,8 @@ mod tests {
         agrees(text, &['(', ')', 'x', 'y', 'a', 'b', '['], 4, |s| {
             let inner = s.trim_start_matches('(');
             let depth = s.len() - inner.len();
-            inner.len() >= depth && inner[..inner.len() - depth].chars().all(|c| c == 'x' || c == 'y')
+            inner.len() >= depth
+                && inner[..inner.len() - depth].chars().all(|c| c == 'x' || c == 'y')
                 && inner.len() - depth == 1
                 && inner[1..].chars().all(|c| c == ')')
         });
@@ -402,18 +416,30 @@ mod tests {
         // An operator, a class and a regular rule that match no string, each in an
         // alternative that is not needed.
         let cases: [(&str, &str); 5] = [
-            ("s ::= \"c\" | and!(/a+/, /b+/) ;", "and!(...) matches no string (no string matches all of its arguments) at line 1, column 13"),
+            (
+                "s ::= \"c\" | and!(/a+/, /b+/) ;",
+                "and!(...) matches no string (no string matches all of its arguments) at line 1, column 13",
+            ),
             ("s ::= \"c\" | \"a\" [^\\s\\S] ;", "`[^\\s\\S]` matches no string at line 1, column 17"),
-            ("s ::= \"c\" | w ;\nw ::= \"a\" not!(/(?s:.)*/) ;", "not!(...) matches no string (its argument matches every string) at line 2, column 11"),
+            (
+                "s ::= \"c\" | w ;\nw ::= \"a\" not!(/(?s:.)*/) ;",
+                "not!(...) matches no string (its argument matches every string) at line 2, column 11",
+            ),
             ("s ::= \"c\" | w ;\nw ::= and!(\"a\", \"b\") ;", "rule `w` at line 2, column 1 can never produce a finite string"),
-            ("s ::= \"c\" | \"(\" s \")\" | except!(\"\") s ;", "except!(...) matches no string (its argument matches the empty string) at line 1, column 25"),
+            (
+                "s ::= \"c\" | \"(\" s \")\" | except!(\"\") s ;",
+                "except!(...) matches no string (its argument matches the empty string) at line 1, column 25",
+            ),
         ];
         for (text, warning) in cases {
             let nested = text.contains("\"(\" s");
             agrees(text, &['a', 'b', 'c', '(', ')'], 4, |s| {
                 let inner = s.trim_start_matches('(');
                 let depth = s.len() - inner.len();
-                (nested || depth == 0) && inner.len() == depth + 1 && inner.starts_with('c') && inner[1..].chars().all(|c| c == ')')
+                (nested || depth == 0)
+                    && inner.len() == depth + 1
+                    && inner.starts_with('c')
+                    && inner[1..].chars().all(|c| c == ')')
             });
             let w = warnings(text);
             assert!(w.iter().any(|m| m.contains(warning)), "{text}: {w:?}");

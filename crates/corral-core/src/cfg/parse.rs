@@ -327,7 +327,10 @@ fn gbnf_class(src: &str, at: Pos) -> Result<String> {
     if chars[i] == ']' {
         // llama.cpp closes the class here (it matches nothing); the scanner, like Python,
         // took this `]` as a member. Neither reading is what the author meant.
-        return Err(grammar_error(here(i), "`]` right after `[` closes an empty class in GBNF; write `\\]` for the character `]`"));
+        return Err(grammar_error(
+            here(i),
+            "`]` right after `[` closes an empty class in GBNF; write `\\]` for the character `]`",
+        ));
     }
     let mut members = String::new();
     while i < end {
@@ -388,7 +391,6 @@ pub(crate) fn scoped_regex(body: &str, flags: &str) -> String {
     let end = if unique.contains('x') { "\n)" } else { ")" };
     format!("(?{unique}:{rest}{end}")
 }
-
 
 fn is_name_start(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_'
@@ -539,7 +541,10 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
                 while let Some(ch) = s.peek() {
                     if is_name_char(ch) {
                         if ch == '_' && dialect == Dialect::Gbnf {
-                            return Err(grammar_error(s.pos(), "`_` cannot be part of a GBNF rule name (letters, digits and `-`)"));
+                            return Err(grammar_error(
+                                s.pos(),
+                                "`_` cannot be part of a GBNF rule name (letters, digits and `-`)",
+                            ));
                         }
                         name.push(ch);
                         s.bump();
@@ -635,7 +640,9 @@ impl Parser {
                 Tok::Name(_) if self.dialect != Dialect::Gbnf || self.gbnf_rule_ends() => {}
                 t => {
                     let msg = match self.dialect {
-                        Dialect::Gbnf => format!("unexpected {} in rule `{name}`; a GBNF rule ends at the end of its line", describe(t)),
+                        Dialect::Gbnf => {
+                            format!("unexpected {} in rule `{name}`; a GBNF rule ends at the end of its line", describe(t))
+                        }
                         _ => format!("unexpected {} in rule `{name}`", describe(t)),
                     };
                     return Err(grammar_error(self.pos(), msg));
@@ -751,7 +758,10 @@ impl Parser {
             entries.push(entry);
         }
         if entries.is_empty() {
-            return Err(grammar_error(pos, "perm! needs a separator (\"\" for none) and at least one entry, separated by commas"));
+            return Err(grammar_error(
+                pos,
+                "perm! needs a separator (\"\" for none) and at least one entry, separated by commas",
+            ));
         }
         Ok(Expr::Perm { sep: Box::new(sep), entries, min, max, pos })
     }

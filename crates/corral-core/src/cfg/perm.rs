@@ -198,7 +198,12 @@ impl Perm {
     /// (`order`; `cost`: each entry with its separator): a walk
     /// over the required entries and the cheapest others, not a pass (and a sort) over
     /// all entries, as a search meets many states of one list.
-    pub(crate) fn cheapest_finish_sorted(&self, state: &State, order: &[usize], cost: &dyn Fn(usize) -> u64) -> Option<(u64, Vec<usize>)> {
+    pub(crate) fn cheapest_finish_sorted(
+        &self,
+        state: &State,
+        order: &[usize],
+        cost: &dyn Fn(usize) -> u64,
+    ) -> Option<(u64, Vec<usize>)> {
         let mut chosen: Vec<usize> = order.iter().copied().filter(|&i| self.required[i] && !bit(state, i)).collect();
         let have = state[0] + chosen.len() as u64;
         if self.max.is_some_and(|m| have > m as u64) {
@@ -228,7 +233,11 @@ impl Perm {
     /// The cheapest whole list, given each entry's cost and the separator's (None where
     /// not known yet: entries left out, and only one-entry lists without the separator):
     /// (cost, entries in order).
-    pub(crate) fn cheapest_list(&self, entry_cost: &dyn Fn(usize) -> Option<u64>, sep_cost: Option<u64>) -> Option<(u64, Vec<usize>)> {
+    pub(crate) fn cheapest_list(
+        &self,
+        entry_cost: &dyn Fn(usize) -> Option<u64>,
+        sep_cost: Option<u64>,
+    ) -> Option<(u64, Vec<usize>)> {
         let zero = vec![0u64; self.width()];
         let sep = if self.sep.is_none() { Some(0) } else { sep_cost };
         let least = (self.min as u64).max(1);
@@ -309,7 +318,11 @@ mod tests {
                 let a = p.adding(&state);
                 let mut scratch = Vec::new();
                 for i in 0..n {
-                    assert_eq!(p.allows(&a, &state, i), p.can_add(Some(&state), i, &mut scratch), "{required:?} {repeat:?} {min} {max:?} {state:?} {i}");
+                    assert_eq!(
+                        p.allows(&a, &state, i),
+                        p.can_add(Some(&state), i, &mut scratch),
+                        "{required:?} {repeat:?} {min} {max:?} {state:?} {i}"
+                    );
                 }
             }
         }

@@ -42,12 +42,17 @@ impl Spec {
         let entries: Vec<String> = self
             .entries
             .iter()
-            .map(|&(c, req, rep)| format!("\"{c}\"{}", match (req, rep) {
-                (true, false) => "",
-                (false, false) => "?",
-                (false, true) => "*",
-                (true, true) => "+",
-            }))
+            .map(|&(c, req, rep)| {
+                format!(
+                    "\"{c}\"{}",
+                    match (req, rep) {
+                        (true, false) => "",
+                        (false, false) => "?",
+                        (false, true) => "*",
+                        (true, true) => "+",
+                    }
+                )
+            })
             .collect();
         let max = self.max.map_or(String::new(), |m| m.to_string());
         format!(r#"start ::= "[" perm!{{{},{max}}}(",", {}) "]" ;"#, self.min, entries.join(", "))
@@ -92,7 +97,11 @@ fn sequences(alphabet: &[char], len: usize) -> Vec<Vec<char>> {
 fn specs() -> Vec<Spec> {
     let mut out = vec![
         Spec { entries: vec![('a', true, false), ('b', false, false), ('c', false, true)], min: 0, max: None },
-        Spec { entries: vec![('a', false, false), ('b', false, false), ('c', false, false), ('d', false, false)], min: 2, max: Some(3) },
+        Spec {
+            entries: vec![('a', false, false), ('b', false, false), ('c', false, false), ('d', false, false)],
+            min: 2,
+            max: Some(3),
+        },
         Spec { entries: vec![('a', true, false), ('b', false, false), ('c', false, false)], min: 0, max: Some(2) },
         Spec { entries: vec![('a', true, true), ('b', true, false)], min: 3, max: Some(4) },
         Spec { entries: vec![('a', false, false), ('b', false, false)], min: 0, max: None },
@@ -154,7 +163,8 @@ fn every_live_prefix_can_be_finished_and_the_completion_is_a_list() {
                 let rest = chart.completion(&g, &shortest, 1 << 16).unwrap();
                 let rest = rest.unwrap_or_else(|| panic!("{text}: live prefix {prefix} has no completion"));
                 let done = format!("{prefix}{}", String::from_utf8(rest).unwrap());
-                let inner: Vec<char> = done[1..done.len() - 1].split(',').filter(|x| !x.is_empty()).map(|x| x.chars().next().unwrap()).collect();
+                let inner: Vec<char> =
+                    done[1..done.len() - 1].split(',').filter(|x| !x.is_empty()).map(|x| x.chars().next().unwrap()).collect();
                 assert!(spec.valid(&inner) && accepts(&g, &done), "{text}: {prefix} completed to {done}");
             }
         }
@@ -177,7 +187,8 @@ fn sampled_sentences_are_lists() {
         };
         for seed in 0..20 {
             let s = String::from_utf8(sample::sample(&cfg, seed, 30)).unwrap();
-            let inner: Vec<char> = s[1..s.len() - 1].split(',').filter(|x| !x.is_empty()).map(|x| x.chars().next().unwrap()).collect();
+            let inner: Vec<char> =
+                s[1..s.len() - 1].split(',').filter(|x| !x.is_empty()).map(|x| x.chars().next().unwrap()).collect();
             assert!(spec.valid(&inner), "{text}: sampled {s}");
         }
     }
@@ -256,7 +267,6 @@ fn bad_perms_are_errors_at_their_place() {
     let e = err(r#"start ::= perm!{3,}(",", "a"?, "b"?) ;"#).to_string();
     assert!(e.contains("no string"), "{e}");
 }
-
 
 #[test]
 fn wide_lists_build_and_finish_without_quadratic_passes() {

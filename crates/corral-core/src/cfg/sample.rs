@@ -84,9 +84,10 @@ fn expansion_costs(cfg: &Cfg) -> Vec<u64> {
             waiting[i as usize] -= 1;
             if waiting[i as usize] == 0 {
                 let p = &cfg.productions[i as usize];
-                let total = p.rhs.iter().fold(1u64, |acc, s| {
-                    acc.saturating_add(if s.is_terminal() { 1 } else { cost[s.index() as usize] })
-                });
+                let total = p
+                    .rhs
+                    .iter()
+                    .fold(1u64, |acc, s| acc.saturating_add(if s.is_terminal() { 1 } else { cost[s.index() as usize] }));
                 if cost[p.lhs as usize] == u64::MAX {
                     heap.push(Reverse((total, p.lhs)));
                 }

@@ -128,13 +128,39 @@ enum Node {
     Any,
     At(Anchor, usize),
     /// `max` None: unbounded.
-    Repeat { min: u32, max: Option<u32>, kind: RepeatKind, body: Seq, at: usize },
-    Group { group: Option<usize>, add: u32, del: u32, body: Seq },
+    Repeat {
+        min: u32,
+        max: Option<u32>,
+        kind: RepeatKind,
+        body: Seq,
+        at: usize,
+    },
+    Group {
+        group: Option<usize>,
+        add: u32,
+        del: u32,
+        body: Seq,
+    },
     Branch(Vec<Seq>),
-    Assert { behind: bool, body: Seq, at: usize },
-    Atomic { body: Seq, at: usize },
-    GroupRef { group: usize, named: bool, at: usize },
-    Conditional { yes: Seq, no: Option<Seq>, at: usize },
+    Assert {
+        behind: bool,
+        body: Seq,
+        at: usize,
+    },
+    Atomic {
+        body: Seq,
+        at: usize,
+    },
+    GroupRef {
+        group: usize,
+        named: bool,
+        at: usize,
+    },
+    Conditional {
+        yes: Seq,
+        no: Option<Seq>,
+        at: usize,
+    },
     /// `\N{...}` outside a class.
     Named(usize),
 }
@@ -451,9 +477,7 @@ impl<'p> Parser<'p> {
                 let text = format!("{c}{more}");
                 let value = u32::from_str_radix(&text, 8).unwrap_or(u32::MAX);
                 if value > 0o377 {
-                    return Err(self
-                        .src
-                        .error(&format!("octal escape value \\{text} outside of range 0-0o377"), text.len() + 1));
+                    return Err(self.src.error(&format!("octal escape value \\{text} outside of range 0-0o377"), text.len() + 1));
                 }
                 Ok(Code::Literal(value))
             }
@@ -591,8 +615,7 @@ impl<'p> Parser<'p> {
         let mut seq = Seq::new();
         // Depths of the items as regex-syntax would see them (global flags count).
         let mut depths: Vec<u32> = Vec::new();
-        loop {
-            let Some(this) = self.src.next else { break };
+        while let Some(this) = self.src.next {
             if this == Tok::Char('|') || this == Tok::Char(')') {
                 break;
             }
