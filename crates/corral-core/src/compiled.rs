@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::cfg::earley::FastMap;
 use crate::cfg::lexmask::{self, LexMask};
 use crate::cfg::{advance_chart, Chart, EarleyGrammar, Overlay};
 use crate::dfa::{Dfa, DEAD};
@@ -12,100 +11,10 @@ use crate::error::{Error, Result};
 use crate::grammar::Grammar;
 use crate::json_keys::KeyTracker;
 use crate::limits::Limits;
+use crate::mask::StateMask;
 use crate::regex;
+use crate::util::hash::FastMap;
 use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
-
-/// The allowed tokens of one automaton state.
-#[derive(Debug)]
-pub(crate) struct StateMask {
-    repr: MaskRepr,
-    /// Number of allowed token ids (EOS included).
-    pub(crate) count: u32,
-    /// The allowed token when `count == 1`.
-    pub(crate) only: Option<u32>,
-}
-
-/// Dense bitmaps for states that allow many tokens; sorted id lists for the rest
-/// (most states of most patterns allow a handful of tokens).
-#[derive(Debug)]
-enum MaskRepr {
-    Dense(Box<[u32]>),
-    Sparse(Box<[u32]>),
-}
-
-impl StateMask {
-    pub(crate) fn from_bits(bits: Vec<u32>) -> StateMask {
-        let count: u32 = bits.iter().map(|w| w.count_ones()).sum();
-        let only = if count == 1 {
-            bits.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, &w)| (i * 32) as u32 + w.trailing_zeros())
-        } else {
-            None
-        };
-        if (count as usize) > bits.len() / 4 {
-            return StateMask { repr: MaskRepr::Dense(bits.into_boxed_slice()), count, only };
-        }
-        let mut ids = Vec::with_capacity(count as usize);
-        for (w, &word) in bits.iter().enumerate() {
-            let mut x = word;
-            while x != 0 {
-                ids.push((w * 32) as u32 + x.trailing_zeros());
-                x &= x - 1;
-            }
-        }
-        StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
-    }
-
-    /// The mask of distinct token `ids` (any order) over rows of `words` words.
-    pub(crate) fn from_ids(mut ids: Vec<u32>, words: usize) -> StateMask {
-        if ids.len() > words / 4 {
-            let mut bits = vec![0u32; words];
-            for &t in &ids {
-                bits[(t >> 5) as usize] |= 1 << (t & 31);
-            }
-            return StateMask::from_bits(bits);
-        }
-        ids.sort_unstable();
-        let count = ids.len() as u32;
-        let only = if count == 1 { Some(ids[0]) } else { None };
-        StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
-    }
-
-    /// ORs the mask into `out`.
-    pub(crate) fn or_into(&self, out: &mut [u32]) {
-        match &self.repr {
-            MaskRepr::Dense(bits) => {
-                for (o, &w) in out.iter_mut().zip(bits.iter()) {
-                    *o |= w;
-                }
-            }
-            MaskRepr::Sparse(ids) => {
-                for &t in ids.iter() {
-                    out[(t >> 5) as usize] |= 1 << (t & 31);
-                }
-            }
-        }
-    }
-
-    /// Writes the mask into `out` (one row of `mask_words` words).
-    pub(crate) fn write(&self, out: &mut [u32]) {
-        match &self.repr {
-            MaskRepr::Dense(bits) => out.copy_from_slice(bits),
-            MaskRepr::Sparse(ids) => {
-                out.fill(0);
-                for &t in ids.iter() {
-                    out[(t >> 5) as usize] |= 1 << (t & 31);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + match &self.repr {
-                MaskRepr::Dense(b) | MaskRepr::Sparse(b) => b.len() * 4,
-            }
-    }
-}
 
 /// A DFA state stack that the token trie walks.
 pub(crate) struct DfaWalker<'a> {

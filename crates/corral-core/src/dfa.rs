@@ -10,9 +10,9 @@ use std::hash::Hash;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::cfg::earley::FastMap;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::util::hash::FastMap;
 
 /// The dead state: no continuation can match.
 pub const DEAD: u32 = 0;
@@ -1113,7 +1113,7 @@ impl Dfa {
         // Cheap first: at a terminal's start most bytes kill at once (lexer masks ask this
         // for every open terminal).
         let dead_at_once = (0..=255u8)
-            .filter(|&b| crate::vocab::is_plain_byte(b) && Boundary.next(b).is_some() && self.next(state, b) == DEAD)
+            .filter(|&b| crate::util::bytes::is_plain_byte(b) && Boundary.next(b).is_some() && self.next(state, b) == DEAD)
             .count();
         if dead_at_once > max_dead_at_once {
             return None;
@@ -1129,7 +1129,7 @@ impl Dfa {
         for (i, u) in U.iter().enumerate() {
             for b in 0..=255u8 {
                 let key = key_of(b);
-                if !crate::vocab::is_plain_byte(b) || seen_key[key] == i as u8 + 1 {
+                if !crate::util::bytes::is_plain_byte(b) || seen_key[key] == i as u8 + 1 {
                     continue;
                 }
                 if let Some(u2) = u.next(b) {
@@ -1183,7 +1183,7 @@ impl Dfa {
         // may not follow it). The bytes to check are those outside S.
         let mut key_weight = vec![0u64; KEYS];
         for b in 0..=255u8 {
-            if crate::vocab::is_plain_byte(b) {
+            if crate::util::bytes::is_plain_byte(b) {
                 key_weight[key_of(b)] += u64::from(weight[b as usize]);
             }
         }
@@ -1221,7 +1221,7 @@ impl Dfa {
             }
             if level.is_empty() {
                 let mut risk = PlainRisk { safe_len, short_only: true, ..PlainRisk::default() };
-                for b in (0..=255u8).filter(|&b| crate::vocab::is_plain_byte(b) && always(key_of(b))) {
+                for b in (0..=255u8).filter(|&b| crate::util::bytes::is_plain_byte(b) && always(key_of(b))) {
                     risk.always[(b >> 6) as usize] |= 1 << (b & 63);
                 }
                 return Some(risk);
@@ -1324,7 +1324,7 @@ impl Dfa {
         let mut checked = 0;
         for b in 0..=255u8 {
             let key = key_of(b);
-            if !crate::vocab::is_plain_byte(b) {
+            if !crate::util::bytes::is_plain_byte(b) {
                 continue;
             }
             if always(key) {

@@ -19,9 +19,11 @@ pub mod grammar;
 pub mod interrupt;
 pub mod json_keys;
 pub mod limits;
+pub(crate) mod mask;
 pub mod matcher;
 pub mod prebuilt;
 pub mod regex;
+pub(crate) mod util;
 pub mod vocab;
 
 pub use compiled::CompiledGrammar;

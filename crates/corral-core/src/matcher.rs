@@ -231,7 +231,7 @@ impl Matcher {
                 }
             }
             (State::Cfg { chart, .. }, Engine::Cfg { earley, shortest, .. }) => {
-                let shortest = shortest.get_or_init(|| crate::cfg::complete::Shortest::new(earley));
+                let shortest = shortest.get_or_init(|| crate::cfg::complete::Shortest::new(earley.cfg()));
                 chart.completion(earley, shortest, max_bytes)
             }
             _ => Ok(None),

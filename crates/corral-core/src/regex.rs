@@ -17,10 +17,10 @@ use regex_syntax::hir::Hir;
 
 use std::sync::Arc;
 
-use crate::cfg::earley::FastMap;
 use crate::dfa::Dfa;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::util::hash::FastMap;
 
 mod python;
 
@@ -527,12 +527,9 @@ pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses
     build_dfa(&parse(pattern, limits, classes)?, limits)
 }
 
-/// [`compile_with`], sharing built pieces through `cache`.
-/// Patterns shipped prebuilt (see [`crate::prebuilt`]) are read from the library instead.
+/// [`compile_with`], sharing built pieces through `cache` (the grammar path reads
+/// patterns shipped prebuilt first: `crate::prebuilt::compile_cached`).
 pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
-    if let Some(dfa) = crate::prebuilt::lookup(pattern, limits) {
-        return Ok(Arc::new(dfa));
-    }
     // A grammar's literals (object keys, enum members) are most of its regex sources; the
     // parser and the general construction cost ~10 µs each, the chain well under one.
     if pattern.len() <= limits.max_pattern_bytes {

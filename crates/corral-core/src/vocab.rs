@@ -257,7 +257,7 @@ const HOLDING_CACHE_SETS: usize = 64;
 
 /// See [`Vocabulary::holding_cache`]; a copy of the vocabulary starts with an empty one.
 #[derive(Debug, Default)]
-struct HoldingCache(std::sync::Mutex<crate::cfg::earley::FastMap<[u64; 4], Vec<u32>>>);
+struct HoldingCache(std::sync::Mutex<crate::util::hash::FastMap<[u64; 4], Vec<u32>>>);
 
 impl Clone for HoldingCache {
     fn clone(&self) -> Self {
@@ -697,12 +697,7 @@ const NON_ASCII: usize = 256;
 /// walk of the trie is about as fast.
 const MAX_CHECKED_TOKENS: u32 = 16_384;
 
-/// Is `b` a byte of plain text: printable ASCII other than `"` and `\`, or a byte of a
-/// multi-byte UTF-8 character? (What a JSON string holds unescaped, control characters
-/// aside.)
-pub(crate) fn is_plain_byte(b: u8) -> bool {
-    (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' || b >= 0x80
-}
+pub(crate) use crate::util::bytes::is_plain_byte;
 
 /// Is `bytes` plain text cut from a longer one at a character boundary: plain bytes, whole
 /// UTF-8 characters, the last one possibly unfinished?

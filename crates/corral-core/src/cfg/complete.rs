@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::earley::EarleyGrammar;
+use super::lower::Cfg;
 use super::lower::Sym;
 use crate::dfa::{bfs_path, Dfa, DEAD};
 
@@ -51,8 +51,7 @@ pub(crate) fn dfa_suffix(dfa: &Dfa, state: u32) -> Option<Vec<u8>> {
 }
 
 impl Shortest {
-    pub(crate) fn new(g: &EarleyGrammar) -> Shortest {
-        let cfg = g.cfg();
+    pub(crate) fn new(cfg: &Cfg) -> Shortest {
         let terminal: Vec<Vec<u8>> =
             cfg.terminals.iter().map(|t| dfa_suffix(&t.dfa, t.dfa.start()).unwrap_or_default()).collect();
         let n = cfg.nonterminals.len();
@@ -177,8 +176,7 @@ impl Shortest {
 
     /// Appends `s`'s shortest string to `out` (nothing if it has none), expanding
     /// nonterminals with an explicit stack: the derivation can be as deep as the grammar.
-    pub(crate) fn write(&self, g: &EarleyGrammar, s: Sym, out: &mut Vec<u8>) {
-        let cfg = g.cfg();
+    pub(crate) fn write(&self, cfg: &Cfg, s: Sym, out: &mut Vec<u8>) {
         let mut stack = vec![s];
         while let Some(s) = stack.pop() {
             if s.is_terminal() {

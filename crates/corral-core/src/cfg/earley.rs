@@ -13,12 +13,12 @@
 //! changing it (trie walks for masks) and can be committed into it (advancing a token).
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::lower::{Cfg, Sym};
 use crate::dfa::DEAD;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::util::hash::{FastMap, FastSet};
 use crate::vocab::ByteRecognizer;
 
 /// "No set here" / "complete item" marker.
@@ -36,35 +36,6 @@ pub(crate) struct Item {
 
 /// In `dr_perm`: the dotted rule is `L → • L S E_j` (it waits for a list to add to).
 const ADD_AT_START: u32 = 1 << 31;
-
-/// A cheap hasher for small integer keys (no DoS concern: keys come from the grammar).
-#[derive(Default)]
-pub(crate) struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            self.0 = (self.0.rotate_left(29) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.0 = (self.0.rotate_left(32) ^ i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0 ^ i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-pub(crate) type FastSet<T> = HashSet<T, BuildHasherDefault<IntHasher>>;
-pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// The grammar with the tables the recognizer needs.
 #[derive(Debug)]
@@ -707,7 +678,7 @@ impl Completion<'_> {
     /// Appends those bytes to `out`.
     fn write_rest(&self, mut dr: u32, out: &mut Vec<u8>) {
         while self.g.dr_next[dr as usize] != NONE {
-            self.shortest.write(self.g, sym_of(self.g.dr_next[dr as usize]), out);
+            self.shortest.write(self.g.cfg(), sym_of(self.g.dr_next[dr as usize]), out);
             dr += 1;
         }
     }
@@ -772,9 +743,9 @@ impl Completion<'_> {
         let Some(perm) = self.g.perm_of(node.1) else { return };
         for i in self.finish(node).map(|f| f.1).unwrap_or_default() {
             if let Some(s) = perm.sep {
-                self.shortest.write(self.g, s, out);
+                self.shortest.write(self.g.cfg(), s, out);
             }
-            self.shortest.write(self.g, perm.entries[i], out);
+            self.shortest.write(self.g.cfg(), perm.entries[i], out);
         }
     }
 

@@ -15,7 +15,7 @@ use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 #[derive(Debug)]
 pub(crate) struct LexMask {
     /// Tokens read entirely inside the terminal.
-    pub(crate) tokens: crate::compiled::StateMask,
+    pub(crate) tokens: crate::mask::StateMask,
     /// Trie nodes with children where the terminal may end (its DFA accepts there): below
     /// them the parser goes on.
     pub(crate) completions: Vec<u32>,
@@ -94,7 +94,7 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
                 completions.push(full);
             }
         });
-        return LexMask { tokens: crate::compiled::StateMask::from_bits(bits), completions };
+        return LexMask { tokens: crate::mask::StateMask::from_bits(bits), completions };
     }
     compute_full(trie, dfa, state, vocab.mask_words())
 }
@@ -112,5 +112,5 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
             completions.push(node);
         }
     });
-    LexMask { tokens: crate::compiled::StateMask::from_ids(ids, words), completions }
+    LexMask { tokens: crate::mask::StateMask::from_ids(ids, words), completions }
 }

@@ -17,42 +17,11 @@ use std::sync::Arc;
 use super::ast::{Expr, GrammarAst, Pos, Term};
 use super::parse::grammar_error;
 use super::perm::Perm;
+pub use super::sym::Sym;
 use crate::dfa::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::regex::{self, PerlClasses};
-
-/// A grammar symbol: a terminal (high bit set) or a nonterminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Sym(u32);
-
-const TERMINAL_BIT: u32 = 1 << 31;
-
-impl Sym {
-    /// Terminal `i`.
-    pub fn t(i: u32) -> Sym {
-        Sym(i | TERMINAL_BIT)
-    }
-    /// Nonterminal `i`.
-    pub fn n(i: u32) -> Sym {
-        Sym(i)
-    }
-    /// Is it a terminal?
-    #[inline]
-    pub fn is_terminal(self) -> bool {
-        self.0 & TERMINAL_BIT != 0
-    }
-    /// The raw encoding (terminals have the high bit set).
-    #[inline]
-    pub fn raw(self) -> u32 {
-        self.0
-    }
-    /// The terminal or nonterminal index.
-    #[inline]
-    pub fn index(self) -> u32 {
-        self.0 & !TERMINAL_BIT
-    }
-}
 
 /// A production `lhs → rhs`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -716,7 +685,7 @@ impl<'a> Lowering<'a> {
             }
         }
         crate::interrupt::check_now()?;
-        let d = regex::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
+        let d = crate::prebuilt::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
         self.compiled.borrow_mut().insert(src.to_string(), d.clone());
         Ok(d)
     }

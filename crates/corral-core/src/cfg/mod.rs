@@ -12,10 +12,19 @@ pub mod perm;
 #[cfg(test)]
 mod perm_tests;
 pub mod sample;
+pub mod sym;
 
 pub use earley::{advance_chart, Chart, EarleyGrammar, Overlay};
 pub use lower::{lower, lower_with, Cfg, LowerOptions};
-pub use parse::{parse, Dialect};
+pub use parse::Dialect;
+
+/// Parses grammar text of any supported syntax into the grammar AST.
+pub fn parse(text: &str, dialect: Dialect, limits: &crate::limits::Limits) -> crate::error::Result<ast::GrammarAst> {
+    match dialect {
+        Dialect::Lark => lark::parse(text, limits),
+        Dialect::Ebnf | Dialect::Gbnf => parse::parse_bnf(text, dialect, limits),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -821,11 +821,9 @@ impl Parser {
     }
 }
 
-/// Parses EBNF, GBNF or Lark text into the grammar AST.
-pub fn parse(text: &str, dialect: Dialect, limits: &Limits) -> Result<GrammarAst> {
-    if dialect == Dialect::Lark {
-        return super::lark::parse(text, limits);
-    }
+/// Parses EBNF or GBNF text into the grammar AST (Lark has its own parser, see
+/// [`super::parse`], which chooses).
+pub fn parse_bnf(text: &str, dialect: Dialect, limits: &Limits) -> Result<GrammarAst> {
     if text.len() > limits.max_grammar_bytes {
         return Err(Error::LimitExceeded {
             limit: "max_grammar_bytes",
@@ -870,7 +868,7 @@ mod tests {
     /// The grammar's matcher and warnings (it must build).
     fn build(text: &str, dialect: Dialect) -> (impl Fn(&str) -> bool, Vec<String>) {
         let limits = Limits::default();
-        let ast = parse(text, dialect, &limits).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let ast = crate::cfg::parse(text, dialect, &limits).unwrap_or_else(|e| panic!("{text:?}: {e}"));
         let cfg = lower(&ast, None, &limits, None).unwrap_or_else(|e| panic!("{text:?}: {e}"));
         let warnings = cfg.warnings.clone();
         let g = EarleyGrammar::new(cfg, &limits);
@@ -883,7 +881,7 @@ mod tests {
 
     /// The grammar error of `text` (it must fail in the parser): line, column, message.
     fn refused(text: &str, dialect: Dialect) -> (u32, u32, String) {
-        match parse(text, dialect, &Limits::default()) {
+        match crate::cfg::parse(text, dialect, &Limits::default()) {
             Err(Error::Grammar { message, line, col }) => (line, col, message),
             other => panic!("{text:?}: {other:?}"),
         }

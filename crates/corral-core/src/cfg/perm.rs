@@ -21,7 +21,7 @@
 //!
 //! Entries are distinct nonterminals, so which entry a production adds is known from it.
 
-use super::lower::Sym;
+use super::sym::Sym;
 
 /// A `perm!` in a normalized grammar.
 #[derive(Debug, Clone, PartialEq, Eq)]

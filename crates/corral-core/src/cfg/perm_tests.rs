@@ -152,7 +152,7 @@ fn every_live_prefix_can_be_finished_and_the_completion_is_a_list() {
             continue;
         };
         let g = EarleyGrammar::new(cfg, &Limits::default());
-        let shortest = Shortest::new(&g);
+        let shortest = Shortest::new(g.cfg());
         let letters: Vec<char> = spec.entries.iter().map(|e| e.0).collect();
         for seq in sequences(&letters, 4) {
             let full = Spec::text(&seq);
@@ -215,7 +215,7 @@ fn two_hundred_entries_in_any_order() {
     assert!(!accepts(&g, &text(&twice)));
     // After all but one required key, the parser still knows what is left.
     let chart = read(&g, "{k0,k50,k100,").unwrap();
-    let shortest = Shortest::new(&g);
+    let shortest = Shortest::new(g.cfg());
     let rest = String::from_utf8(chart.completion(&g, &shortest, 1 << 16).unwrap().unwrap()).unwrap();
     assert_eq!(rest, "k150}");
 }
@@ -276,7 +276,7 @@ fn wide_lists_build_and_finish_without_quadratic_passes() {
     let entries: Vec<String> = (0..N).map(|i| format!("\"k{i}\"{}", if i == 5 || i == N - 1 { "" } else { "?" })).collect();
     let g = grammar(&format!(r#"start ::= "{{" perm!(",", {}) "}}" ;"#, entries.join(", ")));
     let chart = read(&g, "{k7,k5,").unwrap();
-    let shortest = Shortest::new(&g);
+    let shortest = Shortest::new(g.cfg());
     let rest = String::from_utf8(chart.completion(&g, &shortest, 1 << 16).unwrap().unwrap()).unwrap();
     assert_eq!(rest, format!("k{}}}", N - 1));
     assert!(accepts(&g, &format!("{{k{},k3,k5}}", N - 1)) && !accepts(&g, &format!("{{k{},k5,k5}}", N - 1)));

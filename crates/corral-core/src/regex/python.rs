@@ -21,8 +21,8 @@ use std::sync::OnceLock;
 use regex_syntax::hir::{self, Class, ClassUnicode, ClassUnicodeRange, Hir};
 
 use super::PerlClasses;
-use crate::cfg::earley::FastMap;
 use crate::error::{Error, Result};
+use crate::util::hash::FastMap;
 
 /// CPython's repetition bound: a count must be below it, and it stands for "unbounded".
 const MAXREPEAT: u64 = 4_294_967_295;
