@@ -226,6 +226,16 @@ def common_eos(names_to_ids: Mapping[str, int]) -> list[int]:
     return sorted({names_to_ids[n] for n in COMMON_EOS_TOKENS if n in names_to_ids})
 
 
+def no_utf8_error(where: str, i: int, text: str, e: UnicodeEncodeError) -> AdapterError:
+    """The error for token ``i`` of ``where``, whose ``text`` has no UTF-8 form.
+
+    A Python string (and a JSON string, through a ``\\udXXX`` escape) can hold
+    a lone surrogate, which no byte sequence stands for; adapters turn the
+    ``UnicodeEncodeError`` that encoding it raises into this error.
+    """
+    return AdapterError(f"{where}: token {i} ({text!r}) is not valid Unicode text ({e.reason})")
+
+
 def no_eos_error(where: str) -> AdapterError:
     """The error for a tokenizer whose EOS cannot be found.
 

@@ -22,6 +22,7 @@ from .common import (
     eos_list,
     is_pathlike,
     no_eos_error,
+    no_utf8_error,
     read_bytes,
     resolve_eos,
 )
@@ -148,7 +149,10 @@ def _piece_bytes(piece: str, is_byte: bool, i: int, where: str) -> bytes:
         if m is None:
             raise AdapterError(f"{where}: byte piece {i} is {piece!r}, not <0xNN>")
         return bytes([int(m.group(1), 16)])
-    return piece.replace("\u2581", " ").encode("utf-8")
+    try:
+        return piece.replace("\u2581", " ").encode("utf-8")
+    except UnicodeEncodeError as e:  # a processor's piece (a .model file's text is UTF-8)
+        raise no_utf8_error(where, i, piece, e) from None
 
 
 def sp_token_bytes(pieces: Pieces, where: str) -> tuple[list[bytes | None], list[int]]:

@@ -23,6 +23,7 @@ from .common import (
     eos_list,
     is_pathlike,
     no_eos_error,
+    no_utf8_error,
     read_bytes,
     resolve_eos,
 )
@@ -260,8 +261,11 @@ def from_tiktoken(
     tb: list[bytes | None] = [None] * size
     for i, b in token_bytes.items():
         tb[i] = b
-    for i, name in by_id.items():
-        tb[i] = name.encode("utf-8")
+    try:
+        for i, name in by_id.items():
+            tb[i] = name.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise no_utf8_error(where, i, name, e) from None
 
     if eos is not None:
         eos_ids = resolve_eos(eos, specials, tb, where)

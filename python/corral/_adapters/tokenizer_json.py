@@ -32,6 +32,7 @@ from .common import (
     eos_list,
     is_pathlike,
     no_eos_error,
+    no_utf8_error,
     read_bytes,
     resolve_eos,
 )
@@ -50,7 +51,7 @@ def _load_json_source(source: Any) -> tuple[dict, Path | None]:
     if isinstance(source, Mapping):
         return dict(source), None
     if isinstance(source, (bytes, bytearray)):
-        text = bytes(source).decode("utf-8", errors="strict")
+        text = _utf8_text(bytes(source), "the tokenizer.json text")
         return _parse_json_text(text, "tokenizer.json text"), None
     if isinstance(source, str) and source.lstrip().startswith("{"):
         return _parse_json_text(source, "tokenizer.json text"), None
@@ -58,16 +59,20 @@ def _load_json_source(source: Any) -> tuple[dict, Path | None]:
         path = Path(source)
         if path.is_dir():
             path = path / "tokenizer.json"
-        raw = read_bytes(path, "tokenizer.json file")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise AdapterError(f"{str(path)!r} is not a tokenizer.json (not UTF-8 text: {e})") from None
+        text = _utf8_text(read_bytes(path, "tokenizer.json file"), repr(str(path)))
         return _parse_json_text(text, repr(str(path))), path.parent
     raise AdapterError(
         "from_tokenizer_json expects a path, the JSON text or the parsed dict, "
         f"not {type(source).__name__}"
     )
+
+
+def _utf8_text(raw: bytes, what: str) -> str:
+    """``raw`` decoded as UTF-8, as a tokenizer.json must be; ``what`` names it for errors."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise AdapterError(f"{what} is not a tokenizer.json (not UTF-8 text: {e})") from None
 
 
 def _parse_json_text(text: str, what: str) -> dict:
@@ -348,14 +353,19 @@ def _token_bytes(
     added_by_id: Mapping[int, str],
     decode: TokenDecoder,
     byte_level: bool,
+    where: str,
 ) -> tuple[list[bytes | None], dict[str, int]]:
     """Every id's bytes, and token string -> id (an added token's content wins)."""
     size = max([-1, *id_to_tok.keys(), *added_by_id.keys()]) + 1
     token_bytes: list[bytes | None] = [None] * size
     name_to_id: dict[str, int] = {}
-    for i, tok in id_to_tok.items():
-        token_bytes[i] = decode(tok)
-        name_to_id.setdefault(tok, i)
+    # One try around each loop, not each token: a vocabulary has ~100k tokens.
+    try:
+        for i, tok in id_to_tok.items():
+            token_bytes[i] = decode(tok)
+            name_to_id.setdefault(tok, i)
+    except UnicodeEncodeError as e:
+        raise no_utf8_error(where, i, tok, e) from None
     # Added tokens take precedence over the model's entry for the same id (as
     # in `tokenizers`).  They are matched in the input text before any
     # pre-tokenization, so what they stand for is their content: with a
@@ -365,8 +375,11 @@ def _token_bytes(
     # huggingface/tokenizers#1392, #1915 -- which is a bug, fixed upstream);
     # other decoders (SentencePiece style) are applied to them as to any token,
     # as every `tokenizers` release does.
-    for i, tok in added_by_id.items():
-        token_bytes[i] = tok.encode("utf-8") if byte_level else decode(tok)
+    try:
+        for i, tok in added_by_id.items():
+            token_bytes[i] = tok.encode("utf-8") if byte_level else decode(tok)
+    except UnicodeEncodeError as e:
+        raise no_utf8_error(where, i, tok, e) from None
     for i, tok in added_by_id.items():
         name_to_id[tok] = i
     return token_bytes, name_to_id
@@ -393,7 +406,7 @@ def data_from_tokenizer_dict(
     id_to_tok, unk_ids = _model_vocab(model)
     decode, byte_level = compile_decoder(d)
     added_by_id, added_special = _added_tokens(d, where)
-    token_bytes, name_to_id = _token_bytes(id_to_tok, added_by_id, decode, byte_level)
+    token_bytes, name_to_id = _token_bytes(id_to_tok, added_by_id, decode, byte_level, where)
 
     special_ids = unk_ids | added_special
     for i in extra_special_ids:

@@ -23,6 +23,7 @@ from .common import (
     common_eos,
     eos_list,
     no_eos_error,
+    no_utf8_error,
     resolve_eos,
 )
 from .sentencepiece import looks_like_sp_processor, piece_ids, sp_pieces, sp_token_bytes
@@ -82,7 +83,10 @@ def _from_sentencepiece_backed(
             if i >= len(tb):
                 # A token added on top of the model: decoded as its text.
                 tb.extend([None] * (i + 1 - len(tb)))
-                tb[i] = content.encode("utf-8")
+                try:
+                    tb[i] = content.encode("utf-8")
+                except UnicodeEncodeError as e:
+                    raise no_utf8_error(where, i, content, e) from None
             lookup[content] = i
     special_set = {i for i in set(special) | set(extra) if 0 <= i < len(tb) and tb[i] is not None}
     if eos is None and sp_eos >= 0:
