@@ -359,7 +359,6 @@ def _token_bytes(
     size = max([-1, *id_to_tok.keys(), *added_by_id.keys()]) + 1
     token_bytes: list[bytes | None] = [None] * size
     name_to_id: dict[str, int] = {}
-    # One try around each loop, not each token: a vocabulary has ~100k tokens.
     try:
         for i, tok in id_to_tok.items():
             token_bytes[i] = decode(tok)
@@ -371,8 +370,8 @@ def _token_bytes(
     # pre-tokenization, so what they stand for is their content: with a
     # byte-level decoder that is the content's UTF-8 (some `tokenizers`
     # releases push added tokens through the ByteLevel decoder and garble
-    # those made only of byte-alphabet characters such as "café" --
-    # huggingface/tokenizers#1392, #1915 -- which is a bug, fixed upstream);
+    # those made only of byte-alphabet characters such as "café", a bug fixed
+    # upstream);
     # other decoders (SentencePiece style) are applied to them as to any token,
     # as every `tokenizers` release does.
     try:
