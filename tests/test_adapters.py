@@ -802,6 +802,96 @@ def test_sentencepiece_errors(tmp_path, sp_v1_path):
         from_sentencepiece(object())
 
 
+def test_tokenizer_json_bytes_not_utf8():
+    # Given as bytes (not a path), the text must still be UTF-8; a UnicodeDecodeError
+    # is a ValueError too, so the check names AdapterError.
+    with pytest.raises(AdapterError, match="not UTF-8"):
+        from_tokenizer_json(b'{"model": "\xff"}')
+
+
+class _PiecesProcessor:
+    """A stand-in SentencePieceProcessor over a fixed piece list (all normal but </s>)."""
+
+    def __init__(self, pieces):
+        self.pieces = pieces
+
+    def get_piece_size(self):
+        return len(self.pieces)
+
+    def id_to_piece(self, i):
+        return self.pieces[i]
+
+    def is_control(self, i):
+        return self.pieces[i] == "</s>"
+
+    def is_unknown(self, i):
+        return False
+
+    def is_byte(self, i):
+        return False
+
+    def eos_id(self):
+        return self.pieces.index("</s>")
+
+
+class _AddedToken:
+    def __init__(self, content, special=False):
+        self.content = content
+        self.special = special
+
+
+class _SlowTokenizer:
+    """A stand-in SentencePiece-backed transformers tokenizer with tokens added on top."""
+
+    def __init__(self, sp_model, added):
+        self.sp_model = sp_model
+        self.added_tokens_decoder = added
+
+
+@pytest.mark.parametrize("where", ["model vocab", "added token", "no decoder"])
+def test_tokenizer_json_lone_surrogate(where):
+    # A JSON \udXXX escape can make a string with no UTF-8 form: refused, naming the token.
+    d = _tiny_json({"type": "Metaspace", "replacement": "\u2581"})
+    if where == "model vocab":
+        d["model"]["vocab"]["x\ud800"] = 6
+    elif where == "added token":
+        d["added_tokens"].append({"id": 6, "content": "\udfff", "special": False})
+    else:
+        d = _tiny_json(None, pre_tokenizer={"type": "ByteLevel"})
+        d["model"]["vocab"]["\ud800"] = 6
+    with pytest.raises(AdapterError, match="token 6 .* not valid Unicode"):
+        from_tokenizer_json(json.dumps(d))
+
+
+@pytest.mark.parametrize("fmt", ["tiktoken special", "tekken special", "sentencepiece piece", "added on top"])
+def test_lone_surrogate_in_other_formats(tmp_path, fmt):
+    if fmt == "tiktoken special":
+        good = tmp_path / "good.tiktoken"
+        good.write_bytes(b"IQ== 0\nIg== 1\n")
+        read, bad_id = (lambda: from_tiktoken(good, special_tokens={"<|end\ud800|>": 2})), 2
+    elif fmt == "tekken special":
+        tekken = tmp_path / "tekken.json"
+        specials = [{"rank": 0, "token_str": "</s>"}, {"rank": 1, "token_str": "\udbff"}]
+        config = {"default_num_special_tokens": 2, "default_vocab_size": 3}
+        d = {"config": config, "vocab": [{"rank": 0, "token_bytes": "IQ=="}], "special_tokens": specials}
+        tekken.write_text(json.dumps(d), encoding="utf-8")
+        read, bad_id = (lambda: from_tiktoken(tekken)), 1
+    elif fmt == "sentencepiece piece":
+        read, bad_id = (lambda: from_sentencepiece(_PiecesProcessor(["</s>", "\u2581a\ud800"]))), 1
+    else:
+        slow = _SlowTokenizer(_PiecesProcessor(["</s>", "a"]), {5: _AddedToken("\ud800")})
+        read, bad_id = (lambda: from_huggingface(slow)), 5
+    with pytest.raises(AdapterError, match=f"token {bad_id} .* not valid Unicode"):
+        read()
+
+
+def test_sentencepiece_stand_ins():
+    # The stand-ins above are read as the real objects are when their text is valid.
+    data = from_huggingface(_SlowTokenizer(_PiecesProcessor(["</s>", "\u2581a"]), {3: _AddedToken("<x>", True)}))
+    assert data.token_bytes == [b"</s>", b" a", None, b"<x>"]
+    assert data.special_ids == [0, 3] and data.eos_token_ids == [0]
+
+
 def test_huggingface_unknown_object():
     with pytest.raises(ValueError, match="cannot read"):
         from_huggingface(object())
