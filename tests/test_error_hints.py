@@ -1,0 +1,65 @@
+"""Every hint in an error names something that exists: each limit the core names in a
+`LimitExceededError` ("... Limits.<name> ...; raise the limit") is a field of
+`corral.Limits`; each limit the JSON Schema translator names is documented in
+docs/limits.md; each `corral.<name>` an error message mentions is in the package."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import corral
+
+ROOT = Path(__file__).resolve().parents[1]
+RUST = sorted((ROOT / "crates").rglob("*.rs"))
+PYTHON = sorted((ROOT / "python" / "corral").rglob("*.py"))
+
+
+def _code(path: Path) -> str:
+    """The file without its test module (tests may name made-up limits)."""
+    text = path.read_text(encoding="utf-8")
+    cut = text.find("#[cfg(test)]\nmod tests")
+    return text if cut < 0 else text[:cut]
+
+
+def _core_limit_names() -> set:
+    names = set()
+    for path in RUST:
+        if "/tests/" in str(path) or path.name.endswith("_tests.rs"):
+            continue
+        names.update(re.findall(r'limit:\s*"(\w+)"', _code(path)))
+    return names
+
+
+def test_core_limits_named_in_errors_are_limits_fields():
+    names = _core_limit_names()
+    assert len(names) >= 8, names  # the scan found the errors
+    limits = corral.Limits()
+    missing = sorted(n for n in names if not hasattr(limits, n))
+    assert not missing, f"errors name limits corral.Limits does not have: {missing}"
+
+
+def test_translator_limits_are_documented():
+    doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
+    names = set()
+    for path in PYTHON:
+        # A limit is named with its value: `"max_schema_depth", MAX_SCHEMA_DEPTH`.
+        text = path.read_text(encoding="utf-8")
+        names.update(re.findall(r'"(max_\w+)",\s*(?:[A-Z][A-Z_]{2,}|\d|self\.\w+)', text))
+    assert names, "the scan found no limit names"
+    undocumented = sorted(n for n in names if n not in doc)
+    assert not undocumented, f"limits named in Python errors but not in docs/limits.md: {undocumented}"
+
+
+def test_functions_named_in_messages_exist():
+    mentioned = set()
+    for path in RUST + PYTHON:
+        if "/tests/" in str(path):
+            continue
+        for literal in re.findall(r'"((?:[^"\\\n]|\\.)*)"', _code(path)):
+            # (`corral.invalid/...` is a URI, not a name.)
+            mentioned.update(re.findall(r"\bcorral\.([A-Za-z_]\w*)\b(?![/.])", literal))
+    mentioned -= {"errors", "_core", "_schema", "models", "integrations"}  # module paths
+    assert mentioned, "the scan found no mention"
+    missing = sorted(n for n in mentioned if not hasattr(corral, n))
+    assert not missing, f"messages name corral.{missing}, which do not exist"
