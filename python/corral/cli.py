@@ -20,7 +20,7 @@ import re
 import sys
 import textwrap
 import warnings
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from .errors import CorralError, GenerationError, GrammarError, SchemaError
 from .generation import (
@@ -57,7 +57,7 @@ def _version() -> str:
         return str(getattr(sys.modules[__package__], "__version__", "unknown"))
 
 
-def _position(text: str, offset: int) -> Tuple[int, int]:
+def _position(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column (in characters) of character ``offset`` of ``text``."""
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -87,7 +87,7 @@ def _read(path: str) -> str:
 _JSON_SPACE = " \t\n\r"
 
 
-def _json_pointer_offset(text: str, pointer: str) -> Optional[int]:
+def _json_pointer_offset(text: str, pointer: str) -> int | None:
     """Where the value at JSON ``pointer`` starts in the JSON document ``text`` (a character
     offset), or None if the pointer leads nowhere. A key given twice means its last value,
     as for ``json.loads``."""
@@ -155,7 +155,7 @@ def _in_file(path: str, text: str, error: Exception) -> GenerationError:
     return GenerationError(f"{where}: {message}")
 
 
-def _show_warnings(caught: list, source: Optional[Tuple[str, str]]) -> None:
+def _show_warnings(caught: list, source: tuple[str, str] | None) -> None:
     """Prints caught grammar warnings as one ``corral: warning:`` line each (with the file
     name when the constraint came from a file); other warnings as Python shows them."""
     for w in caught:
@@ -326,9 +326,9 @@ def _fits(grammar, text: str) -> bool:
     return re.fullmatch(grammar.source, text) is not None
 
 
-def _show(text: str, width: int) -> List[str]:
+def _show(text: str, width: int) -> list[str]:
     """The text's lines, each wrapped to ``width``, with a visible end of line."""
-    lines: List[str] = []
+    lines: list[str] = []
     for line in text.split("\n"):
         wrapped = textwrap.wrap(line, width - 1, drop_whitespace=False) or [""]
         lines.extend(wrapped)
@@ -352,7 +352,7 @@ def _subcommand(sub, name: str, **kwargs) -> argparse.ArgumentParser:
     return sub.add_parser(name, formatter_class=_HelpFormatter, **kwargs)
 
 
-def _flags_of(parser: argparse.ArgumentParser) -> Dict[str, str]:
+def _flags_of(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each option's destination (the API argument it feeds) -> its long flag."""
     return {a.dest: a.option_strings[-1] for a in parser._actions if a.option_strings}
 
@@ -425,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
+def _in_cli_terms(error: BaseException, flags: dict[str, str]) -> str:
     """The error's message, with the API arguments it is about (its ``parameters``) named
     by their flags: ``max_rollbacks`` -> ``--max-rollbacks``, ``mode='mask'`` ->
     ``--ban-mode mask``."""
@@ -436,7 +436,7 @@ def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
             continue
         mention = re.compile(rf"(?<![\w-]){re.escape(name)}(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;)]+)))?(?!\w)")
 
-        def as_flag(m: "re.Match[str]", flag: str = flag) -> str:
+        def as_flag(m: re.Match[str], flag: str = flag) -> str:
             value = next((g for g in m.groups() if g is not None), None)
             return flag if value is None else f"{flag} {value}"
 
@@ -444,7 +444,7 @@ def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
     return message
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``corral`` and ``python -m corral``."""
     args = build_parser().parse_args(argv)
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Optional
 
 import numpy as np
 
@@ -19,7 +18,7 @@ Matcher = _core.Matcher
 Limits = _core.Limits
 
 _CACHE_SIZE = 64
-_cache: "OrderedDict[tuple, _core.CompiledGrammar]" = OrderedDict()
+_cache: OrderedDict[tuple, _core.CompiledGrammar] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -68,10 +67,10 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
     grammar: Grammar,
     vocab: Vocabulary,
     *,
-    limits: Optional[Limits] = None,
+    limits: Limits | None = None,
     eager: bool = False,
     cache: bool = True,
-) -> "_core.CompiledGrammar | CompiledIntersection":
+) -> _core.CompiledGrammar | CompiledIntersection:
     """Compiles ``grammar`` for ``vocab``.
 
     The result is immutable and may be shared by any number of matchers and threads.
@@ -119,8 +118,8 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
 
 
 def _recompile(
-    grammar: Grammar, vocab: Vocabulary, limits: Optional[Limits], eager: bool
-) -> "_core.CompiledGrammar | CompiledIntersection":
+    grammar: Grammar, vocab: Vocabulary, limits: Limits | None, eager: bool
+) -> _core.CompiledGrammar | CompiledIntersection:
     """Loads a pickled compiled grammar: compiles it again (through this process's cache)."""
     return compile(grammar, vocab, limits=limits, eager=eager)
 
@@ -136,11 +135,11 @@ class CompiledIntersection:
     each step is the intersection of the parts' allowed sets. Same interface as
     :class:`CompiledGrammar` where it makes sense."""
 
-    def __init__(self, parts: list, limits: Optional[Limits] = None):
+    def __init__(self, parts: list, limits: Limits | None = None):
         self.parts = list(parts)
         self.limits = limits if limits is not None else Limits()
 
-    def matcher(self) -> "IntersectionMatcher":
+    def matcher(self) -> IntersectionMatcher:
         """A new matcher at the start of every part."""
         return IntersectionMatcher([p.matcher() for p in self.parts], self.vocab_size, self.limits.max_forced_tokens)
 
@@ -238,7 +237,7 @@ class IntersectionMatcher:
         """Number of tokens accepted so far (EOS included)."""
         return self.parts[0].num_tokens
 
-    def copy(self) -> "IntersectionMatcher":
+    def copy(self) -> IntersectionMatcher:
         """An independent copy (same grammars, same history)."""
         return IntersectionMatcher([p.copy() for p in self.parts], self._words * 32, self._max_forced)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from typing import Any, Optional, Union
+from typing import Any
 
 from . import _core
 from .errors import GrammarError, InvalidGrammarError, RegexSyntaxError
@@ -107,11 +107,11 @@ class Grammar:
 
     def __init__(
         self,
-        inner: Optional[_core.Grammar],
+        inner: _core.Grammar | None,
         kind: str,
         source: str,
-        start: Optional[str] = None,
-        limits: "_core.Limits | None" = None,
+        start: str | None = None,
+        limits: _core.Limits | None = None,
     ):
         self._inner = inner
         # The limits the grammar was built under; `corral.compile` applies them too unless
@@ -124,13 +124,13 @@ class Grammar:
         # For `g1 & g2`: the grammars that must all hold (each without parts of its own).
         self._parts: tuple = ()
         # For Grammar.ban: the phrases and options (see BanSpec).
-        self._ban: Optional[BanSpec] = None
+        self._ban: BanSpec | None = None
         # For Grammar.json_schema of a Python type (a Pydantic model...): the type, which
         # Generation.parsed validates into.
         self._python_type: Any = None
 
     @classmethod
-    def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
+    def regex(cls, pattern: str | re.Pattern[str], *, limits: _core.Limits | None = None) -> Grammar:
         """A regular expression in Python ``re`` syntax, with the meaning of ``re.fullmatch``.
 
         Unicode ``\\d \\w \\s`` as in Python; ``.`` and negated classes match whole UTF-8
@@ -153,7 +153,7 @@ class Grammar:
         return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern, limits=limits)
 
     @classmethod
-    def choice(cls, options, *, limits: "_core.Limits | None" = None) -> "Grammar":
+    def choice(cls, options, *, limits: _core.Limits | None = None) -> Grammar:
         """Exactly one of the given strings (e.g. ``["yes", "no", "maybe"]``).
 
         Compiled as a regex of the escaped alternatives, so it shares the regex engine.
@@ -165,7 +165,7 @@ class Grammar:
         return grammar
 
     @classmethod
-    def ebnf(cls, text: str, *, start: Optional[str] = None, limits: "_core.Limits | None" = None) -> "Grammar":
+    def ebnf(cls, text: str, *, start: str | None = None, limits: _core.Limits | None = None) -> Grammar:
         """A context-free grammar in corral's EBNF (see docs/grammars.md).
 
         ``start`` names the start rule (default: ``start``, else ``root``, else the first
@@ -178,14 +178,14 @@ class Grammar:
         return cls._cfg(text, "ebnf", start, limits)
 
     @classmethod
-    def gbnf(cls, text: str, *, start: Optional[str] = "root", limits: "_core.Limits | None" = None) -> "Grammar":
+    def gbnf(cls, text: str, *, start: str | None = "root", limits: _core.Limits | None = None) -> Grammar:
         """A grammar in llama.cpp's GBNF (start rule ``root`` by default), read as
         llama.cpp reads it: its escapes, its classes, one rule per line, and a rule
         defined again replacing the earlier definition (with a :class:`GrammarWarning`)."""
         return cls._cfg(text, "gbnf", start, limits)
 
     @classmethod
-    def lark(cls, text: str, *, start: Optional[str] = "start", limits: "_core.Limits | None" = None) -> "Grammar":
+    def lark(cls, text: str, *, start: str | None = "start", limits: _core.Limits | None = None) -> Grammar:
         """A grammar in Lark's syntax: rules, UPPERCASE terminals (strings, ``/regex/``,
         ``"a".."z"``), ``%import common.*`` and ``%ignore``.
 
@@ -206,12 +206,12 @@ class Grammar:
         strict: bool = True,
         whitespace: str = "compact",
         max_whitespace: int = 16,
-        indent: "int | str | None" = None,
+        indent: int | str | None = None,
         property_order: str = "schema",
         resolver=None,
         spec_exact: bool = False,
-        limits: "_core.Limits | None" = None,
-    ) -> "Grammar":
+        limits: _core.Limits | None = None,
+    ) -> Grammar:
         r"""JSON that validates against a JSON Schema (see docs/json_schema.md).
 
         ``schema`` is a dict, a JSON string, a Pydantic model class, or any type Pydantic's
@@ -296,8 +296,8 @@ class Grammar:
         ignore_case: bool = False,
         whole_words: bool = False,
         mode: str = "mask",
-        limits: "_core.Limits | None" = None,
-    ) -> "Grammar":
+        limits: _core.Limits | None = None,
+    ) -> Grammar:
         r"""Text that contains none of ``phrases`` (strings, e.g. ``["talk", "damn you"]``).
 
         * ``ignore_case=True`` bans every casing (``Talk``, ``TALK``) under Unicode simple
@@ -333,7 +333,7 @@ class Grammar:
         grammar._ban = spec
         return grammar
 
-    def __and__(self, other: "Grammar") -> "Grammar":
+    def __and__(self, other: Grammar) -> Grammar:
         """The output must satisfy both grammars: at each step a token is allowed only where
         every part allows it (e.g. ``Grammar.json_schema(s) & Grammar.ban(["talk"])``)."""
         if not isinstance(other, Grammar):
@@ -349,12 +349,12 @@ class Grammar:
         return self._parts or (self,)
 
     @property
-    def ban_spec(self) -> "Optional[BanSpec]":
+    def ban_spec(self) -> BanSpec | None:
         """The phrases and options of a :meth:`ban` grammar (None for other grammars)."""
         return self._ban
 
     @classmethod
-    def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
+    def _cfg(cls, text: str, dialect: str, start: str | None, limits) -> Grammar:
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
         _check_encodable(text, "grammar")
@@ -384,7 +384,7 @@ class Grammar:
         return self._source
 
     @property
-    def start(self) -> Optional[str]:
+    def start(self) -> str | None:
         """The requested start rule of a grammar text (None: the default)."""
         return self._start
 
@@ -450,7 +450,7 @@ class BanSpec:
         flags = "i" if self.ignore_case else ""
         return f"start ::= not!(/{contains}/{flags}) ;\n"
 
-    def pattern(self, final: bool = True) -> "re.Pattern[str]":
+    def pattern(self, final: bool = True) -> re.Pattern[str]:
         """A Python regex that finds an occurrence of a phrase in text (the same condition as
         :meth:`ebnf`). ``final=False`` is for text that may go on: a whole-word phrase then
         needs a character after it (a non-word one), not just the end of the text."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,7 +34,7 @@ def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"
 
 
 def fill_bitmasks(
-    matchers: Sequence["_core.Matcher | IntersectionMatcher"], bitmask, rows: Sequence[int] | None = None
+    matchers: Sequence[_core.Matcher | IntersectionMatcher], bitmask, rows: Sequence[int] | None = None
 ) -> None:
     """Fills ``bitmask[rows[i]]`` from ``matchers[i]`` (row i by default) in one call, with
     the GIL released and uncached rows computed in parallel."""
@@ -47,13 +48,13 @@ def fill_bitmasks(
         return
     # Combined grammars (g1 & g2) fill their rows themselves; the rest go in one call.
     if native:
-        _core.fill_bitmasks(native, bitmask, [r for m, r in zip(matchers, rows) if isinstance(m, _core.Matcher)])
-    for matcher, row in zip(matchers, rows):
+        _core.fill_bitmasks(native, bitmask, [r for m, r in zip(matchers, rows, strict=True) if isinstance(m, _core.Matcher)])
+    for matcher, row in zip(matchers, rows, strict=True):
         if not isinstance(matcher, _core.Matcher):
             matcher.fill_bitmask(bitmask, row)
 
 
-def only_token(row) -> "int | None":
+def only_token(row) -> int | None:
     """The token id if exactly one bit of the int32 mask row is set, else None."""
     row = np.asarray(row)
     if np.count_nonzero(row) != 1:  # the common case, decided without allocating

@@ -9,7 +9,7 @@ fixed-length patterns, static per-position masks computed before generation star
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Sequence, Tuple, Union
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ CHAR_CLASSES = {
 _QUANTIFIERS = {"1": "", "+": "+", "*": "*", "?": "?"}
 _COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 
-Element = Tuple[str, str]
+Element = tuple[str, str]
 
 
 def _is_class(name: str) -> bool:
@@ -75,7 +75,7 @@ def compile_pattern(elements: Iterable[Element]):
     return Grammar.regex(pattern_regex(list(elements)))
 
 
-def static_masks(positions: Sequence[Union[str, Element]], vocab) -> np.ndarray:
+def static_masks(positions: Sequence[str | Element], vocab) -> np.ndarray:
     """Level 1 of the seed: one fixed mask per generation step, decided before generation.
 
     ``positions[i]`` is what step ``i`` may produce: a class name (``"LOWER"``), a union
@@ -86,7 +86,7 @@ def static_masks(positions: Sequence[Union[str, Element]], vocab) -> np.ndarray:
     """
     words = (vocab.size + 31) // 32
     masks = np.zeros((len(positions), words), dtype=np.uint32)
-    chars: List[Tuple[int, str]] = []
+    chars: list[tuple[int, str]] = []
     for t in range(vocab.n_tokens):
         if vocab.token_kind(t) != "normal":
             continue

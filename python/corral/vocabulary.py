@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
-from typing import Iterable, Optional, Sequence, Union
+from collections.abc import Iterable, Sequence
 
 from . import _adapters, _core
 
 #: What ``eos_token_ids=`` takes: one id or a list of ids; where a tokenizer can look them
 #: up, token texts too (``"<|im_end|>"``).
-EosTokenIds = Union[int, str, Sequence[Union[int, str]], None]
+EosTokenIds = int | str | Sequence[int | str] | None
 
 _UNSET = object()
 
@@ -75,13 +75,13 @@ class Vocabulary:
     @classmethod
     def from_token_bytes(
         cls,
-        token_bytes: Sequence[Optional[bytes]],
-        eos_token_ids: Union[int, Iterable[int]],
+        token_bytes: Sequence[bytes | None],
+        eos_token_ids: int | Iterable[int],
         special_token_ids: Iterable[int] = (),
         *,
-        size: Optional[int] = None,
-        limits: "Optional[_core.Limits]" = None,
-    ) -> "Vocabulary":
+        size: int | None = None,
+        limits: _core.Limits | None = None,
+    ) -> Vocabulary:
         """From a list whose item ``i`` is token ``i``'s bytes (None for an unused id).
 
         ``eos_token_ids`` (one id or a list) must not be empty. ``special_token_ids`` are
@@ -98,13 +98,13 @@ class Vocabulary:
         return cls(inner, len(tokens))
 
     @classmethod
-    def _from_data(cls, data: "_adapters.TokenizerData", size: Optional[int]) -> "Vocabulary":
+    def _from_data(cls, data: _adapters.TokenizerData, size: int | None) -> Vocabulary:
         return cls.from_token_bytes(data.token_bytes, data.eos_token_ids, data.special_ids, size=size)
 
     @classmethod
     def from_huggingface(
-        cls, tokenizer, *, eos_token_ids: EosTokenIds = None, size: Optional[int] = None
-    ) -> "Vocabulary":
+        cls, tokenizer, *, eos_token_ids: EosTokenIds = None, size: int | None = None
+    ) -> Vocabulary:
         """From a ``transformers`` tokenizer (fast or SentencePiece-based).
 
         The EOS ids are ``eos_token_ids`` if given (ids or token texts), else the
@@ -117,12 +117,12 @@ class Vocabulary:
     @classmethod
     def from_tokenizer_file(
         cls,
-        path: Union[str, os.PathLike],
+        path: str | os.PathLike,
         *,
         eos_token_ids: EosTokenIds = None,
-        size: Optional[int] = None,
+        size: int | None = None,
         eos_token=_UNSET,
-    ) -> "Vocabulary":
+    ) -> Vocabulary:
         """From a Hugging Face ``tokenizer.json``. The EOS ids are ``eos_token_ids`` if
         given (ids or token texts), else the token named by a ``tokenizer_config.json``
         beside the file, else a conventional name (``</s>``, ``<|endoftext|>``, ...).
@@ -135,11 +135,11 @@ class Vocabulary:
         cls,
         path_or_encoding,
         *,
-        special_tokens: Optional[dict] = None,
+        special_tokens: dict | None = None,
         eos_token_ids: EosTokenIds = None,
-        size: Optional[int] = None,
+        size: int | None = None,
         eos_tokens=_UNSET,
-    ) -> "Vocabulary":
+    ) -> Vocabulary:
         """From a ``.tiktoken`` file, a ``tiktoken.Encoding``, or a Mistral ``tekken`` JSON
         file. ``special_tokens`` maps special token text to id; ``eos_token_ids`` gives the
         EOS token(s) by id or text (default: the conventional names among the special
@@ -150,8 +150,8 @@ class Vocabulary:
 
     @classmethod
     def from_sentencepiece(
-        cls, processor_or_model_path, *, eos_token_ids: EosTokenIds = None, size: Optional[int] = None
-    ) -> "Vocabulary":
+        cls, processor_or_model_path, *, eos_token_ids: EosTokenIds = None, size: int | None = None
+    ) -> Vocabulary:
         """From a ``sentencepiece.SentencePieceProcessor`` or a ``.model`` file path. The
         EOS ids are ``eos_token_ids`` if given (ids or piece texts), else the model's
         ``eos_id()``, else a conventional name."""
@@ -218,7 +218,7 @@ class Vocabulary:
 # Vocabularies loaded from pickles in this process, by their pickled state: each task that
 # carries a compiled grammar to a worker process loads its vocabulary again, and building
 # a large one (~0.2 s at 128k tokens) would dominate the task.
-_loaded: "weakref.WeakValueDictionary[tuple, Vocabulary]" = weakref.WeakValueDictionary()
+_loaded: weakref.WeakValueDictionary[tuple, Vocabulary] = weakref.WeakValueDictionary()
 
 
 def _from_state(
