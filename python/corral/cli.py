@@ -20,7 +20,8 @@ import re
 import sys
 import textwrap
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .errors import CorralError, GenerationError, GrammarError, SchemaError
 from .generation import (
@@ -39,12 +40,12 @@ _GRAMMAR_FORMATS = {".ebnf": "ebnf", ".gbnf": "gbnf", ".lark": "lark"}
 _FLAG_OF_ARGUMENT = {"mode": "--ban-mode"}
 
 
-def _api_default(function, name: str):
+def _api_default(function: Callable[..., Any], name: str) -> Any:
     """The default of ``function``'s argument ``name``: the command line offers the API's."""
     return inspect.signature(function).parameters[name].default
 
 
-def _indent(text: str):
+def _indent(text: str) -> int | str:
     """``--indent``: a number of spaces (``2``), else the indentation text itself (a tab)."""
     return int(text) if text.isdigit() else text
 
@@ -155,7 +156,7 @@ def _in_file(path: str, text: str, error: Exception) -> GenerationError:
     return GenerationError(f"{where}: {message}")
 
 
-def _show_warnings(caught: list, source: tuple[str, str] | None) -> None:
+def _show_warnings(caught: list[warnings.WarningMessage], source: tuple[str, str] | None) -> None:
     """Prints caught grammar warnings as one ``corral: warning:`` line each (with the file
     name when the constraint came from a file); other warnings as Python shows them."""
     for w in caught:
@@ -166,7 +167,7 @@ def _show_warnings(caught: list, source: tuple[str, str] | None) -> None:
         print(f"corral: warning: {where}{str(w.message).strip().splitlines()[0]}", file=sys.stderr)
 
 
-def _grammar_from_args(args: argparse.Namespace):
+def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[str, str] | None]:
     """The constraint the flags describe (None: free text), and the (path, text) of the
     file it was read from (None when it came from no file)."""
     given = [name for name in ("regex", "grammar", "json_schema", "choice") if getattr(args, name) is not None]
@@ -265,7 +266,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 # (title, prompt, constraint) for `corral demo`: the seeds' examples.
-def _demo_cases() -> list:
+def _demo_cases() -> list[tuple[str, str, Grammar, int]]:
     octet = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
     return [
         ("yes/no answer", "Is this a dagger which I see before me? Answer: ", Grammar.choice(["yes", "no"]), 8),
@@ -316,7 +317,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fits(grammar, text: str) -> bool:
+def _fits(grammar: Grammar, text: str) -> bool:
     """Does ``text`` (the whole output) satisfy the demo's constraint?"""
     spec = grammar.ban_spec
     if spec is not None:
@@ -348,7 +349,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action) or ""
 
 
-def _subcommand(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+def _subcommand(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, **kwargs: Any) -> argparse.ArgumentParser:
     return sub.add_parser(name, formatter_class=_HelpFormatter, **kwargs)
 
 
@@ -448,7 +449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``corral`` and ``python -m corral``."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except (CorralError, ValueError, TypeError, OSError) as e:
         # Bad input of any kind: one line (the message's first), never a traceback.
         text = _in_cli_terms(e, args.flags).strip()

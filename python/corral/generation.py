@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _core
 from .compiler import _describe_value, _grammar_type_error, compile as compile_grammar
@@ -35,7 +36,7 @@ DEFAULT_MAX_ROLLBACKS = 64
 def _about(error: Exception, *parameters: str) -> Exception:
     """``error``, marked as being about the named arguments of :func:`generate` (its
     ``parameters`` attribute): the command line shows its own flags in their place."""
-    error.parameters = parameters
+    setattr(error, "parameters", parameters)  # noqa: B010 - an attribute Exception does not declare
     return error
 
 
@@ -96,11 +97,12 @@ class Generation:
         return TypeAdapter(python_type).validate_json(self.text)
 
 
-def _to_numpy(logits) -> np.ndarray:
+def _to_numpy(logits: Any) -> NDArray[np.float32]:
     if isinstance(logits, np.ndarray):
         return np.array(logits, dtype=np.float32)  # a copy: masking writes into it
     # A torch tensor (any device, any float dtype).
-    return logits.detach().float().cpu().numpy().astype(np.float32, copy=True)
+    array: NDArray[np.float32] = logits.detach().float().cpu().numpy().astype(np.float32, copy=True)
+    return array
 
 
 def _sample(
@@ -163,7 +165,7 @@ class _RollbackBans:
         #: position -> token ids banned there (positions count generated tokens).
         self.banned: dict[int, set[int]] = {}
 
-    def find(self, data: bytes, new_from: int, at_end: bool) -> tuple | None:
+    def find(self, data: bytes, new_from: int, at_end: bool) -> tuple[int, str] | None:
         """The earliest-starting phrase occurrence completed by the bytes from ``new_from``
         on, as (start byte, phrase text), or None. A whole-word phrase is complete once the
         character after it is there, or at the end of the output (``at_end``)."""
@@ -213,7 +215,7 @@ class _RollbackBans:
             del self.banned[p]
 
 
-def _as_model(model, tokenizer):
+def _as_model(model: Any, tokenizer: Any) -> Any:
     """The generation protocol (``vocab``, ``encode``, ``logits(ids)``) for ``model``."""
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         from .models import load_model
@@ -231,11 +233,11 @@ def _as_model(model, tokenizer):
     )
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-def _check_sampling(temperature, top_k, top_p, seed, max_tokens, max_rollbacks) -> None:
+def _check_sampling(temperature: Any, top_k: Any, top_p: Any, seed: Any, max_tokens: Any, max_rollbacks: Any) -> None:
     """Refuses sampling settings that have no meaning, naming the setting."""
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
         raise _about(GenerationError(f"temperature must be a number, got {type(temperature).__name__}"), "temperature")
@@ -255,7 +257,7 @@ def _check_sampling(temperature, top_k, top_p, seed, max_tokens, max_rollbacks) 
         raise _about(GenerationError(f"max_rollbacks must be an int ≥ 0, got {max_rollbacks!r}"), "max_rollbacks")
 
 
-def _prompt_token_ids(prompt) -> list[int]:
+def _prompt_token_ids(prompt: Any) -> list[int]:
     """``prompt`` (a sequence of token ids, not text) as a list of ints."""
     hint = "generate(): prompt must be a str or a sequence of token ids (ints)"
     if isinstance(prompt, (bytes, bytearray, memoryview)):
@@ -279,11 +281,11 @@ def _prompt_token_ids(prompt) -> list[int]:
 
 
 def generate(
-    model,
+    model: Any,
     prompt: str | Sequence[int] = "",
     grammar: Grammar | None = None,
     *,
-    tokenizer=None,
+    tokenizer: Any = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     temperature: float = DEFAULT_TEMPERATURE,
     top_k: int | None = DEFAULT_TOP_K,
@@ -392,7 +394,7 @@ def generate(
             n += 1
         return n
 
-    def rollback_for(found: tuple) -> None:
+    def rollback_for(found: tuple[int, str]) -> None:
         """Undo the phrase at byte ``found[0]``: back to the token holding that byte, which
         is then banned at its position."""
         start, phrase = found

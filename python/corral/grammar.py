@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import _core
@@ -25,7 +26,7 @@ _PERL_CLASS = re.compile(r"\\[dwsDWS]")
 
 
 @functools.lru_cache(maxsize=1)
-def _python_perl_classes() -> tuple:
+def _python_perl_classes() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """This interpreter's ``\\d \\w \\s`` as code-point ranges, read off ``re`` itself.
 
     Python's classes follow its own Unicode database, which may be older or newer than the
@@ -41,7 +42,7 @@ def _python_perl_classes() -> tuple:
     def code_point(index: int) -> int:
         return index if index < 0xD800 else index + 0x800  # skip the surrogates
 
-    def ranges(pattern: str) -> list:
+    def ranges(pattern: str) -> list[tuple[str, str]]:
         out = []
         for m in re.finditer(pattern, text):
             a, b = m.start(), m.end() - 1
@@ -54,7 +55,7 @@ def _python_perl_classes() -> tuple:
     return (ranges(r"\d+"), ranges(r"\w+"), ranges(r"\s+"))
 
 
-def _strings(values, what: str, item: str) -> list:
+def _strings(values: Iterable[Any], what: str, item: str) -> list[str]:
     """``values`` as a non-empty list of str, or an error naming ``what`` and the bad item."""
     if isinstance(values, str):
         raise TypeError(f"{what} expects a list of {item}s, not one string")
@@ -120,9 +121,9 @@ class Grammar:
         self._kind = kind
         self._source = source
         self._start = start
-        self._schema_warnings: list = []
+        self._schema_warnings: list[str] = []
         # For `g1 & g2`: the grammars that must all hold (each without parts of its own).
-        self._parts: tuple = ()
+        self._parts: tuple[Grammar, ...] = ()
         # For Grammar.ban: the phrases and options (see BanSpec).
         self._ban: BanSpec | None = None
         # For Grammar.json_schema of a Python type (a Pydantic model...): the type, which
@@ -153,7 +154,7 @@ class Grammar:
         return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern, limits=limits)
 
     @classmethod
-    def choice(cls, options, *, limits: _core.Limits | None = None) -> Grammar:
+    def choice(cls, options: Iterable[str], *, limits: _core.Limits | None = None) -> Grammar:
         """Exactly one of the given strings (e.g. ``["yes", "no", "maybe"]``).
 
         Compiled as a regex of the escaped alternatives, so it shares the regex engine.
@@ -201,14 +202,14 @@ class Grammar:
     @classmethod
     def json_schema(
         cls,
-        schema,
+        schema: Any,
         *,
         strict: bool = True,
         whitespace: str = "compact",
         max_whitespace: int = 16,
         indent: int | str | None = None,
         property_order: str = "schema",
-        resolver=None,
+        resolver: dict[str, Any] | Callable[[str], Any] | None = None,
         spec_exact: bool = False,
         limits: _core.Limits | None = None,
     ) -> Grammar:
@@ -291,7 +292,7 @@ class Grammar:
     @classmethod
     def ban(
         cls,
-        phrases,
+        phrases: Iterable[str],
         *,
         ignore_case: bool = False,
         whole_words: bool = False,
@@ -344,7 +345,7 @@ class Grammar:
         return grammar
 
     @property
-    def parts(self) -> tuple:
+    def parts(self) -> tuple[Grammar, ...]:
         """The grammars that must all hold: ``(self,)`` unless built with ``&``."""
         return self._parts or (self,)
 
@@ -354,7 +355,7 @@ class Grammar:
         return self._ban
 
     @classmethod
-    def _cfg(cls, text: str, dialect: str, start: str | None, limits) -> Grammar:
+    def _cfg(cls, text: str, dialect: str, start: str | None, limits: _core.Limits | None) -> Grammar:
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
         _check_encodable(text, "grammar")
@@ -388,7 +389,7 @@ class Grammar:
         """The requested start rule of a grammar text (None: the default)."""
         return self._start
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         if self._parts:
             return ("all_of", tuple(p._key() for p in self._parts))
         return (self._kind, self._source, self._start)
@@ -401,10 +402,10 @@ class Grammar:
 
     # Pickling saves the fields; the native grammar in `_inner` pickles as the constructor
     # call that built it and is built again on load (in the loading process).
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in Grammar.__slots__}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -422,13 +423,13 @@ class BanSpec:
 
     __slots__ = ("phrases", "ignore_case", "whole_words", "mode")
 
-    def __init__(self, phrases: tuple, ignore_case: bool, whole_words: bool, mode: str):
+    def __init__(self, phrases: tuple[str, ...], ignore_case: bool, whole_words: bool, mode: str):
         self.phrases = phrases
         self.ignore_case = ignore_case
         self.whole_words = whole_words
         self.mode = mode
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[BanSpec], tuple[Any, ...]]:
         return (BanSpec, (self.phrases, self.ignore_case, self.whole_words, self.mode))
 
     def _alternatives(self) -> str:

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import GrammarError
+
+if TYPE_CHECKING:
+    from .grammar import Grammar
+    from .vocabulary import Vocabulary
 
 #: The character classes of the seed, as regex classes. A class may also be a union,
 #: ``"LOWER|SPACE"``. Anything else in a tuple is a literal string.
@@ -68,14 +74,14 @@ def pattern_regex(elements: Iterable[Element]) -> str:
     return "".join(out)
 
 
-def compile_pattern(elements: Iterable[Element]):
+def compile_pattern(elements: Iterable[Element]) -> Grammar:
     """The :class:`corral.Grammar` of a pattern (see :func:`pattern_regex`)."""
     from .grammar import Grammar
 
     return Grammar.regex(pattern_regex(list(elements)))
 
 
-def static_masks(positions: Sequence[str | Element], vocab) -> np.ndarray:
+def static_masks(positions: Sequence[str | Element], vocab: Vocabulary) -> NDArray[np.int32]:
     """Level 1 of the seed: one fixed mask per generation step, decided before generation.
 
     ``positions[i]`` is what step ``i`` may produce: a class name (``"LOWER"``), a union

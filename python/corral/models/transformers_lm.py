@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import GenerationError
 from ..generation import _about
@@ -42,7 +43,7 @@ class TransformersModel:
     the previous one, so a rollback costs a cache crop, not a new forward pass over the text.
     """
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model: Any, tokenizer: Any) -> None:
         import torch
 
         from ..compiler import _describe_value
