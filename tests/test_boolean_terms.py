@@ -8,7 +8,6 @@ import re
 import pytest
 
 import corral
-
 from _util import accepts_tokens
 
 # Small Python regexes (no `/`, so each can be written `/.../` in a grammar as it is).

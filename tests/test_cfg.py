@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import corral
-
 from _util import accepts_tokens, allowed_ids
 
 GRAMMARS = Path(__file__).parent / "corpus" / "grammars"

@@ -115,7 +115,7 @@ def test_masks_are_exact_with_distinct_keys(index, order):
     compiled_plain = _core.compile(plain, vocab._inner, None, False)
     rng = random.Random(index * 7 + len(order))
     refused = checked = 0
-    for walk in range(6):
+    for _walk in range(6):
         m, p = compiled.matcher(), compiled_plain.matcher()
         out = b""
         for _ in range(24):

@@ -10,8 +10,7 @@ import re
 import jsonschema
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import corral
 from corral.generation import _sample

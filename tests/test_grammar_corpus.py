@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import corral
-
 from _util import accepts_tokens, allowed_ids, random_tokenization
 
 HERE = Path(__file__).parent

@@ -17,8 +17,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
 
 import corral
-from corral.integrations import transformers as corral_tf
-from corral.integrations import vllm as corral_vllm
+from corral.integrations import transformers as corral_tf, vllm as corral_vllm
 from corral.models import builtin_model_path
 
 PROMPTS = ["ROMEO:", "Good morrow, my lord, and what", "KING"]
@@ -135,7 +134,7 @@ def test_generate_regex_greedy_batch_left_padding(model, tokenizer, device):
 def test_generate_bounded_regex_sampling_ends_with_eos(model, tokenizer, seed):
     proc = corral_tf.CorralLogitsProcessor(corral.Grammar.regex(BOUNDED), tokenizer)
     texts, ids = generate(model, tokenizer, PROMPTS, [proc], seed=seed, max_new_tokens=24, do_sample=True)
-    for text, row in zip(texts, ids):
+    for text, row in zip(texts, ids, strict=True):
         assert re.fullmatch(BOUNDED, text), text
         # The row ended by EOS (the language is finite, so EOS is forced), pad after it.
         assert tokenizer.eos_token_id in row, row
@@ -163,7 +162,7 @@ def test_generate_with_a_combined_grammar_and_ban(model, tokenizer):
 def test_generate_json_schema_sampling_validates(model, tokenizer, seed):
     proc = corral_tf.CorralLogitsProcessor(corral.Grammar.json_schema(SCHEMA), tokenizer)
     texts, ids = generate(model, tokenizer, PROMPTS, [proc], seed=seed, max_new_tokens=64, do_sample=True)
-    for text, row in zip(texts, ids):
+    for text, row in zip(texts, ids, strict=True):
         jsonschema.validate(json.loads(text), SCHEMA)
         assert tokenizer.eos_token_id in row
     free, _ = generate(model, tokenizer, PROMPTS, seed=seed, max_new_tokens=64, do_sample=True)
@@ -327,7 +326,7 @@ def test_docs_transformers_example_runs():
 # -- vLLM: the per-request callable ------------------------------------------------------
 
 
-def next_logits(model, prompt_ids, output_ids) -> "torch.Tensor":
+def next_logits(model, prompt_ids, output_ids) -> torch.Tensor:
     with torch.no_grad():
         return model(torch.tensor([list(prompt_ids) + list(output_ids)])).logits[0, -1].clone()
 

@@ -14,12 +14,10 @@ import re
 import sys
 from decimal import Decimal
 from pathlib import Path
-from typing import List, Optional
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import corral
 from corral._schema import numbers as num
@@ -92,7 +90,7 @@ def dumps(value, indent) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False)
 
 
-def other_layouts(value, indent) -> List[str]:
+def other_layouts(value, indent) -> list[str]:
     """The value written compactly, with the default separators and with other indents."""
     texts = [
         json.dumps(value, separators=(",", ":"), ensure_ascii=False),
@@ -192,8 +190,8 @@ def test_pydantic_models(byte_vocab):
 
     class Shape(BaseModel):
         name: str = Field(max_length=10)
-        points: List[Point] = Field(max_length=3)
-        parent: Optional["Shape"] = None
+        points: list[Point] = Field(max_length=3)
+        parent: Shape | None = None
         tags: dict[str, int] = {}
 
     grammar = corral.Grammar.json_schema(Shape, indent=4)

@@ -158,7 +158,7 @@ def test_parsed_refuses_an_incomplete_value_and_other_grammars(model):
     result = corral.generate(model, "", corral.Grammar.json_schema({"type": "array", "items": {"type": "integer"}}), max_tokens=3, seed=0)
     assert not result.accepting
     with pytest.raises(corral.IncompleteOutputError, match="max_tokens") as info:
-        result.parsed
+        _ = result.parsed
     assert info.value.text == result.text and isinstance(info.value, corral.GenerationError)
     with pytest.raises(TypeError, match="json_schema"):
-        corral.generate(model, "", corral.Grammar.regex("a+"), max_tokens=3, seed=0).parsed
+        _ = corral.generate(model, "", corral.Grammar.regex("a+"), max_tokens=3, seed=0).parsed

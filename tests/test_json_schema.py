@@ -402,7 +402,7 @@ def test_long_string_bounds_are_exact(byte_vocab):
         ("a", "x" * 39, False),
         ("a", "x" * 41, False),
     ]:
-        text = '{"body":"%s","id":"%s"}' % (body, ident)
+        text = f'{{"body":"{body}","id":"{ident}"}}'
         assert accepts(g, byte_vocab, text) is want, (len(body), len(ident))
         assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(text)) is want
 

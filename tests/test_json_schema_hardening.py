@@ -570,13 +570,13 @@ def _random_schema(rng, depth=0):
     if depth > 2:
         return rng.choice([True, {"type": "integer"}, {"type": "string"}, {}])
     out = {}
+    sub = lambda: _random_schema(rng, depth + 1)  # noqa: E731
     for _ in range(rng.randint(1, 3)):
         k = rng.choice(
             ["type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "multipleOf", "minLength", "maxLength", "pattern", "items",
              "prefixItems", "minItems", "maxItems", "properties", "patternProperties", "additionalProperties", "required", "minProperties",
              "maxProperties", "propertyNames", "anyOf", "oneOf", "allOf", "not", "if", "dependentRequired"]
         )
-        sub = lambda: _random_schema(rng, depth + 1)  # noqa: E731
         out[k] = {
             "type": lambda: rng.choice(["integer", "string", "object", "array", "null", "number", "boolean", ["integer", "string"]]),
             "enum": lambda: [rng.choice([0, 1, "a", "ab", None, True, [1], {"a": 1}]) for _ in range(rng.randint(1, 3))],

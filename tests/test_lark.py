@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import corral
-
 from _util import accepts_tokens, allowed_ids
 from test_grammar_corpus import byte_tokens
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import corral
-
 from _util import allowed_ids
 
 

@@ -15,11 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import corral
-
 from _util import accepts_tokens, allowed_ids, random_tokenization
 
 PAPER = [

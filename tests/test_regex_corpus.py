@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import corral
-
 from _util import accepts_tokens, random_tokenization
 
 CORPUS = json.loads((Path(__file__).parent / "corpus" / "regex.json").read_text(encoding="utf-8"))

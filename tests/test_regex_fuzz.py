@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import corral
 

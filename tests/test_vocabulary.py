@@ -7,7 +7,6 @@ import os
 import numpy as np
 
 import corral
-
 from _util import allowed_ids
 
 

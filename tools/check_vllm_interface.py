@@ -18,10 +18,11 @@ import types
 import torch
 from transformers import AutoModelForCausalLM
 from vllm import SamplingParams
-from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality, LogitsProcessor
+from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
+
 import corral
 import corral.models
-from corral.integrations.vllm import CorralLogitsProcessor, HAVE_VLLM
+from corral.integrations.vllm import HAVE_VLLM, CorralLogitsProcessor
 
 assert HAVE_VLLM and issubclass(CorralLogitsProcessor, LogitsProcessor)
 path = str(corral.models.builtin_model_path())

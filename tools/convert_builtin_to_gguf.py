@@ -35,11 +35,10 @@ import argparse
 import json
 import pathlib
 import sys
-from typing import Dict, List, Union
 
 import numpy as np
 
-PathLike = Union[str, pathlib.Path]
+PathLike = str | pathlib.Path
 
 # Tensors llama.cpp does not read (the causal mask buffers of old checkpoints).
 _SKIPPED_SUFFIXES = (".attn.bias", ".attn.masked_bias")
@@ -57,7 +56,7 @@ _BLOCK_NAMES = {
 _TOP_NAMES = {"wte": "token_embd", "wpe": "position_embd", "ln_f": "output_norm"}
 
 
-def _read_tensors(path: pathlib.Path) -> Dict[str, np.ndarray]:
+def _read_tensors(path: pathlib.Path) -> dict[str, np.ndarray]:
     try:
         from corral.models.numpy_gpt2 import read_safetensors
     except ImportError:  # pragma: no cover - run from a checkout without corral installed
@@ -96,15 +95,15 @@ def _tokenizer(src: pathlib.Path, config: dict):
     model = data.get("model") or {}
     if model.get("type") != "BPE" or (data.get("pre_tokenizer") or {}).get("type") != "ByteLevel":
         raise ValueError(f"{src}/tokenizer.json: not a byte-level BPE tokenizer")
-    by_id: Dict[int, str] = {int(i): tok for tok, i in model["vocab"].items()}
-    types: Dict[int, int] = {i: int(gguf.TokenType.NORMAL) for i in by_id}
+    by_id: dict[int, str] = {int(i): tok for tok, i in model["vocab"].items()}
+    types: dict[int, int] = {i: int(gguf.TokenType.NORMAL) for i in by_id}
     for added in data.get("added_tokens") or []:
         i = int(added["id"])
         by_id[i] = added["content"]
         types[i] = int(gguf.TokenType.CONTROL if added.get("special") else gguf.TokenType.USER_DEFINED)
     n = max(config.get("vocab_size", 0), max(by_id) + 1)
-    tokens: List[str] = []
-    token_types: List[int] = []
+    tokens: list[str] = []
+    token_types: list[int] = []
     for i in range(n):
         if i in by_id:
             tokens.append(by_id[i])

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from decimal import Decimal
-from fractions import Fraction
 import json
 import random
 import sys
 import traceback
 import warnings
+from decimal import Decimal
+from fractions import Fraction
 
 if __name__ == "__main__":
     import atheris
@@ -381,7 +381,7 @@ def _check(text: str, data: bytes) -> None:
     judge = options["strict"] and "nullable" not in text
     validator = oracle_validator(schema) if judge else None
     rng = random.Random(data)
-    for seed in range(2):
+    for _ in range(2):
         sentence = grammar._inner.sample(rng.randrange(2**32), 64)
         if sentence is None:
             break

@@ -20,7 +20,8 @@ import re
 import sys
 import textwrap
 import warnings
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .errors import CorralError, GenerationError, GrammarError, SchemaError
 from .generation import (
@@ -39,12 +40,12 @@ _GRAMMAR_FORMATS = {".ebnf": "ebnf", ".gbnf": "gbnf", ".lark": "lark"}
 _FLAG_OF_ARGUMENT = {"mode": "--ban-mode"}
 
 
-def _api_default(function, name: str):
+def _api_default(function: Callable[..., Any], name: str) -> Any:
     """The default of ``function``'s argument ``name``: the command line offers the API's."""
     return inspect.signature(function).parameters[name].default
 
 
-def _indent(text: str):
+def _indent(text: str) -> int | str:
     """``--indent``: a number of spaces (``2``), else the indentation text itself (a tab)."""
     return int(text) if text.isdigit() else text
 
@@ -57,7 +58,7 @@ def _version() -> str:
         return str(getattr(sys.modules[__package__], "__version__", "unknown"))
 
 
-def _position(text: str, offset: int) -> Tuple[int, int]:
+def _position(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column (in characters) of character ``offset`` of ``text``."""
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -87,7 +88,7 @@ def _read(path: str) -> str:
 _JSON_SPACE = " \t\n\r"
 
 
-def _json_pointer_offset(text: str, pointer: str) -> Optional[int]:
+def _json_pointer_offset(text: str, pointer: str) -> int | None:
     """Where the value at JSON ``pointer`` starts in the JSON document ``text`` (a character
     offset), or None if the pointer leads nowhere. A key given twice means its last value,
     as for ``json.loads``."""
@@ -155,7 +156,7 @@ def _in_file(path: str, text: str, error: Exception) -> GenerationError:
     return GenerationError(f"{where}: {message}")
 
 
-def _show_warnings(caught: list, source: Optional[Tuple[str, str]]) -> None:
+def _show_warnings(caught: list[warnings.WarningMessage], source: tuple[str, str] | None) -> None:
     """Prints caught grammar warnings as one ``corral: warning:`` line each (with the file
     name when the constraint came from a file); other warnings as Python shows them."""
     for w in caught:
@@ -166,7 +167,7 @@ def _show_warnings(caught: list, source: Optional[Tuple[str, str]]) -> None:
         print(f"corral: warning: {where}{str(w.message).strip().splitlines()[0]}", file=sys.stderr)
 
 
-def _grammar_from_args(args: argparse.Namespace):
+def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[str, str] | None]:
     """The constraint the flags describe (None: free text), and the (path, text) of the
     file it was read from (None when it came from no file)."""
     given = [name for name in ("regex", "grammar", "json_schema", "choice") if getattr(args, name) is not None]
@@ -265,7 +266,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 # (title, prompt, constraint) for `corral demo`: the seeds' examples.
-def _demo_cases() -> list:
+def _demo_cases() -> list[tuple[str, str, Grammar, int]]:
     octet = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
     return [
         ("yes/no answer", "Is this a dagger which I see before me? Answer: ", Grammar.choice(["yes", "no"]), 8),
@@ -316,7 +317,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fits(grammar, text: str) -> bool:
+def _fits(grammar: Grammar, text: str) -> bool:
     """Does ``text`` (the whole output) satisfy the demo's constraint?"""
     spec = grammar.ban_spec
     if spec is not None:
@@ -326,9 +327,9 @@ def _fits(grammar, text: str) -> bool:
     return re.fullmatch(grammar.source, text) is not None
 
 
-def _show(text: str, width: int) -> List[str]:
+def _show(text: str, width: int) -> list[str]:
     """The text's lines, each wrapped to ``width``, with a visible end of line."""
-    lines: List[str] = []
+    lines: list[str] = []
     for line in text.split("\n"):
         wrapped = textwrap.wrap(line, width - 1, drop_whitespace=False) or [""]
         lines.extend(wrapped)
@@ -348,11 +349,11 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action) or ""
 
 
-def _subcommand(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+def _subcommand(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, **kwargs: Any) -> argparse.ArgumentParser:
     return sub.add_parser(name, formatter_class=_HelpFormatter, **kwargs)
 
 
-def _flags_of(parser: argparse.ArgumentParser) -> Dict[str, str]:
+def _flags_of(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each option's destination (the API argument it feeds) -> its long flag."""
     return {a.dest: a.option_strings[-1] for a in parser._actions if a.option_strings}
 
@@ -425,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
+def _in_cli_terms(error: BaseException, flags: dict[str, str]) -> str:
     """The error's message, with the API arguments it is about (its ``parameters``) named
     by their flags: ``max_rollbacks`` -> ``--max-rollbacks``, ``mode='mask'`` ->
     ``--ban-mode mask``."""
@@ -436,7 +437,7 @@ def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
             continue
         mention = re.compile(rf"(?<![\w-]){re.escape(name)}(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;)]+)))?(?!\w)")
 
-        def as_flag(m: "re.Match[str]", flag: str = flag) -> str:
+        def as_flag(m: re.Match[str], flag: str = flag) -> str:
             value = next((g for g in m.groups() if g is not None), None)
             return flag if value is None else f"{flag} {value}"
 
@@ -444,11 +445,12 @@ def _in_cli_terms(error: BaseException, flags: Dict[str, str]) -> str:
     return message
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``corral`` and ``python -m corral``."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except (CorralError, ValueError, TypeError, OSError) as e:
         # Bad input of any kind: one line (the message's first), never a traceback.
         text = _in_cli_terms(e, args.flags).strip()

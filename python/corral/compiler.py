@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,16 +14,19 @@ from .grammar import Grammar
 from .masking import only_token
 from .vocabulary import Vocabulary
 
+if TYPE_CHECKING:
+    from ._core import _Bitmask
+
 CompiledGrammar = _core.CompiledGrammar
 Matcher = _core.Matcher
 Limits = _core.Limits
 
 _CACHE_SIZE = 64
-_cache: "OrderedDict[tuple, _core.CompiledGrammar]" = OrderedDict()
+_cache: OrderedDict[tuple[Any, ...], _core.CompiledGrammar] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def _describe_value(value, limit: int = 40) -> str:
+def _describe_value(value: object, limit: int = 40) -> str:
     """``str 'a+'``: a value's type and (shortened) repr, for type errors."""
     if value is None:
         return "None"
@@ -36,7 +39,7 @@ def _describe_value(value, limit: int = 40) -> str:
 
 
 def _grammar_type_error(
-    where: str, value, *, argument: str = "grammar", none_ok: bool = False, compiled_ok: bool = False
+    where: str, value: object, *, argument: str = "grammar", none_ok: bool = False, compiled_ok: bool = False
 ) -> TypeError:
     """The TypeError for ``value`` given where a :class:`corral.Grammar` is expected, with
     how to make one (a str is most likely a regex or a grammar's text)."""
@@ -55,7 +58,7 @@ def _grammar_type_error(
     return TypeError(f"{where}: {argument} must be {expected}, got {_describe_value(value)}{how}")
 
 
-def _vocabulary_type_error(where: str, value, *, argument: str = "vocab") -> TypeError:
+def _vocabulary_type_error(where: str, value: object, *, argument: str = "vocab") -> TypeError:
     """The TypeError for ``value`` given where a :class:`corral.Vocabulary` is expected."""
     return TypeError(
         f"{where}: {argument} must be a corral.Vocabulary, got {_describe_value(value)}; build one with "
@@ -68,10 +71,10 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
     grammar: Grammar,
     vocab: Vocabulary,
     *,
-    limits: Optional[Limits] = None,
+    limits: Limits | None = None,
     eager: bool = False,
     cache: bool = True,
-) -> "_core.CompiledGrammar | CompiledIntersection":
+) -> _core.CompiledGrammar | CompiledIntersection:
     """Compiles ``grammar`` for ``vocab``.
 
     The result is immutable and may be shared by any number of matchers and threads.
@@ -119,8 +122,8 @@ def compile(  # noqa: A001 - the public name DESIGN.md fixes
 
 
 def _recompile(
-    grammar: Grammar, vocab: Vocabulary, limits: Optional[Limits], eager: bool
-) -> "_core.CompiledGrammar | CompiledIntersection":
+    grammar: Grammar, vocab: Vocabulary, limits: Limits | None, eager: bool
+) -> _core.CompiledGrammar | CompiledIntersection:
     """Loads a pickled compiled grammar: compiles it again (through this process's cache)."""
     return compile(grammar, vocab, limits=limits, eager=eager)
 
@@ -136,11 +139,11 @@ class CompiledIntersection:
     each step is the intersection of the parts' allowed sets. Same interface as
     :class:`CompiledGrammar` where it makes sense."""
 
-    def __init__(self, parts: list, limits: Optional[Limits] = None):
+    def __init__(self, parts: list[_core.CompiledGrammar | CompiledIntersection], limits: Limits | None = None):
         self.parts = list(parts)
         self.limits = limits if limits is not None else Limits()
 
-    def matcher(self) -> "IntersectionMatcher":
+    def matcher(self) -> IntersectionMatcher:
         """A new matcher at the start of every part."""
         return IntersectionMatcher([p.matcher() for p in self.parts], self.vocab_size, self.limits.max_forced_tokens)
 
@@ -166,16 +169,16 @@ class IntersectionMatcher:
     reach a state where the parts' allowed sets are disjoint: :class:`DeadEndError`.
     """
 
-    def __init__(self, parts: list, vocab_size: int, max_forced_tokens: int):
+    def __init__(self, parts: list[_core.Matcher | IntersectionMatcher], vocab_size: int, max_forced_tokens: int):
         self.parts = parts
         self._max_forced = max_forced_tokens
         self._words = (vocab_size + 31) // 32
         self._scratch = np.empty((1, self._words), dtype=np.int32)
 
-    def fill_bitmask(self, bitmask, row: int = 0) -> None:
+    def fill_bitmask(self, bitmask: _Bitmask, row: int = 0) -> None:
         """Writes the allowed-token bitmask into ``bitmask[row]``."""
         self.parts[0].fill_bitmask(bitmask, row)
-        view = bitmask.numpy() if hasattr(bitmask, "numpy") and not isinstance(bitmask, np.ndarray) else bitmask
+        view: Any = bitmask.numpy() if hasattr(bitmask, "numpy") and not isinstance(bitmask, np.ndarray) else bitmask
         target = view[row] if view.ndim == 2 else view
         for part in self.parts[1:]:
             part.fill_bitmask(self._scratch, 0)
@@ -219,12 +222,12 @@ class IntersectionMatcher:
         """Has EOS been accepted?"""
         return self.parts[0].is_finished()
 
-    def forced_tokens(self) -> list:
+    def forced_tokens(self) -> list[int]:
         """Tokens that are the only way forward under all parts (as ``Matcher.forced_tokens``)."""
         probe = self.copy()
         limit = self._max_forced
         mask = np.empty((1, self._words), dtype=np.int32)
-        out: list = []
+        out: list[int] = []
         while not probe.is_finished() and len(out) < limit:
             probe.fill_bitmask(mask, 0)
             token = only_token(mask[0])
@@ -238,7 +241,7 @@ class IntersectionMatcher:
         """Number of tokens accepted so far (EOS included)."""
         return self.parts[0].num_tokens
 
-    def copy(self) -> "IntersectionMatcher":
+    def copy(self) -> IntersectionMatcher:
         """An independent copy (same grammars, same history)."""
         return IntersectionMatcher([p.copy() for p in self.parts], self._words * 32, self._max_forced)
 

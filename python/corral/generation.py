@@ -11,32 +11,32 @@ from __future__ import annotations
 import codecs
 import math
 import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Union, cast
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _core
-from .compiler import _describe_value, _grammar_type_error
-from .compiler import compile as compile_grammar
+from .compiler import _describe_value, _grammar_type_error, compile as compile_grammar
 from .errors import DeadEndError, GenerationError, IncompleteOutputError, InternalError, RollbackLimitError
 from .grammar import BanSpec, Grammar
 from .masking import allocate_bitmask, only_token
 
-
 #: Defaults of :func:`generate`, defined once: the ``corral generate`` command line uses them too.
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 1.0
-DEFAULT_TOP_K: Optional[int] = None
-DEFAULT_TOP_P: Optional[float] = None
-DEFAULT_SEED: Optional[int] = None
+DEFAULT_TOP_K: int | None = None
+DEFAULT_TOP_P: float | None = None
+DEFAULT_SEED: int | None = None
 DEFAULT_MAX_ROLLBACKS = 64
 
 
 def _about(error: Exception, *parameters: str) -> Exception:
     """``error``, marked as being about the named arguments of :func:`generate` (its
     ``parameters`` attribute): the command line shows its own flags in their place."""
-    setattr(error, "parameters", parameters)
+    setattr(error, "parameters", parameters)  # noqa: B010 - an attribute Exception does not declare
     return error
 
 
@@ -47,7 +47,7 @@ class Generation:
     #: The generated text (the prompt not included).
     text: str = ""
     #: The generated token ids (EOS not included).
-    token_ids: List[int] = field(default_factory=list)
+    token_ids: list[int] = field(default_factory=list)
     #: Why generation stopped: ``"eos"`` (EOS chosen or forced), ``"max_tokens"``.
     stop_reason: str = "max_tokens"
     #: The output is complete under the constraint (the grammar may end here).
@@ -58,7 +58,7 @@ class Generation:
     rollbacks: int = 0
 
     #: The grammar the output follows (for :attr:`parsed`).
-    grammar: Optional[Grammar] = field(default=None, repr=False, compare=False)
+    grammar: Grammar | None = field(default=None, repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -97,19 +97,20 @@ class Generation:
         return TypeAdapter(python_type).validate_json(self.text)
 
 
-def _to_numpy(logits) -> np.ndarray:
+def _to_numpy(logits: Any) -> NDArray[np.float32]:
     if isinstance(logits, np.ndarray):
         return np.array(logits, dtype=np.float32)  # a copy: masking writes into it
     # A torch tensor (any device, any float dtype).
-    return logits.detach().float().cpu().numpy().astype(np.float32, copy=True)
+    array: NDArray[np.float32] = logits.detach().float().cpu().numpy().astype(np.float32, copy=True)
+    return array
 
 
 def _sample(
     logits: np.ndarray,
     rng: np.random.Generator,
     temperature: float,
-    top_k: Optional[int],
-    top_p: Optional[float],
+    top_k: int | None,
+    top_p: float | None,
 ) -> int:
     """One token id from masked logits (``-inf`` = not allowed; NaN is never chosen).
 
@@ -162,9 +163,9 @@ class _RollbackBans:
         self.max_rollbacks = max_rollbacks
         self.rollbacks = 0
         #: position -> token ids banned there (positions count generated tokens).
-        self.banned: Dict[int, Set[int]] = {}
+        self.banned: dict[int, set[int]] = {}
 
-    def find(self, data: bytes, new_from: int, at_end: bool) -> Optional[tuple]:
+    def find(self, data: bytes, new_from: int, at_end: bool) -> tuple[int, str] | None:
         """The earliest-starting phrase occurrence completed by the bytes from ``new_from``
         on, as (start byte, phrase text), or None. A whole-word phrase is complete once the
         character after it is there, or at the end of the output (``at_end``)."""
@@ -177,7 +178,7 @@ class _RollbackBans:
             return start + len(text[:i].encode("utf-8", errors="surrogateescape"))
 
         best = None
-        for (final, open_ended), whole_word in zip(self.patterns, self.whole_words):
+        for (final, open_ended), whole_word in zip(self.patterns, self.whole_words, strict=True):
             pattern = final if at_end else open_ended
             pos = 0
             # Every start position in turn (occurrences may overlap); at each, the longest
@@ -214,7 +215,7 @@ class _RollbackBans:
             del self.banned[p]
 
 
-def _as_model(model, tokenizer):
+def _as_model(model: Any, tokenizer: Any) -> Any:
     """The generation protocol (``vocab``, ``encode``, ``logits(ids)``) for ``model``."""
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         from .models import load_model
@@ -232,11 +233,11 @@ def _as_model(model, tokenizer):
     )
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-def _check_sampling(temperature, top_k, top_p, seed, max_tokens, max_rollbacks) -> None:
+def _check_sampling(temperature: Any, top_k: Any, top_p: Any, seed: Any, max_tokens: Any, max_rollbacks: Any) -> None:
     """Refuses sampling settings that have no meaning, naming the setting."""
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
         raise _about(GenerationError(f"temperature must be a number, got {type(temperature).__name__}"), "temperature")
@@ -256,7 +257,7 @@ def _check_sampling(temperature, top_k, top_p, seed, max_tokens, max_rollbacks) 
         raise _about(GenerationError(f"max_rollbacks must be an int ≥ 0, got {max_rollbacks!r}"), "max_rollbacks")
 
 
-def _prompt_token_ids(prompt) -> List[int]:
+def _prompt_token_ids(prompt: Any) -> list[int]:
     """``prompt`` (a sequence of token ids, not text) as a list of ints."""
     hint = "generate(): prompt must be a str or a sequence of token ids (ints)"
     if isinstance(prompt, (bytes, bytearray, memoryview)):
@@ -280,18 +281,18 @@ def _prompt_token_ids(prompt) -> List[int]:
 
 
 def generate(
-    model,
-    prompt: Union[str, Sequence[int]] = "",
-    grammar: Optional[Grammar] = None,
+    model: Any,
+    prompt: str | Sequence[int] = "",
+    grammar: Grammar | None = None,
     *,
-    tokenizer=None,
+    tokenizer: Any = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     temperature: float = DEFAULT_TEMPERATURE,
-    top_k: Optional[int] = DEFAULT_TOP_K,
-    top_p: Optional[float] = DEFAULT_TOP_P,
-    seed: Optional[int] = DEFAULT_SEED,
-    on_text: Optional[Callable[[str], None]] = None,
-    on_token: Optional[Callable[[int], None]] = None,
+    top_k: int | None = DEFAULT_TOP_K,
+    top_p: float | None = DEFAULT_TOP_P,
+    seed: int | None = DEFAULT_SEED,
+    on_text: Callable[[str], None] | None = None,
+    on_token: Callable[[int], None] | None = None,
     max_rollbacks: int = DEFAULT_MAX_ROLLBACKS,
 ) -> Generation:
     """Generates text from ``model`` after ``prompt`` that follows ``grammar``.
@@ -345,13 +346,13 @@ def generate(
     size = vocab.size
     bitmask = allocate_bitmask(1, size)
     out = Generation()
-    ids: List[int] = []  # generated tokens
-    ends: List[int] = []  # byte offset after each generated token
+    ids: list[int] = []  # generated tokens
+    ends: list[int] = []  # byte offset after each generated token
     data = bytearray()  # generated bytes
     committed = 0  # tokens passed to the callbacks
     # With rollback bans: the model's logits at each position a rollback can still reach,
     # so that resampling after a rollback does not ask the model again.
-    saved: Dict[int, np.ndarray] = {}
+    saved: dict[int, np.ndarray] = {}
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def push(tok: int) -> None:
@@ -393,7 +394,7 @@ def generate(
             n += 1
         return n
 
-    def rollback_for(found: tuple) -> None:
+    def rollback_for(found: tuple[int, str]) -> None:
         """Undo the phrase at byte ``found[0]``: back to the token holding that byte, which
         is then banned at its position."""
         start, phrase = found

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from typing import Any, Optional, Union
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import _core
 from .errors import GrammarError, InvalidGrammarError, RegexSyntaxError
@@ -25,7 +26,7 @@ _PERL_CLASS = re.compile(r"\\[dwsDWS]")
 
 
 @functools.lru_cache(maxsize=1)
-def _python_perl_classes() -> tuple:
+def _python_perl_classes() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """This interpreter's ``\\d \\w \\s`` as code-point ranges, read off ``re`` itself.
 
     Python's classes follow its own Unicode database, which may be older or newer than the
@@ -41,7 +42,7 @@ def _python_perl_classes() -> tuple:
     def code_point(index: int) -> int:
         return index if index < 0xD800 else index + 0x800  # skip the surrogates
 
-    def ranges(pattern: str) -> list:
+    def ranges(pattern: str) -> list[tuple[str, str]]:
         out = []
         for m in re.finditer(pattern, text):
             a, b = m.start(), m.end() - 1
@@ -54,7 +55,7 @@ def _python_perl_classes() -> tuple:
     return (ranges(r"\d+"), ranges(r"\w+"), ranges(r"\s+"))
 
 
-def _strings(values, what: str, item: str) -> list:
+def _strings(values: Iterable[Any], what: str, item: str) -> list[str]:
     """``values`` as a non-empty list of str, or an error naming ``what`` and the bad item."""
     if isinstance(values, str):
         raise TypeError(f"{what} expects a list of {item}s, not one string")
@@ -107,11 +108,11 @@ class Grammar:
 
     def __init__(
         self,
-        inner: Optional[_core.Grammar],
+        inner: _core.Grammar | None,
         kind: str,
         source: str,
-        start: Optional[str] = None,
-        limits: "_core.Limits | None" = None,
+        start: str | None = None,
+        limits: _core.Limits | None = None,
     ):
         self._inner = inner
         # The limits the grammar was built under; `corral.compile` applies them too unless
@@ -120,17 +121,17 @@ class Grammar:
         self._kind = kind
         self._source = source
         self._start = start
-        self._schema_warnings: list = []
+        self._schema_warnings: list[str] = []
         # For `g1 & g2`: the grammars that must all hold (each without parts of its own).
-        self._parts: tuple = ()
+        self._parts: tuple[Grammar, ...] = ()
         # For Grammar.ban: the phrases and options (see BanSpec).
-        self._ban: Optional[BanSpec] = None
+        self._ban: BanSpec | None = None
         # For Grammar.json_schema of a Python type (a Pydantic model...): the type, which
         # Generation.parsed validates into.
         self._python_type: Any = None
 
     @classmethod
-    def regex(cls, pattern: Union[str, "re.Pattern[str]"], *, limits: "_core.Limits | None" = None) -> "Grammar":
+    def regex(cls, pattern: str | re.Pattern[str], *, limits: _core.Limits | None = None) -> Grammar:
         """A regular expression in Python ``re`` syntax, with the meaning of ``re.fullmatch``.
 
         Unicode ``\\d \\w \\s`` as in Python; ``.`` and negated classes match whole UTF-8
@@ -153,7 +154,7 @@ class Grammar:
         return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern, limits=limits)
 
     @classmethod
-    def choice(cls, options, *, limits: "_core.Limits | None" = None) -> "Grammar":
+    def choice(cls, options: Iterable[str], *, limits: _core.Limits | None = None) -> Grammar:
         """Exactly one of the given strings (e.g. ``["yes", "no", "maybe"]``).
 
         Compiled as a regex of the escaped alternatives, so it shares the regex engine.
@@ -165,7 +166,7 @@ class Grammar:
         return grammar
 
     @classmethod
-    def ebnf(cls, text: str, *, start: Optional[str] = None, limits: "_core.Limits | None" = None) -> "Grammar":
+    def ebnf(cls, text: str, *, start: str | None = None, limits: _core.Limits | None = None) -> Grammar:
         """A context-free grammar in corral's EBNF (see docs/grammars.md).
 
         ``start`` names the start rule (default: ``start``, else ``root``, else the first
@@ -178,14 +179,14 @@ class Grammar:
         return cls._cfg(text, "ebnf", start, limits)
 
     @classmethod
-    def gbnf(cls, text: str, *, start: Optional[str] = "root", limits: "_core.Limits | None" = None) -> "Grammar":
+    def gbnf(cls, text: str, *, start: str | None = "root", limits: _core.Limits | None = None) -> Grammar:
         """A grammar in llama.cpp's GBNF (start rule ``root`` by default), read as
         llama.cpp reads it: its escapes, its classes, one rule per line, and a rule
         defined again replacing the earlier definition (with a :class:`GrammarWarning`)."""
         return cls._cfg(text, "gbnf", start, limits)
 
     @classmethod
-    def lark(cls, text: str, *, start: Optional[str] = "start", limits: "_core.Limits | None" = None) -> "Grammar":
+    def lark(cls, text: str, *, start: str | None = "start", limits: _core.Limits | None = None) -> Grammar:
         """A grammar in Lark's syntax: rules, UPPERCASE terminals (strings, ``/regex/``,
         ``"a".."z"``), ``%import common.*`` and ``%ignore``.
 
@@ -201,17 +202,17 @@ class Grammar:
     @classmethod
     def json_schema(
         cls,
-        schema,
+        schema: Any,
         *,
         strict: bool = True,
         whitespace: str = "compact",
         max_whitespace: int = 16,
-        indent: "int | str | None" = None,
+        indent: int | str | None = None,
         property_order: str = "schema",
-        resolver=None,
+        resolver: dict[str, Any] | Callable[[str], Any] | None = None,
         spec_exact: bool = False,
-        limits: "_core.Limits | None" = None,
-    ) -> "Grammar":
+        limits: _core.Limits | None = None,
+    ) -> Grammar:
         r"""JSON that validates against a JSON Schema (see docs/json_schema.md).
 
         ``schema`` is a dict, a JSON string, a Pydantic model class, or any type Pydantic's
@@ -291,13 +292,13 @@ class Grammar:
     @classmethod
     def ban(
         cls,
-        phrases,
+        phrases: Iterable[str],
         *,
         ignore_case: bool = False,
         whole_words: bool = False,
         mode: str = "mask",
-        limits: "_core.Limits | None" = None,
-    ) -> "Grammar":
+        limits: _core.Limits | None = None,
+    ) -> Grammar:
         r"""Text that contains none of ``phrases`` (strings, e.g. ``["talk", "damn you"]``).
 
         * ``ignore_case=True`` bans every casing (``Talk``, ``TALK``) under Unicode simple
@@ -333,7 +334,7 @@ class Grammar:
         grammar._ban = spec
         return grammar
 
-    def __and__(self, other: "Grammar") -> "Grammar":
+    def __and__(self, other: Grammar) -> Grammar:
         """The output must satisfy both grammars: at each step a token is allowed only where
         every part allows it (e.g. ``Grammar.json_schema(s) & Grammar.ban(["talk"])``)."""
         if not isinstance(other, Grammar):
@@ -344,17 +345,17 @@ class Grammar:
         return grammar
 
     @property
-    def parts(self) -> tuple:
+    def parts(self) -> tuple[Grammar, ...]:
         """The grammars that must all hold: ``(self,)`` unless built with ``&``."""
         return self._parts or (self,)
 
     @property
-    def ban_spec(self) -> "Optional[BanSpec]":
+    def ban_spec(self) -> BanSpec | None:
         """The phrases and options of a :meth:`ban` grammar (None for other grammars)."""
         return self._ban
 
     @classmethod
-    def _cfg(cls, text: str, dialect: str, start: Optional[str], limits) -> "Grammar":
+    def _cfg(cls, text: str, dialect: str, start: str | None, limits: _core.Limits | None) -> Grammar:
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
         _check_encodable(text, "grammar")
@@ -384,11 +385,11 @@ class Grammar:
         return self._source
 
     @property
-    def start(self) -> Optional[str]:
+    def start(self) -> str | None:
         """The requested start rule of a grammar text (None: the default)."""
         return self._start
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         if self._parts:
             return ("all_of", tuple(p._key() for p in self._parts))
         return (self._kind, self._source, self._start)
@@ -401,10 +402,10 @@ class Grammar:
 
     # Pickling saves the fields; the native grammar in `_inner` pickles as the constructor
     # call that built it and is built again on load (in the loading process).
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in Grammar.__slots__}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -422,13 +423,13 @@ class BanSpec:
 
     __slots__ = ("phrases", "ignore_case", "whole_words", "mode")
 
-    def __init__(self, phrases: tuple, ignore_case: bool, whole_words: bool, mode: str):
+    def __init__(self, phrases: tuple[str, ...], ignore_case: bool, whole_words: bool, mode: str):
         self.phrases = phrases
         self.ignore_case = ignore_case
         self.whole_words = whole_words
         self.mode = mode
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[BanSpec], tuple[Any, ...]]:
         return (BanSpec, (self.phrases, self.ignore_case, self.whole_words, self.mode))
 
     def _alternatives(self) -> str:
@@ -450,7 +451,7 @@ class BanSpec:
         flags = "i" if self.ignore_case else ""
         return f"start ::= not!(/{contains}/{flags}) ;\n"
 
-    def pattern(self, final: bool = True) -> "re.Pattern[str]":
+    def pattern(self, final: bool = True) -> re.Pattern[str]:
         """A Python regex that finds an occurrence of a phrase in text (the same condition as
         :meth:`ebnf`). ``final=False`` is for text that may go on: a whole-word phrase then
         needs a character after it (a non-word one), not just the end of the text."""

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _core
 from .errors import MatcherError
 
 if TYPE_CHECKING:
+    from ._core import _Bitmask
     from .compiler import IntersectionMatcher
 
+# torch is optional and read as untyped: its tensors are Any here.
 
-def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"):
+@overload
+def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: Literal["numpy"] = "numpy") -> NDArray[np.int32]: ...
+@overload
+def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str) -> Any: ...
+
+def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy") -> Any:
     """An int32 bitmask ``[batch_size, ceil(vocab_size / 32)]``, all tokens allowed.
 
     Bit ``t % 32`` of word ``t // 32`` is token ``t``. ``backend="torch"`` returns a CPU
@@ -33,7 +42,7 @@ def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"
 
 
 def fill_bitmasks(
-    matchers: Sequence["_core.Matcher | IntersectionMatcher"], bitmask, rows: Sequence[int] | None = None
+    matchers: Sequence[_core.Matcher | IntersectionMatcher], bitmask: _Bitmask, rows: Sequence[int] | None = None
 ) -> None:
     """Fills ``bitmask[rows[i]]`` from ``matchers[i]`` (row i by default) in one call, with
     the GIL released and uncached rows computed in parallel."""
@@ -47,13 +56,13 @@ def fill_bitmasks(
         return
     # Combined grammars (g1 & g2) fill their rows themselves; the rest go in one call.
     if native:
-        _core.fill_bitmasks(native, bitmask, [r for m, r in zip(matchers, rows) if isinstance(m, _core.Matcher)])
-    for matcher, row in zip(matchers, rows):
+        _core.fill_bitmasks(native, bitmask, [r for m, r in zip(matchers, rows, strict=True) if isinstance(m, _core.Matcher)])
+    for matcher, row in zip(matchers, rows, strict=True):
         if not isinstance(matcher, _core.Matcher):
             matcher.fill_bitmask(bitmask, row)
 
 
-def only_token(row) -> "int | None":
+def only_token(row: Any) -> int | None:
     """The token id if exactly one bit of the int32 mask row is set, else None."""
     row = np.asarray(row)
     if np.count_nonzero(row) != 1:  # the common case, decided without allocating
@@ -65,12 +74,12 @@ def only_token(row) -> "int | None":
     return int(nonzero[0]) * 32 + word.bit_length() - 1
 
 
-def _is_torch(x) -> bool:
+def _is_torch(x: object) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def apply_bitmask(logits, bitmask):
+def apply_bitmask(logits: Any, bitmask: Any) -> Any:
     """Sets ``logits[..., t] = -inf`` wherever token ``t``'s bit is clear; returns ``logits``.
 
     ``logits`` is ``[vocab]`` or ``[batch, vocab]``, a numpy array or a torch tensor (CPU or
@@ -100,7 +109,7 @@ def apply_bitmask(logits, bitmask):
     return logits
 
 
-def _apply_torch(logits, bitmask):
+def _apply_torch(logits: Any, bitmask: Any) -> Any:
     import torch
 
     mask = bitmask if _is_torch(bitmask) else torch.from_numpy(np.asarray(bitmask))

@@ -9,11 +9,17 @@ fixed-length patterns, static per-position masks computed before generation star
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Sequence, Tuple, Union
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import GrammarError
+
+if TYPE_CHECKING:
+    from .grammar import Grammar
+    from .vocabulary import Vocabulary
 
 #: The character classes of the seed, as regex classes. A class may also be a union,
 #: ``"LOWER|SPACE"``. Anything else in a tuple is a literal string.
@@ -31,7 +37,7 @@ CHAR_CLASSES = {
 _QUANTIFIERS = {"1": "", "+": "+", "*": "*", "?": "?"}
 _COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 
-Element = Tuple[str, str]
+Element = tuple[str, str]
 
 
 def _is_class(name: str) -> bool:
@@ -68,14 +74,14 @@ def pattern_regex(elements: Iterable[Element]) -> str:
     return "".join(out)
 
 
-def compile_pattern(elements: Iterable[Element]):
+def compile_pattern(elements: Iterable[Element]) -> Grammar:
     """The :class:`corral.Grammar` of a pattern (see :func:`pattern_regex`)."""
     from .grammar import Grammar
 
     return Grammar.regex(pattern_regex(list(elements)))
 
 
-def static_masks(positions: Sequence[Union[str, Element]], vocab) -> np.ndarray:
+def static_masks(positions: Sequence[str | Element], vocab: Vocabulary) -> NDArray[np.int32]:
     """Level 1 of the seed: one fixed mask per generation step, decided before generation.
 
     ``positions[i]`` is what step ``i`` may produce: a class name (``"LOWER"``), a union
@@ -86,7 +92,7 @@ def static_masks(positions: Sequence[Union[str, Element]], vocab) -> np.ndarray:
     """
     words = (vocab.size + 31) // 32
     masks = np.zeros((len(positions), words), dtype=np.uint32)
-    chars: List[Tuple[int, str]] = []
+    chars: list[tuple[int, str]] = []
     for t in range(vocab.n_tokens):
         if vocab.token_kind(t) != "normal":
             continue

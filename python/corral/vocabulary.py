@@ -5,18 +5,19 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
-from typing import Iterable, Optional, Sequence, Union
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from . import _adapters, _core
 
 #: What ``eos_token_ids=`` takes: one id or a list of ids; where a tokenizer can look them
 #: up, token texts too (``"<|im_end|>"``).
-EosTokenIds = Union[int, str, Sequence[Union[int, str]], None]
+EosTokenIds = int | str | Sequence[int | str] | None
 
 _UNSET = object()
 
 
-def _eos_argument(where: str, eos_token_ids, **old):
+def _eos_argument(where: str, eos_token_ids: EosTokenIds, **old: Any) -> EosTokenIds:
     """``eos_token_ids``, or the value given under an old spelling of it (``eos_token=``,
     ``eos_tokens=``), which still works with a DeprecationWarning. Both is a TypeError."""
     given = {name: value for name, value in old.items() if value is not _UNSET}
@@ -29,10 +30,11 @@ def _eos_argument(where: str, eos_token_ids, **old):
     warnings.warn(
         f"{where}: {name}= is deprecated, use eos_token_ids= (same values)", DeprecationWarning, stacklevel=3
     )
-    return value
+    eos: EosTokenIds = value  # checked where it is used, as a value given directly is
+    return eos
 
 
-def _eos_ids(where: str, eos_token_ids) -> list:
+def _eos_ids(where: str, eos_token_ids: Any) -> list[Any]:
     """``eos_token_ids`` as a list of ints (a single int is one id)."""
     if isinstance(eos_token_ids, bool):
         raise TypeError(f"{where}: eos_token_ids must be an int or a list of ints, got {eos_token_ids!r}")
@@ -75,13 +77,13 @@ class Vocabulary:
     @classmethod
     def from_token_bytes(
         cls,
-        token_bytes: Sequence[Optional[bytes]],
-        eos_token_ids: Union[int, Iterable[int]],
+        token_bytes: Sequence[bytes | None],
+        eos_token_ids: int | Iterable[int],
         special_token_ids: Iterable[int] = (),
         *,
-        size: Optional[int] = None,
-        limits: "Optional[_core.Limits]" = None,
-    ) -> "Vocabulary":
+        size: int | None = None,
+        limits: _core.Limits | None = None,
+    ) -> Vocabulary:
         """From a list whose item ``i`` is token ``i``'s bytes (None for an unused id).
 
         ``eos_token_ids`` (one id or a list) must not be empty. ``special_token_ids`` are
@@ -98,13 +100,13 @@ class Vocabulary:
         return cls(inner, len(tokens))
 
     @classmethod
-    def _from_data(cls, data: "_adapters.TokenizerData", size: Optional[int]) -> "Vocabulary":
+    def _from_data(cls, data: _adapters.TokenizerData, size: int | None) -> Vocabulary:
         return cls.from_token_bytes(data.token_bytes, data.eos_token_ids, data.special_ids, size=size)
 
     @classmethod
     def from_huggingface(
-        cls, tokenizer, *, eos_token_ids: EosTokenIds = None, size: Optional[int] = None
-    ) -> "Vocabulary":
+        cls, tokenizer: Any, *, eos_token_ids: EosTokenIds = None, size: int | None = None
+    ) -> Vocabulary:
         """From a ``transformers`` tokenizer (fast or SentencePiece-based).
 
         The EOS ids are ``eos_token_ids`` if given (ids or token texts), else the
@@ -117,12 +119,12 @@ class Vocabulary:
     @classmethod
     def from_tokenizer_file(
         cls,
-        path: Union[str, os.PathLike],
+        path: str | os.PathLike[str],
         *,
         eos_token_ids: EosTokenIds = None,
-        size: Optional[int] = None,
-        eos_token=_UNSET,
-    ) -> "Vocabulary":
+        size: int | None = None,
+        eos_token: object = _UNSET,
+    ) -> Vocabulary:
         """From a Hugging Face ``tokenizer.json``. The EOS ids are ``eos_token_ids`` if
         given (ids or token texts), else the token named by a ``tokenizer_config.json``
         beside the file, else a conventional name (``</s>``, ``<|endoftext|>``, ...).
@@ -133,13 +135,13 @@ class Vocabulary:
     @classmethod
     def from_tiktoken(
         cls,
-        path_or_encoding,
+        path_or_encoding: Any,
         *,
-        special_tokens: Optional[dict] = None,
+        special_tokens: dict[str, int] | None = None,
         eos_token_ids: EosTokenIds = None,
-        size: Optional[int] = None,
-        eos_tokens=_UNSET,
-    ) -> "Vocabulary":
+        size: int | None = None,
+        eos_tokens: object = _UNSET,
+    ) -> Vocabulary:
         """From a ``.tiktoken`` file, a ``tiktoken.Encoding``, or a Mistral ``tekken`` JSON
         file. ``special_tokens`` maps special token text to id; ``eos_token_ids`` gives the
         EOS token(s) by id or text (default: the conventional names among the special
@@ -150,8 +152,8 @@ class Vocabulary:
 
     @classmethod
     def from_sentencepiece(
-        cls, processor_or_model_path, *, eos_token_ids: EosTokenIds = None, size: Optional[int] = None
-    ) -> "Vocabulary":
+        cls, processor_or_model_path: Any, *, eos_token_ids: EosTokenIds = None, size: int | None = None
+    ) -> Vocabulary:
         """From a ``sentencepiece.SentencePieceProcessor`` or a ``.model`` file path. The
         EOS ids are ``eos_token_ids`` if given (ids or piece texts), else the model's
         ``eos_id()``, else a conventional name."""
@@ -202,7 +204,7 @@ class Vocabulary:
         """The bytes a token sequence spells (special tokens contribute nothing)."""
         return self._inner.decode_bytes(list(token_ids))
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickles as the token bytes (one blob), the EOS and special ids and the size; the
         vocabulary (its token trie and tables) is built again on load."""
         data, ends = self._inner._export_tokens()
@@ -218,7 +220,7 @@ class Vocabulary:
 # Vocabularies loaded from pickles in this process, by their pickled state: each task that
 # carries a compiled grammar to a worker process loads its vocabulary again, and building
 # a large one (~0.2 s at 128k tokens) would dominate the task.
-_loaded: "weakref.WeakValueDictionary[tuple, Vocabulary]" = weakref.WeakValueDictionary()
+_loaded: weakref.WeakValueDictionary[tuple[Any, ...], Vocabulary] = weakref.WeakValueDictionary()
 
 
 def _from_state(

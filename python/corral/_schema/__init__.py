@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from collections.abc import Callable
+from typing import Any
 
-from .translate import SchemaWarning, Translator
+from ..grammar import SchemaWarning
+from .translate import Translator
 
 __all__ = ["SchemaWarning", "Translator", "schema_from", "translate"]
 
 
-def schema_from(source: Any) -> Union[dict, bool]:
+def schema_from(source: Any) -> dict | bool:
     """A schema dict from a dict, a bool, a JSON string (or bytes), a Pydantic model class
     or any type Pydantic's ``TypeAdapter`` accepts (``list[int]``, a dataclass, a TypedDict).
 
@@ -69,19 +71,19 @@ def _json_kind(value: Any) -> str:
 
 
 def translate(
-    schema: Union[dict, bool],
+    schema: dict | bool,
     *,
     strict: bool = True,
     whitespace: str = "compact",
     max_whitespace: int = 16,
-    resolver: Optional[Union[Dict[str, Any], Callable[[str], Any]]] = None,
+    resolver: dict[str, Any] | Callable[[str], Any] | None = None,
     draft: int = 2020,
     property_order: str = "schema",
     spec_exact: bool = False,
-    integer_fraction: Optional[bool] = None,
+    integer_fraction: bool | None = None,
     limits: Any = None,
-    indent: Union[int, str, None] = None,
-) -> Tuple[str, Translator]:
+    indent: int | str | None = None,
+) -> tuple[str, Translator]:
     """EBNF text for ``schema`` and the translator (its ``warnings``; ``order`` for tests).
 
     Options are checked as in :meth:`corral.Grammar.json_schema` (``TypeError`` for a

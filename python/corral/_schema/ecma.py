@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
 
 MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
 
-Ranges = Tuple[Tuple[int, int], ...]
+Ranges = tuple[tuple[int, int], ...]
 
 
 def normalize(ranges) -> Ranges:
     """Sorted, merged, surrogate-free code-point ranges."""
-    out: List[List[int]] = []
+    out: list[list[int]] = []
     for lo, hi in sorted(ranges):
         # Surrogates are not characters of a UTF-8 string: cut them out.
         pieces = [(lo, hi)]
@@ -82,7 +81,7 @@ class Alt:
 class Repeat:
     item: object
     min: int
-    max: Optional[int]
+    max: int | None
 
 
 @dataclass(frozen=True)
@@ -130,10 +129,10 @@ class _Parser:
         self.src = src
         self.i = 0
 
-    def error(self, message: str, unsupported: bool = False, position: Optional[int] = None):
+    def error(self, message: str, unsupported: bool = False, position: int | None = None):
         return PatternError(message, self.i if position is None else position, unsupported)
 
-    def peek(self, k: int = 0) -> Optional[str]:
+    def peek(self, k: int = 0) -> str | None:
         j = self.i + k
         return self.src[j] if j < len(self.src) else None
 
@@ -241,14 +240,14 @@ class _Parser:
     def literal(cp: int):
         return Chars(normalize([(cp, cp)]))
 
-    def hex_digits(self, n: int) -> Optional[int]:
+    def hex_digits(self, n: int) -> int | None:
         digits = self.src[self.i : self.i + n]
         if len(digits) == n and all(ch in "0123456789abcdefABCDEF" for ch in digits):
             self.i += n
             return int(digits, 16)
         return None
 
-    def unicode_escape(self) -> Optional[int]:
+    def unicode_escape(self) -> int | None:
         """After ``\\u``: ``XXXX`` (joining a surrogate pair) or ``{X...}``."""
         if self.peek() == "{":
             end = self.src.find("}", self.i)
@@ -406,7 +405,7 @@ def search_language(src: str):
         node, start, end = _strip_anchors(branch)
         _check_no_anchor(node, src)
         any_run = Repeat(ANY, 0, None)
-        out.append(Seq(((() if start else (any_run,)) + (node,) + (() if end else (any_run,)))))
+        out.append(Seq((() if start else (any_run,)) + (node,) + (() if end else (any_run,))))
     return out[0] if len(out) == 1 else Alt(tuple(out))
 
 
@@ -447,7 +446,7 @@ def _group(s: str) -> str:
     return f"(?:{s})"
 
 
-def _repeat_suffix(lo: int, hi: Optional[int]) -> str:
+def _repeat_suffix(lo: int, hi: int | None) -> str:
     if (lo, hi) == (0, None):
         return "*"
     if (lo, hi) == (1, None):
@@ -501,12 +500,12 @@ def render_json_class(ranges: Ranges) -> str:
     return parts[0] if len(parts) == 1 else _group("|".join(parts))
 
 
-def _render_hex_pairs(codes: List[int]) -> str:
+def _render_hex_pairs(codes: list[int]) -> str:
     """Regex source for the two lowercase hex digits of each code below 0x100, grouped by
     the first digit (``0[0-7bef]|1[0-9a-f]``, not 26 alternatives: the engine parses and
     builds it several times faster, and every JSON string pattern has it)."""
     digits = "0123456789abcdef"
-    by_high: Dict[int, List[int]] = {}
+    by_high: dict[int, list[int]] = {}
     for cp in codes:
         by_high.setdefault(cp >> 4, []).append(cp & 0xF)
     alts = []

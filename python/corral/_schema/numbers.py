@@ -8,7 +8,6 @@ Everything works on digit strings, never on floats, so bounds such as ``1e308`` 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Dict, List, Optional, Tuple
 
 # Canonical JSON number syntax (RFC 8259), with and without an exponent.
 NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
@@ -57,7 +56,7 @@ def _digit_class(lo: int, hi: int) -> str:
     return f"[{lo}-{hi}]"
 
 
-def _alt(parts: List[str]) -> str:
+def _alt(parts: list[str]) -> str:
     parts = [p for p in parts if p is not None]
     if not parts:
         return None
@@ -68,7 +67,7 @@ def _digits(n: int) -> str:
     return "" if n == 0 else ("[0-9]" if n == 1 else f"[0-9]{{{n}}}")
 
 
-def _suffix_ge(s: str) -> Optional[str]:
+def _suffix_ge(s: str) -> str | None:
     """Digit strings of length len(s) that are >= s."""
     if not s:
         return ""
@@ -80,7 +79,7 @@ def _suffix_ge(s: str) -> Optional[str]:
     return _alt(parts)
 
 
-def _suffix_le(s: str) -> Optional[str]:
+def _suffix_le(s: str) -> str | None:
     """Digit strings of length len(s) that are <= s."""
     if not s:
         return ""
@@ -91,7 +90,7 @@ def _suffix_le(s: str) -> Optional[str]:
     return _alt(parts)
 
 
-def _same_length(lo: str, hi: str) -> Optional[str]:
+def _same_length(lo: str, hi: str) -> str | None:
     """Digit strings of one length between lo and hi (inclusive), lo <= hi."""
     if not lo:
         return ""
@@ -107,7 +106,7 @@ def _same_length(lo: str, hi: str) -> Optional[str]:
     return _alt(parts)
 
 
-def uint_range(lo: int, hi: Optional[int]) -> Optional[str]:
+def uint_range(lo: int, hi: int | None) -> str | None:
     """Canonical non-negative integers (no leading zeros) in [lo, hi]; hi=None: no bound.
 
     None when the range is empty.
@@ -134,7 +133,7 @@ def uint_range(lo: int, hi: Optional[int]) -> Optional[str]:
     return _alt(parts)
 
 
-def int_range(lo: Optional[int], hi: Optional[int]) -> Optional[str]:
+def int_range(lo: int | None, hi: int | None) -> str | None:
     """Canonical integers (no ``-0``) in [lo, hi] (None: unbounded); None if empty."""
     if lo is not None and hi is not None and lo > hi:
         return None
@@ -156,7 +155,7 @@ def int_range(lo: Optional[int], hi: Optional[int]) -> Optional[str]:
 # --- decimals --------------------------------------------------------------------------
 
 
-def _split(d: Decimal) -> Tuple[str, str]:
+def _split(d: Decimal) -> tuple[str, str]:
     """(integer digits, fraction digits without trailing zeros) of |d|."""
     t = format(abs(d), "f")
     if "." in t:
@@ -179,7 +178,7 @@ def _frac_ge(b: str, strict: bool) -> str:
     return _alt(parts)
 
 
-def _frac_le(b: str, strict: bool) -> Optional[str]:
+def _frac_le(b: str, strict: bool) -> str | None:
     """Fraction digit strings F (nonempty) with 0.F <= 0.b (or <); None if there are none."""
     if not b:
         return None if strict else "0+"
@@ -199,7 +198,7 @@ def _frac_le(b: str, strict: bool) -> Optional[str]:
     return _alt(parts)
 
 
-def _abs_ge(a: Decimal, strict: bool) -> Optional[str]:
+def _abs_ge(a: Decimal, strict: bool) -> str | None:
     """Unsigned plain decimals x with x >= |a| (x > |a| if strict)."""
     i, f = _split(a)
     big = uint_range(int(i) + 1, None)
@@ -212,7 +211,7 @@ def _abs_ge(a: Decimal, strict: bool) -> Optional[str]:
     return _alt(parts)
 
 
-def _abs_le(b: Decimal, strict: bool) -> Optional[str]:
+def _abs_le(b: Decimal, strict: bool) -> str | None:
     """Unsigned plain decimals x with x <= |b| (x < |b| if strict)."""
     i, f = _split(b)
     parts = []
@@ -236,7 +235,7 @@ def decimal_ge(a: Decimal, strict: bool) -> str:
     return _alt([r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?", "-" + neg if neg else None])
 
 
-def decimal_le(b: Decimal, strict: bool) -> Optional[str]:
+def decimal_le(b: Decimal, strict: bool) -> str | None:
     """Plain JSON numbers x <= b (x < b if strict)."""
     if b < 0 or (b == 0 and strict):
         return "-" + _abs_ge(b, strict)
@@ -247,7 +246,7 @@ def decimal_le(b: Decimal, strict: bool) -> Optional[str]:
 # --- multiples -------------------------------------------------------------------------
 
 
-def _digits_class(ds: List[int]) -> str:
+def _digits_class(ds: list[int]) -> str:
     if len(ds) == 1:
         return str(ds[0])
     if ds == list(range(ds[0], ds[-1] + 1)):
@@ -287,8 +286,8 @@ def multiple_dfa(step: Decimal, max_states: int):
         return None
     # States: ("i", r) in the integer part; ("f", k, r) after k < e fraction digits;
     # "z" after e fraction digits with residue 0 (then only zeros may follow).
-    ids: Dict[object, int] = {}
-    moves: List[Dict[str, int]] = []
+    ids: dict[object, int] = {}
+    moves: list[dict[str, int]] = []
 
     def sid(key) -> int:
         if key not in ids:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 import functools
 import time
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from collections.abc import Callable
 
 try:  # Python 3.11+
     import re._constants as _c
@@ -49,11 +49,11 @@ class _NFA:
     """Thompson NFA: ``eps[s]`` epsilon targets, ``edges[s]`` (lo, hi, target) moves."""
 
     def __init__(self):
-        self.eps: List[List[int]] = []
-        self.edges: List[List[Tuple[int, int, int]]] = []
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[int, int, int]]] = []
         self.start = 0
         self.accept = 0
-        self._closures: Dict[FrozenSet[int], FrozenSet[int]] = {}
+        self._closures: dict[frozenset[int], frozenset[int]] = {}
 
     def state(self) -> int:
         if len(self.eps) >= MAX_NFA_STATES:
@@ -62,7 +62,7 @@ class _NFA:
         self.edges.append([])
         return len(self.eps) - 1
 
-    def closure(self, states: FrozenSet[int]) -> FrozenSet[int]:
+    def closure(self, states: frozenset[int]) -> frozenset[int]:
         """The states reachable from ``states`` by epsilon moves (memoized)."""
         done = self._closures.get(states)
         if done is not None:
@@ -89,7 +89,7 @@ _CATEGORIES = {
 _NOT = {_c.CATEGORY_NOT_DIGIT: _c.CATEGORY_DIGIT, _c.CATEGORY_NOT_SPACE: _c.CATEGORY_SPACE, _c.CATEGORY_NOT_WORD: _c.CATEGORY_WORD}
 
 
-def _complement(ranges) -> List[Tuple[int, int]]:
+def _complement(ranges) -> list[tuple[int, int]]:
     out, prev = [], 0
     for lo, hi in sorted(ranges):
         if lo > prev:
@@ -100,8 +100,8 @@ def _complement(ranges) -> List[Tuple[int, int]]:
     return out
 
 
-def _class_ranges(items) -> List[Tuple[int, int]]:
-    ranges: List[Tuple[int, int]] = []
+def _class_ranges(items) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
     negate = False
     for op, av in items:
         if op is _c.NEGATE:
@@ -208,7 +208,7 @@ class _Reader:
     def __init__(self, text: str):
         self.text = text
         self.i = 0
-        self.leaves: List[_NFA] = []
+        self.leaves: list[_NFA] = []
 
     def skip(self) -> None:
         while self.i < len(self.text) and self.text[self.i].isspace():
@@ -296,7 +296,7 @@ class _Reader:
         raise _Unknown()
 
 
-def _value(expr, accepting: Tuple[bool, ...]) -> bool:
+def _value(expr, accepting: tuple[bool, ...]) -> bool:
     kind = expr[0]
     if kind == "leaf":
         return accepting[expr[1]]
@@ -307,7 +307,7 @@ def _value(expr, accepting: Tuple[bool, ...]) -> bool:
     return not _value(expr[1], accepting)
 
 
-def _may_accept(expr, alive: Tuple[bool, ...]) -> Optional[bool]:
+def _may_accept(expr, alive: tuple[bool, ...]) -> bool | None:
     """False when no continuation can make ``expr`` accept (dead leaves stay rejecting);
     True when one always will (a dead leaf under ``not``); None when it depends."""
     kind = expr[0]
@@ -326,33 +326,33 @@ def _may_accept(expr, alive: Tuple[bool, ...]) -> Optional[bool]:
     return False if all(v is False for v in values) else None
 
 
-def _successors(leaves: List[_NFA], state: tuple) -> List[Tuple[int, int, tuple]]:
+def _successors(leaves: list[_NFA], state: tuple) -> list[tuple[int, int, tuple]]:
     """The moves of a product state: ``(a, b, next state)`` for each interval ``[a, b)``
     of code points on which every leaf moves alike. The alphabet is cut at every edge
     boundary; each edge then adds its target to the intervals it spans (found by
     bisection), rather than every interval scanning every edge."""
-    moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state)]
+    moves = [[e for q in s for e in nfa.edges[q]] for nfa, s in zip(leaves, state, strict=True)]
     cuts = sorted({lo for m in moves for lo, _, _ in m} | {hi + 1 for m in moves for _, hi, _ in m})
     if len(cuts) < 2:
         return []
-    targets: List[List[set]] = [[set() for _ in moves] for _ in range(len(cuts) - 1)]
+    targets: list[list[set]] = [[set() for _ in moves] for _ in range(len(cuts) - 1)]
     for i, m in enumerate(moves):
         for lo, hi, t in m:
             for k in range(bisect.bisect_left(cuts, lo), bisect.bisect_left(cuts, hi + 1)):
                 targets[k][i].add(t)
     out = []
     for k, per_leaf in enumerate(targets):
-        nxt = tuple(nfa.closure(frozenset(ts)) if ts else frozenset() for nfa, ts in zip(leaves, per_leaf))
+        nxt = tuple(nfa.closure(frozenset(ts)) if ts else frozenset() for nfa, ts in zip(leaves, per_leaf, strict=True))
         out.append((cuts[k], cuts[k + 1], nxt))
     return out
 
 
 # A deadline for the searches (set by the translator for its wall-clock budget).
-_deadline: Optional[Tuple[float, Callable[[], None]]] = None
+_deadline: tuple[float, Callable[[], None]] | None = None
 _ticks = 0
 
 
-def set_deadline(deadline: Optional[Tuple[float, Callable[[], None]]]) -> None:
+def set_deadline(deadline: tuple[float, Callable[[], None]] | None) -> None:
     """While set, the searches call ``deadline[1]()`` (which raises) once
     ``time.monotonic()`` passes ``deadline[0]``."""
     global _deadline
@@ -369,13 +369,13 @@ def _tick(weight: int = 1) -> None:
         _deadline[1]()
 
 
-def _search(expr, leaves: List[_NFA]) -> bool:
+def _search(expr, leaves: list[_NFA]) -> bool:
     start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
     seen = {start}
     todo = [start]
     while todo:
         state = todo.pop()
-        accepting = tuple(nfa.accept in s for nfa, s in zip(leaves, state))
+        accepting = tuple(nfa.accept in s for nfa, s in zip(leaves, state, strict=True))
         if _value(expr, accepting):
             return True
         verdict = _may_accept(expr, tuple(bool(s) for s in state))
@@ -392,7 +392,7 @@ def _search(expr, leaves: List[_NFA]) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def nonempty(term: str) -> Optional[bool]:
+def nonempty(term: str) -> bool | None:
     """Whether the terminal expression ``term`` (translator EBNF) matches some string;
     None when the check is beyond its bounds or the expression is not one it reads."""
     try:
@@ -413,7 +413,7 @@ class DFA:
     """A deterministic automaton over single characters: ``moves[state][char]`` (missing:
     rejected), ``start``, ``finals``. States are 0..len(moves)-1."""
 
-    def __init__(self, moves: List[Dict[str, int]], start: int, finals: set):
+    def __init__(self, moves: list[dict[str, int]], start: int, finals: set):
         self.moves = moves
         self.start = start
         self.finals = finals
@@ -423,7 +423,7 @@ class TooLarge(Exception):
     """An automaton would need more states than allowed."""
 
 
-def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alphabet: str, max_states: int) -> Optional[DFA]:
+def product(regexes: list[tuple[str, bool]], dfas: list[tuple[DFA, bool]], alphabet: str, max_states: int) -> DFA | None:
     """The strings over ``alphabet`` that every positive component accepts and no negative
     one does, as a minimal DFA whose every state can still reach a final one (None: no
     string at all). Components: Python regexes (fullmatch) and DFAs, each with a flag
@@ -437,21 +437,21 @@ def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alpha
     start = tuple(n.closure(frozenset([n.start])) for n, _ in nfas) + tuple(d.start for d, _ in dfas)
     index = {start: 0}
     states = [start]
-    moves: List[Dict[str, int]] = []
+    moves: list[dict[str, int]] = []
     finals = set()
     k = len(nfas)
     i = 0
     while i < len(states):
         _tick()
         state = states[i]
-        if all((n.accept in s) == pos for (n, pos), s in zip(nfas, state[:k])) and all(((q is not None and q in d.finals) == pos) for (d, pos), q in zip(dfas, state[k:])):
+        if all((n.accept in s) == pos for (n, pos), s in zip(nfas, state[:k], strict=True)) and all(((q is not None and q in d.finals) == pos) for (d, pos), q in zip(dfas, state[k:], strict=True)):
             finals.add(i)
-        out: Dict[str, int] = {}
+        out: dict[str, int] = {}
         for ch in alphabet:
             code = ord(ch)
             nxt = []
             dead = False
-            for (n, pos), s in zip(nfas, state[:k]):
+            for (n, pos), s in zip(nfas, state[:k], strict=True):
                 targets = frozenset(t for q in s for lo, hi, t in n.edges[q] if lo <= code <= hi)
                 closed = n.closure(targets) if targets else frozenset()
                 if not closed and pos:
@@ -460,7 +460,7 @@ def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alpha
                 nxt.append(closed)
             if dead:
                 continue
-            for (d, pos), q in zip(dfas, state[k:]):
+            for (d, pos), q in zip(dfas, state[k:], strict=True):
                 t = None if q is None else d.moves[q].get(ch)
                 if t is None and pos:
                     dead = True
@@ -481,11 +481,11 @@ def product(regexes: List[Tuple[str, bool]], dfas: List[Tuple[DFA, bool]], alpha
     return minimize(DFA(moves, 0, finals))
 
 
-def minimize(dfa: DFA) -> Optional[DFA]:
+def minimize(dfa: DFA) -> DFA | None:
     """``dfa`` without states that cannot reach a final one, with equivalent states
     merged (Moore's partition refinement); None when its language is empty."""
     n = len(dfa.moves)
-    back: List[List[int]] = [[] for _ in range(n)]
+    back: list[list[int]] = [[] for _ in range(n)]
     for a, out in enumerate(dfa.moves):
         for b in out.values():
             back[b].append(a)
@@ -505,16 +505,16 @@ def minimize(dfa: DFA) -> Optional[DFA]:
         # One refinement round reads every live state's moves: weigh it accordingly.
         _tick(1 + len(live) * len(alphabet) // 256)
         signature = {s: (block[s],) + tuple(block.get(dfa.moves[s].get(ch), None) if dfa.moves[s].get(ch) in live else None for ch in alphabet) for s in live}
-        ids: Dict[tuple, int] = {}
+        ids: dict[tuple, int] = {}
         new = {s: ids.setdefault(sig, len(ids)) for s, sig in signature.items()}
         if len(ids) == count:
             break
         block, count = new, len(ids)
     # Renumber blocks: the start's block first.
-    numbering: Dict[object, int] = {block[dfa.start]: 0}
+    numbering: dict[object, int] = {block[dfa.start]: 0}
     for s in sorted(live):
         numbering.setdefault(block[s], len(numbering))
-    moves: List[Dict[str, int]] = [dict() for _ in numbering]
+    moves: list[dict[str, int]] = [dict() for _ in numbering]
     finals = set()
     for s in live:
         b = numbering[block[s]]
@@ -530,7 +530,7 @@ MAX_ENUMERATION_STEPS = 20_000
 
 
 @functools.lru_cache(maxsize=1024)
-def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
+def finite_language(term: str, limit: int) -> tuple[str, ...] | None:
     """The strings of the terminal expression ``term``, sorted, when there are at most
     ``limit`` of them; None when there are more, infinitely many, or the search would
     cost more than its bounds (callers then treat the language as open)."""
@@ -542,7 +542,7 @@ def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
             return None
         leaves = reader.leaves
         start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
-        found: List[str] = []
+        found: list[str] = []
         stack = [(start, "")]
         steps = 0
         while stack:
@@ -550,7 +550,7 @@ def finite_language(term: str, limit: int) -> Optional[Tuple[str, ...]]:
             steps += 1
             if steps > MAX_ENUMERATION_STEPS or len(prefix) > 4 * limit + 64:
                 return None  # a loop that stays alive: infinitely many, or too costly
-            if _value(expr, tuple(nfa.accept in s for nfa, s in zip(leaves, state))):
+            if _value(expr, tuple(nfa.accept in s for nfa, s in zip(leaves, state, strict=True))):
                 found.append(prefix)
                 if len(found) > limit:
                     return None

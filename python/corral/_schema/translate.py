@@ -23,18 +23,15 @@ import math
 import re
 import sys
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from json.encoder import encode_basestring
-from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import CorralError, EmptyLanguageError, InvalidSchemaError, LimitExceededError, UnsupportedSchemaError
-from ..grammar import SchemaWarning
-from . import ecma, regular
-from . import numbers as num
+from . import ecma, numbers as num, regular
 from .formats import FORMAT_PATTERNS
-
 
 NULL, BOOL, INT, FRAC, STR, ARR, OBJ = "null", "boolean", "int", "frac", "string", "array", "object"
 ALL_KINDS = frozenset({NULL, BOOL, INT, FRAC, STR, ARR, OBJ})
@@ -132,7 +129,7 @@ def check_options(*, strict, whitespace, max_whitespace, resolver, draft, proper
         raise TypeError(f"limits must be None or a corral.Limits, got {limits!r}")
 
 
-def indent_string(indent) -> Optional[str]:
+def indent_string(indent) -> str | None:
     """The text one nesting level is indented by, as ``json.dumps(indent=indent)`` uses it
     (None: no indentation, compact output). Raises TypeError for a value that is neither
     an int nor a str, GrammarError for one out of range."""
@@ -221,10 +218,10 @@ class Sub:
     # writes its pointer out when asked (most subs never are).
     __slots__ = ("schema", "_pointer", "_parent", "_tokens", "base", "draft", "negated")
 
-    def __init__(self, schema, pointer: Optional[str], base: str, draft: int, negated: bool = False):
+    def __init__(self, schema, pointer: str | None, base: str, draft: int, negated: bool = False):
         self.schema = schema
         self._pointer = pointer
-        self._parent: Optional["Sub"] = None
+        self._parent: Sub | None = None
         self._tokens: tuple = ()
         self.base = base
         self.draft = draft
@@ -241,12 +238,12 @@ class Sub:
     def key(self):
         return (id(self.schema), self.base, self.draft, self.negated)
 
-    def child(self, schema, *tokens) -> "Sub":
+    def child(self, schema, *tokens) -> Sub:
         sub = Sub(schema, None, self.base, self.draft)
         sub._parent, sub._tokens = self, tokens
         return sub
 
-    def negate(self) -> "Sub":
+    def negate(self) -> Sub:
         sub = Sub(self.schema, self._pointer, self.base, self.draft, not self.negated)
         sub._parent, sub._tokens = self._parent, self._tokens
         return sub
@@ -271,41 +268,41 @@ class Shape:
     def __init__(self):
         self.kinds = set(ALL_KINDS)
         self.unsat = False
-        self.enum: Optional[list] = None
+        self.enum: list | None = None
         self.enum_keys: frozenset = frozenset()  # _canon of the enum's members
         self.not_values: list = []
         self.not_keys: set = set()  # _canon of the excluded values
         # numbers
-        self.lo: Optional[Tuple[Decimal, bool]] = None
-        self.hi: Optional[Tuple[Decimal, bool]] = None
-        self.mults: List[Tuple[Decimal, str]] = []
-        self.neg_mults: List[Tuple[Decimal, str]] = []
+        self.lo: tuple[Decimal, bool] | None = None
+        self.hi: tuple[Decimal, bool] | None = None
+        self.mults: list[tuple[Decimal, str]] = []
+        self.neg_mults: list[tuple[Decimal, str]] = []
         # strings
         self.min_len = 0
-        self.max_len: Optional[int] = None
-        self.patterns: List[Tuple[str, str]] = []
-        self.neg_patterns: List[Tuple[str, str]] = []
-        self.formats: List[Tuple[str, str]] = []
-        self.neg_formats: List[Tuple[str, str]] = []
+        self.max_len: int | None = None
+        self.patterns: list[tuple[str, str]] = []
+        self.neg_patterns: list[tuple[str, str]] = []
+        self.formats: list[tuple[str, str]] = []
+        self.neg_formats: list[tuple[str, str]] = []
         # arrays: clauses of (prefix subs, rest sub or None)
-        self.arr_clauses: List[Tuple[list, Optional[Sub]]] = []
+        self.arr_clauses: list[tuple[list, Sub | None]] = []
         self.min_items = 0
-        self.max_items: Optional[int] = None
-        self.contains: List[Tuple[Sub, int, Optional[int]]] = []
-        self.unique: Optional[str] = None
+        self.max_items: int | None = None
+        self.contains: list[tuple[Sub, int, int | None]] = []
+        self.unique: str | None = None
         # objects: clauses of (props {name: Sub}, patterns [(src, Sub)], additional Sub or None)
-        self.obj_clauses: List[Tuple[dict, list, Optional[Sub]]] = []
-        self.required: List[str] = []
+        self.obj_clauses: list[tuple[dict, list, Sub | None]] = []
+        self.required: list[str] = []
         self.forbidden: set = set()
         self.min_props = 0
-        self.max_props: Optional[int] = None
-        self.prop_names: List[Sub] = []
+        self.max_props: int | None = None
+        self.prop_names: list[Sub] = []
         # The pointer of the keyword that set a count bound (for messages).
-        self.count_ptrs: Dict[str, str] = {}
+        self.count_ptrs: dict[str, str] = {}
         # A draft-4 subschema said "integer": 1.0 is not one (from draft 6 on it is).
         self.int_without_fraction = False
 
-    def copy(self) -> "Shape":
+    def copy(self) -> Shape:
         c = Shape.__new__(Shape)
         for k, v in self.__dict__.items():
             c.__dict__[k] = v.copy() if isinstance(v, (list, set, dict)) else v
@@ -324,7 +321,7 @@ def json_equal(a, b) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return _dec(a) == _dec(b)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
@@ -441,7 +438,7 @@ def _rx(src: str) -> str:
 
 # Keyed by the pattern text: rendering is cached per AST too, but hashing a large AST (a
 # frozen dataclass tree, hashed anew on every lookup) cost a tenth of a translation.
-@functools.lru_cache(maxsize=None)  # one entry per format name
+@functools.cache  # one entry per format name
 def format_source(name: str) -> str:
     """The regex the translator emits for the characters of a string of format ``name``
     (its JSON encoding, between the quotes)."""
@@ -453,7 +450,7 @@ def _search_source(src: str) -> str:
     return ecma.render_json(ecma.search_language(src))
 
 
-def format_sources() -> List[str]:
+def format_sources() -> list[str]:
     """Every regex source the engine receives for a ``format`` alone: the characters (as in
     ``and!``/``not!`` arguments) and the whole quoted string. Their DFAs ship prebuilt
     (``tools/prebuild_formats.py``)."""
@@ -470,7 +467,7 @@ def _dump(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _alt(parts: List[str]) -> Optional[str]:
+def _alt(parts: list[str]) -> str | None:
     parts = [p for p in parts if p is not None]
     if not parts:
         return None
@@ -495,12 +492,12 @@ class Translator:
         # JSON Schema counts 1.0 as an integer (draft 6 on); Pydantic models do not want it.
         self.integer_fraction = integer_fraction
         self.resolver = resolver
-        self.docs: Dict[str, Tuple[object, int]] = {}
-        self.anchors: Dict[Tuple[str, str], Sub] = {}
+        self.docs: dict[str, tuple[object, int]] = {}
+        self.anchors: dict[tuple[str, str], Sub] = {}
         self.keep_alive: list = []
         self.proving: set = set()  # oneOfs whose disjointness is being proven (no re-entry)
-        self._regex_cache: Dict[str, re.Pattern] = {}
-        self._resolved: Dict[Tuple[str, str], Sub] = {}
+        self._regex_cache: dict[str, re.Pattern] = {}
+        self._resolved: dict[tuple[str, str], Sub] = {}
         # Value rules found empty although referenced recursively while being built: the
         # translation is redone with them known empty (see ``grammar``).
         self.known_empty: set = set()
@@ -558,7 +555,7 @@ class Translator:
         error.pointer, error.keyword = pointer, keyword
         return error
 
-    def check_count(self, shape: Shape, field: str, keyword: str, n: Optional[int]) -> None:
+    def check_count(self, shape: Shape, field: str, keyword: str, n: int | None) -> None:
         """LimitExceededError for a count the grammar would repeat more often than the
         engine's ``max_grammar_productions`` allows (it could never be compiled)."""
         if n is not None and n > self.max_productions:
@@ -641,10 +638,10 @@ class Translator:
                 continue
             # Reversed onto the stack, so that subschemas are visited in document order
             # (the first of two equal anchors wins, as before).
-            for kw, child, tokens in reversed(list(_children(node))):
+            for _kw, child, tokens in reversed(list(_children(node))):
                 stack.append((child, base, draft, path + tokens))
 
-    def _add_anchor(self, key: Tuple[str, str], sub: Sub, keyword: str) -> None:
+    def _add_anchor(self, key: tuple[str, str], sub: Sub, keyword: str) -> None:
         """Records an anchor; the same name for another subschema of the same resource is
         refused. (A ``$dynamicAnchor`` may share its name with a ``$anchor`` of the same
         subschema.)"""
@@ -733,13 +730,13 @@ class Translator:
 
     # --- shapes ----------------------------------------------------------------------
 
-    def shapes(self, subs: List) -> List[Shape]:
+    def shapes(self, subs: list) -> list[Shape]:
         """The conjunction of ``subs`` as a list of alternative shapes (unsatisfiable ones dropped)."""
         shape = Shape()
         disj: list = []
         for s in subs:
             self.absorb(shape, s, disj, ())
-        out: List[Shape] = []
+        out: list[Shape] = []
         self._expand(shape, disj, out)
         return out
 
@@ -835,7 +832,7 @@ class Translator:
 
     # --- negation --------------------------------------------------------------------
 
-    def negation(self, sub: Sub) -> List[List]:
+    def negation(self, sub: Sub) -> list[list]:
         """``not sub`` as alternatives (each a list of subs/synthetics to conjoin)."""
         schema = sub.schema
         if schema is True:
@@ -847,7 +844,7 @@ class Translator:
         pos = Sub(schema, sub.pointer, sub.base, sub.draft)
         pos = self._enter(pos)
         draft = pos.draft
-        alts: List[List] = []
+        alts: list[list] = []
         if "$ref" in schema:
             target = self.resolve(pos, schema["$ref"])
             alts.append([target.negate()])
@@ -865,7 +862,7 @@ class Translator:
 
     # --- oneOf without negation ------------------------------------------------------
 
-    def disjoint_branches(self, shape: Shape, sub: Sub, branches: List[Sub]) -> bool:
+    def disjoint_branches(self, shape: Shape, sub: Sub, branches: list[Sub]) -> bool:
         """Whether no value can satisfy two of ``branches``, the ``oneOf`` of ``sub``.
 
         Then "exactly one branch" is "at least one", and the oneOf is emitted as an anyOf,
@@ -919,7 +916,7 @@ class Translator:
                         return True
         return False
 
-    def _finite_values(self, shape: Shape, name: str) -> Optional[list]:
+    def _finite_values(self, shape: Shape, name: str) -> list | None:
         """A finite superset of the values property ``name`` may have in ``shape``, or None.
 
         Only ``properties`` entries are read: patterns and other clauses can only narrow.
@@ -953,7 +950,7 @@ class Translator:
             sub = self.resolve(entered, sub.schema["$ref"])
         return sub
 
-    def value_rule(self, subs: List, depth: int = 0) -> Optional[str]:
+    def value_rule(self, subs: list, depth: int = 0) -> str | None:
         """The rule name for a value satisfying all ``subs`` (None: nothing does), written
         ``depth`` containers deep in the output (only an indent makes that matter)."""
         subs = [self._canonical(s) for s in subs]
@@ -1005,7 +1002,7 @@ class Translator:
             self.depth_free[free_key] = name
         return name
 
-    def emit_shape(self, shape: Shape) -> Optional[str]:
+    def emit_shape(self, shape: Shape) -> str | None:
         if shape.enum is not None:
             return self.emit_enum(shape)
         parts = []
@@ -1027,7 +1024,7 @@ class Translator:
             parts.append(self.emit_object(shape))
         return _alt(parts)
 
-    def shared_rule(self, body: Optional[str]) -> Optional[str]:
+    def shared_rule(self, body: str | None) -> str | None:
         """``body`` as one rule that every place writing the same long body refers to (with an
         indent, the value rules of each depth repeat their scalars)."""
         if body is None or len(body) < 64:
@@ -1038,7 +1035,7 @@ class Translator:
             self.rules[name] = body
         return name
 
-    def emit_enum(self, shape: Shape) -> Optional[str]:
+    def emit_enum(self, shape: Shape) -> str | None:
         parts = []
         for i, value in enumerate(shape.enum):
             if i % 1024 == 0:
@@ -1053,7 +1050,7 @@ class Translator:
                 parts.append(_lit(_dump(value)))
         return _alt(list(dict.fromkeys(parts)))
 
-    def separators(self, brackets: str, depth: int) -> Tuple[str, str, str, str]:
+    def separators(self, brackets: str, depth: int) -> tuple[str, str, str, str]:
         """EBNF (open, close, comma, colon) of a non-empty container written ``depth``
         containers deep; ``brackets`` is ``"{}"`` or ``"[]"``. With an indent, as
         ``json.dumps(indent=...)`` lays it out: a newline and the next level's indentation
@@ -1125,7 +1122,7 @@ class Translator:
 
     # numbers
 
-    def emit_number(self, shape: Shape) -> Optional[str]:
+    def emit_number(self, shape: Shape) -> str | None:
         kinds = shape.kinds & {INT, FRAC}
         # The draft of the subschema that said "integer" decides (a resource may have its own).
         int_suffix = r"(?:\.0+)?" if self.integer_fraction and not shape.int_without_fraction else ""
@@ -1144,8 +1141,8 @@ class Translator:
             if kinds == {INT}:
                 return _rx(num.INTEGER + int_suffix)
             return _rx(r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*")
-        terms: List[str] = []
-        negs: List[str] = []
+        terms: list[str] = []
+        negs: list[str] = []
         if kinds == {INT}:
             lo = hi = None
             if shape.lo:
@@ -1185,7 +1182,7 @@ class Translator:
             return self.emit_multiples(shape, terms, negs)
         return _bool_terms([_rx(t) for t in terms], [_rx(n) for n in negs])
 
-    def emit_multiples(self, shape: Shape, terms: List[str], negs: List[str]) -> Optional[str]:
+    def emit_multiples(self, shape: Shape, terms: list[str], negs: list[str]) -> str | None:
         """Numbers with ``multipleOf``: the product of the terms' automata and each step's
         residue automaton, minimized and written as one rule per state (a residue
         automaton has no short regular expression: 7 states make ~20 KB of regex)."""
@@ -1212,7 +1209,7 @@ class Translator:
         returns the start state's rule name."""
         base = f"n{len(self.memo)}_{len(self.rules)}"
         for q, out in enumerate(dfa.moves):
-            by_target: Dict[int, List[str]] = {}
+            by_target: dict[int, list[str]] = {}
             for ch, t in out.items():
                 by_target.setdefault(t, []).append(ch)
             opts = ['""'] if q in dfa.finals else []
@@ -1258,10 +1255,10 @@ class Translator:
             self.rules[f"{base}_{st[0]}_{st[1]}"] = _alt(opts)
         return True
 
-    def string_body(self, shape: Shape) -> Optional[str]:
+    def string_body(self, shape: Shape) -> str | None:
         """EBNF for the encoded characters between the quotes (None: no string at all)."""
-        terms: List[str] = []
-        negs: List[str] = []
+        terms: list[str] = []
+        negs: list[str] = []
         if shape.max_len is not None and shape.max_len < shape.min_len:
             return None
         if shape.min_len or shape.max_len is not None:
@@ -1277,9 +1274,9 @@ class Translator:
             terms.append(_rx(self.pattern_source(src, pointer)))
         for src, pointer in shape.neg_patterns:
             negs.append(_rx(self.pattern_source(src, pointer)))
-        for name, pointer in shape.formats:
+        for name, _pointer in shape.formats:
             terms.append(_rx(format_source(name)))
-        for name, pointer in shape.neg_formats:
+        for name, _pointer in shape.neg_formats:
             negs.append(_rx(format_source(name)))
         for v in shape.not_values:
             if isinstance(v, str):
@@ -1288,7 +1285,7 @@ class Translator:
             terms.append(_rx(f"(?:{ecma.JSON_CHAR})*"))
         return _bool_terms(terms, negs)
 
-    def emit_string(self, shape: Shape) -> Optional[str]:
+    def emit_string(self, shape: Shape) -> str | None:
         plain = not (shape.patterns or shape.neg_patterns or shape.formats or shape.neg_formats)
         plain = plain and not any(isinstance(v, str) for v in shape.not_values)
         longest = max(shape.min_len, shape.max_len or 0)
@@ -1331,7 +1328,7 @@ class Translator:
 
     # arrays
 
-    def item_subs(self, shape: Shape, index: int) -> List:
+    def item_subs(self, shape: Shape, index: int) -> list:
         subs = []
         for prefix, rest in shape.arr_clauses:
             if index < len(prefix):
@@ -1340,7 +1337,7 @@ class Translator:
                 subs.append(rest)
         return subs
 
-    def emit_array(self, shape: Shape) -> Optional[str]:
+    def emit_array(self, shape: Shape) -> str | None:
         open_, close, comma, _ = self.separators("[]", self.json_depth)
         if self.indent is None:
             return self._emit_array(shape, shape.min_items, open_, close, comma)
@@ -1350,7 +1347,7 @@ class Translator:
         empty = shape.min_items == 0 and not (len(contains) == 1 and contains[0][1] > 0)
         return _alt([self._emit_array(shape, max(shape.min_items, 1), open_, close, comma), _lit("[]") if empty else None])
 
-    def _emit_array(self, shape: Shape, lo: int, open_: str, close: str, comma: str) -> Optional[str]:
+    def _emit_array(self, shape: Shape, lo: int, open_: str, close: str, comma: str) -> str | None:
         """The arrays of ``shape`` with at least ``lo`` items."""
         hi = shape.max_items
         if hi is not None and hi < lo:
@@ -1379,7 +1376,7 @@ class Translator:
         self.check_count(shape, "min_items", "minItems", tail_lo)
         self.check_count(shape, "max_items", "maxItems", tail_hi)
 
-        def counted(body: str, a: int, b: Optional[int]) -> str:
+        def counted(body: str, a: int, b: int | None) -> str:
             if (a, b) == (0, None):
                 return f"({body})*"
             if (a, b) == (1, None):
@@ -1417,7 +1414,7 @@ class Translator:
             seq = step if i < lo else f"({step})?"
         return " ".join(part for part in (open_, seq, close) if part)
 
-    def _array_counted(self, shape, lo, c_sub, c_min, c_max, open_, close, comma) -> Optional[str]:
+    def _array_counted(self, shape, lo, c_sub, c_min, c_max, open_, close, comma) -> str | None:
         hi = shape.max_items
         explicit = max([len(p) for p, _ in shape.arr_clauses] + [lo, 0])
         if hi is not None:
@@ -1443,7 +1440,7 @@ class Translator:
 
         # The states (items so far, matches so far) and their moves, then only the states
         # from which the array can still end are emitted.
-        moves: Dict[Tuple[int, int], list] = {}
+        moves: dict[tuple[int, int], list] = {}
         todo = [(0, 0)]
         while todo:
             i, c = todo.pop()
@@ -1479,7 +1476,7 @@ class Translator:
         clauses = shape.obj_clauses
         if self.spec_exact or any(patterns or additional is not None for _, patterns, additional in clauses):
             return clauses
-        named: Dict[str, None] = {}
+        named: dict[str, None] = {}
         for props, _, _ in clauses:
             named.update(dict.fromkeys(props))
         named.update(dict.fromkeys(shape.required))
@@ -1494,14 +1491,14 @@ class Translator:
         A class is (key EBNF body, value subs); named keys never fall in a class.
         """
         # Properties' names, then required names, each once (dict: ordered, hashed).
-        ordered: Dict[str, None] = {}
+        ordered: dict[str, None] = {}
         for props, _, _ in shape.obj_clauses:
             ordered.update(dict.fromkeys(props))
         ordered.update(dict.fromkeys(shape.required))
-        names: List[str] = list(ordered)
-        values: Dict[str, Optional[List]] = {}
+        names: list[str] = list(ordered)
+        values: dict[str, list | None] = {}
         for k in names:
-            subs: List = []
+            subs: list = []
             for props, patterns, additional in self.obj_clauses(shape):
                 # A named key obeys its schema and every pattern it matches; only keys
                 # with neither fall to additionalProperties.
@@ -1528,8 +1525,8 @@ class Translator:
         for chosen in itertools.product((True, False), repeat=len(all_patterns)):
             subs = []
             closed = False
-            for ci, (_, patterns, additional) in enumerate(clauses):
-                hit = [p for (src, p, cj), on in zip(all_patterns, chosen) if on and cj == ci]
+            for ci, (_, _patterns, additional) in enumerate(clauses):
+                hit = [p for (src, p, cj), on in zip(all_patterns, chosen, strict=True) if on and cj == ci]
                 if hit:
                     subs.extend(hit)
                 elif additional is not None:
@@ -1540,7 +1537,7 @@ class Translator:
                 continue
             terms = [_rx(f"(?:{ecma.JSON_CHAR})*")]
             negs = []
-            for (src, p, _), on in zip(all_patterns, chosen):
+            for (src, p, _), on in zip(all_patterns, chosen, strict=True):
                 (terms if on else negs).append(_rx(self.pattern_source(src, p.pointer)))
             if named_body:
                 negs.append(_rx(named_body))
@@ -1579,7 +1576,7 @@ class Translator:
         return names, values, open_classes
 
 
-    def key_body(self, subs: List) -> Optional[str]:
+    def key_body(self, subs: list) -> str | None:
         """The encoded-key language of a ``propertyNames`` schema."""
         parts = []
         for shape in self.shapes(subs):
@@ -1593,7 +1590,7 @@ class Translator:
                     parts.append(body)
         return _alt(parts)
 
-    def emit_object(self, shape: Shape) -> Optional[str]:
+    def emit_object(self, shape: Shape) -> str | None:
         separators = self.separators("{}", self.json_depth)
         if self.indent is None:
             return self._emit_object(shape, shape.min_props, *separators)
@@ -1601,13 +1598,13 @@ class Translator:
         empty = shape.min_props == 0 and not shape.required
         return _alt([self._emit_object(shape, max(shape.min_props, 1), *separators), _lit("{}") if empty else None])
 
-    def _emit_object(self, shape: Shape, lo: int, open_: str, close: str, comma: str, colon: str) -> Optional[str]:
+    def _emit_object(self, shape: Shape, lo: int, open_: str, close: str, comma: str, colon: str) -> str | None:
         """The objects of ``shape`` with at least ``lo`` members."""
         names, values, classes = self.object_layout(shape)
         for k in shape.required:
             if values.get(k) is None:
                 return None
-        kv: Dict[str, Optional[str]] = {}
+        kv: dict[str, str | None] = {}
         depth = self.json_depth + 1
         for k in names:
             if values[k] is None:
@@ -1636,7 +1633,7 @@ class Translator:
         if extra_kv is not None:
             self.check_count(shape, "min_props", "minProperties", lo)
             self.check_count(shape, "max_props", "maxProperties", hi)
-        def tail(c: int) -> Optional[str]:
+        def tail(c: int) -> str | None:
             need = max(0, lo - c)
             room = None if hi is None else hi - c
             if extra_kv is None or room == 0:
@@ -1660,9 +1657,9 @@ class Translator:
         states = (n + 1) * (min(n, cap) + 1)
         if states > MAX_SPELLED_COUNT * 10:
             raise self.limit_at(shape_pointer(shape), "properties", f"{n} properties counted up to {cap} need {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT * 10)
-        cache: Dict[Tuple[int, int], Optional[str]] = {}
+        cache: dict[tuple[int, int], str | None] = {}
 
-        def chain(i: int, c: int) -> Optional[str]:
+        def chain(i: int, c: int) -> str | None:
             return cache[(i, c)]
 
         for i in range(n, -1, -1):
@@ -1693,7 +1690,7 @@ class Translator:
             return None
         return " ".join(part for part in (open_, inner, close) if part)
 
-    def _object_any_order(self, names, kv, extra_kv, shape, cap, base, comma, open_, close) -> Optional[str]:
+    def _object_any_order(self, names, kv, extra_kv, shape, cap, base, comma, open_, close) -> str | None:
         """Properties in any order: one ``perm!`` whose entries are the named properties
         (required ones exactly once, the others at most once) and the class of other
         keys (any number of times), with ``minProperties``/``maxProperties`` as its count.
@@ -1728,7 +1725,7 @@ class Translator:
 
     # --- checking concrete values (enum members, property names, test ordering) ----
 
-    def valid(self, value, subs: List) -> bool:
+    def valid(self, value, subs: list) -> bool:
         return any(self.check(value, s) for s in self.shapes(subs))
 
     def check(self, value, shape: Shape, member: bool = False) -> bool:
@@ -1797,7 +1794,7 @@ class Translator:
         if shape.prop_names and not self.valid(k, shape.prop_names):
             return False
         subs = []
-        for props, patterns, additional in self.obj_clauses(shape):
+        for _props, patterns, additional in self.obj_clauses(shape):
             matched = [p for src, p in patterns if self.python_regex(src, p.pointer).fullmatch(k)]
             if matched:
                 subs.extend(matched)
@@ -1805,7 +1802,7 @@ class Translator:
                 subs.append(additional)
         return self.valid(v, subs)
 
-    def order(self, value, subs: List):
+    def order(self, value, subs: list):
         """``value`` with object keys in the order the grammar writes them (for tests)."""
         for shape in self.shapes(subs):
             if not self.check(value, shape):
@@ -1828,9 +1825,9 @@ class Translator:
             return value
         return value
 
-    def _extra_subs(self, k: str, shape: Shape) -> List:
+    def _extra_subs(self, k: str, shape: Shape) -> list:
         subs = []
-        for props, patterns, additional in self.obj_clauses(shape):
+        for _props, patterns, additional in self.obj_clauses(shape):
             matched = [p for src, p in patterns if self.python_regex(src, p.pointer).fullmatch(k)]
             subs.extend(matched if matched else ([additional] if additional is not None else []))
         return subs
@@ -1839,22 +1836,22 @@ class Translator:
 
     def _reset(self) -> None:
         """Forgets the rules of a previous pass (``known_empty`` and resolved references stay)."""
-        self.rules: Dict[str, Optional[str]] = {}
+        self.rules: dict[str, str | None] = {}
         if self.ws:
             self.rules["ws"] = self._ws_rule
-        self.memo: Dict[tuple, Optional[str]] = {}
-        self.rule_keys: Dict[str, tuple] = {}
+        self.memo: dict[tuple, str | None] = {}
+        self.rule_keys: dict[str, tuple] = {}
         self.building: set = set()  # value rules whose body is being built
         self.early: set = set()  # value rules referred to while being built (recursion)
         self.found_empty: set = set()
-        self.warnings: List[str] = []
+        self.warnings: list[str] = []
         self.depth = 0  # subschemas being read in place inside one another
         self.value_depth = 0  # value rules being built inside one another
         self.json_depth = 0  # nesting depth, in the output, of the value being built
         self.depth_cut = False  # with an indent: a value past MAX_INDENT_DEPTH was refused
         self.layouts = 0  # with an indent: containers laid out so far (see ``value_rule``)
-        self.depth_free: Dict[tuple, str] = {}  # with an indent: value rules with no container
-        self.shared: Dict[str, str] = {}  # long bodies written once (see ``shared_rule``)
+        self.depth_free: dict[tuple, str] = {}  # with an indent: value rules with no container
+        self.shared: dict[str, str] = {}  # long bodies written once (see ``shared_rule``)
 
     def grammar(self) -> str:
         """The EBNF text of the whole schema (start rule ``start``)."""
@@ -2051,13 +2048,13 @@ def _names_in(node, out: set) -> set:
     return out
 
 
-def _unproductive(rules: Dict[str, Optional[str]]) -> set:
+def _unproductive(rules: dict[str, str | None]) -> set:
     """The rules that can never finish (need themselves, forever), as a set of names.
 
     A worklist: a rule is looked at again only when a rule it names becomes productive.
     """
     trees = {name: _read_body(body) for name, body in rules.items() if body is not None}
-    users: Dict[str, list] = {}
+    users: dict[str, list] = {}
     for name, tree in trees.items():
         for used in _names_in(tree, set()):
             users.setdefault(used, []).append(name)
@@ -2072,7 +2069,7 @@ def _unproductive(rules: Dict[str, Optional[str]]) -> set:
     return set(trees) - productive
 
 
-def _chunked_string(lo: int, hi: Optional[int]) -> str:
+def _chunked_string(lo: int, hi: int | None) -> str:
     """EBNF for a JSON string of ``lo`` to ``hi`` characters (``hi`` None: no bound), read as
     chunks of exactly K = STRING_CHUNK characters and one last terminal that holds the rest
     and the closing quote (so that no terminal ends inside the text but at a chunk's end).
@@ -2096,7 +2093,7 @@ def _chunked_string(lo: int, hi: Optional[int]) -> str:
     return head + f"({full} | ({chunk}){{{q}}} {last})"
 
 
-def _bool_terms(terms: List[str], negs: List[str]) -> Optional[str]:
+def _bool_terms(terms: list[str], negs: list[str]) -> str | None:
     """``and!``/``not!`` of EBNF terms (plain when one term and no negation); None when the
     combination matches no string (an empty branch, which callers drop)."""
     if negs:
@@ -2180,7 +2177,7 @@ def _count(t: Translator, sub: Sub, kw: str, val) -> int:
     return int(val)
 
 
-def _schema_list(t: Translator, sub: Sub, kw: str, val) -> List[Sub]:
+def _schema_list(t: Translator, sub: Sub, kw: str, val) -> list[Sub]:
     if not isinstance(val, list) or (not val and kw != "prefixItems"):
         raise t.invalid(sub, kw, "must be a non-empty array of schemas")
     return [sub.child(s, kw, i) for i, s in enumerate(val)]
@@ -2215,7 +2212,7 @@ def k_enum(t, shape, sub, val, disj, chain):
         val = val + [None]
     values, keys = _enum_members(t, sub, kw, val)
     if shape.enum is not None:
-        values = [v for v, k in zip(values, keys) if k in shape.enum_keys]
+        values = [v for v, k in zip(values, keys, strict=True) if k in shape.enum_keys]
         keys = [k for k in keys if k in shape.enum_keys]
     shape.enum = values
     shape.enum_keys = frozenset(keys)
@@ -2223,7 +2220,7 @@ def k_enum(t, shape, sub, val, disj, chain):
         shape.unsat = True
 
 
-def _enum_members(t, sub, kw: str, val: list) -> Tuple[list, list]:
+def _enum_members(t, sub, kw: str, val: list) -> tuple[list, list]:
     """The members of an enum without repeats (by JSON equality, hashed), with their keys;
     InvalidSchemaError (with the member's pointer) for a value that is not JSON."""
     values, keys, seen = [], [], set()

@@ -17,7 +17,7 @@ own framework when it is imported. See docs/integrations.md.
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import corral
 
@@ -29,7 +29,7 @@ from ..vocabulary import Vocabulary
 __all__: list = []
 
 
-def _vocabulary(tokenizer=None, vocab: Optional[Vocabulary] = None) -> Vocabulary:
+def _vocabulary(tokenizer=None, vocab: Vocabulary | None = None) -> Vocabulary:
     """``vocab`` if given, else a Vocabulary built from a ``transformers`` tokenizer."""
     if vocab is not None:
         if not isinstance(vocab, Vocabulary):
@@ -58,7 +58,7 @@ def _compiled(grammar, vocab: Vocabulary):
     raise _grammar_type_error("the logits processor", grammar, compiled_ok=True)
 
 
-def _end_row(vocab: Vocabulary, extra_ids: Iterable[Optional[int]] = ()):
+def _end_row(vocab: Vocabulary, extra_ids: Iterable[int | None] = ()):
     """A numpy bitmask row allowing exactly the EOS ids (and ``extra_ids``, e.g. a pad id)."""
     import numpy as np
 
@@ -100,7 +100,7 @@ class _MaskBuffer:
     """A reused int32 torch bitmask on the CPU (pinned when the logits are on a CUDA device)
     and its copy on the logits' device."""
 
-    def __init__(self, mask_width: int, pin: Optional[bool] = None):
+    def __init__(self, mask_width: int, pin: bool | None = None):
         self.width = mask_width
         self.pin = pin  # None: pin exactly when the logits are on a CUDA device
         self.cpu = None
@@ -154,7 +154,7 @@ class _Sync:
     def __init__(self, matcher, vocab: Vocabulary, where: str):
         self.matcher = matcher
         self.vocab = vocab
-        self.tokens: List[int] = []  # every token seen (fed or not)
+        self.tokens: list[int] = []  # every token seen (fed or not)
         self.fed = 0  # tokens[:fed] were fed to the matcher
         self.violated = False  # a rejected token was seen with on_reject="eos"
         self.where = where

@@ -42,13 +42,12 @@ from __future__ import annotations
 import ctypes
 import threading
 import weakref
-from typing import Any, NoReturn, Optional, Union
+from typing import Any, NoReturn
 
 import numpy as np
 
 from .. import _core
-from ..compiler import _describe_value, _grammar_type_error, _vocabulary_type_error
-from ..compiler import compile as compile_grammar
+from ..compiler import _describe_value, _grammar_type_error, _vocabulary_type_error, compile as compile_grammar
 from ..errors import MatcherError, VocabularyError
 from ..grammar import Grammar
 from ..masking import allocate_bitmask, apply_bitmask
@@ -57,7 +56,7 @@ from ..vocabulary import Vocabulary
 __all__ = ["CorralLlamaLogitsProcessor", "logits_processor", "vocabulary_from_llama"]
 
 # Vocabularies already read, per Llama object (reading one costs a call per token id).
-_vocab_cache: "weakref.WeakKeyDictionary[Any, Vocabulary]" = weakref.WeakKeyDictionary()
+_vocab_cache: weakref.WeakKeyDictionary[Any, Vocabulary] = weakref.WeakKeyDictionary()
 _vocab_lock = threading.Lock()
 
 
@@ -165,11 +164,11 @@ class CorralLlamaLogitsProcessor:
 
     def __init__(
         self,
-        grammar: Union[Grammar, "_core.CompiledGrammar"],
+        grammar: Grammar | _core.CompiledGrammar,
         llama,
         *,
-        vocab: Optional[Vocabulary] = None,
-        limits: Optional["_core.Limits"] = None,
+        vocab: Vocabulary | None = None,
+        limits: _core.Limits | None = None,
     ):
         if vocab is not None and not isinstance(vocab, Vocabulary):
             raise _vocabulary_type_error("CorralLlamaLogitsProcessor", vocab)
@@ -191,10 +190,10 @@ class CorralLlamaLogitsProcessor:
             raise _grammar_type_error("CorralLlamaLogitsProcessor", grammar, compiled_ok=True)
         self.matcher = self.compiled.matcher()
         self._bitmask = allocate_bitmask(1, self.vocab.size)
-        self._prompt: Optional[np.ndarray] = None
+        self._prompt: np.ndarray | None = None
         self._generated: list[int] = []
         #: The exception the hook met (see :meth:`check`), or None.
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
 
     # -- state ----------------------------------------------------------------------------
 
@@ -275,7 +274,7 @@ class CorralLlamaLogitsProcessor:
             scores = np.array(scores)
         return apply_bitmask(scores, self._bitmask[0])
 
-    def _stop(self, scores: np.ndarray, exc: BaseException) -> "NoReturn":
+    def _stop(self, scores: np.ndarray, exc: BaseException) -> NoReturn:
         # llama-cpp-python calls processors from a ctypes callback, where an exception is
         # printed and then ignored: sampling would go on unconstrained. So the scores are
         # changed in place (they are a view of llama.cpp's candidates) to allow only EOS,
@@ -308,7 +307,7 @@ class CorralLlamaLogitsProcessor:
         return f"<CorralLlamaLogitsProcessor generated={len(self._generated)} accepting={self.is_accepting}>"
 
 
-def logits_processor(grammar: Union[Grammar, "_core.CompiledGrammar"], llama, **kwargs):
+def logits_processor(grammar: Grammar | _core.CompiledGrammar, llama, **kwargs):
     """A ``llama_cpp.LogitsProcessorList`` holding one :class:`CorralLlamaLogitsProcessor`."""
     lib = _llama_cpp()
     return lib.LogitsProcessorList([CorralLlamaLogitsProcessor(grammar, llama, **kwargs)])

@@ -10,8 +10,6 @@ Importing this module imports ``torch`` and ``transformers``.
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import torch
 from transformers import LogitsProcessor
 
@@ -59,7 +57,7 @@ class CorralLogitsProcessor(LogitsProcessor):
 
     supports_continuous_batching = False
 
-    def __init__(self, grammar, tokenizer=None, *, vocab: Optional[Vocabulary] = None):
+    def __init__(self, grammar, tokenizer=None, *, vocab: Vocabulary | None = None):
         self.vocab = _vocabulary(tokenizer, vocab)
         self.compiled = _compiled(grammar, self.vocab)
         self.tokenizer = tokenizer if not isinstance(tokenizer, Vocabulary) else None
@@ -70,16 +68,16 @@ class CorralLogitsProcessor(LogitsProcessor):
 
     def reset(self) -> None:
         """Forgets the current generation: the next call starts a new one."""
-        self._matchers: Optional[list] = None
-        self._finished: List[bool] = []
-        self._generated: List[List[int]] = []
-        self._prev: Optional[torch.Tensor] = None
+        self._matchers: list | None = None
+        self._finished: list[bool] = []
+        self._generated: list[list[int]] = []
+        self._prev: torch.Tensor | None = None
         self._prompt_len = 0
-        self._pad_id: Optional[int] = None
+        self._pad_id: int | None = None
         self._end = None
 
     @property
-    def generated_token_ids(self) -> List[List[int]]:
+    def generated_token_ids(self) -> list[list[int]]:
         """Per row, the tokens this processor has seen generated so far (EOS included,
         tokens after it not)."""
         return [list(g) for g in self._generated]
@@ -129,7 +127,7 @@ class CorralLogitsProcessor(LogitsProcessor):
         self._prev = input_ids.detach().clone()
         return self._mask(scores)
 
-    def _advance(self, new_tokens: List[int]) -> None:
+    def _advance(self, new_tokens: list[int]) -> None:
         for row, tok in enumerate(new_tokens):
             if self._finished[row]:
                 continue

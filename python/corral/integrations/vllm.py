@@ -24,7 +24,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -87,7 +87,7 @@ class CorralRequestLogitsProcessor:
         self._buffer = _MaskBuffer(self.vocab.mask_width)
         self.reset()
 
-    def fresh(self) -> "CorralRequestLogitsProcessor":
+    def fresh(self) -> CorralRequestLogitsProcessor:
         """A new processor for another request: same grammar and vocabulary, no state."""
         return CorralRequestLogitsProcessor(self.compiled, self.vocab, on_reject=self.on_reject)
 
@@ -137,12 +137,12 @@ EXTRA_ARGS = {
     "corral_choice": "choice",
 }
 
-_grammar_cache: "OrderedDict[tuple, Grammar]" = OrderedDict()
+_grammar_cache: OrderedDict[tuple, Grammar] = OrderedDict()
 _grammar_lock = threading.Lock()
 _GRAMMAR_CACHE_SIZE = 256
 
 
-def grammar_from_extra_args(extra_args: Optional[dict]) -> Optional[Grammar]:
+def grammar_from_extra_args(extra_args: dict | None) -> Grammar | None:
     """The :class:`corral.Grammar` a request's ``extra_args`` ask for, or None when it has
     no ``corral_*`` key. Raises :class:`corral.GrammarError` (a ``ValueError``) for two
     keys, a value of the wrong type or an invalid constraint. Grammars are cached by value."""
@@ -195,7 +195,7 @@ def grammar_from_extra_args(extra_args: Optional[dict]) -> Optional[Grammar]:
 class _Request:
     __slots__ = ("sync", "output")
 
-    def __init__(self, sync: _Sync, output: List[int]):
+    def __init__(self, sync: _Sync, output: list[int]):
         self.sync = sync
         self.output = output  # vLLM's live list of the request's output token ids
 
@@ -241,10 +241,10 @@ class CorralLogitsProcessor(_VLLMLogitsProcessor):
         self.vllm_config = vllm_config
         self.device = torch.device(device) if device is not None else torch.device("cpu")
         self.is_pin_memory = bool(is_pin_memory)
-        self._vocab: Optional[Vocabulary] = None
+        self._vocab: Vocabulary | None = None
         self._vocab_lock = threading.Lock()
-        self._requests: Dict[int, _Request] = {}
-        self._buffer: Optional[_MaskBuffer] = None
+        self._requests: dict[int, _Request] = {}
+        self._buffer: _MaskBuffer | None = None
         self._end = None
 
     # -- vLLM's interface ----------------------------------------------------------------
@@ -344,7 +344,7 @@ class CorralLogitsProcessor(_VLLMLogitsProcessor):
         vocab = "not loaded" if self._vocab is None else self._vocab.size
         return f"<CorralLogitsProcessor constrained_rows={len(self._requests)} vocab={vocab}>"
 
-    def _new_request(self, params, output_ids: List[int]) -> Optional[_Request]:
+    def _new_request(self, params, output_ids: list[int]) -> _Request | None:
         grammar = grammar_from_extra_args(getattr(params, "extra_args", None))
         if grammar is None:
             return None

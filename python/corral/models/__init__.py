@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-from typing import Union
 
 from .char_level import SHAKESPEARE_CHARS, CharLevelModel
 from .numpy_gpt2 import BuiltinModel, ByteLevelBPE, NumpyGPT2, builtin_model_path
@@ -11,7 +10,7 @@ from .transformers_lm import TransformersModel
 from .trivial import TrivialModel
 
 
-def load_model(path: Union[str, pathlib.Path, None] = None):
+def load_model(path: str | pathlib.Path | None = None):
     """A model for :func:`corral.generate`: the built-in model (``None``, ``"builtin"`` or
     its directory) runs in numpy; any other Hugging Face directory is loaded with
     ``transformers`` (``pip install corral[transformers,torch]``)."""

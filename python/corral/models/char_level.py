@@ -9,7 +9,7 @@ it. The grammar engine then sees a vocabulary of single characters, as in the se
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class CharLevelModel:
         self._inner_eos = list(inner_vocab.eos_token_ids)
         self._extension_cache: dict = {}
 
-    def encode(self, text: str) -> List[int]:
+    def encode(self, text: str) -> list[int]:
         """Character ids of ``text`` (characters outside ``chars`` raise
         :class:`corral.VocabularyError`)."""
         try:
@@ -69,13 +69,13 @@ class CharLevelModel:
         """Text of character ids (EOS omitted)."""
         return "".join(self.chars[i] for i in ids if i < len(self.chars))
 
-    def _probabilities(self, inner_ids: List[int]) -> np.ndarray:
+    def _probabilities(self, inner_ids: list[int]) -> np.ndarray:
         """The inner model's next-token distribution after ``inner_ids``."""
         z = np.asarray(self.inner.logits(inner_ids), dtype=np.float64)[: len(self._first)]
         p = np.exp(z - z.max())
         return p / p.sum()
 
-    def _char_mass(self, inner_ids: List[int]) -> np.ndarray:
+    def _char_mass(self, inner_ids: list[int]) -> np.ndarray:
         """Probability of each next character (and EOS) when a new token starts here."""
         p = self._probabilities(inner_ids)
         keep = self._has_char

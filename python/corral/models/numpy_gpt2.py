@@ -16,7 +16,7 @@ import math
 import pathlib
 import re
 import struct
-from typing import Dict, List, Optional, Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def builtin_model_path() -> pathlib.Path:
     return pathlib.Path(__file__).resolve().parent / "builtin"
 
 
-def read_safetensors(path: Union[str, pathlib.Path]) -> Dict[str, np.ndarray]:
+def read_safetensors(path: str | pathlib.Path) -> dict[str, np.ndarray]:
     """The tensors of a ``.safetensors`` file as float32 numpy arrays (the format is an
     8-byte header length, a JSON header of dtypes, shapes and offsets, then the data)."""
     raw = pathlib.Path(path).read_bytes()
@@ -40,7 +40,7 @@ def read_safetensors(path: Union[str, pathlib.Path]) -> Dict[str, np.ndarray]:
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8 : 8 + n])
     base = 8 + n
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray] = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
@@ -63,24 +63,24 @@ class ByteLevelBPE:
     for prompts, without the ``tokenizers`` library. Decoding is the vocabulary's job
     (:class:`corral.Vocabulary` knows each id's bytes)."""
 
-    def __init__(self, tokenizer_json: Union[str, pathlib.Path]):
+    def __init__(self, tokenizer_json: str | pathlib.Path):
         data = json.loads(pathlib.Path(tokenizer_json).read_text(encoding="utf-8"))
         model = data.get("model", {})
         if model.get("type") != "BPE" or (data.get("pre_tokenizer") or {}).get("type") != "ByteLevel":
             raise ValueError(f"{tokenizer_json}: not a byte-level BPE tokenizer")
-        self.vocab: Dict[str, int] = model["vocab"]
+        self.vocab: dict[str, int] = model["vocab"]
         merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
         self.ranks = {pair: i for i, pair in enumerate(merges)}
         self.alphabet = bytes_to_unicode()
-        self._cache: Dict[str, List[int]] = {}
+        self._cache: dict[str, list[int]] = {}
 
-    def _word(self, word: str) -> List[int]:
+    def _word(self, word: str) -> list[int]:
         ids = self._cache.get(word)
         if ids is not None:
             return ids
         parts = [self.alphabet[b] for b in word.encode("utf-8")]
         while len(parts) > 1:
-            ranked = [(self.ranks.get((a, b), -1), i) for i, (a, b) in enumerate(zip(parts, parts[1:]))]
+            ranked = [(self.ranks.get((a, b), -1), i) for i, (a, b) in enumerate(zip(parts, parts[1:], strict=False))]
             ranked = [r for r in ranked if r[0] >= 0]
             if not ranked:
                 break
@@ -91,9 +91,9 @@ class ByteLevelBPE:
             self._cache[word] = ids
         return ids
 
-    def encode(self, text: str) -> List[int]:
+    def encode(self, text: str) -> list[int]:
         """The token ids of ``text``."""
-        out: List[int] = []
+        out: list[int] = []
         for word in _PRETOKEN.findall(text):
             out.extend(self._word(word))
         return out
@@ -118,7 +118,7 @@ class KVCache:
 class NumpyGPT2:
     """A GPT-2 forward pass in numpy (float32), from a Hugging Face model directory."""
 
-    def __init__(self, path: Union[str, pathlib.Path, None] = None):
+    def __init__(self, path: str | pathlib.Path | None = None):
         path = pathlib.Path(path) if path is not None else builtin_model_path()
         config = json.loads((path / "config.json").read_text())
         if config.get("model_type") != "gpt2":
@@ -128,7 +128,7 @@ class NumpyGPT2:
         self.n_positions = config["n_positions"]
         self.vocab_size = config["vocab_size"]
         self.eps = config.get("layer_norm_epsilon", 1e-5)
-        self.eos_token_id: Optional[int] = config.get("eos_token_id")
+        self.eos_token_id: int | None = config.get("eos_token_id")
         w = read_safetensors(path / "model.safetensors")
         p = "transformer."
         self.wte = w[p + "wte.weight"]
@@ -204,7 +204,7 @@ def reusable_prefix(read: Sequence[int], seq: Sequence[int]) -> int:
     common prefix, less one if that is all of ``seq`` (its last position must be read
     again, for its logits)."""
     shared = 0
-    for a, b in zip(read, seq):
+    for a, b in zip(read, seq, strict=False):
         if a != b:
             break
         shared += 1
@@ -217,7 +217,7 @@ class BuiltinModel:
     across calls: a call reads only what follows the longest prefix it shares with the
     previous one (so rolling back is a truncation, not a recomputation)."""
 
-    def __init__(self, path: Union[str, pathlib.Path, None] = None):
+    def __init__(self, path: str | pathlib.Path | None = None):
         from ..vocabulary import Vocabulary
 
         path = pathlib.Path(path) if path is not None else builtin_model_path()
@@ -227,9 +227,9 @@ class BuiltinModel:
         # An empty prompt reads as the start of a line (this model has no BOS token).
         self._empty_context = self.bpe.encode("\n")
         self._cache = self.net.new_cache()
-        self._read: List[int] = []
+        self._read: list[int] = []
 
-    def encode(self, text: str) -> List[int]:
+    def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
         return self.bpe.encode(text)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import List, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import GenerationError
 from ..generation import _about
@@ -42,7 +43,7 @@ class TransformersModel:
     the previous one, so a rollback costs a cache crop, not a new forward pass over the text.
     """
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model: Any, tokenizer: Any) -> None:
         import torch
 
         from ..compiler import _describe_value
@@ -62,19 +63,19 @@ class TransformersModel:
         self._torch = torch
         self._cache_argument = cache_argument(model)
         self._cache = None
-        self._read: List[int] = []
+        self._read: list[int] = []
         self.max_positions = getattr(model.config, "max_position_embeddings", None) or getattr(
             model.config, "n_positions", None
         )
 
     @classmethod
-    def from_pretrained(cls, path, **kwargs) -> "TransformersModel":
+    def from_pretrained(cls, path, **kwargs) -> TransformersModel:
         """Loads a model directory with ``AutoModelForCausalLM`` and ``AutoTokenizer``."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         return cls(AutoModelForCausalLM.from_pretrained(path, **kwargs), AutoTokenizer.from_pretrained(path))
 
-    def encode(self, text: str) -> List[int]:
+    def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (no special tokens added)."""
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
