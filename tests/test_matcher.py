@@ -246,6 +246,36 @@ def test_fill_bitmasks_batch_matches_single(deepseek):
         corral.fill_bitmasks(matchers[:2], batch, rows=[1, 1])
 
 
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_fill_bitmasks_with_any_number_of_threads(deepseek, threads):
+    """The batch pool's size changes who fills which row, never what a row holds."""
+    v = deepseek.vocab
+    before = corral.get_num_threads()
+    assert before >= 1
+    pats = [r"\d+", r"[a-z]+", r"\s*19[0-9]{2}", r"[^\W\d]\w*", r"(ab)+", r"x|yz", r"[0-9a-f]{4}"]
+    matchers = [corral.compile(corral.Grammar.regex(p), v).matcher() for p in pats]
+    try:
+        corral.set_num_threads(threads)
+        assert corral.get_num_threads() == threads
+        batch = corral.allocate_bitmask(len(pats), v.size)
+        corral.fill_bitmasks(matchers, batch)
+    finally:
+        corral.set_num_threads(before)
+    for i, m in enumerate(matchers):
+        one = corral.allocate_bitmask(1, v.size)
+        m.fill_bitmask(one)
+        assert (one[0] == batch[i]).all(), pats[i]
+
+
+def test_set_num_threads_refuses_nonsense():
+    with pytest.raises(corral.MatcherError, match="at least 1"):
+        corral.set_num_threads(0)
+    with pytest.raises(TypeError):
+        corral.set_num_threads(1.5)
+    with pytest.raises(corral.MatcherError):
+        corral.set_num_threads(-2)
+
+
 def test_compiled_grammar_shared_across_threads(deepseek):
     v = deepseek.vocab
     compiled = corral.compile(corral.Grammar.regex(r"[^\W\d]\w{0,20}"), v, cache=False)

@@ -5,7 +5,7 @@
 >>> matcher = corral.compile(corral.Grammar.regex(r"\\d+"), vocab).matcher()
 """
 
-from ._core import CompiledGrammar, Limits, Matcher
+from ._core import CompiledGrammar, Limits, Matcher, get_num_threads, set_num_threads
 from .compiler import CompiledIntersection, IntersectionMatcher, clear_cache, compile
 from .errors import (
     CorralError,
@@ -68,4 +68,6 @@ __all__ = [
     "compile",
     "fill_bitmasks",
     "generate",
+    "get_num_threads",
+    "set_num_threads",
 ]

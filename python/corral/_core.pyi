@@ -19,6 +19,8 @@ __all__ = [
     "Matcher",
     "compile",
     "fill_bitmasks",
+    "set_num_threads",
+    "get_num_threads",
     "apply_bitmask_inplace",
     "_rebuild_grammar",
     "_panic_for_test",
@@ -272,6 +274,13 @@ def compile(
 def fill_bitmasks(matchers: Sequence[Matcher], bitmask: _Bitmask, rows: Iterable[SupportsIndex] | None = None) -> None:
     """Fills `bitmask[i]` for each matcher `i` (or rows given by `rows`), with the GIL
     released and the uncached rows computed in parallel."""
+
+def set_num_threads(n: SupportsIndex) -> None:
+    """Sets how many threads `fill_bitmasks` uses for a batch (the calling thread
+    included; default: one per core). 1 fills every row on the calling thread."""
+
+def get_num_threads() -> int:
+    """How many threads `fill_bitmasks` uses for a batch."""
 
 def apply_bitmask_inplace(logits: NDArray[np.float32] | NDArray[np.float64], bitmask: _Bitmask) -> None:
     """Sets `logits[i, t] = -inf` wherever bit t of `bitmask[i]` is clear (float32 or float64,

@@ -909,38 +909,86 @@ fn fill_bitmasks(
 /// A mask job: the matcher, its row's address and width, and its token count.
 type Job<'a> = (&'a core::Matcher, usize, usize, usize);
 
-/// Fills every job's row, the calling thread taking the first share and helper threads
-/// the rest. The caller's interrupt scope (Ctrl-C) reaches the helpers through a shared
-/// stop flag; a panic in a helper is a panic here.
+/// The worker threads of batch mask filling: one pool for the process, built on first use
+/// with one thread per core, resized by [`set_num_threads`].
+static POOL: std::sync::RwLock<Option<Arc<rayon::ThreadPool>>> = std::sync::RwLock::new(None);
+
+fn build_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("corral-mask-{i}"))
+        .build()
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
+/// The pool (built now if it was not yet).
+fn pool() -> Result<Arc<rayon::ThreadPool>, String> {
+    if let Some(p) = POOL.read().ok().and_then(|g| g.clone()) {
+        return Ok(p);
+    }
+    let mut slot = POOL.write().map_err(|e| e.to_string())?;
+    if let Some(p) = slot.clone() {
+        return Ok(p);
+    }
+    let p = build_pool(std::thread::available_parallelism().map_or(1, |n| n.get()))?;
+    *slot = Some(p.clone());
+    Ok(p)
+}
+
+/// Sets how many threads `fill_bitmasks` uses for a batch (the calling thread included;
+/// default: one per core). 1 fills every row on the calling thread.
+#[pyfunction]
+fn set_num_threads(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<()> {
+    let n = count(py, n, "the number of threads", "MatcherError")?;
+    if n == 0 {
+        return Err(raise(py, "MatcherError", "the number of threads must be at least 1".into(), &[]));
+    }
+    let p = build_pool(n).map_err(|e| raise(py, "InternalError", format!("cannot start {n} threads: {e}"), &[]))?;
+    if let Ok(mut slot) = POOL.write() {
+        *slot = Some(p);
+    }
+    Ok(())
+}
+
+/// How many threads `fill_bitmasks` uses for a batch.
+#[pyfunction]
+fn get_num_threads(py: Python<'_>) -> PyResult<usize> {
+    pool().map(|p| p.current_num_threads()).map_err(|e| raise(py, "InternalError", e, &[]))
+}
+
+/// Fills every job's row: the calling thread takes the first share (and keeps answering
+/// Ctrl-C), the pool's threads the rest. The caller's interrupt reaches them through a
+/// shared stop flag; a panic in one is a panic here (so `InternalError`).
 fn fill_parallel(jobs: &[Job<'_>]) -> Vec<core::Result<core::MaskInfo>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
     let fill = |part: &[Job<'_>]| part.iter().map(|(m, a, w, _)| fill_at(m, *a, *w)).collect::<Vec<_>>();
+    let pool = match pool() {
+        Ok(p) => p,
+        Err(_) => return fill(jobs),
+    };
+    let threads = pool.current_num_threads().min(jobs.len()).max(1);
     if threads == 1 {
         return fill(jobs);
     }
     let chunk = jobs.len().div_ceil(threads);
     let mut parts = jobs.chunks(chunk);
     let first = parts.next().unwrap_or(&[]);
+    let rest: Vec<&[Job<'_>]> = parts.collect();
+    let mut slots: Vec<Vec<core::Result<core::MaskInfo>>> = vec![Vec::new(); rest.len()];
     let stop = core::interrupt::StopFlag::new();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .map(|part| {
-                let helper = core::interrupt::Scope { stop: stop.clone(), ..Default::default() };
-                scope.spawn(move || core::interrupt::run(&helper, || fill(part)))
-            })
-            .collect();
-        let mut out = fill(first);
+    let mut out = Vec::new();
+    pool.in_place_scope(|scope| {
+        for (slot, part) in slots.iter_mut().zip(&rest) {
+            let helper = core::interrupt::Scope { stop: stop.clone(), ..Default::default() };
+            scope.spawn(move |_| *slot = core::interrupt::run(&helper, || fill(part)));
+        }
+        out = fill(first);
         if out.iter().any(|r| matches!(r, Err(core::Error::Interrupted))) {
             stop.stop();
         }
-        for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        out
-    })
+    });
+    out.extend(slots.into_iter().flatten());
+    out
 }
 
 /// Sets `logits[i, t] = -inf` wherever bit t of `bitmask[i]` is clear (float32 or float64,
@@ -1053,6 +1101,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMatcher>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(fill_bitmasks, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(apply_bitmask_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(_rebuild_grammar, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
