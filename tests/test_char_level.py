@@ -1,4 +1,4 @@
-"""NanoGPT guided decoding (seed 003): a character-level vocabulary, static per-position
+"""NanoGPT guided decoding: a character-level vocabulary, static per-position
 masks, the (class, quantifier) pattern compiler, and the example that uses them."""
 
 from __future__ import annotations

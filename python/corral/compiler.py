@@ -67,7 +67,7 @@ def _vocabulary_type_error(where: str, value: object, *, argument: str = "vocab"
     )
 
 
-def compile(  # noqa: A001 - the public name DESIGN.md fixes
+def compile(  # noqa: A001 - `corral.compile` is the public name
     grammar: Grammar,
     vocab: Vocabulary,
     *,

@@ -2,7 +2,7 @@
 
 The loop asks the model for logits, masks them with the grammar's bitmask, samples
 (greedy, temperature, top-k, top-p), and appends forced tokens without asking the model.
-Bans in ``mode="rollback"`` (seed 002) are enforced here: a phrase that appears is undone
+Bans in ``mode="rollback"`` are enforced here: a phrase that appears is undone
 by rolling back to the token where it started and banning that token at that position.
 """
 

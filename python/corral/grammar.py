@@ -310,7 +310,7 @@ class Grammar:
           masks never let a phrase form, whichever tokens would spell it (split across
           tokens, starting or ending inside a token). Its language is text of whole UTF-8
           characters.
-        * ``mode="rollback"`` (seed 002): :func:`corral.generate` samples freely, and when a
+        * ``mode="rollback"``: :func:`corral.generate` samples freely, and when a
           phrase appears it rolls back to the token where the phrase started, bans that
           token at that position and goes on (the model's key/value cache is truncated,
           not recomputed). The model's choices are changed only where a phrase appeared.

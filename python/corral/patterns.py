@@ -1,4 +1,4 @@
-"""NanoGPT-style patterns (seed 003): a list of (class, quantifier) tuples, such as
+"""NanoGPT-style patterns: a list of (class, quantifier) tuples, such as
 
     [("UPPER", "+"), (": ", "1"), ("LOWER", "+"), ("\\n", "1")]
 

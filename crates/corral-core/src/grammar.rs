@@ -75,23 +75,6 @@ impl Grammar {
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
     }
 
-    /// Validates and normalizes a parsed grammar.
-    pub fn from_ast(
-        ast: &cfg::ast::GrammarAst,
-        start: Option<&str>,
-        limits: &Limits,
-        classes: Option<&PerlClasses>,
-        description: &str,
-    ) -> Result<Grammar> {
-        let cfg = cfg::lower(ast, start, limits, classes)?;
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
-            cfg,
-            description: description.to_string(),
-            distinct_keys: false,
-            key_endings_infinite: false,
-        })))
-    }
-
     /// The same grammar, for JSON output whose objects never repeat a key: its matchers
     /// refuse a token that would repeat one (see [`crate::json_keys`]). The text must be
     /// JSON that spells each character one way (as the JSON Schema translator writes it).

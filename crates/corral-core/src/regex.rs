@@ -515,7 +515,7 @@ pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut Piece
 }
 
 /// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
-/// (seed 004's `except!`). `inner` is Python `re` source.
+/// (the `except!` of grammar-based engines). `inner` is Python `re` source.
 pub fn build_except_dfa(inner: &str, limits: &Limits, classes: Option<&PerlClasses>, what: &str) -> Result<Dfa> {
     // The complement of "contains a match": a match, once contained, stays contained.
     let contains = compile_with(&format!("(?s:.)*(?:{inner})(?s:.)*"), limits, classes)?;

@@ -470,13 +470,6 @@ _SHORT_ESCAPES = {0x22: '\\\\"', 0x5C: "\\\\\\\\", 0x08: "\\\\b", 0x0C: "\\\\f",
 _MUST_ESCAPE = normalize([(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
 
 
-def _escaped_form(cp: int) -> str:
-    """Regex source for the JSON escape of a character that must be escaped."""
-    if cp in _SHORT_ESCAPES:
-        return _SHORT_ESCAPES[cp]
-    return f"\\\\u00{cp:02x}"
-
-
 @functools.lru_cache(maxsize=4096)  # pure, and called with the same classes again and again
 def render_json_class(ranges: Ranges) -> str:
     """Regex source for one character of ``ranges`` in its canonical JSON encoding."""

@@ -1,4 +1,4 @@
-"""A character-level view of a token-level model, for NanoGPT-style guided decoding (seed 003).
+"""A character-level view of a token-level model, for NanoGPT-style guided decoding.
 
 NanoGPT's tinyshakespeare model reads and writes one of 65 characters per step. corral's
 built-in model uses a byte-level BPE instead; :class:`CharLevelModel` turns it into a model

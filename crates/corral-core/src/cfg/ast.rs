@@ -71,7 +71,7 @@ pub enum Expr {
         pos: Pos,
     },
     /// `except!(e)`: any string (of whole UTF-8 characters) that contains no match of the
-    /// regular expression `e` (seed 004's `except!`).
+    /// regular expression `e`.
     Except {
         /// The excluded terminals (must be regular).
         expr: Box<Expr>,

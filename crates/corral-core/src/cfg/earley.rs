@@ -338,7 +338,7 @@ impl Chart {
 
     /// A canonical description of everything the rest of the parse can depend on: the
     /// open scans, and every Earley set reachable from them through item origins, with
-    /// sets renumbered in order of discovery (seed 004's compacted Earley sets). Two
+    /// sets renumbered in order of discovery (compacted Earley sets). Two
     /// positions with equal keys allow exactly the same continuations, so they share a
     /// cached mask. Returns false if the key would exceed `max_len` words.
     pub(crate) fn state_key(&self, g: &EarleyGrammar, out: &mut Vec<u32>, max_len: usize) -> bool {
