@@ -477,3 +477,39 @@ def test_any_transformers_causal_lm_llama():
     assert rollbacks > 0
     with pytest.raises(corral.GenerationError, match="positions"):
         corral.generate(lm, "x " * 200, None, tokenizer=tokenizer, max_tokens=1)
+
+
+def test_rollback_ban_search_reads_only_the_window(model, monkeypatch):
+    """Finding a banned phrase looks at the new bytes and the longest phrase's window
+    before them, never the whole output (which grows with every token): the search gets
+    the output buffer itself, not a copy, and reads only the window of it."""
+    from corral.generation import _RollbackBans
+
+    given = []
+    real_find = _RollbackBans.find
+
+    def spy(self, data, new_from, at_end):
+        given.append(type(data))
+        return real_find(self, data, new_from, at_end)
+
+    monkeypatch.setattr(_RollbackBans, "find", spy)
+    out = corral.generate(model, "The", corral.Grammar.ban(["the", "and"], whole_words=True, mode="rollback"), max_tokens=40, seed=1)
+    assert out.text and given and all(t is bytearray for t in given), given
+    monkeypatch.undo()
+
+    bans = _RollbackBans([corral.Grammar.ban(["forbidden word"], mode="rollback")], max_rollbacks=4)
+
+    class Recording(bytearray):
+        reads: list = []
+
+        def __getitem__(self, key):
+            Recording.reads.append(key)
+            return bytearray.__getitem__(self, key)
+
+    data = Recording(b"x" * 100_000 + b" a forbidden word")
+    new_from = len(data) - 5
+    found = bans.find(data, new_from, at_end=False)
+    assert found is not None and found[1] == "forbidden word"
+    assert data[found[0]:found[0] + 14] == b"forbidden word"
+    starts = [k.start if isinstance(k, slice) else k for k in Recording.reads[:-1]]
+    assert starts and min(starts) >= new_from - bans.window, (min(starts), new_from - bans.window)

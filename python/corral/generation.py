@@ -165,10 +165,12 @@ class _RollbackBans:
         #: position -> token ids banned there (positions count generated tokens).
         self.banned: dict[int, set[int]] = {}
 
-    def find(self, data: bytes, new_from: int, at_end: bool) -> tuple[int, str] | None:
+    def find(self, data: bytes | bytearray, new_from: int, at_end: bool) -> tuple[int, str] | None:
         """The earliest-starting phrase occurrence completed by the bytes from ``new_from``
         on, as (start byte, phrase text), or None. A whole-word phrase is complete once the
-        character after it is there, or at the end of the output (``at_end``)."""
+        character after it is there, or at the end of the output (``at_end``). Only the
+        new bytes and the longest phrase's window before them are read (the output itself
+        is not copied)."""
         start = max(0, new_from - self.window)
         while 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
             start -= 1  # begin on a character boundary
@@ -423,7 +425,7 @@ def generate(
     def append(tok: int) -> bool:
         """Appends an accepted token; False if that made a banned phrase (rolled back)."""
         if tok in eos:
-            found = bans.find(bytes(data), len(data), at_end=True) if bans is not None else None
+            found = bans.find(data, len(data), at_end=True) if bans is not None else None
             if found is not None:
                 if matcher is not None:
                     matcher.rollback(1)  # the EOS
@@ -433,7 +435,7 @@ def generate(
             return True
         before = len(data)
         push(tok)
-        found = bans.find(bytes(data), before, at_end=False) if bans is not None else None
+        found = bans.find(data, before, at_end=False) if bans is not None else None
         if found is not None:
             rollback_for(found)
             return False
@@ -487,7 +489,7 @@ def generate(
 
     if bans is not None and out.stop_reason == "max_tokens":
         # Nothing follows: a whole-word phrase right at the end is complete too.
-        found = bans.find(bytes(data), max(0, len(data) - bans.window), at_end=True)
+        found = bans.find(data, max(0, len(data) - bans.window), at_end=True)
         if found is not None:
             # Cut the output before the phrase rather than generating past max_tokens.
             j = next(i for i, e in enumerate(ends) if e > found[0])
