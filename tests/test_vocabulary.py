@@ -102,3 +102,11 @@ def test_vocabulary_properties(deepseek):
     assert "size=" in repr(v)
     assert isinstance(v.fingerprint, str) and len(v.fingerprint) == 16
     assert np.int32 == corral.allocate_bitmask(1, v.size).dtype
+
+
+def test_tokens_with_prefix_is_a_scan_of_the_vocabulary(deepseek):
+    v = deepseek.vocab
+    normal = [t for t in range(v.n_tokens) if v.token_kind(t) == "normal"]
+    for prefix in [b"ROM", b" the", b"\xe2\x80", b"{\"", b"zzzzqqq", b"a"]:
+        want = sorted(t for t in normal if v.token_bytes(t).startswith(prefix))
+        assert sorted(v.tokens_with_prefix(prefix)) == want, prefix

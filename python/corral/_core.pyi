@@ -150,6 +150,8 @@ class Vocabulary:
         """Number of nodes in the token trie."""
     def token_bytes(self, id: SupportsIndex) -> bytes:
         """The exact bytes token `id` stands for ('' for special, EOS and missing ids)."""
+    def tokens_with_prefix(self, prefix: bytes) -> list[int]:
+        """The normal tokens whose bytes start with `prefix` (a walk down the token trie)."""
     def token_kind(self, id: SupportsIndex) -> Literal["normal", "special", "eos", "missing"]:
         """The kind of token `id`: "normal", "special", "eos" or "missing"."""
     def _export_tokens(self) -> tuple[bytes, bytes]:

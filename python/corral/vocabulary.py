@@ -196,6 +196,11 @@ class Vocabulary:
         """The exact bytes token ``token_id`` contributes (``b""`` for special/EOS ids)."""
         return self._inner.token_bytes(token_id)
 
+    def tokens_with_prefix(self, prefix: bytes) -> list[int]:
+        """The normal token ids whose bytes start with ``prefix`` (``prefix`` itself
+        included), found in the token trie rather than by a pass over the vocabulary."""
+        return self._inner.tokens_with_prefix(prefix)
+
     def token_kind(self, token_id: int) -> str:
         """``"normal"``, ``"special"``, ``"eos"`` or ``"missing"``."""
         return self._inner.token_kind(token_id)

@@ -180,6 +180,20 @@ impl TokenTrie {
         &self.token_ids[self.nodes[i].tokens_start as usize..self.nodes[i + 1].tokens_start as usize]
     }
 
+    /// The tokens whose bytes start with `prefix` (`prefix` itself included), in byte
+    /// order: the subtree of the node that spells `prefix`, found in `prefix.len()` steps.
+    pub fn with_prefix(&self, prefix: &[u8]) -> &[u32] {
+        let mut node = 0u32;
+        for &b in prefix {
+            match self.children(node).find(|&(_, c)| c == b) {
+                Some((child, _)) => node = child,
+                None => return &[],
+            }
+        }
+        let n = &self.nodes[node as usize];
+        &self.token_ids[n.tokens_start as usize..self.nodes[n.subtree_end as usize].tokens_start as usize]
+    }
+
     /// The children of `node`: (index, byte) pairs.
     pub fn children(&self, node: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
         let end = self.nodes[node as usize].subtree_end;
@@ -440,6 +454,11 @@ impl Vocabulary {
     /// The token trie over all normal tokens.
     pub fn trie(&self) -> &TokenTrie {
         &self.trie
+    }
+
+    /// The normal tokens whose bytes start with `prefix` (see [`TokenTrie::with_prefix`]).
+    pub fn tokens_with_prefix(&self, prefix: &[u8]) -> &[u32] {
+        self.trie.with_prefix(prefix)
     }
 
     /// A content hash of the whole vocabulary (bytes, kinds, size).
@@ -742,6 +761,20 @@ impl PlainSlice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_with_a_prefix_are_the_trie_subtree() {
+        let words: [&[u8]; 7] = [b"a", b"ab", b"abc", b"abd", b"b", b"ba", b"\xc3\xa9"];
+        let mut tokens: Vec<Option<Vec<u8>>> = words.iter().map(|w| Some(w.to_vec())).collect();
+        tokens.push(None);
+        let v = Vocabulary::new(tokens, &[], &[7], None).unwrap();
+        for prefix in [&b""[..], b"a", b"ab", b"abc", b"b", b"c", b"\xc3", b"abcd"] {
+            let mut got: Vec<u32> = v.tokens_with_prefix(prefix).to_vec();
+            got.sort_unstable();
+            let want: Vec<u32> = (0..7).filter(|&i| words[i as usize].starts_with(prefix)).collect();
+            assert_eq!(got, want, "{prefix:?}");
+        }
+    }
 
     /// Accepts any byte string that is a prefix of one of `words`.
     struct PrefixOf {

@@ -311,6 +311,11 @@ impl PyVocabulary {
         Ok(PyBytes::new(py, self.inner.token_bytes(id as u32)))
     }
 
+    /// The normal tokens whose bytes start with `prefix` (a walk down the token trie).
+    fn tokens_with_prefix(&self, prefix: &[u8]) -> Vec<u32> {
+        self.inner.tokens_with_prefix(prefix).to_vec()
+    }
+
     /// The kind of token `id`: "normal", "special", "eos" or "missing".
     fn token_kind(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<&'static str> {
         let id = index(py, id, "token id", self.inner.size(), "VocabularyError")?;

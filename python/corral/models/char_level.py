@@ -90,9 +90,9 @@ class CharLevelModel:
             head = vocab.token_bytes(token)
             index = {c.encode(): i for i, c in enumerate(self.chars)}
             ids, chars = [], []
-            for t in range(vocab.n_tokens):
+            for t in vocab.tokens_with_prefix(head):
                 data = vocab.token_bytes(t)
-                if t != token and vocab.token_kind(t) == "normal" and data.startswith(head) and len(data) > len(head):
+                if len(data) > len(head):
                     c = index.get(data[len(head) : len(head) + 1])
                     if c is not None:
                         ids.append(t)
