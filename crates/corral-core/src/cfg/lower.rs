@@ -2308,3 +2308,7 @@ fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "lower_tests.rs"]
+mod tests;

@@ -1,0 +1,142 @@
+//! Unit tests of the lowering's BNF steps, each against the language it must keep: the
+//! terminal strings (up to a length) every rule derives, computed directly by a fixpoint
+//! over the productions, before and after the step, on many small random grammars.
+
+use std::collections::BTreeSet;
+
+use super::*;
+
+/// A small random BNF: `n` rules over terminals 0 and 1, productions of 0 to 3 symbols.
+fn random_bnf(seed: u64, n: usize) -> Vec<Alts> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = |m: u64| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) % m
+    };
+    (0..n)
+        .map(|_| {
+            (0..1 + next(3))
+                .map(|_| {
+                    (0..next(4))
+                        .map(|_| if next(2) == 0 { Sym::t(next(2) as u32) } else { Sym::n(next(n as u64) as u32) })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Per rule: the terminal strings of length ≤ `k` it derives.
+fn languages(bnf: &[Alts], k: usize) -> Vec<BTreeSet<Vec<u32>>> {
+    let mut lang: Vec<BTreeSet<Vec<u32>>> = vec![BTreeSet::new(); bnf.len()];
+    loop {
+        let mut changed = false;
+        for (a, alts) in bnf.iter().enumerate() {
+            for seq in alts {
+                let mut partial: BTreeSet<Vec<u32>> = BTreeSet::from([Vec::new()]);
+                for s in seq {
+                    let parts: BTreeSet<Vec<u32>> =
+                        if s.is_terminal() { BTreeSet::from([vec![s.index()]]) } else { lang[s.index() as usize].clone() };
+                    partial = partial
+                        .iter()
+                        .flat_map(|p| parts.iter().map(move |q| [p.clone(), q.clone()].concat()))
+                        .filter(|w| w.len() <= k)
+                        .collect();
+                }
+                for w in partial {
+                    changed |= lang[a].insert(w);
+                }
+            }
+        }
+        if !changed {
+            return lang;
+        }
+    }
+}
+
+const K: usize = 5;
+
+#[test]
+fn nullable_rules_are_those_that_derive_the_empty_string() {
+    for seed in 0..300 {
+        let bnf = random_bnf(seed, 4);
+        let lang = languages(&bnf, K);
+        let nullable = nullable_rules(&bnf);
+        for a in 0..bnf.len() {
+            assert_eq!(nullable[a], lang[a].contains(&Vec::new()), "seed {seed} rule {a}: {bnf:?}");
+        }
+    }
+}
+
+#[test]
+fn productive_rules_derive_some_string() {
+    for seed in 0..300 {
+        let bnf = random_bnf(seed, 4);
+        let lang = languages(&bnf, 8);
+        let productive = derivable(&bnf, true);
+        for a in 0..bnf.len() {
+            // A string within the bound proves it; an unproductive rule derives none at all.
+            if !lang[a].is_empty() {
+                assert!(productive[a], "seed {seed} rule {a}: {bnf:?}");
+            }
+            if !productive[a] {
+                assert!(lang[a].is_empty(), "seed {seed} rule {a}: {bnf:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn removing_nullable_rules_keeps_every_nonempty_string() {
+    for seed in 0..300 {
+        let mut bnf = random_bnf(seed, 4);
+        let before = languages(&bnf, K);
+        let nullable = remove_nullable(&mut bnf, &Limits::default()).unwrap();
+        assert!(bnf.iter().flatten().all(|seq| !seq.is_empty()), "seed {seed}: an empty production is left");
+        let after = languages(&bnf, K);
+        for a in 0..bnf.len() {
+            let mut want = before[a].clone();
+            want.remove(&Vec::new());
+            assert_eq!(after[a], want, "seed {seed} rule {a}");
+            assert_eq!(nullable[a], before[a].contains(&Vec::new()), "seed {seed} rule {a}");
+        }
+    }
+}
+
+#[test]
+fn removing_unit_rules_keeps_the_language() {
+    for seed in 0..300 {
+        let mut bnf = random_bnf(seed, 4);
+        remove_nullable(&mut bnf, &Limits::default()).unwrap();
+        let before = languages(&bnf, K);
+        // Rule 3 stands for a `perm!` list: units to it stay, its own productions too.
+        let mut lists = vec![false; bnf.len()];
+        lists[3] = true;
+        let kept_list = bnf[3].clone();
+        remove_units(&mut bnf, &Limits::default(), &lists).unwrap();
+        for (a, alts) in bnf.iter().enumerate().filter(|&(a, _)| a != 3) {
+            let units: Vec<&Vec<Sym>> =
+                alts.iter().filter(|seq| seq.len() == 1 && !seq[0].is_terminal() && seq[0].index() != 3).collect();
+            assert!(units.is_empty(), "seed {seed} rule {a}: units {units:?}");
+        }
+        let mut kept: Vec<Vec<Sym>> = Vec::new();
+        for seq in kept_list {
+            if !kept.contains(&seq) {
+                kept.push(seq);
+            }
+        }
+        assert_eq!(bnf[3], kept, "seed {seed}: the list's own productions changed");
+        assert_eq!(languages(&bnf, K), before, "seed {seed}");
+    }
+}
+
+#[test]
+fn too_many_productions_is_a_limit() {
+    // Seventeen nullable symbols in one production: 2^17 variants would be spelled out.
+    let opt = vec![vec![], vec![Sym::t(0)]];
+    let mut bnf: Vec<Alts> = vec![vec![vec![Sym::n(1); 17]], opt];
+    match remove_nullable(&mut bnf, &Limits::default()) {
+        Err(Error::LimitExceeded { limit, .. }) => assert_eq!(limit, "max_grammar_productions"),
+        other => panic!("{other:?}"),
+    }
+}
