@@ -928,3 +928,32 @@ def test_adapter_errors_are_corral_errors(tmp_path):
         assert "tokenizer.json" in str(e)
     else:
         raise AssertionError("a broken tokenizer.json must raise a corral error")
+
+
+@pytest.mark.parametrize("fmt", ["added token", "tiktoken special"])
+def test_a_huge_id_is_refused_before_any_table_is_built(tmp_path, fmt):
+    """One id far past any real vocabulary (10**12) is an AdapterError naming it, raised
+    before a table of that many ids is allocated (which would exhaust memory)."""
+    import tracemalloc
+
+    huge = 10**12
+    if fmt == "added token":
+        d = _tiny_json({"type": "Metaspace", "replacement": "\u2581"})
+        d["added_tokens"].append({"id": huge, "content": "<big>", "special": True})
+        read = lambda: from_tokenizer_json(json.dumps(d))  # noqa: E731
+    else:
+        good = tmp_path / "good.tiktoken"
+        good.write_bytes(b"IQ== 0\nIg== 1\n")
+        read = lambda: from_tiktoken(good, special_tokens={"<|big|>": huge})  # noqa: E731
+    tracemalloc.start()
+    try:
+        with pytest.raises(AdapterError, match=f"{huge}.*past the largest vocabulary"):
+            read()
+        assert tracemalloc.get_traced_memory()[1] < 64 << 20
+    finally:
+        tracemalloc.stop()
+    # The bound is the core's own: a vocabulary of more ids is refused there too.
+    from corral import Limits
+    from corral._adapters.common import MAX_IDS
+
+    assert Limits().max_vocab_size == MAX_IDS

@@ -226,6 +226,20 @@ def common_eos(names_to_ids: Mapping[str, int]) -> list[int]:
     return sorted({names_to_ids[n] for n in COMMON_EOS_TOKENS if n in names_to_ids})
 
 
+# The most ids a vocabulary may have: the core refuses more (the default of
+# `Limits.max_vocab_size`, which the `from_*` constructors use), so a table of ids is never
+# allocated past it (one huge id in a file would otherwise allocate a list of that size).
+MAX_IDS = 1 << 22
+
+
+def id_table(size: int, where: str) -> list[bytes | None]:
+    """An empty id → bytes table for ids below ``size``; AdapterError if ``size`` exceeds
+    :data:`MAX_IDS`."""
+    if size > MAX_IDS:
+        raise AdapterError(f"{where}: token id {size - 1} is past the largest vocabulary corral accepts ({MAX_IDS} ids, Limits.max_vocab_size)")
+    return [None] * size
+
+
 def no_utf8_error(where: str, i: int, text: str, e: UnicodeEncodeError) -> AdapterError:
     """The error for token ``i`` of ``where``, whose ``text`` has no UTF-8 form.
 

@@ -21,6 +21,7 @@ from .common import (
     TokenizerData,
     common_eos,
     eos_list,
+    id_table,
     is_pathlike,
     no_eos_error,
     no_utf8_error,
@@ -258,7 +259,7 @@ def from_tiktoken(
 
     by_id = _special_names_by_id(specials, where)
     size = max([-1, *token_bytes.keys(), *by_id.keys()]) + 1
-    tb: list[bytes | None] = [None] * size
+    tb = id_table(size, where)
     for i, b in token_bytes.items():
         tb[i] = b
     try:

@@ -30,6 +30,7 @@ from .common import (
     byte_level_decode,
     common_eos,
     eos_list,
+    id_table,
     is_pathlike,
     no_eos_error,
     no_utf8_error,
@@ -357,7 +358,7 @@ def _token_bytes(
 ) -> tuple[list[bytes | None], dict[str, int]]:
     """Every id's bytes, and token string -> id (an added token's content wins)."""
     size = max([-1, *id_to_tok.keys(), *added_by_id.keys()]) + 1
-    token_bytes: list[bytes | None] = [None] * size
+    token_bytes = id_table(size, where)
     name_to_id: dict[str, int] = {}
     try:
         for i, tok in id_to_tok.items():

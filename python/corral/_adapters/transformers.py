@@ -22,6 +22,7 @@ from .common import (
     TokenizerData,
     common_eos,
     eos_list,
+    id_table,
     no_eos_error,
     no_utf8_error,
     resolve_eos,
@@ -82,7 +83,7 @@ def _from_sentencepiece_backed(
                 continue
             if i >= len(tb):
                 # A token added on top of the model: decoded as its text.
-                tb.extend([None] * (i + 1 - len(tb)))
+                tb.extend(id_table(i + 1, where)[len(tb) :])
                 try:
                     tb[i] = content.encode("utf-8")
                 except UnicodeEncodeError as e:
