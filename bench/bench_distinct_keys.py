@@ -19,17 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
 
 import corral  # noqa: E402
 from corral import _core  # noqa: E402
+from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = {
@@ -53,31 +51,6 @@ CASES = {
 REPEATS = 5
 
 
-def deepseek():
-    sys.path.insert(0, str(REPO / "tests"))
-    from conftest import real_tokenizer
-
-    return real_tokenizer("deepseek")
-
-
-def walk_times(compiled, ids, width) -> list:
-    times = []
-    for _ in range(REPEATS):
-        m = compiled.matcher()
-        mask = np.zeros((1, width), dtype=np.int32)
-        for t in ids:
-            t0 = time.perf_counter_ns()
-            m.fill_bitmask(mask)
-            times.append(time.perf_counter_ns() - t0)
-            if not m.advance(t):
-                raise SystemExit(f"token {t} refused")
-    return sorted(times)
-
-
-def stats(times) -> tuple:
-    return statistics.median(times) / 1000, times[int(len(times) * 0.99)] / 1000
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
@@ -99,9 +72,9 @@ def main() -> None:
         grammar = corral.Grammar.json_schema(schema, spec_exact=True)
         plain = _core.Grammar.cfg(grammar._source, "ebnf", "start", None, None, 0, False)
         ids = tok.encode(json.dumps(doc, separators=(",", ":")))
-        without = walk_times(_core.compile(plain, vocab._inner, None, False), ids, width)
-        with_check = walk_times(corral.compile(grammar, vocab, cache=False), ids, width)
-        (a, b), (c, d) = stats(without), stats(with_check)
+        without = walk_times(_core.compile(plain, vocab._inner, None, False), ids, width, REPEATS)
+        with_check = walk_times(corral.compile(grammar, vocab, cache=False), ids, width, REPEATS)
+        (a, b), (c, d) = median_p99_us(without), median_p99_us(with_check)
         lines.append(f"| {name} | {len(ids)} | {a:.1f} / {b:.0f} | {c:.1f} / {d:.0f} |")
         raw[name] = {"tokens": len(ids), "without_ns": without, "with_ns": with_check}
     text = "\n".join(lines) + "\n"

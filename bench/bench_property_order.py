@@ -24,26 +24,18 @@ import json
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
 
 import corral  # noqa: E402
+from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = (10, 50, 200)
 REPEATS = 3
-
-
-def deepseek():
-    sys.path.insert(0, str(REPO / "tests"))
-    from conftest import real_tokenizer
-
-    return real_tokenizer("deepseek")
 
 
 def schema_of(n: int) -> dict:
@@ -69,18 +61,7 @@ def compile_ms(schema: dict, order: str, vocab) -> float:
 
 
 def mask_us(compiled, ids, width) -> tuple:
-    times = []
-    for _ in range(REPEATS):
-        m = compiled.matcher()
-        mask = np.zeros((1, width), dtype=np.int32)
-        for t in ids:
-            t0 = time.perf_counter_ns()
-            m.fill_bitmask(mask)
-            times.append(time.perf_counter_ns() - t0)
-            if not m.advance(t):
-                raise SystemExit(f"token {t} refused")
-    times.sort()
-    return statistics.median(times) / 1000, times[int(len(times) * 0.99)] / 1000
+    return median_p99_us(walk_times(compiled, ids, width, REPEATS))
 
 
 def main() -> None:
