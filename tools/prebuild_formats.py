@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerates crates/corral-core/src/prebuilt/formats.bin: the DFAs of the JSON Schema
+"""Regenerates crates/corral-core/src/frontend/regex/prebuilt/formats.bin: the DFAs of the JSON Schema
 ``format`` patterns, built once and shipped in the library (see corral_core::prebuilt).
 
     python tools/prebuild_formats.py          # rewrite the table (then rebuild corral)
@@ -18,7 +18,7 @@ import sys
 from corral import _core
 from corral._schema.translate import format_sources
 
-TABLE = pathlib.Path(__file__).resolve().parent.parent / "crates/corral-core/src/prebuilt/formats.bin"
+TABLE = pathlib.Path(__file__).resolve().parent.parent / "crates/corral-core/src/frontend/regex/prebuilt/formats.bin"
 
 
 def main() -> int:

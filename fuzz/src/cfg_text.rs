@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use corral_core::cfg::{Dialect, LowerOptions};
+use corral_core::{Dialect, LowerOptions};
 use corral_core::{CompiledGrammar, Error, Grammar};
 
 use crate::check::{check_bytewise, Session};

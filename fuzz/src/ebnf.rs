@@ -1,6 +1,6 @@
 //! The `ebnf` target: arbitrary text read as corral's EBNF (see [`crate::cfg_text`]).
 
-use corral_core::cfg::Dialect;
+use corral_core::Dialect;
 
 /// The target body.
 pub fn run(data: &[u8]) {

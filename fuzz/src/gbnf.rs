@@ -1,6 +1,6 @@
 //! The `gbnf` target: arbitrary text read as llama.cpp's GBNF (see [`crate::cfg_text`]).
 
-use corral_core::cfg::Dialect;
+use corral_core::Dialect;
 
 /// The target body.
 pub fn run(data: &[u8]) {

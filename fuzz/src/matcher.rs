@@ -23,7 +23,7 @@ pub fn run(data: &[u8]) {
         let (text, endings_infinite) = gen::json_objects(&mut r);
         // The check of half-written keys runs where it must, and sometimes where it need not.
         let endings_infinite = endings_infinite && r.chance(192);
-        let g = Grammar::cfg_text(&text, corral_core::cfg::Dialect::Ebnf, None, &limits, None);
+        let g = Grammar::cfg_text(&text, corral_core::Dialect::Ebnf, None, &limits, None);
         (g.map(|g| g.with_distinct_keys(endings_infinite)), text)
     } else if r.chance(128) {
         let (text, rust) = gen::regex(&mut r, 4);
@@ -32,7 +32,7 @@ pub fn run(data: &[u8]) {
         (Grammar::regex(&text, &limits, None), text)
     } else {
         let text = gen::ebnf(&mut r);
-        (Grammar::cfg_text(&text, corral_core::cfg::Dialect::Ebnf, None, &limits, None), text)
+        (Grammar::cfg_text(&text, corral_core::Dialect::Ebnf, None, &limits, None), text)
     };
     let grammar = match grammar {
         Ok(g) => g,

@@ -280,7 +280,7 @@ class Grammar:
             warnings.warn(message, SchemaWarning, stacklevel=2)
         classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
         # 0: no property is determinized with its value; keys join their (shared) value
-        # terminals by concatenation (see LowerOptions in crates/corral-core/src/cfg/lower.rs).
+        # terminals by concatenation (see LowerOptions in crates/corral-core/src/grammar/lower.rs).
         # The matchers keep every object's keys distinct (a grammar cannot); where each key
         # class leaves half-written keys infinitely many endings, closed keys suffice.
         inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0, True, not translator.finite_key_endings)

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use corral_core::cfg::Dialect;
+use corral_core::Dialect;
 use corral_core::{CompiledGrammar, Grammar, Limits, Matcher, Vocabulary};
 
 fn vocabulary(texts: &[&str]) -> (Arc<Vocabulary>, Vec<Vec<u8>>) {

@@ -53,7 +53,7 @@ pub enum Error {
     Vocabulary(String),
     /// A bad argument to a matcher or mask call (token out of range, rollback too far, ...).
     InvalidArgument(String),
-    /// The work was stopped from outside (see [`crate::interrupt`]): nothing was changed.
+    /// The work was stopped from outside (see [`crate::util::interrupt`]): nothing was changed.
     Interrupted,
     /// An invariant of the engine did not hold: a bug in corral, reported instead of a
     /// wrong answer.

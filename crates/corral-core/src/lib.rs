@@ -1,34 +1,61 @@
 #![warn(missing_docs)]
 //! corral-core: token masks for constrained decoding of language models.
 //!
-//! The pieces, in data-flow order:
-//! * [`Vocabulary`]: every token id's exact bytes, EOS ids, and the [`vocab::TokenTrie`].
-//! * [`Grammar`]: a validated constraint (today a Python-syntax regex; see `regex`).
-//! * [`CompiledGrammar`]: grammar × vocabulary, with the lazily (or eagerly) built
-//!   state → allowed-tokens index. Immutable and shareable across threads.
-//! * [`Matcher`]: one sequence's position in the grammar; fills int32 bitmasks
-//!   (bit t of word t/32), advances, rolls back.
+//! A constraint becomes a mask over the vocabulary before every sampling step. The crate
+//! is organised in layers, each using only the layers above it in this list:
 //!
-//! [`Limits`] bounds every resource a constraint can consume. This crate has no Python in it.
+//! 1. [`util`], [`error`], [`limits`]: hash maps, byte classes, UTF-8, deadlines; the
+//!    error type; every resource limit in one struct ([`Limits`]).
+//! 2. [`automata`]: byte-level DFAs and their constructions (products, concatenation,
+//!    counted repetitions, minimization, the wire format).
+//! 3. [`vocab`]: the [`Vocabulary`] (token id → exact bytes and kind) and its token trie.
+//! 4. [`frontend`]: the syntaxes (Python `re` patterns, EBNF/GBNF, Lark) → a grammar AST
+//!    or a regex DFA, with errors that say where.
+//! 5. [`grammar`]: the AST → a normalized grammar over DFA terminals; the [`Grammar`] a
+//!    constraint is.
+//! 6. [`parser`]: the Earley recognizer that reads a context-free grammar byte by byte.
+//! 7. [`index`]: grammar × vocabulary → [`CompiledGrammar`], with the mask caches.
+//! 8. [`matcher`]: a [`Matcher`], one sequence's position: fills int32 bitmasks (bit t of
+//!    word t/32), advances, rolls back, forces tokens.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use corral_core::{CompiledGrammar, Grammar, Limits, Matcher, Vocabulary};
+//!
+//! let limits = Limits::default();
+//! // Tokens: "a", "b", "ab", and EOS (id 3).
+//! let tokens = vec![Some(b"a".to_vec()), Some(b"b".to_vec()), Some(b"ab".to_vec()), None];
+//! let vocab = Arc::new(Vocabulary::new(tokens, &[], &[3], None).unwrap());
+//! let grammar = Grammar::regex("(ab)+", &limits, None).unwrap();
+//! let compiled = Arc::new(CompiledGrammar::new(&grammar, vocab.clone(), &limits, false).unwrap());
+//! let mut matcher = Matcher::new(compiled);
+//! let mut mask = vec![0u32; vocab.mask_words()];
+//! matcher.fill_mask(&mut mask).unwrap();
+//! assert_eq!(mask[0], 0b0101); // "a" and "ab"
+//! assert!(matcher.advance(2).unwrap()); // "ab"
+//! matcher.fill_mask(&mut mask).unwrap();
+//! assert_eq!(mask[0], 0b1101); // "a", "ab", or EOS
+//! ```
+//!
+//! This crate has no Python in it; `corral-py` is its binding.
 
-pub mod cfg;
-pub mod compiled;
-pub mod dfa;
+pub mod automata;
 pub mod error;
+pub mod frontend;
 pub mod grammar;
-pub mod interrupt;
-pub mod json_keys;
+pub mod index;
 pub mod limits;
-pub(crate) mod mask;
 pub mod matcher;
-pub mod prebuilt;
-pub mod regex;
-pub(crate) mod util;
+pub mod parser;
+pub mod util;
 pub mod vocab;
 
-pub use compiled::CompiledGrammar;
 pub use error::{Error, Result};
-pub use grammar::Grammar;
+pub use frontend::regex::PerlClasses;
+pub use frontend::Dialect;
+pub use grammar::{Grammar, LowerOptions};
+pub use index::CompiledGrammar;
 pub use limits::Limits;
 pub use matcher::{MaskInfo, Matcher};
+pub use util::interrupt;
 pub use vocab::{TokenKind, Vocabulary};

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use corral_core::cfg::Dialect;
+use corral_core::Dialect;
 use corral_core::{CompiledGrammar, Grammar, Limits, Matcher, Vocabulary};
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use corral_core::cfg::Dialect;
+use corral_core::Dialect;
 use corral_core::{CompiledGrammar, Grammar, Limits, Matcher, Vocabulary};
 
 /// Objects of `1`s and objects; keys `abc` or `x+` (regular when `nested` is false, so

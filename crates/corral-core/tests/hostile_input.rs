@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use corral_core::cfg::Dialect;
 use corral_core::interrupt::{self, Scope};
+use corral_core::Dialect;
 use corral_core::{CompiledGrammar, Error, Grammar, Limits, Matcher, Vocabulary};
 
 fn ebnf(text: &str, limits: &Limits) -> corral_core::Result<Grammar> {

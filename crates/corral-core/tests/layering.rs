@@ -1,7 +1,20 @@
-//! The core's modules form layers: no module may reach, through `crate::` or `super::`
-//! paths, a module that reaches it back. This test reads the sources (comments and test
-//! modules left out), builds the graph of module references and fails on any cycle,
-//! naming its modules.
+//! The core's modules form layers (see the crate docs): a top-level module may use only
+//! modules of its own layer or of layers below it, and no module may reach, through
+//! `crate::` or `super::` paths, a module that reaches it back. This test reads the
+//! sources (comments and test modules left out), builds the graph of module references,
+//! and fails on a reference up the layers or on any cycle, naming the modules.
+
+/// The layers, bottom first: each top-level module of `src/` must be in one of them.
+const LAYERS: &[&[&str]] = &[
+    &["error", "limits", "util"],
+    &["automata"],
+    &["vocab"],
+    &["frontend"],
+    &["grammar"],
+    &["parser"],
+    &["index"],
+    &["matcher"],
+];
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -19,7 +32,7 @@ fn modules(dir: &Path, prefix: &[String], out: &mut BTreeMap<String, String>) {
             modules(&path, &p, out);
             continue;
         }
-        if path.extension().and_then(|e| e.to_str()) != Some("rs") || stem.ends_with("_tests") {
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") || stem.ends_with("_tests") || stem == "tests" {
             continue;
         }
         let mut parts = prefix.to_vec();
@@ -124,6 +137,54 @@ fn no_module_of_the_core_reaches_itself() {
     if let Some(cycle) = find_cycle(&graph) {
         panic!("modules that reach each other: {}", cycle.join(" -> "));
     }
+}
+
+/// The layer of module `name` (by its top-level module; the crate root is above all).
+fn layer(name: &str) -> Option<usize> {
+    let top = name.split("::").next().unwrap_or("");
+    if top.is_empty() {
+        return Some(LAYERS.len());
+    }
+    LAYERS.iter().position(|l| l.contains(&top))
+}
+
+/// Every reference that goes up the layers, as "from -> to".
+fn upward(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, refs) in graph {
+        for to in refs {
+            if layer(to) > layer(from) {
+                out.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_module_uses_only_its_layer_and_those_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut mods = BTreeMap::new();
+    modules(&src, &[], &mut mods);
+    let unplaced: Vec<&String> = mods.keys().filter(|m| layer(m).is_none()).collect();
+    assert!(unplaced.is_empty(), "modules in no layer (add them to LAYERS): {unplaced:?}");
+    let known: BTreeSet<String> = mods.keys().cloned().collect();
+    let graph: BTreeMap<String, BTreeSet<String>> =
+        mods.iter().map(|(name, code)| (name.clone(), references(name, code, &known))).collect();
+    let up = upward(&graph);
+    assert!(up.is_empty(), "references up the layers: {up:?}");
+}
+
+#[test]
+fn the_check_finds_a_reference_up_the_layers() {
+    let known: BTreeSet<String> = ["automata", "parser::earley", "parser"].iter().map(|s| s.to_string()).collect();
+    let graph = BTreeMap::from([
+        ("automata".to_string(), references("automata", "use crate::parser::earley::Chart;", &known)),
+        ("parser::earley".to_string(), references("parser::earley", "use crate::automata::Dfa;", &known)),
+    ]);
+    assert_eq!(upward(&graph), vec!["automata -> parser::earley".to_string()]);
+    assert_eq!(layer("frontend::regex::build"), Some(3));
+    assert_eq!(layer("nowhere"), None);
 }
 
 #[test]

@@ -399,7 +399,7 @@ impl PyGrammar {
             classes: classes.clone(),
         };
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
-        let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
+        let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
         let pattern = pattern.to_string();
         let inner = guard_detached(py, move || core::Grammar::regex(&pattern, &limits, classes.as_ref()))?;
         Ok(PyGrammar { inner, recipe })
@@ -436,16 +436,16 @@ impl PyGrammar {
             key_endings_infinite,
         };
         let dialect = match dialect {
-            "ebnf" => core::cfg::Dialect::Ebnf,
-            "gbnf" => core::cfg::Dialect::Gbnf,
-            "lark" => core::cfg::Dialect::Lark,
+            "ebnf" => core::Dialect::Ebnf,
+            "gbnf" => core::Dialect::Gbnf,
+            "lark" => core::Dialect::Lark,
             other => return Err(PyTypeError::new_err(format!("unknown grammar dialect {other:?}"))),
         };
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
-        let classes = classes.map(|(digit, word, space)| core::regex::PerlClasses { digit, word, space });
+        let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
         let text = text.to_string();
         let start = start.map(str::to_string);
-        let mut options = core::cfg::LowerOptions::default();
+        let mut options = core::LowerOptions::default();
         if let Some(n) = max_terminal_source {
             options.max_terminal_source = n;
         }
@@ -469,11 +469,11 @@ impl PyGrammar {
     #[pyo3(signature = (text, dialect, start))]
     fn _to_lark(py: Python<'_>, text: &str, dialect: &str, start: &str) -> PyResult<String> {
         let dialect = match dialect {
-            "gbnf" => core::cfg::Dialect::Gbnf,
-            "lark" => core::cfg::Dialect::Lark,
-            _ => core::cfg::Dialect::Ebnf,
+            "gbnf" => core::Dialect::Gbnf,
+            "lark" => core::Dialect::Lark,
+            _ => core::Dialect::Ebnf,
         };
-        let ast = guard(py, || core::cfg::parse(text, dialect, &core::Limits::default()))?;
+        let ast = guard(py, || core::frontend::parse(text, dialect, &core::Limits::default()))?;
         ast.to_lark(start).map_err(PyTypeError::new_err)
     }
 
@@ -1086,14 +1086,14 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 /// generator script `tools/prebuild_formats.py`.
 #[pyfunction]
 fn _prebuild_table<'py>(py: Python<'py>, patterns: Vec<String>) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = guard_detached(py, || core::prebuilt::build_table(&patterns, &core::Limits::default()))?;
+    let bytes = guard_detached(py, || core::frontend::regex::prebuilt::build_table(&patterns, &core::Limits::default()))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
 /// The patterns whose automata ship prebuilt.
 #[pyfunction]
 fn _prebuilt_patterns() -> Vec<&'static str> {
-    core::prebuilt::patterns()
+    core::frontend::regex::prebuilt::patterns()
 }
 
 /// The native module.

@@ -1694,7 +1694,7 @@ class Translator:
         """Properties in any order: one ``perm!`` whose entries are the named properties
         (required ones exactly once, the others at most once) and the class of other
         keys (any number of times), with ``minProperties``/``maxProperties`` as its count.
-        The parser carries the set of keys seen (see ``cfg/perm.rs`` in corral-core), so
+        The parser carries the set of keys seen (see ``grammar/perm.rs`` in corral-core), so
         the grammar grows linearly with the number of properties and stays exact."""
         lo, hi = shape.min_props, shape.max_props
         required = set(shape.required)

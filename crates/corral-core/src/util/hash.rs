@@ -32,3 +32,23 @@ impl Hasher for IntHasher {
 
 pub(crate) type FastSet<T> = HashSet<T, BuildHasherDefault<IntHasher>>;
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IntHasher>>;
+/// FNV-1a: a stable content hash for cache keys (not for security).
+#[derive(Clone, Copy)]
+pub(crate) struct Fnv(pub u64);
+
+impl Fnv {
+    pub(crate) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    pub(crate) fn write(&mut self, data: &[u8]) {
+        for &b in data {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    pub(crate) fn write_u64(&mut self, v: u64) {
+        self.write(&v.to_le_bytes());
+    }
+}

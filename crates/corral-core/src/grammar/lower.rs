@@ -3,7 +3,7 @@
 //!
 //! Steps: resolve names (undefined rules are errors with line:column) → find the regular
 //! rules (not on a reference cycle) and compile each regex piece to one terminal DFA, and
-//! each `and!`, `not!`, `except!` to one terminal DFA built with [`crate::dfa`]'s
+//! each `and!`, `not!`, `except!` to one terminal DFA built with [`crate::automata`]'s
 //! constructions →
 //! lower the rest to BNF (groups and repetitions become helper rules, repetitions left
 //! recursive) → merge runs of adjacent terminals → split terminals that match the empty
@@ -14,14 +14,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::ast::{Expr, GrammarAst, Pos, Term};
-use super::parse::grammar_error;
 use super::perm::Perm;
 pub use super::sym::Sym;
-use crate::dfa::{Dfa, DfaExpr};
+use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
+use crate::frontend::ast::{Expr, GrammarAst, Pos, Term};
+use crate::frontend::regex::{self, PerlClasses};
+use crate::frontend::scanner::grammar_error;
 use crate::limits::Limits;
-use crate::regex::{self, PerlClasses};
 
 /// A production `lhs → rhs`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -501,7 +501,7 @@ impl<'a> Lowering<'a> {
         let (is_regular, order) = self.regular_order(&names);
         let kept = KEPT_SOURCE_FACTOR * WHOLE_MAX_SOURCE.max(self.options.max_terminal_source);
         for n in order {
-            crate::interrupt::check()?;
+            crate::util::interrupt::check()?;
             if !is_regular.get(n).copied().unwrap_or(false) {
                 continue;
             }
@@ -684,8 +684,8 @@ impl<'a> Lowering<'a> {
                 None => break,
             }
         }
-        crate::interrupt::check_now()?;
-        let d = crate::prebuilt::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
+        crate::util::interrupt::check_now()?;
+        let d = crate::frontend::regex::prebuilt::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
         self.compiled.borrow_mut().insert(src.to_string(), d.clone());
         Ok(d)
     }
@@ -1097,7 +1097,7 @@ impl<'a> Lowering<'a> {
     fn perm(
         &mut self,
         sep: &'a Expr,
-        entries: &'a [super::ast::PermEntry],
+        entries: &'a [crate::frontend::ast::PermEntry],
         min: u32,
         max: Option<u32>,
         pos: Pos,
@@ -1401,7 +1401,7 @@ pub fn lower_with(
     let root_alts = lw.alts(&root_expr, &origin)?;
     lw.bnf[s_prime as usize] = root_alts;
     while let Some(name) = lw.worklist.pop() {
-        crate::interrupt::check()?;
+        crate::util::interrupt::check()?;
         let n = lw.nt_of_rule[name];
         let owner = (name.to_string(), lw.defs[name].1);
         let defs = lw.defs[name].0.clone();
@@ -2044,7 +2044,7 @@ fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) -> Result<()>
             result.push(out);
             continue;
         }
-        crate::interrupt::check()?;
+        crate::util::interrupt::check()?;
         reached.clear();
         reached.push(a);
         mark[a] = a as u32;

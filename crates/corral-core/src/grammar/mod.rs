@@ -1,12 +1,31 @@
-//! Constraint descriptions, validated but not yet tied to a vocabulary.
+//! Grammars: the AST → a normalized grammar, and the [`Grammar`] a constraint is, validated
+//! but not yet tied to a vocabulary.
+//!
+//! * [`lower`]: validation and normalization of a grammar AST into a BNF over byte-DFA
+//!   terminals (no ε-rules, no unit rules), with regular rules folded into terminals;
+//! * [`sym`]: the symbols of a normalized grammar; [`perm`]: `perm!` lists (entries in
+//!   any order) as one construct with its own states;
+//! * [`shortest`]: every symbol's shortest string; [`sample`]: random sentences;
+//! * [`distinct_keys`]: the condition, checked on the output's bytes, that JSON objects
+//!   never repeat a key.
 
 use std::sync::Arc;
 
-use crate::cfg::{self, Cfg, Dialect};
 use crate::error::Result;
-use crate::interrupt::{self, Scope};
+use crate::frontend::regex::{self, ParsedRegex, PerlClasses};
+use crate::frontend::{self, Dialect};
 use crate::limits::Limits;
-use crate::regex::{self, ParsedRegex, PerlClasses};
+use crate::util::interrupt::{self, Scope};
+
+pub mod distinct_keys;
+pub mod lower;
+pub mod perm;
+pub mod sample;
+pub(crate) mod shortest;
+pub mod sym;
+
+pub use lower::{lower, lower_with, Cfg, LowerOptions};
+pub use sym::Sym;
 
 /// A context-free grammar, validated and normalized.
 #[derive(Debug)]
@@ -15,7 +34,7 @@ pub struct CfgGrammar {
     pub cfg: Cfg,
     /// What it is, for messages.
     pub description: String,
-    /// The output is JSON whose objects must not repeat a key (see [`crate::json_keys`]).
+    /// The output is JSON whose objects must not repeat a key (see [`distinct_keys`]).
     pub distinct_keys: bool,
     /// Known: every half-written key has infinitely many endings, so only closed keys
     /// need checking (see [`Grammar::with_distinct_keys`]).
@@ -53,30 +72,30 @@ impl Grammar {
         limits: &Limits,
         classes: Option<&PerlClasses>,
     ) -> Result<Grammar> {
-        Self::cfg_text_with(text, dialect, start, limits, &cfg::LowerOptions::default(), classes)
+        Self::cfg_text_with(text, dialect, start, limits, &LowerOptions::default(), classes)
     }
 
     /// [`Grammar::cfg_text`] with a choice of how regular parts become terminals (see
-    /// [`cfg::LowerOptions`]).
+    /// [`LowerOptions`]).
     pub fn cfg_text_with(
         text: &str,
         dialect: Dialect,
         start: Option<&str>,
         limits: &Limits,
-        options: &cfg::LowerOptions,
+        options: &LowerOptions,
         classes: Option<&PerlClasses>,
     ) -> Result<Grammar> {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
         let cfg = interrupt::run(&budget, || {
-            let ast = cfg::parse(text, dialect, limits)?;
-            cfg::lower_with(&ast, start, limits, options, classes)
+            let ast = frontend::parse(text, dialect, limits)?;
+            lower_with(&ast, start, limits, options, classes)
         })?;
         let description = format!("{dialect:?} grammar").to_lowercase();
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
     }
 
     /// The same grammar, for JSON output whose objects never repeat a key: its matchers
-    /// refuse a token that would repeat one (see [`crate::json_keys`]). The text must be
+    /// refuse a token that would repeat one (see [`distinct_keys`]). The text must be
     /// JSON that spells each character one way (as the JSON Schema translator writes it).
     /// A regex is returned unchanged.
     ///
@@ -113,14 +132,12 @@ impl Grammar {
     pub fn sample(&self, seed: u64, budget: usize) -> Option<Vec<u8>> {
         let Grammar::Cfg(c) = self else { return None };
         if !c.distinct_keys {
-            return Some(cfg::sample::sample(&c.cfg, seed, budget));
+            return Some(sample::sample(&c.cfg, seed, budget));
         }
-        (0..16u64).map(|i| cfg::sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(
-            |s| {
-                let mut keys = crate::json_keys::KeyTracker::default();
-                keys.push_token(s)
-            },
-        )
+        (0..16u64).map(|i| sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(|s| {
+            let mut keys = distinct_keys::KeyTracker::default();
+            keys.push_token(s)
+        })
     }
 
     /// Non-fatal findings (e.g. unused rules).

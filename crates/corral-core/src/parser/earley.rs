@@ -14,9 +14,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::lower::{Cfg, Sym};
-use crate::dfa::DEAD;
+use crate::automata::DEAD;
 use crate::error::{Error, Result};
+use crate::grammar::lower::{Cfg, Sym};
 use crate::limits::Limits;
 use crate::util::hash::{FastMap, FastSet};
 use crate::vocab::ByteRecognizer;
@@ -139,7 +139,7 @@ impl EarleyGrammar {
 
     /// The `perm!` whose list is nonterminal `nt`, if any.
     #[inline]
-    pub(crate) fn perm_of(&self, nt: u32) -> Option<&super::perm::Perm> {
+    pub(crate) fn perm_of(&self, nt: u32) -> Option<&crate::grammar::perm::Perm> {
         match self.nt_perm[nt as usize] {
             NONE => None,
             i => Some(&self.cfg.perms[i as usize]),
@@ -177,8 +177,8 @@ fn perm_tables(cfg: &Cfg, first_dr: &[u32], num_dotted: usize) -> (Vec<u32>, Vec
         for (&p, &tag) in cfg.productions_of[perm.list as usize].iter().zip(&perm.prod_entry) {
             let rhs = &cfg.productions[p as usize].rhs;
             let dr0 = first_dr[p as usize] as usize;
-            dr_perm[dr0..=dr0 + rhs.len()].fill(tag & !super::perm::ADD);
-            if tag & super::perm::ADD != 0 {
+            dr_perm[dr0..=dr0 + rhs.len()].fill(tag & !crate::grammar::perm::ADD);
+            if tag & crate::grammar::perm::ADD != 0 {
                 dr_perm[dr0] |= ADD_AT_START;
             }
         }
@@ -442,7 +442,7 @@ impl Chart {
     pub(crate) fn completion(
         &self,
         g: &EarleyGrammar,
-        shortest: &super::complete::Shortest,
+        shortest: &crate::grammar::shortest::Shortest,
         max_bytes: usize,
     ) -> Result<Option<Vec<u8>>> {
         if self.is_accepting() {
@@ -455,7 +455,7 @@ impl Chart {
         let mut starts: Vec<(Head, u64, Node)> = Vec::new();
         for sc in &self.scans[row.scans.0 as usize..row.scans.1 as usize] {
             let dfa = &g.cfg.terminals[sc.term as usize].dfa;
-            if let Some(head) = super::complete::dfa_suffix(dfa, sc.state) {
+            if let Some(head) = crate::grammar::shortest::dfa_suffix(dfa, sc.state) {
                 let cost = head.len() as u64;
                 starts.push((Head::Bytes(head), cost, (sc.origin, sc.term | (1 << 31), NONE)));
             }
@@ -578,9 +578,16 @@ fn predict(g: &EarleyGrammar, sc: &mut Scratch, nt: u32, k: u32) {
 
 /// Completes item `it` of a `perm!` list's production: the list now holds one more entry.
 /// It continues `L → • L S E_j` items where entry `j` may follow, and any other item
-/// waiting for the list only if the list is finished (see [`super::perm`]). Returns the
+/// waiting for the list only if the list is finished (see [`crate::grammar::perm`]). Returns the
 /// number of items looked at.
-fn complete_list(g: &EarleyGrammar, perm: &super::perm::Perm, base: &Chart, top: &Chart, sc: &mut Scratch, it: Item) -> usize {
+fn complete_list(
+    g: &EarleyGrammar,
+    perm: &crate::grammar::perm::Perm,
+    base: &Chart,
+    top: &Chart,
+    sc: &mut Scratch,
+    it: Item,
+) -> usize {
     let width = perm.width();
     let entry = (g.dr_perm[it.dr as usize] & !ADD_AT_START) as usize;
     let mut state = std::mem::take(&mut sc.perm_tmp);
@@ -631,7 +638,7 @@ struct Completion<'c> {
     g: &'c EarleyGrammar,
     chart: &'c Chart,
     empty: &'c Chart,
-    shortest: &'c super::complete::Shortest,
+    shortest: &'c crate::grammar::shortest::Shortest,
     /// List states met by the search (nodes name them by index), and their indices.
     states: std::cell::RefCell<ListStates>,
     /// Per list nonterminal: its entries by cost (see [`Completion::finish`]).
@@ -705,7 +712,7 @@ impl Completion<'_> {
     }
 
     /// The cost of each entry of `perm` after a separator, for finishing a list.
-    fn entry_cost<'p>(&'p self, perm: &'p super::perm::Perm) -> impl Fn(usize) -> u64 + 'p {
+    fn entry_cost<'p>(&'p self, perm: &'p crate::grammar::perm::Perm) -> impl Fn(usize) -> u64 + 'p {
         let sep = perm.sep.map_or(0, |s| self.shortest.length(s));
         move |i| self.shortest.length(perm.entries[i]).saturating_add(sep)
     }
@@ -761,7 +768,7 @@ impl Completion<'_> {
             if !seen.insert(n) {
                 continue;
             }
-            crate::interrupt::check()?;
+            crate::util::interrupt::check()?;
             for (dr, cost, m) in self.edges(n) {
                 reversed.entry(m).or_default().push((n, cost, dr));
                 if m != ACCEPT && !seen.contains(&m) {
@@ -776,7 +783,7 @@ impl Completion<'_> {
             if dist.get(&m).is_some_and(|x| x.0 < d) {
                 continue;
             }
-            crate::interrupt::check()?;
+            crate::util::interrupt::check()?;
             for &(n, cost, dr) in reversed.get(&m).map_or(&[][..], |v| &v[..]) {
                 let cand = d.saturating_add(cost);
                 if cand != u64::MAX && dist.get(&n).is_none_or(|x| cand < x.0) {
@@ -959,7 +966,7 @@ impl<'a> Overlay<'a> {
                 return Err(too_much());
             }
             if work & 1023 == 0 {
-                crate::interrupt::check_now()?;
+                crate::util::interrupt::check_now()?;
             }
             let next = g.dr_next[it.dr as usize];
             if next == NONE {

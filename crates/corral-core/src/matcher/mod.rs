@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::cfg::{advance_chart, Chart, Overlay};
-use crate::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::error::{Error, Result};
-use crate::json_keys::{KeyTracker, Outcome, Seen};
+use crate::grammar::distinct_keys::{KeyTracker, Outcome, Seen};
+use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
+use crate::parser::{advance_chart, Chart, Overlay};
 use crate::vocab::TokenKind;
 
 /// History entry meaning "EOS was accepted; the sequence is finished".
@@ -100,7 +100,7 @@ impl Matcher {
     }
 
     /// With distinct keys: clears from a mask the tokens that would repeat a key (see
-    /// [`crate::json_keys`]). Returns how many it cleared.
+    /// [`crate::grammar::distinct_keys`]). Returns how many it cleared.
     ///
     /// Only two kinds of token can: those with a `"` (they may close a key), and, inside a
     /// key that starts one already written, those that spell the next bytes of such a key
@@ -148,7 +148,7 @@ impl Matcher {
             if half_written && !rests.is_empty() {
                 // Tokens that leave the key half written as the start of a written key.
                 let mut spelled: Vec<u32> = Vec::new();
-                let mut prefixes = crate::json_keys::PrefixesOf::new(rests);
+                let mut prefixes = crate::grammar::distinct_keys::PrefixesOf::new(rests);
                 vocab.trie().walk(&mut prefixes, |t| spelled.push(t));
                 for t in spelled {
                     check(t, out)?;
@@ -173,7 +173,7 @@ impl Matcher {
                     Some(p) => p,
                     None => probe.insert(self.grammar.probe(self.at())?),
                 };
-                let found = crate::json_keys::fresh_key_after(rec, bytes, &written, escape, &seen)?;
+                let found = crate::grammar::distinct_keys::fresh_key_after(rec, bytes, &written, escape, &seen)?;
                 match rec.take_error() {
                     Some(e) => Err(e),
                     None => Ok(found.is_some()),
@@ -220,7 +220,7 @@ impl Matcher {
     fn engine_completion(&self, max_bytes: usize) -> Result<Option<Vec<u8>>> {
         match (&self.state, &self.grammar.engine) {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
-                let suffix = crate::cfg::complete::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED));
+                let suffix = crate::grammar::shortest::dfa_suffix(dfa, *history.last().unwrap_or(&FINISHED));
                 match suffix {
                     Some(s) if s.len() > max_bytes => Err(Error::LimitExceeded {
                         limit: "max_completion_bytes",
@@ -231,7 +231,7 @@ impl Matcher {
                 }
             }
             (State::Cfg { chart, .. }, Engine::Cfg { earley, shortest, .. }) => {
-                let shortest = shortest.get_or_init(|| crate::cfg::complete::Shortest::new(earley.cfg()));
+                let shortest = shortest.get_or_init(|| crate::grammar::shortest::Shortest::new(earley.cfg()));
                 chart.completion(earley, shortest, max_bytes)
             }
             _ => Ok(None),
@@ -240,13 +240,13 @@ impl Matcher {
 
     /// A completion whose objects repeat no key: the grammar's completion, where each
     /// repeated key is replaced, from its opening quote on, by a new key
-    /// ([`crate::json_keys::fresh_key`]) after which the grammar completes again. Each
+    /// ([`crate::grammar::distinct_keys::fresh_key`]) after which the grammar completes again. Each
     /// round fixes the first repeat, so the loop ends within `max_bytes`.
     fn completion_with_distinct_keys(&self, max_bytes: usize) -> Result<Option<Vec<u8>>> {
         let mut cur = self.clone();
         let mut out: Vec<u8> = Vec::new();
         loop {
-            crate::interrupt::check()?;
+            crate::util::interrupt::check()?;
             let Some(rest) = cur.engine_completion(max_bytes.saturating_sub(out.len()))? else { return Ok(None) };
             let Some(keys) = &cur.keys else { return Ok(None) };
             let Some(start) = keys.first_repeat(&rest) else {
@@ -259,7 +259,7 @@ impl Matcher {
             let Some((written, escape, seen)) = keys.open_key() else { return Ok(None) };
             let found = {
                 let mut probe = cur.grammar.probe(cur.at())?;
-                let found = crate::json_keys::fresh_key(&mut probe, written, escape, &seen)?;
+                let found = crate::grammar::distinct_keys::fresh_key(&mut probe, written, escape, &seen)?;
                 if let Some(e) = probe.take_error() {
                     return Err(e);
                 }
@@ -285,7 +285,7 @@ impl Matcher {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
                 let next = dfa.walk(*history.last().unwrap_or(&FINISHED), bytes);
                 history.push(next);
-                next != crate::dfa::DEAD
+                next != crate::automata::DEAD
             }
             (State::Cfg { chart, bounds }, Engine::Cfg { earley, .. }) => {
                 let ok = advance_chart(earley, chart, bytes)?;

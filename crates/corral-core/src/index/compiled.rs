@@ -4,15 +4,16 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::cfg::lexmask::{self, LexMask};
-use crate::cfg::{advance_chart, Chart, EarleyGrammar, Overlay};
-use crate::dfa::{Dfa, DEAD};
+use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result};
+use crate::frontend::regex;
+use crate::grammar::distinct_keys::KeyTracker;
 use crate::grammar::Grammar;
-use crate::json_keys::KeyTracker;
+use crate::index::lexer_mask::{self as lexmask, LexMask};
+use crate::index::state_mask::StateMask;
+use crate::index::string_safe::string_safe_slice_mask;
 use crate::limits::Limits;
-use crate::mask::StateMask;
-use crate::regex;
+use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay};
 use crate::util::hash::FastMap;
 use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
 
@@ -66,7 +67,7 @@ pub(crate) enum Engine {
         lex_cache: RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
         /// Shortest strings of the symbols, for completions: built on first use (few
         /// matchers ask, and large terminals make it costly).
-        shortest: OnceLock<crate::cfg::complete::Shortest>,
+        shortest: OnceLock<crate::grammar::shortest::Shortest>,
         /// Below the nodes where terminal-state pair P may end, what expected terminal T
         /// reads: by (P's terminal, P's state, T). Independent of the rest of the parse.
         after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
@@ -92,10 +93,10 @@ impl CompiledGrammar {
     /// otherwise each state's mask is computed the first time a matcher reaches it.
     ///
     /// The whole step runs within `limits.max_compile_ms` and stops when interrupted (see
-    /// [`crate::interrupt`]).
+    /// [`crate::util::interrupt`]).
     pub fn new(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
-        let budget = crate::interrupt::Scope::with_budget("max_compile_ms", limits.max_compile_ms);
-        crate::interrupt::run(&budget, || Self::build(grammar, vocab, limits, eager))
+        let budget = crate::util::interrupt::Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        crate::util::interrupt::run(&budget, || Self::build(grammar, vocab, limits, eager))
     }
 
     fn build(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
@@ -129,7 +130,7 @@ impl CompiledGrammar {
         if eager {
             if let Engine::Dfa { dfa, .. } = &compiled.engine {
                 for s in 1..dfa.num_states() as u32 {
-                    crate::interrupt::check_now()?;
+                    crate::util::interrupt::check_now()?;
                     compiled.state_mask(s);
                 }
             }
@@ -200,7 +201,7 @@ impl CompiledGrammar {
         let Engine::Dfa { dfa, .. } = &self.engine else { unreachable!("compute_mask is only called on regular grammars") };
         // Inside free text (a JSON string), most of the vocabulary is one precomputed
         // slice: walk only the rest of the trie.
-        match self.vocab.plain_slice_mask(dfa, state, true) {
+        match string_safe_slice_mask(&self.vocab, dfa, state, true) {
             Some((s, bits)) => self.walk_dfa_mask(dfa, state, &s.rest, bits),
             None => self.walk_dfa_mask(dfa, state, self.vocab.trie(), vec![0u32; self.vocab.mask_words()]),
         }
@@ -339,7 +340,7 @@ impl CompiledGrammar {
         let mut stack: Vec<Frame> = frame(ov, nodes).into_iter().collect();
         let mut ends: Vec<u32> = Vec::new();
         while let Some(top) = stack.last_mut() {
-            crate::interrupt::check()?;
+            crate::util::interrupt::check()?;
             if top.next == top.expected.len() {
                 stack.pop();
                 if !stack.is_empty() {
@@ -625,12 +626,12 @@ mod tests {
         Vocabulary::new(toks, &[], &[eos], None).unwrap()
     }
 
-    /// Masks through the plain-token slices equal those of a walk of the whole trie, for
+    /// Masks through the string-safe slices equal those of a walk of the whole trie, for
     /// regular grammars (per DFA state) and for lexer masks (tokens and end nodes).
     #[test]
-    fn plain_slices_change_no_mask() {
+    fn string_safe_slices_change_no_mask() {
         let vocab = Arc::new(text_tokens());
-        assert_eq!(vocab.plain_slices().iter().map(|s| s.max_len).collect::<Vec<_>>(), vec![40, 32, 16, 8]);
+        assert_eq!(vocab.string_safe_slices().iter().map(|s| s.max_len).collect::<Vec<_>>(), vec![40, 32, 16, 8]);
         let patterns = [
             r#""(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*""#,
             r#""[^"\\\x00-\x1f]{0,20}""#,
@@ -676,10 +677,10 @@ mod tests {
                 ea.sort_unstable();
                 eb.sort_unstable();
                 assert_eq!(ea, eb, "ends /{pattern}/ state {state}");
-                let clear = vocab.plain_slices().iter().any(|s| dfa.admits_plain(state, s.max_len, true));
+                let clear = vocab.string_safe_slices().iter().any(|s| dfa.admits_string_safe(state, s.max_len, true));
                 sliced += clear as usize;
-                mid += (vocab.plain_slice_mask(dfa, state, true).map(|(s, _)| s.max_len) == Some(32)) as usize;
-                risky += (!clear && vocab.plain_slice_mask(dfa, state, true).is_some()) as usize;
+                mid += (string_safe_slice_mask(&vocab, dfa, state, true).map(|(s, _)| s.max_len) == Some(32)) as usize;
+                risky += (!clear && string_safe_slice_mask(&vocab, dfa, state, true).is_some()) as usize;
             }
         }
         assert!(sliced >= 10, "the slices were used in {sliced} states only");
@@ -742,7 +743,7 @@ mod tests {
     /// random walks through several grammars.
     #[test]
     fn cfg_fast_masks_equal_reference() {
-        use crate::cfg::Dialect;
+        use crate::frontend::Dialect;
         let vocab = Arc::new(all_short_tokens());
         let grammars = [
             r#"s ::= "a" s "b" | "1" | s "." s ;"#,

@@ -2,7 +2,7 @@
 //! completeness tests (every generated sentence must be accepted under any tokenization).
 
 use super::lower::{Cfg, Sym};
-use crate::dfa::{Dfa, DEAD};
+use crate::automata::{Dfa, DEAD};
 
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use super::lower::Cfg;
 use super::lower::Sym;
-use crate::dfa::{bfs_path, Dfa, DEAD};
+use crate::automata::product::bfs_path;
+use crate::automata::{Dfa, DEAD};
 
 /// Shortest strings of every symbol: terminals by BFS in their DFA; nonterminals by
 /// Knuth's generalization of Dijkstra's algorithm over the productions, which gives each

@@ -18,10 +18,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::dfa::Dfa;
+use crate::automata::Dfa;
 use crate::error::{Error, Result};
+use crate::frontend::regex::{self, PerlClasses};
 use crate::limits::Limits;
-use crate::regex::{self, PerlClasses};
 use crate::util::hash::FastMap;
 
 /// The shipped table (see the module docs for how it is made).

@@ -8,14 +8,15 @@
 //! pairs. The walk also records the trie nodes where the terminal may end
 //! ("completions"): only the subtrees below those nodes need the parser.
 
-use crate::dfa::{Dfa, DEAD};
+use crate::automata::{Dfa, DEAD};
+use crate::index::string_safe::string_safe_slice_mask;
 use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 
 /// The lexer part of a mask for one open (terminal, DFA state) pair.
 #[derive(Debug)]
 pub(crate) struct LexMask {
     /// Tokens read entirely inside the terminal.
-    pub(crate) tokens: crate::mask::StateMask,
+    pub(crate) tokens: crate::index::state_mask::StateMask,
     /// Trie nodes with children where the terminal may end (its DFA accepts there): below
     /// them the parser goes on.
     pub(crate) completions: Vec<u32>,
@@ -76,13 +77,13 @@ impl ByteRecognizer for Walker<'_> {
 }
 
 /// Computes the lexer mask of DFA `dfa` standing in `state`: a walk of the whole trie, or,
-/// where a plain-token slice applies (free text, such as inside a JSON string), the slice's
+/// where a string-safe slice applies (free text, such as inside a JSON string), the slice's
 /// tokens the state allows plus a walk of the rest (see
-/// [`crate::vocab::Vocabulary::plain_slice_mask`]).
+/// [`crate::index::string_safe::string_safe_slice_mask`]).
 pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
     let trie = vocab.trie();
     // A terminal must not end inside a slice token: its end would need the parser there.
-    if let Some((slice, mut bits)) = vocab.plain_slice_mask(dfa, state, false) {
+    if let Some((slice, mut bits)) = string_safe_slice_mask(vocab, dfa, state, false) {
         let mut walker = Walker::new(dfa, state, slice.rest.max_depth());
         let mut completions = Vec::new();
         slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
@@ -94,7 +95,7 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
                 completions.push(full);
             }
         });
-        return LexMask { tokens: crate::mask::StateMask::from_bits(bits), completions };
+        return LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions };
     }
     compute_full(trie, dfa, state, vocab.mask_words())
 }
@@ -112,5 +113,5 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
             completions.push(node);
         }
     });
-    LexMask { tokens: crate::mask::StateMask::from_ids(ids, words), completions }
+    LexMask { tokens: crate::index::state_mask::StateMask::from_ids(ids, words), completions }
 }

@@ -530,7 +530,7 @@ pub(crate) fn fresh_key<R: ByteRecognizer>(
             w.pop();
             break Some(proof);
         }
-        crate::interrupt::check()?;
+        crate::util::interrupt::check()?;
         levels.push((0, !esc && b == b'\\'));
     };
     // Leave `rec` as it was.

@@ -1,9 +1,11 @@
 //! Tests of `perm!` through the whole pipeline (parse → lower → Earley), against a
 //! direct check of the rules on sequences of entries.
 
-use super::complete::Shortest;
 use super::*;
 use crate::error::Error;
+use crate::frontend::{parse, Dialect};
+use crate::grammar::shortest::Shortest;
+use crate::grammar::{lower, sample};
 use crate::limits::Limits;
 
 fn grammar(text: &str) -> EarleyGrammar {

@@ -20,9 +20,15 @@
 //! Lark's Earley parser and `lexer="dynamic_complete"`), with no greedy lexing.
 
 use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
-use super::parse::{grammar_error, Scanner};
+use super::scanner::grammar_error;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+
+mod lexer;
+#[cfg(test)]
+mod tests;
+
+use lexer::{describe, tokenize, Tok};
 
 /// corral's own definitions of the terminals of Lark's `common` library.
 const COMMON: &str = r#"
@@ -52,229 +58,6 @@ CPP_COMMENT: /\/\/[^\n]*/
 C_COMMENT: "/*" /(?s:.)*?/ "*/"
 SQL_COMMENT: /--[^\n]*/
 "#;
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Name(String),
-    Colon,
-    Pipe,
-    LParen,
-    RParen,
-    LBracket,
-    RBracket,
-    Question,
-    Bang,
-    Star,
-    Plus,
-    Tilde,
-    DotDot,
-    Dot,
-    Arrow,
-    Comma,
-    LBrace,
-    RBrace,
-    Number(u32),
-    Str(String, bool),
-    Regex(String),
-    Directive(String),
-    Eof,
-}
-
-fn describe(t: &Tok) -> String {
-    match t {
-        Tok::Name(n) => format!("`{n}`"),
-        Tok::Str(..) => "a string".into(),
-        Tok::Regex(_) => "a regex".into(),
-        Tok::Directive(d) => format!("`%{d}`"),
-        Tok::Number(n) => format!("`{n}`"),
-        Tok::Eof => "the end of the grammar".into(),
-        other => format!(
-            "`{}`",
-            match other {
-                Tok::Colon => ":",
-                Tok::Pipe => "|",
-                Tok::LParen => "(",
-                Tok::RParen => ")",
-                Tok::LBracket => "[",
-                Tok::RBracket => "]",
-                Tok::Question => "?",
-                Tok::Bang => "!",
-                Tok::Star => "*",
-                Tok::Plus => "+",
-                Tok::Tilde => "~",
-                Tok::DotDot => "..",
-                Tok::Dot => ".",
-                Tok::Arrow => "->",
-                Tok::Comma => ",",
-                Tok::LBrace => "{",
-                Tok::RBrace => "}",
-                _ => "?",
-            }
-        ),
-    }
-}
-
-fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
-    let mut s = Scanner::new(text);
-    let mut out = Vec::new();
-    loop {
-        loop {
-            match s.peek() {
-                Some(c) if c.is_whitespace() => {
-                    s.bump();
-                }
-                Some('/') if s.peek_at(1) == Some('/') => {
-                    while !matches!(s.peek(), None | Some('\n')) {
-                        s.bump();
-                    }
-                }
-                _ => break,
-            }
-        }
-        let pos = s.pos();
-        let Some(c) = s.peek() else {
-            out.push((Tok::Eof, pos));
-            return Ok(out);
-        };
-        let single = |t: Tok, s: &mut Scanner<'_>| {
-            s.bump();
-            t
-        };
-        let tok = match c {
-            ':' => single(Tok::Colon, &mut s),
-            '|' => single(Tok::Pipe, &mut s),
-            '(' => single(Tok::LParen, &mut s),
-            ')' => single(Tok::RParen, &mut s),
-            '[' => single(Tok::LBracket, &mut s),
-            ']' => single(Tok::RBracket, &mut s),
-            '?' => single(Tok::Question, &mut s),
-            '!' => single(Tok::Bang, &mut s),
-            '*' => single(Tok::Star, &mut s),
-            '+' => single(Tok::Plus, &mut s),
-            '~' => single(Tok::Tilde, &mut s),
-            ',' => single(Tok::Comma, &mut s),
-            '{' => single(Tok::LBrace, &mut s),
-            '}' => single(Tok::RBrace, &mut s),
-            '.' if s.peek_at(1) == Some('.') => {
-                s.bump();
-                single(Tok::DotDot, &mut s)
-            }
-            '.' => single(Tok::Dot, &mut s),
-            '-' if s.peek_at(1) == Some('>') => {
-                s.bump();
-                single(Tok::Arrow, &mut s)
-            }
-            '"' => {
-                s.bump();
-                let body = lark_string(&mut s, pos)?;
-                let insensitive = if s.peek() == Some('i') && !s.peek_at(1).is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                    s.bump();
-                    true
-                } else {
-                    false
-                };
-                Tok::Str(body, insensitive)
-            }
-            '/' => Tok::Regex(s.regex()?),
-            '%' => {
-                s.bump();
-                let mut name = String::new();
-                while let Some(ch) = s.peek().filter(|c| c.is_ascii_alphabetic()) {
-                    name.push(ch);
-                    s.bump();
-                }
-                Tok::Directive(name)
-            }
-            c if c.is_ascii_digit() => {
-                let mut n = String::new();
-                while let Some(ch) = s.peek().filter(|c| c.is_ascii_digit()) {
-                    n.push(ch);
-                    s.bump();
-                }
-                Tok::Number(n.parse().map_err(|_| grammar_error(pos, format!("number `{n}` is too large")))?)
-            }
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let mut name = String::new();
-                while let Some(ch) = s.peek().filter(|c| c.is_ascii_alphanumeric() || *c == '_') {
-                    name.push(ch);
-                    s.bump();
-                }
-                Tok::Name(name)
-            }
-            other => return Err(grammar_error(pos, format!("unexpected character `{other}`"))),
-        };
-        out.push((tok, pos));
-    }
-}
-
-/// Reads a Lark string's body after its opening quote and decodes it as Lark does: the
-/// escapes `\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"`; a backslash before any other
-/// character stays in the string (`"\d"` is a backslash and a `d`); and, as Lark does
-/// last, each pair of backslashes in the decoded text becomes one.
-fn lark_string(s: &mut Scanner<'_>, start: Pos) -> Result<String> {
-    let mut out = String::new();
-    loop {
-        let here = s.pos();
-        match s.bump() {
-            None | Some('\n') => {
-                return Err(grammar_error(start, "unterminated string (a Lark string cannot span lines; use \\n)"));
-            }
-            Some('"') => break,
-            Some('\\') => {
-                let c = s.bump().ok_or_else(|| grammar_error(start, "unterminated string"))?;
-                let digits = match c {
-                    'n' => {
-                        out.push('\n');
-                        continue;
-                    }
-                    't' => {
-                        out.push('\t');
-                        continue;
-                    }
-                    'r' => {
-                        out.push('\r');
-                        continue;
-                    }
-                    'f' => {
-                        out.push('\x0c');
-                        continue;
-                    }
-                    '\\' => {
-                        out.push_str("\\\\");
-                        continue;
-                    }
-                    '"' => {
-                        out.push('"');
-                        continue;
-                    }
-                    '\n' => return Err(grammar_error(start, "unterminated string")),
-                    'x' => 2,
-                    'u' => 4,
-                    'U' => 8,
-                    other => {
-                        out.push('\\');
-                        out.push(other);
-                        continue;
-                    }
-                };
-                let mut v: u32 = 0;
-                for _ in 0..digits {
-                    let d = s
-                        .peek()
-                        .and_then(|c| c.to_digit(16))
-                        .ok_or_else(|| grammar_error(here, format!("the escape \\{c} needs {digits} hex digits")))?;
-                    s.bump();
-                    v = v * 16 + d;
-                }
-                let ch =
-                    char::from_u32(v).ok_or_else(|| grammar_error(here, format!("escape U+{v:X} is not a valid character")))?;
-                out.push(ch);
-            }
-            Some(c) => out.push(c),
-        }
-    }
-    Ok(out.replace("\\\\", "\\"))
-}
 
 /// Lark's names: `_?[a-z][_a-z0-9]*` for rules, `_?[A-Z][_A-Z0-9]*` for TERMINALS.
 fn name_kind(name: &str) -> Option<bool> {
@@ -333,12 +116,15 @@ impl Parser {
     fn peek(&self) -> &Tok {
         &self.toks[self.i].0
     }
+
     fn peek_at(&self, k: usize) -> &Tok {
         &self.toks[(self.i + k).min(self.toks.len() - 1)].0
     }
+
     fn pos(&self) -> Pos {
         self.toks[self.i].1
     }
+
     fn next(&mut self) -> (Tok, Pos) {
         let t = self.toks[self.i].clone();
         if self.i + 1 < self.toks.len() {
@@ -346,6 +132,7 @@ impl Parser {
         }
         t
     }
+
     fn expect(&mut self, want: Tok, context: &str) -> Result<Pos> {
         let (t, p) = self.next();
         if t == want {
@@ -812,146 +599,5 @@ fn collect_names(e: &Expr, out: &mut Vec<String>) {
         Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => collect_names(expr, out),
         Expr::And { exprs, .. } => exprs.iter().for_each(|x| collect_names(x, out)),
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cfg::{advance_chart, lower, EarleyGrammar};
-
-    fn matcher(text: &str) -> impl Fn(&str) -> bool {
-        let limits = Limits::default();
-        let ast = parse(text, &limits).unwrap_or_else(|e| panic!("{text:?}: {e}"));
-        let cfg = lower(&ast, Some("start"), &limits, None).unwrap_or_else(|e| panic!("{text:?}: {e}"));
-        let g = EarleyGrammar::new(cfg, &limits);
-        move |s: &str| {
-            let mut chart = g.start_chart().unwrap();
-            advance_chart(&g, &mut chart, s.as_bytes()).unwrap() && chart.is_accepting()
-        }
-    }
-
-    fn refused(text: &str) -> (u32, u32, String) {
-        match parse(text, &Limits::default()) {
-            Err(Error::Grammar { message, line, col }) => (line, col, message),
-            other => panic!("{text:?}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn names_defined_twice_are_refused_unless_overridden() {
-        let cases: [(&str, (u32, u32), &str); 6] = [
-            ("start: a\na: \"x\"\na: \"y\"\n", (3, 1), "rule `a` is defined more than once (first at 2:1)"),
-            ("start: A\nA: \"x\"\nA: \"y\"\n", (3, 1), "terminal `A` is defined more than once (first at 2:1)"),
-            ("start: INT\nINT: \"x\"\n%import common.INT\n", (3, 1), "cannot import `INT`: it is already defined (at 2:1)"),
-            ("start: INT\n%import common.INT\nINT: \"x\"\n", (3, 1), "terminal `INT` is defined more than once (first at 2:1)"),
-            ("start: a\n%override a: \"y\"\na: \"x\"\n", (2, 11), "cannot override rule `a`: it is not defined before"),
-            ("start: A\n%extend A: \"y\"\nA: \"x\"\n", (2, 9), "cannot extend terminal `A`: it is not defined before"),
-        ];
-        for (text, pos, want) in cases {
-            let (line, col, message) = refused(text);
-            assert_eq!((line, col), pos, "{text:?}: {message}");
-            assert!(message.starts_with(want), "{text:?}: {message}");
-        }
-        let m = matcher("start: a A\na: \"x\"\n%override a: \"y\"\nA: \"1\"\n%extend A: \"2\"\n");
-        assert!(m("y1") && m("y2") && !m("x1") && !m("y3"));
-        // The same import twice is one import.
-        let m = matcher("start: WS? \"a\"\n%import common.WS\n%import common.WS\n");
-        assert!(m(" a") && m("a"));
-    }
-
-    #[test]
-    fn recursive_terminals_are_refused() {
-        let cases: [(&str, (u32, u32), &str); 3] = [
-            ("start: FOO\nFOO: \"a\" | BAR\nBAR: \"b\" FOO\n", (2, 1), "terminal `FOO` is recursive (FOO -> BAR -> FOO)"),
-            ("start: A\nA: \"a\" A?\n", (2, 1), "terminal `A` is recursive (A -> A)"),
-            ("start: X\nX: Y\nY: \"y\" | Z\nZ: \"(\" Y \")\"\n", (3, 1), "terminal `Y` is recursive (Y -> Z -> Y)"),
-        ];
-        for (text, pos, want) in cases {
-            let (line, col, message) = refused(text);
-            assert_eq!((line, col), pos, "{text:?}: {message}");
-            assert!(message.starts_with(want), "{text:?}: {message}");
-        }
-        // The same shape with rules is fine.
-        let m = matcher("start: foo\nfoo: \"a\" | bar\nbar: \"b\" foo\n");
-        assert!(m("a") && m("ba") && m("bba") && !m("b"));
-    }
-
-    #[test]
-    fn names_directives_and_imports_follow_lark() {
-        for (text, pos) in [
-            ("start: Foo\n", (1, 8)),
-            ("Start: \"a\"\n", (1, 1)),
-            ("start: \"a\"\n%foo x\n", (2, 1)),
-            ("start: A\n%declare A\n", (2, 1)),
-        ] {
-            let (line, col, message) = refused(text);
-            assert_eq!((line, col), pos, "{text:?}: {message}");
-        }
-        // What an import uses lives in the library's namespace: the grammar's own DIGIT
-        // does not change common.INT.
-        let m = matcher("start: INT DIGIT\nDIGIT: \"x\"\n%import common.INT\n");
-        assert!(m("12x") && !m("x1x") && !m("12"));
-    }
-
-    /// The grammar error of `text` from parsing or lowering.
-    fn refused_anywhere(text: &str) -> (u32, u32, String) {
-        let limits = Limits::default();
-        let err = match parse(text, &limits) {
-            Err(e) => e,
-            Ok(ast) => lower(&ast, Some("start"), &limits, None).err().unwrap_or_else(|| panic!("{text:?} builds")),
-        };
-        match err {
-            Error::Grammar { message, line, col } => (line, col, message),
-            other => panic!("{text:?}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn tokens_that_match_the_empty_string_are_refused_as_lark_does() {
-        let cases: [(&str, (u32, u32), &str); 6] = [
-            ("start: \"x\" | \"\"\n", (1, 14), "empty string"),
-            ("start: A \"x\"\nA: \"a\"?\n", (2, 1), "terminal `A` matches the empty string"),
-            ("start: /a*/ \"x\"\n", (1, 8), "this token matches the empty string"),
-            ("start: \"x\"\n%ignore /\\s*/\n", (2, 9), "this token matches the empty string"),
-            ("start: b\nb: \"x\" | c\nc: B\nB: (\"b\" \"c\")*\n", (4, 1), "terminal `B` matches the empty string"),
-            ("start: \"a\"\nb: \"b\"\n%ignore b\n", (3, 9), "%ignore uses the rule `b`"),
-        ];
-        for (text, pos, want) in cases {
-            let (line, col, message) = refused_anywhere(text);
-            assert_eq!((line, col), pos, "{text:?}: {message}");
-            assert!(message.starts_with(want), "{text:?}: {message}");
-        }
-        // Unused rules, and terminals used only inside other terminals, may be empty.
-        let m = matcher("start: \"x\" B\nB: A \"b\"\nA: \"a\"?\nunused: /a*/\n");
-        assert!(m("xb") && m("xab") && !m("x"));
-    }
-
-    #[test]
-    fn a_later_import_of_a_name_renames_it() {
-        let (line, col, message) = refused_anywhere("start: CNAME\n%import common (CNAME, WS)\n%import common.CNAME -> NAME\n");
-        assert_eq!((line, col), (1, 8), "{message}");
-        let m = matcher("start: NAME\n%import common (CNAME, WS)\n%import common.CNAME -> NAME\n");
-        assert!(m("ab_1") && !m("1a"));
-    }
-
-    #[test]
-    fn strings_decode_escapes_as_lark_does() {
-        let cases: [(&str, &str); 8] = [
-            (r#""\d""#, "\\d"),
-            (r#""\@""#, "\\@"),
-            (r#""\\""#, "\\"),
-            (r#""\"""#, "\""),
-            (r#""\x41\u00e9\U0001F600""#, "Aé😀"),
-            (r#""\n\t\r\f""#, "\n\t\r\x0c"),
-            (r#""\'""#, "\\'"),
-            (r#""\x5c\x5c""#, "\\"),
-        ];
-        for (lit, want) in cases {
-            let m = matcher(&format!("start: {lit}\n"));
-            assert!(m(want), "{lit} should be {want:?}");
-        }
-        let (line, col, _) = refused("start: \"a\\x4g\"\n");
-        assert_eq!((line, col), (1, 10));
     }
 }

@@ -1,0 +1,203 @@
+//! Byte-level DFAs: the automata every constraint is compiled to.
+//!
+//! A [`Dfa`] reads bytes and is pruned: every live state can still reach a match. State 0
+//! is the dead state and the start state is 1; transitions are a flat table indexed by
+//! `state * stride + class_of[byte]`. States from which no accepting state is reachable
+//! are merged into the dead state, so "the next state is not dead" means "this prefix can
+//! still be completed", exactly the test a token mask needs.
+//!
+//! The constructions, one file each:
+//! * [`explore`]: any deterministic automaton given by a step function, explored into a
+//!   pruned table (the regex engine's DFAs, products, subset constructions all end here);
+//! * [`classes`]: byte classes (a common refinement; the coarsest classes of a table);
+//! * [`product`]: intersection, complement (within well-formed UTF-8), a witness of a
+//!   difference;
+//! * [`expr`]: concatenation, union and repetition of DFAs (Thompson's construction over
+//!   DFA leaves, then the subset construction);
+//! * [`concat`]: concatenation in one pass where every junction is deterministic;
+//! * [`sequences`]: finite languages (literals, small sets of byte sequences), built and
+//!   minimized directly;
+//! * [`counted`]: counted repetitions kept as a counter (a *counted region*);
+//! * [`minimize`]: Hopcroft minimization;
+//! * [`string_safe`]: which JSON-string-safe fragments a state keeps alive (for the
+//!   vocabulary's string-safe slices);
+//! * [`wire`]: the serialized form of shipped tables.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+
+pub mod classes;
+pub mod concat;
+pub mod counted;
+pub mod explore;
+pub mod expr;
+pub mod minimize;
+pub mod product;
+pub mod sequences;
+pub mod string_safe;
+#[cfg(test)]
+mod tests;
+pub mod wire;
+
+use counted::{Counted, ROW_DEAD, ROW_NEXT};
+pub use expr::DfaExpr;
+pub use string_safe::StringSafeRisk;
+
+/// The dead state: no continuation can match.
+pub const DEAD: u32 = 0;
+
+/// The error of a DFA of `what` past `max_dfa_states`.
+fn too_many_states(limits: &Limits, what: &str) -> Error {
+    Error::LimitExceeded { limit: "max_dfa_states", value: limits.max_dfa_states, context: format!("the DFA of {what}") }
+}
+
+/// A byte DFA with byte classes, pruned to co-reachable states.
+#[derive(Debug, Clone)]
+pub struct Dfa {
+    class_of: [u8; 256],
+    stride: usize,
+    /// `table[state * stride + class]` = next state (`DEAD` = 0), for the stored states:
+    /// all of them, unless `counted` holds more.
+    table: Vec<u32>,
+    /// Whether each stored state accepts (its length is the number of stored states).
+    accepting: Vec<bool>,
+    /// The states after the stored ones, when there are any: a long counted repetition
+    /// whose rows are computed from one block (see [`Counted`]).
+    counted: Option<Arc<Counted>>,
+}
+
+impl Dfa {
+    /// The start state.
+    #[inline]
+    pub fn start(&self) -> u32 {
+        1
+    }
+
+    /// Number of states, the dead state included.
+    pub fn num_states(&self) -> usize {
+        self.accepting.len() + self.counted.as_ref().map_or(0, |c| c.len())
+    }
+
+    /// Number of byte classes.
+    pub fn num_classes(&self) -> usize {
+        self.stride
+    }
+
+    /// The state after reading `byte` in `state` (`DEAD` if no match is reachable any more).
+    #[inline(always)]
+    pub fn next(&self, state: u32, byte: u8) -> u32 {
+        let class = self.class_of[byte as usize] as usize;
+        if (state as usize) < self.accepting.len() {
+            self.table[state as usize * self.stride + class]
+        } else {
+            self.counted_next(state, class)
+        }
+    }
+
+    /// [`Dfa::next`] from a state of the counted region.
+    #[inline]
+    fn counted_next(&self, state: u32, class: usize) -> u32 {
+        let Some(c) = &self.counted else { return DEAD };
+        let first = self.accepting.len() as u32;
+        let (k, r) = c.block_row(state - first);
+        // The bounded repetition's last boundary: no further unit fits.
+        let full = c.bounded && k == c.last;
+        let t = if full { ROW_DEAD } else { c.template[r as usize * self.stride + class] };
+        match t {
+            ROW_DEAD if r == 0 && k >= c.min => c.exit[class],
+            ROW_DEAD => DEAD,
+            ROW_NEXT => first + (if k == c.last { k } else { k + 1 }) * c.per,
+            row => first + k * c.per + row,
+        }
+    }
+
+    /// The state after reading all of `bytes` (`DEAD` as soon as no match is reachable).
+    pub fn walk(&self, mut state: u32, bytes: &[u8]) -> u32 {
+        for &b in bytes {
+            state = self.next(state, b);
+            if state == DEAD {
+                return DEAD;
+            }
+        }
+        state
+    }
+
+    /// May the input end in `state`?
+    #[inline]
+    pub fn is_accepting(&self, state: u32) -> bool {
+        match self.accepting.get(state as usize) {
+            Some(&a) => a,
+            None => self.counted.as_ref().is_some_and(|c| {
+                let (k, r) = c.block_row(state - self.accepting.len() as u32);
+                c.accepts && r == 0 && k >= c.min
+            }),
+        }
+    }
+
+    /// Does the DFA accept the whole of `bytes`?
+    pub fn matches(&self, bytes: &[u8]) -> bool {
+        self.is_accepting(self.walk(self.start(), bytes))
+    }
+
+    /// Does the DFA accept the empty string?
+    pub fn accepts_empty(&self) -> bool {
+        self.is_accepting(self.start())
+    }
+
+    /// Is the language exactly {""}?
+    pub fn is_only_empty(&self) -> bool {
+        // (A counted region always holds a unit's first move, reachable from the start.)
+        self.accepts_empty() && self.counted.is_none() && self.table.iter().all(|&t| t == DEAD)
+    }
+
+    /// The same language plus the empty string, when that is only a matter of making the
+    /// start state accepting: no transition leads back to it (`x|` for most `x`). None
+    /// otherwise.
+    pub fn or_empty(&self) -> Option<Dfa> {
+        let start = self.start();
+        if self.table.contains(&start) {
+            return None;
+        }
+        if let Some(c) = &self.counted {
+            // A start inside the region is a boundary whose acceptance is computed; one
+            // before it is entered again only through `exit`.
+            if self.accepting.len() <= start as usize || c.exit.contains(&start) {
+                return None;
+            }
+        }
+        let mut d = self.clone();
+        d.accepting[start as usize] = true;
+        Some(d)
+    }
+
+    /// The same language without the empty string (an error if nothing else is left).
+    pub fn without_empty(&self, limits: &Limits, what: &str) -> Result<Dfa> {
+        // A fresh, non-accepting start state (None) with the old start's transitions.
+        Dfa::from_automaton(
+            None::<u32>,
+            &self.class_of,
+            |s, b| {
+                let t = self.next(s.unwrap_or(self.start()), b);
+                (t != DEAD).then_some(Some(t))
+            },
+            |s| s.is_some_and(|t| self.is_accepting(t)),
+            limits,
+            what,
+        )
+    }
+
+    /// Heap bytes used by the transition table.
+    pub fn memory_bytes(&self) -> usize {
+        self.table.len() * 4 + self.accepting.len() + self.counted.as_ref().map_or(0, |c| (c.template.len() + c.exit.len()) * 4)
+    }
+}
+
+fn size_error(limits: &Limits, what: &str) -> Error {
+    Error::LimitExceeded {
+        limit: "dfa_size_limit",
+        value: limits.dfa_size_limit,
+        context: format!("the subset construction of {what}"),
+    }
+}

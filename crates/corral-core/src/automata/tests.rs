@@ -1,0 +1,472 @@
+use super::classes::refine;
+use super::*;
+use crate::frontend::regex::compile;
+use crate::util::bytes::set_bytes;
+
+/// Every byte string over `alphabet` up to `max_len` bytes.
+fn strings(alphabet: &[&[u8]], max_len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut frontier = vec![Vec::new()];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for piece in alphabet {
+                let mut t: Vec<u8> = s.clone();
+                t.extend_from_slice(piece);
+                if t.len() <= max_len {
+                    out.push(t.clone());
+                    next.push(t);
+                }
+            }
+        }
+        frontier = next;
+    }
+    out
+}
+
+/// Pieces that exercise ASCII, multi-byte characters and malformed UTF-8.
+const PIECES: &[&[u8]] = &[b"a", b"b", b"\n", "\u{e9}".as_bytes(), &[0xc3], &[0xa9], &[0xff]];
+
+fn dfa(pattern: &str) -> Dfa {
+    compile(pattern, &Limits::default()).unwrap()
+}
+
+#[test]
+fn utf8_any_is_exactly_well_formed_utf8() {
+    let any = Dfa::utf8_any();
+    for s in strings(PIECES, 4) {
+        assert_eq!(any.matches(&s), std::str::from_utf8(&s).is_ok(), "{s:?}");
+    }
+    // Every two-byte string, and the edges of the multi-byte ranges.
+    for a in 0..=255u8 {
+        for b in 0..=255u8 {
+            let s = [a, b];
+            assert_eq!(any.matches(&s), std::str::from_utf8(&s).is_ok(), "{s:?}");
+        }
+    }
+    for c in ['\u{7ff}', '\u{800}', '\u{d7ff}', '\u{e000}', '\u{ffff}', '\u{10000}', '\u{10ffff}'] {
+        assert!(any.matches(c.to_string().as_bytes()), "{c:?}");
+    }
+    for bad in [&[0xed, 0xa0, 0x80][..], &[0xf4, 0x90, 0x80, 0x80], &[0xe0, 0x80, 0x80], &[0xf0, 0x80, 0x80, 0x80]] {
+        assert!(!any.matches(bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn intersect_and_complement_agree_with_their_definition() {
+    let limits = Limits::default();
+    let pairs = [("[ab]*", "(?s:.)*a"), ("a*b?", "[^b]*"), ("(?s:.)+", "\u{e9}|a|\n"), ("(ab)*", "a(ba)*b|")];
+    for (p, q) in pairs {
+        let (a, b) = (dfa(p), dfa(q));
+        let both = a.intersect(&b, &limits, "test").unwrap();
+        let not_a = a.complement(&limits, "test").unwrap();
+        for s in strings(PIECES, 4) {
+            assert_eq!(both.matches(&s), a.matches(&s) && b.matches(&s), "{p} & {q}: {s:?}");
+            let valid = std::str::from_utf8(&s).is_ok();
+            assert_eq!(not_a.matches(&s), valid && !a.matches(&s), "not {p}: {s:?}");
+        }
+        // Pruned: every live state can still reach a match.
+        assert!((1..not_a.num_states() as u32).all(|st| (0..=255u8).any(|x| not_a.next(st, x) != DEAD) || not_a.is_accepting(st)));
+    }
+    assert!(matches!(dfa("a").intersect(&dfa("b"), &limits, "t"), Err(Error::EmptyLanguage { .. })));
+    assert!(matches!(dfa("(?s:.)*").complement(&limits, "t"), Err(Error::EmptyLanguage { .. })));
+    // Complementing twice gives the language back (on well-formed input).
+    let back = dfa("a+|\u{e9}").complement(&limits, "t").unwrap().complement(&limits, "t").unwrap();
+    for s in strings(PIECES, 3) {
+        assert_eq!(back.matches(&s), dfa("a+|\u{e9}").matches(&s), "{s:?}");
+    }
+}
+
+/// The literal chain is exactly what the general finite-language construction builds
+/// for one string (same classes, numbering and rows), so the two are interchangeable.
+#[test]
+fn literal_chain_equals_the_general_construction() {
+    let limits = Limits::default();
+    let all: Vec<u8> = (0..=255).collect();
+    let cases: Vec<Vec<u8>> = vec![
+        b"\"containerPort\"".to_vec(),
+        b"aaaa".to_vec(),
+        vec![0, 1, 0, 255],
+        "é😀".as_bytes().to_vec(),
+        b"x".to_vec(),
+        all.clone(),
+        all.iter().rev().copied().collect(),
+    ];
+    for bytes in &cases {
+        let fast = Dfa::literal(bytes, &limits, "t").unwrap();
+        let seq: Vec<(u8, u8)> = bytes.iter().map(|&b| (b, b)).collect();
+        let general = Dfa::from_byte_sequences(&[seq], &limits, "t").unwrap();
+        assert_eq!(fast.class_of, general.class_of, "{bytes:?}");
+        assert_eq!(fast.stride, general.stride, "{bytes:?}");
+        assert_eq!(fast.table, general.table, "{bytes:?}");
+        assert_eq!(fast.accepting, general.accepting, "{bytes:?}");
+    }
+    let small = Limits { max_dfa_states: 5, ..Limits::default() };
+    assert!(Dfa::literal(b"abc", &small, "t").is_ok());
+    assert!(matches!(Dfa::literal(b"abcd", &small, "t"), Err(Error::LimitExceeded { limit: "max_dfa_states", .. })));
+}
+
+/// A counted region's block and row by multiplication are those of a division, up
+/// to the largest state id.
+#[test]
+fn counted_block_row_is_exact() {
+    for per in (1..=70).chain([255, 1000, 65_537, u32::MAX / 3]) {
+        let c = Counted::new(per, 1, true, 0, Vec::new(), Vec::new(), true);
+        let edges = [0, 1, per - 1, per, per + 1, u32::MAX / 2, u32::MAX - per, u32::MAX - 1, u32::MAX];
+        let steps = (0..5000u32).map(|i| i.wrapping_mul(2_654_435_761));
+        for rel in edges.into_iter().chain(steps) {
+            assert_eq!(c.block_row(rel), (rel / per, rel % per), "{rel} / {per}");
+        }
+    }
+}
+
+#[test]
+fn optional_by_an_accepting_start() {
+    let plus = dfa("(?:ab)+").or_empty().expect("the start of (ab)+ is not re-entered");
+    assert!(plus.difference(&dfa("(?:ab)*")).is_none());
+    assert!(dfa("a*b").or_empty().is_none(), "a* re-enters the start");
+    assert!(dfa("(?:ab)*").or_empty().is_none());
+    assert!(Dfa::from_expr(&DfaExpr::Empty, &Limits::default(), "").unwrap().is_only_empty());
+    assert!(!dfa("a?").is_only_empty() && !dfa("a").is_only_empty());
+}
+
+#[test]
+fn bytes_round_trip_and_malformed_bytes_are_refused() {
+    // Two-byte entries, and four-byte ones past 65,536 states.
+    for pattern in ["[a-c]x|y+", "(?:[0-9a-f]{2}:)*z", "[a-z]{70000}"] {
+        let d = dfa(pattern);
+        let bytes = d.to_bytes();
+        let back = Dfa::from_bytes(&bytes).expect("round trip");
+        // (A counted region is written out: the bytes hold every state.)
+        let d = d.stored();
+        assert_eq!((back.class_of, back.stride, &back.table, &back.accepting), (d.class_of, d.stride, &d.table, &d.accepting));
+        assert_eq!(bytes[5], if d.num_states() > 1 << 16 { 4 } else { 2 }, "{pattern}");
+    }
+    let good = dfa("[a-c]x|y+").to_bytes();
+    assert!(Dfa::from_bytes(&good[..good.len() - 1]).is_none(), "short table");
+    assert!(Dfa::from_bytes(&[&good[..], &[0]].concat()).is_none(), "trailing byte");
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert!(Dfa::from_bytes(&bad).is_none(), "magic");
+    let mut bad = good.clone();
+    bad[12 + b'a' as usize] = 200; // a class id past the stride
+    assert!(Dfa::from_bytes(&bad).is_none(), "class id");
+    let mut bad = good.clone();
+    let last = bad.len() - 2;
+    bad[last..].copy_from_slice(&60_000u16.to_le_bytes()); // a target past the states
+    assert!(Dfa::from_bytes(&bad).is_none(), "target");
+    let mut bad = good.clone();
+    bad[12 + 256] |= 1; // the dead state accepting
+    assert!(Dfa::from_bytes(&bad).is_none(), "dead state");
+}
+
+/// The subset-free concatenation: taken only where the junction is deterministic, and
+/// then the same language as the regex engine's.
+#[test]
+fn classes_are_the_coarsest() {
+    // The regex engine splits [a-c] from [d-f]; both move alike, so they share a class.
+    let d = dfa("[a-c]x|[d-f]x");
+    assert_eq!(d.num_classes(), 3, "[a-f], x, everything else");
+    let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-7bef]|1[0-9a-f]))"#;
+    for p in ["[a-c]x|[d-f]x", "(?:ab|cd)*e", json_char, &format!("\"{json_char}{{0,40}}\"")] {
+        let d = dfa(p);
+        // No two classes move alike from every state...
+        for a in 0..d.num_classes() {
+            for b in a + 1..d.num_classes() {
+                let apart = (0..d.num_states()).any(|s| d.table[s * d.stride + a] != d.table[s * d.stride + b]);
+                assert!(apart, "{p}: classes {a} and {b} move alike");
+            }
+        }
+        // Spread over one class per byte, then coarsened again: the same classes and
+        // the same moves.
+        let table: Vec<u32> =
+            (0..d.num_states() as u32).flat_map(|s| (0..=255u8).map(move |b| (s, b))).map(|(s, b)| d.next(s, b)).collect();
+        let mut class_of = [0u8; 256];
+        for (b, c) in class_of.iter_mut().enumerate() {
+            *c = b as u8;
+        }
+        let wide = Dfa { class_of, stride: 256, table, accepting: d.accepting.clone(), counted: None };
+        let narrow = wide.with_coarsest_classes();
+        assert_eq!(narrow.num_classes(), d.num_classes(), "{p}");
+        for s in 0..d.num_states() as u32 {
+            for b in 0..=255u8 {
+                assert_eq!(narrow.next(s, b), d.next(s, b), "{p}: state {s}, byte {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn deterministic_concat() {
+    let limits = Limits::default();
+    let cases = [("\"", "[^\"]*", true), ("[^\"]*", "\"", true), ("a+", "b*", true), ("a+", "a", false), ("a|ab", "c", true)];
+    for (p, q, deterministic) in cases {
+        let got = dfa(p).concat(&dfa(q), &limits, "t").unwrap();
+        assert_eq!(got.is_some(), deterministic, "{p} . {q}");
+        // Through from_expr: either path, the regex engine's language.
+        let (a, b) = (dfa(p), dfa(q));
+        let via_expr =
+            Dfa::from_expr(&DfaExpr::Seq(vec![DfaExpr::Leaf(&a), DfaExpr::Empty, DfaExpr::Leaf(&b)]), &limits, "t").unwrap();
+        let want = dfa(&format!("(?:{p})(?:{q})"));
+        for s in strings(&[b"a", b"b", b"c", b"\"", "\u{e9}".as_bytes(), &[0xc3]], 4) {
+            assert_eq!(via_expr.matches(&s), want.matches(&s), "{p} . {q}: {s:?}");
+            if let Some(d) = &got {
+                assert_eq!(d.matches(&s), want.matches(&s), "{p} . {q}: {s:?}");
+            }
+        }
+    }
+    // Three parts, the middle one nullable: deterministic only if "b" cannot both
+    // start the middle part and the last one.
+    for (parts, deterministic) in
+        [(["a+", "b?", "c"], true), (["a+", "b?", "b"], false), (["a*", "b*", "c*"], true), (["(?:)", "a", "(?:)"], true)]
+    {
+        let dfas: Vec<Dfa> = parts.iter().map(|p| dfa(p)).collect();
+        let refs: Vec<&Dfa> = dfas.iter().collect();
+        let got = Dfa::concat_all(&refs, &limits, "t").unwrap();
+        assert_eq!(got.is_some(), deterministic, "{parts:?}");
+        let want = dfa(&parts.map(|p| format!("(?:{p})")).concat());
+        let via_expr = Dfa::from_expr(&DfaExpr::Seq(refs.iter().map(|d| DfaExpr::Leaf(d)).collect()), &limits, "t").unwrap();
+        for s in strings(&[b"a", b"b", b"c", &[0xc3]], 5) {
+            assert_eq!(via_expr.matches(&s), want.matches(&s), "{parts:?}: {s:?}");
+            if let Some(d) = &got {
+                assert_eq!(d.matches(&s), want.matches(&s), "{parts:?}: {s:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn from_expr_agrees_with_the_regex_engine() {
+    let limits = Limits::default();
+    let (a, b, c) = (dfa("a"), dfa("b"), dfa("c"));
+    let (astar, opt_b) = (dfa("a*"), dfa("b?"));
+    let leaf = DfaExpr::Leaf;
+    fn rep(e: DfaExpr<'_>, min: u32, max: Option<u32>) -> DfaExpr<'_> {
+        DfaExpr::Repeat { expr: Box::new(e), min, max }
+    }
+    let (a, b, c, astar, opt_b) = (&a, &b, &c, &astar, &opt_b);
+    let cases: Vec<(DfaExpr<'_>, &str)> = vec![
+        (DfaExpr::Seq(vec![leaf(a), leaf(b)]), "ab"),
+        (DfaExpr::Alt(vec![leaf(a), leaf(b), DfaExpr::Empty]), "a|b|"),
+        // A loop next to an alternative: (a*b | c) must not accept "ac".
+        (DfaExpr::Alt(vec![DfaExpr::Seq(vec![rep(leaf(a), 0, None), leaf(b)]), leaf(c)]), "a*b|c"),
+        (rep(DfaExpr::Seq(vec![leaf(a), leaf(opt_b)]), 2, Some(4)), "(ab?){2,4}"),
+        (rep(leaf(astar), 0, None), "a*"),
+        (rep(DfaExpr::Alt(vec![leaf(astar), leaf(b)]), 1, None), "(a*|b)+"),
+        (DfaExpr::Seq(vec![rep(leaf(opt_b), 3, Some(3)), leaf(c)]), "b{0,3}c"),
+        (rep(DfaExpr::Seq(vec![rep(leaf(a), 1, None), leaf(b)]), 0, Some(2)), "(a+b){0,2}"),
+    ];
+    let pieces: &[&[u8]] = &[b"a", b"b", b"c"];
+    for (e, pattern) in &cases {
+        let got = Dfa::from_expr(e, &limits, pattern).unwrap();
+        let want = dfa(pattern);
+        for s in strings(pieces, 6) {
+            assert_eq!(got.matches(&s), want.matches(&s), "{pattern}: {s:?}");
+        }
+    }
+}
+
+#[test]
+fn constructions_honour_limits() {
+    let small = Limits { max_dfa_states: 500, ..Limits::default() };
+    let a = dfa("(a|b)*a(a|b){12}");
+    let b = dfa("(a|b)*b(a|b){12}");
+    // The regexes compile under the default limits; their product is far larger.
+    for r in [a.intersect(&b, &small, "t"), a.complement(&small, "t")] {
+        assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_dfa_states", .. })), "{r:?}");
+    }
+    let x = dfa("x?");
+    let huge = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&x)), min: 1_000_000_000, max: None };
+    let r = Dfa::from_expr(&huge, &Limits::default(), "t");
+    assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_dfa_states", .. })), "{r:?}");
+    // Subset construction blow-up: (a|b)* a (a|b){n} from leaves.
+    let (ab, la) = (dfa("a|b"), dfa("a"));
+    let e = DfaExpr::Seq(vec![
+        DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&ab)), min: 0, max: None },
+        DfaExpr::Leaf(&la),
+        DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&ab)), min: 20, max: Some(20) },
+    ]);
+    let r = Dfa::from_expr(&e, &Limits::default(), "t");
+    assert!(matches!(r, Err(Error::LimitExceeded { .. })), "{r:?}");
+}
+
+#[test]
+fn minimized_keeps_the_language_and_is_minimal() {
+    for pattern in ["(a|b)*abb", "abc|abd|xbc|xbd", "[a-c]+(x|y)?", "\\d{2,5}", "(é|ê|[^a])*z", "a{3}|b{3}"] {
+        let d = dfa(pattern);
+        let m = d.minimized();
+        assert_eq!(d.difference(&m), None, "{pattern}");
+        assert_eq!(m.minimized().num_states(), m.num_states(), "{pattern}: not a fixpoint");
+        assert!(m.num_states() <= d.num_states(), "{pattern}");
+    }
+    // Hopcroft against Moore's refinement (states split until no signature changes)
+    // over the states reachable from the start, on DFAs that are not minimal: unions
+    // of equivalent branches, counters and joins.
+    let moore_states = |d: &Dfa| {
+        let mut reachable = vec![DEAD, d.start()];
+        let mut i = 0;
+        while i < reachable.len() {
+            for &t in &d.table[reachable[i] as usize * d.stride..(reachable[i] as usize + 1) * d.stride] {
+                if !reachable.contains(&t) {
+                    reachable.push(t);
+                }
+            }
+            i += 1;
+        }
+        let mut block: Vec<u32> = (0..d.num_states()).map(|s| d.accepting[s] as u32).collect();
+        let mut count = 0;
+        loop {
+            let mut ids: std::collections::HashMap<Vec<u32>, u32> = Default::default();
+            let mut next = block.clone();
+            for &s in &reachable {
+                let s = s as usize;
+                next[s] = {
+                    let mut sig = vec![block[s]];
+                    sig.extend(d.table[s * d.stride..(s + 1) * d.stride].iter().map(|&t| block[t as usize]));
+                    let k = ids.len() as u32;
+                    *ids.entry(sig).or_insert(k)
+                };
+            }
+            block = next;
+            if ids.len() == count {
+                return count;
+            }
+            count = ids.len();
+        }
+    };
+    let limits = Limits::default();
+    let (ab, ab2) = (dfa("(?:ab|a)*"), dfa("(?:a|ab)*"));
+    let joined = Dfa::from_expr(
+        &DfaExpr::Alt(vec![DfaExpr::Leaf(&ab), DfaExpr::Leaf(&ab2)]),
+        &Limits { max_dfa_states: 10_000, ..limits.clone() },
+        "t",
+    )
+    .unwrap();
+    let mut cases = vec![joined, dfa("x(?:[ab]c|[ab]d){20}y"), dfa("(?:1[0-9]|2[0-9]|[3-9][0-9]){3}|(?:[0-9]{2}){3}")];
+    let counter = dfa("[a-c]").repeat_counted(3, Some(40), &limits, "t").unwrap().unwrap();
+    cases.push(Dfa::concat_all(&[&counter, &dfa("[xy]z|xz")], &limits, "t").unwrap().unwrap());
+    // Every live state twice (copies alternate on each move): a DFA of twice the states
+    // with the same minimal automaton.
+    let doubled = |d: &Dfa| {
+        let n = d.num_states() as u32;
+        let id = |s: u32, copy: u32| if s == DEAD { DEAD } else { s + copy * (n - 1) };
+        let mut table = vec![DEAD; (2 * n as usize - 1) * d.stride];
+        let mut accepting = vec![false; 2 * n as usize - 1];
+        for copy in 0..2 {
+            for s in 1..n {
+                accepting[id(s, copy) as usize] = d.accepting[s as usize];
+                for c in 0..d.stride {
+                    table[id(s, copy) as usize * d.stride + c] = id(d.table[s as usize * d.stride + c], 1 - copy);
+                }
+            }
+        }
+        Dfa { class_of: d.class_of, stride: d.stride, table, accepting, counted: None }
+    };
+    for p in [
+        "(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f]{1,4}|::(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}",
+        "(a|b)*abb",
+        "[a-z]+@[a-z]+(?:\\.[a-z]+)*",
+    ] {
+        let d = dfa(p);
+        cases.push(doubled(&d));
+    }
+    for d in &cases {
+        let m = d.minimized();
+        assert_eq!(d.difference(&m), None);
+        assert_eq!(m.num_states(), moore_states(d), "Hopcroft and Moore disagree on a DFA of {} states", d.num_states());
+    }
+    // The textbook example: 4 live states (plus the dead one).
+    assert_eq!(dfa("(a|b)*abb").minimized().num_states(), 5);
+    // Equivalent suffixes are shared: "abc|abd|xbc|xbd" is [ax]b[cd].
+    assert_eq!(dfa("abc|abd|xbc|xbd").minimized().num_states(), dfa("[ax]b[cd]").minimized().num_states());
+}
+
+#[test]
+fn byte_sequences_build_their_language() {
+    let seqs: Vec<Vec<(u8, u8)>> = vec![
+        b"cat".iter().map(|&b| (b, b)).collect(),
+        vec![(b'c', b'c'), (b'a', b'z')],
+        vec![],
+        vec![(0xC3, 0xC3), (0x80, 0xBF)],
+    ];
+    let d = Dfa::from_byte_sequences(&seqs, &Limits::default(), "t").unwrap();
+    for (s, want) in [
+        (&b"cat"[..], true),
+        (b"cz", true),
+        (b"c", false),
+        (b"", true),
+        ("é".as_bytes(), true),
+        (b"ca", true),
+        (b"cats", false),
+        (b"\xC3", false),
+    ] {
+        assert_eq!(d.matches(s), want, "{s:?}");
+    }
+    assert!(matches!(Dfa::from_byte_sequences(&[], &Limits::default(), "t"), Err(Error::EmptyLanguage { .. })));
+}
+
+/// Risky bytes: where entering a restricted state is rarer than what it refuses, only
+/// the entering byte is read; from inside it, what it refuses.
+#[test]
+fn string_safe_risk_checks_the_bytes_that_enter_danger() {
+    const ONE: [u32; 256] = [1; 256];
+    let d = dfa(r#""(?:[0-9a-z]|%[0-9a-f][0-9a-f])*""#);
+    let body = d.next(d.start(), b'"');
+    let set = |bytes: &[u8]| {
+        let mut s = [0u64; 4];
+        bytes.iter().for_each(|&b| s[(b >> 6) as usize] |= 1 << (b & 63));
+        s
+    };
+    let r = d.string_safe_risk(body, 8, false, 256, 48, &ONE).unwrap();
+    assert_eq!(r.check, set(b"%"));
+    let always: Vec<u8> = set_bytes(&r.always).collect();
+    assert!(always.contains(&b'A') && always.contains(&0xC3) && !always.contains(&b'a') && !always.contains(&b'z'));
+    // After `%`: the state is dangerous; what kills somewhere is read (`g`-`z`, `%`).
+    let pct = d.next(body, b'%');
+    let r = d.string_safe_risk(pct, 8, false, 256, 48, &ONE).unwrap();
+    let check: Vec<u8> = set_bytes(&r.check).collect();
+    assert!(check.contains(&b'z') && check.contains(&b'%') && !check.contains(&b'0'), "{check:?}");
+    // Limits: too many bytes dead at once, too many to check; a reachable accept.
+    assert_eq!(d.string_safe_risk(pct, 8, false, 256, 5, &ONE), None);
+    assert_eq!(d.string_safe_risk(d.start(), 8, false, 100, 48, &ONE), None);
+    assert_eq!(dfa("[ab]*").string_safe_risk(1, 8, false, 256, 48, &ONE), None);
+    assert!(dfa("[ab]*").string_safe_risk(1, 8, true, 256, 48, &ONE).is_some());
+    // A count: fragments up to what is left of it need no reading.
+    let d = dfa("\"[a-z]{2,12}\"");
+    let mut q = d.next(d.start(), b'"');
+    assert_eq!(d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap().safe_len, 8);
+    for _ in 0..7 {
+        q = d.next(q, b'x');
+    }
+    let r = d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap();
+    assert_eq!((r.safe_len, r.short_only, set_bytes(&r.check).count()), (5, true, 0));
+    // With two-byte characters, 6 bytes may still be 3 characters: read them.
+    let d = dfa("\"(?:[a-z]|é){2,12}\"");
+    let mut q = d.next(d.start(), b'"');
+    for _ in 0..7 {
+        q = d.next(q, b'x');
+    }
+    let r = d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap();
+    assert_eq!((r.safe_len, r.short_only), (5, false));
+    assert!(set_bytes(&r.check).any(|b| b == b'a'));
+}
+
+#[test]
+fn refine_is_the_coarsest_common_refinement() {
+    let a = dfa("[a-m]x").class_of;
+    let b = dfa("[h-z]y").class_of;
+    let r = refine(&[&a, &b]);
+    for x in 0..256 {
+        for y in 0..256 {
+            let same = a[x] == a[y] && b[x] == b[y];
+            assert_eq!(r[x] == r[y], same, "{x} {y}");
+        }
+    }
+    // Numbered by first occurrence: byte 0 is in class 0, new classes count up.
+    assert_eq!(r[0], 0);
+    let mut top = 0;
+    for &c in &r {
+        assert!(c <= top + 1);
+        top = top.max(c);
+    }
+}

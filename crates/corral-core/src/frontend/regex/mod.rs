@@ -1,0 +1,150 @@
+//! Python `re` patterns to byte-level DFAs.
+//!
+//! The pipeline is: [`python`] reads the pattern as CPython 3.11 does (refusing what it
+//! refuses, naming the constructs no DFA can express) and lowers it to a regex-syntax HIR
+//! with Python's meaning (`\d \w \s`, scoped flags, Python's case folding, anchors) →
+//! `regex-automata` builds a Thompson NFA and determinizes it under size limits →
+//! [`crate::automata::Dfa`] keeps only the states from which a match is still reachable.
+//!
+//! The meaning is that of `re.fullmatch` on `str` patterns: the whole output must match.
+//! Positions in errors are character offsets into the pattern as the user wrote it.
+
+use std::sync::Arc;
+
+use regex_syntax::hir::Hir;
+
+use crate::automata::Dfa;
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+
+mod build;
+pub mod prebuilt;
+#[cfg(test)]
+mod tests;
+
+pub use build::PieceCache;
+use build::{hir_dfa, hir_dfa_shared};
+
+mod python;
+
+/// The code points of `\d`, `\w` and `\s` (Unicode mode), as inclusive ranges.
+///
+/// Python's definitions follow the Unicode database of the running interpreter, which may
+/// be older than regex-syntax's tables; the Python front-end passes the interpreter's own
+/// sets so that a pattern means exactly what `re.fullmatch` means there. Without them,
+/// regex-syntax's Unicode tables are used (Nd; L and N plus `_`; Python's whitespace list).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct PerlClasses {
+    /// `\d`.
+    pub digit: Vec<(char, char)>,
+    /// `\w`.
+    pub word: Vec<(char, char)>,
+    /// `\s`.
+    pub space: Vec<(char, char)>,
+}
+
+/// A parsed and validated pattern, ready to be determinized.
+#[derive(Debug, Clone)]
+pub struct ParsedRegex {
+    pattern: String,
+    hir: Hir,
+}
+
+impl ParsedRegex {
+    /// The pattern as the user wrote it.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The regex-syntax HIR of the pattern (Python semantics already applied).
+    pub fn hir(&self) -> &Hir {
+        &self.hir
+    }
+}
+
+/// Parses a Python `re` pattern and applies Python's semantics. Does not build the DFA.
+/// `classes` gives the interpreter's `\d \w \s` (see [`PerlClasses`]).
+pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<ParsedRegex> {
+    if pattern.len() > limits.max_pattern_bytes {
+        return Err(Error::LimitExceeded {
+            limit: "max_pattern_bytes",
+            value: limits.max_pattern_bytes,
+            context: format!("a regex of {} bytes", pattern.len()),
+        });
+    }
+    let read = python::read(pattern, limits.regex_nest_limit)?;
+    if read.depth > limits.regex_nest_limit {
+        return Err(Error::LimitExceeded {
+            limit: "regex_nest_limit",
+            value: limits.regex_nest_limit as usize,
+            context: "the nesting depth of the regex".to_string(),
+        });
+    }
+    let hir = python::Lowering { pattern, classes, folded: Default::default() }.lower(read)?;
+    Ok(ParsedRegex { pattern: pattern.to_string(), hir })
+}
+
+/// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
+pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
+    hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
+}
+
+/// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns; the result
+/// may be shared with the cache.
+pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
+    hir_dfa_shared(&parsed.hir, &parsed.pattern, limits, cache)
+}
+
+/// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
+/// (the `except!` of grammar-based engines). `inner` is Python `re` source.
+pub fn build_except_dfa(inner: &str, limits: &Limits, classes: Option<&PerlClasses>, what: &str) -> Result<Dfa> {
+    // The complement of "contains a match": a match, once contained, stays contained.
+    let contains = compile_with(&format!("(?s:.)*(?:{inner})(?s:.)*"), limits, classes)?;
+    contains.complement(limits, what)
+}
+
+/// Parses and determinizes `pattern` with the interpreter's `\d \w \s` (see [`PerlClasses`]).
+pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Dfa> {
+    build_dfa(&parse(pattern, limits, classes)?, limits)
+}
+
+/// [`compile_with`], sharing built pieces through `cache` (the grammar path reads
+/// patterns shipped prebuilt first: `crate::frontend::regex::prebuilt::compile_cached`).
+pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
+    // A grammar's literals (object keys, enum members) are most of its regex sources; the
+    // parser and the general construction cost ~10 µs each, the chain well under one.
+    if pattern.len() <= limits.max_pattern_bytes {
+        if let Some(bytes) = plain_literal(pattern) {
+            return Ok(Arc::new(Dfa::literal(&bytes, limits, pattern)?));
+        }
+    }
+    build_dfa_cached(&parse(pattern, limits, classes)?, limits, cache)
+}
+
+/// The bytes `pattern` matches when it is a plain literal: characters that are not regex
+/// syntax, and backslash escapes of ASCII punctuation (`\-`, `\"`). None for anything else
+/// (including the empty pattern), which then takes the full parse.
+fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
+    if pattern.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(pattern.len());
+    let mut bytes = pattern.bytes();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => match bytes.next() {
+                Some(e) if e.is_ascii_punctuation() => out.push(e),
+                _ => return None, // a class (`\d`), an escape (`\n`, `\x41`), a backreference
+            },
+            b'.' | b'^' | b'$' | b'*' | b'+' | b'?' | b'{' | b'}' | b'[' | b']' | b'(' | b')' | b'|' | b'#' => return None,
+            // Whitespace is literal unless a verbose flag is set, which needs `(?x)`.
+            _ => out.push(b),
+        }
+    }
+    Some(out)
+}
+
+/// Parses and determinizes `pattern` (Python `re` syntax, `re.fullmatch` meaning).
+pub fn compile(pattern: &str, limits: &Limits) -> Result<Dfa> {
+    build_dfa(&parse(pattern, limits, None)?, limits)
+}

@@ -1,0 +1,18 @@
+//! Grammar × vocabulary: which tokens each state allows, and the caches that make a mask
+//! cheap after its first computation.
+//!
+//! * [`compiled`]: [`CompiledGrammar`], a grammar compiled against a vocabulary, whose
+//!   masks are computed per DFA state (regular grammars) or per parser state (context-free
+//!   grammars) and cached;
+//! * `walker`: the one DFA walker over the token trie;
+//! * `lexer_mask`: the tokens a terminal's DFA state reads without ending (cached per
+//!   terminal and state);
+//! * `string_safe`: masks over the vocabulary's string-safe slices;
+//! * `state_mask`: a cached mask, sparse or dense.
+
+pub mod compiled;
+pub(crate) mod lexer_mask;
+pub(crate) mod state_mask;
+pub(crate) mod string_safe;
+
+pub use compiled::CompiledGrammar;

@@ -1,0 +1,16 @@
+//! The Earley recognizer: a normalized grammar's parse, read one byte at a time.
+//!
+//! Between terminal boundaries a byte only advances the open terminals' DFA states; where
+//! a terminal's DFA accepts, the terminal both ends (a new Earley set) and stays open, so
+//! every split is kept. Leo items make right recursion linear. A [`Chart`] is the parse;
+//! an [`Overlay`] reads bytes on top of it without changing it (the token trie walks) and
+//! is committed by [`advance_chart`]. `completion` finds the shortest way to a sentence.
+
+pub mod earley;
+
+#[cfg(test)]
+mod perm_tests;
+#[cfg(test)]
+mod tests;
+
+pub use earley::{advance_chart, Chart, EarleyGrammar, Overlay};

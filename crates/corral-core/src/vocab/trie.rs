@@ -1,0 +1,197 @@
+//! The token trie: every normal token's bytes in one prefix tree, flattened in
+//! depth-first preorder, and the [`ByteRecognizer`] interface through which grammar code
+//! walks it.
+
+/// One node of the flattened trie. Nodes are stored in depth-first preorder, so a node's
+/// subtree is the index range `self+1 .. subtree_end`, and skipping a dead subtree is one jump.
+#[derive(Debug, Clone, Copy)]
+struct TrieNode {
+    /// One past the last node of this node's subtree.
+    subtree_end: u32,
+    /// Tokens ending at this node are `token_ids[tokens_start .. next node's tokens_start]`.
+    tokens_start: u32,
+    /// Depth = length of the byte string this node spells.
+    depth: u16,
+    /// The last byte of the string this node spells.
+    byte: u8,
+}
+
+/// Something that reads bytes one at a time and can undo them: a DFA state stack, a parser.
+pub trait ByteRecognizer {
+    /// Tries to read `byte`. Returns false (and changes nothing) if no match can follow.
+    fn push_byte(&mut self, byte: u8) -> bool;
+    /// Undoes the last `n` successful `push_byte` calls.
+    fn pop_bytes(&mut self, n: usize);
+}
+
+/// A trie over the byte strings of all normal tokens.
+#[derive(Debug, Clone)]
+pub struct TokenTrie {
+    nodes: Vec<TrieNode>,
+    token_ids: Vec<u32>,
+    max_depth: usize,
+    /// Per node: the bytes of its children, folded to 64 bits (bit `byte % 64`), for a
+    /// quick "can any child start one of these terminals?" test.
+    child_bits: Vec<u64>,
+}
+
+impl TokenTrie {
+    /// Builds the trie of `(id, bytes)` pairs (bytes non-empty, at most 65535 long).
+    pub(super) fn build(tokens: &[(u32, &[u8])]) -> TokenTrie {
+        let mut order: Vec<usize> = (0..tokens.len()).collect();
+        order.sort_unstable_by(|&a, &b| tokens[a].1.cmp(tokens[b].1).then(tokens[a].0.cmp(&tokens[b].0)));
+        let mut nodes = vec![TrieNode { subtree_end: 0, tokens_start: 0, depth: 0, byte: 0 }];
+        let mut token_ids = Vec::with_capacity(tokens.len());
+        // open[d] = index of the node at depth d on the current path.
+        let mut open: Vec<usize> = vec![0];
+        let mut prev: &[u8] = &[];
+        let mut max_depth = 0;
+        for &k in &order {
+            let (id, bytes) = tokens[k];
+            let lcp = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            while open.len() > lcp + 1 {
+                let done = open.pop().unwrap_or(0);
+                nodes[done].subtree_end = nodes.len() as u32;
+            }
+            for (d, &byte) in bytes.iter().enumerate().skip(lcp) {
+                open.push(nodes.len());
+                nodes.push(TrieNode { subtree_end: 0, tokens_start: token_ids.len() as u32, depth: (d + 1) as u16, byte });
+            }
+            // Sorted order guarantees the last node is the one spelling `bytes`.
+            token_ids.push(id);
+            max_depth = max_depth.max(bytes.len());
+            prev = bytes;
+        }
+        while let Some(done) = open.pop() {
+            nodes[done].subtree_end = nodes.len() as u32;
+        }
+        // Sentinel so that the last node's token range has an end.
+        nodes.push(TrieNode { subtree_end: 0, tokens_start: token_ids.len() as u32, depth: 0, byte: 0 });
+        let mut child_bits = vec![0u64; nodes.len()];
+        // Each node's parent is the nearest earlier node one level up (preorder).
+        let mut path: Vec<usize> = vec![0];
+        for (i, node) in nodes.iter().enumerate().take(nodes.len() - 1).skip(1) {
+            path.truncate(node.depth as usize);
+            if let Some(&parent) = path.last() {
+                child_bits[parent] |= 1 << (node.byte & 63);
+            }
+            path.push(i);
+        }
+        TokenTrie { nodes, token_ids, max_depth, child_bits }
+    }
+
+    /// For each node of `sub` (a trie over some of this trie's tokens), the node of this
+    /// trie that spells the same bytes.
+    pub(super) fn map_nodes(&self, sub: &TokenTrie) -> Vec<u32> {
+        let mut out = vec![0u32; sub.nodes.len()];
+        // path[d]: this trie's node for the current `sub` node's ancestor at depth d.
+        let mut path: Vec<u32> = vec![0];
+        let last = sub.nodes.len() - 1;
+        for (slot, node) in out[1..last].iter_mut().zip(&sub.nodes[1..last]) {
+            path.truncate(node.depth as usize);
+            let parent = *path.last().unwrap_or(&0);
+            // Every prefix of a token of `sub` is a node here: the child always exists.
+            let here = self.children(parent).find(|&(_, b)| b == node.byte).map_or(0, |(c, _)| c);
+            *slot = here;
+            path.push(here);
+        }
+        out
+    }
+
+    /// Number of trie nodes (the root included).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    /// Length in bytes of the longest token.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Walks the trie with `rec`, pruning every subtree whose prefix `rec` rejects, and calls
+    /// `allow(token_id)` for every token whose whole byte string `rec` read. `rec` is left as
+    /// it was.
+    pub fn walk<R: ByteRecognizer, F: FnMut(u32)>(&self, rec: &mut R, mut allow: F) {
+        self.walk_nodes(0, rec, |_, _, tokens| tokens.iter().for_each(|&t| allow(t)));
+    }
+
+    /// Walks the subtree below `root` (0 = the whole trie; `rec` stands at `root`'s
+    /// string). After each byte `rec` accepts, calls `on_node(rec, node, tokens)` with the
+    /// node's index and the tokens ending there. `rec` is left as it was.
+    pub fn walk_nodes<R: ByteRecognizer, F: FnMut(&mut R, u32, &[u32])>(&self, root: u32, rec: &mut R, mut on_node: F) {
+        let nodes = &self.nodes[..];
+        let root = root as usize;
+        let end = if root == 0 { nodes.len() - 1 } else { nodes[root].subtree_end as usize };
+        let base = nodes[root].depth as usize;
+        let mut depth = 0usize; // bytes pushed into rec below the root
+        let mut i = root + 1;
+        while i < end {
+            let node = nodes[i];
+            let parent_depth = node.depth as usize - 1 - base;
+            if depth > parent_depth {
+                rec.pop_bytes(depth - parent_depth);
+                depth = parent_depth;
+            }
+            if rec.push_byte(node.byte) {
+                depth += 1;
+                let (a, b) = (node.tokens_start as usize, nodes[i + 1].tokens_start as usize);
+                on_node(rec, i as u32, &self.token_ids[a..b]);
+                i += 1;
+            } else {
+                i = node.subtree_end as usize;
+            }
+        }
+        rec.pop_bytes(depth);
+    }
+
+    /// The bytes of `node`'s children, folded to 64 bits (bit `byte % 64`).
+    #[inline]
+    pub fn child_bits(&self, node: u32) -> u64 {
+        self.child_bits[node as usize]
+    }
+
+    /// Does `node` have children (longer tokens below it)?
+    pub fn has_children(&self, node: u32) -> bool {
+        self.nodes[node as usize].subtree_end > node + 1
+    }
+
+    /// The tokens whose bytes end exactly at `node`.
+    pub fn tokens_at(&self, node: u32) -> &[u32] {
+        let i = node as usize;
+        &self.token_ids[self.nodes[i].tokens_start as usize..self.nodes[i + 1].tokens_start as usize]
+    }
+
+    /// The tokens whose bytes start with `prefix` (`prefix` itself included), in byte
+    /// order: the subtree of the node that spells `prefix`, found in `prefix.len()` steps.
+    pub fn with_prefix(&self, prefix: &[u8]) -> &[u32] {
+        let mut node = 0u32;
+        for &b in prefix {
+            match self.children(node).find(|&(_, c)| c == b) {
+                Some((child, _)) => node = child,
+                None => return &[],
+            }
+        }
+        let n = &self.nodes[node as usize];
+        &self.token_ids[n.tokens_start as usize..self.nodes[n.subtree_end as usize].tokens_start as usize]
+    }
+
+    /// The children of `node`: (index, byte) pairs.
+    pub fn children(&self, node: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
+        let end = self.nodes[node as usize].subtree_end;
+        let mut i = node + 1;
+        std::iter::from_fn(move || {
+            if i >= end {
+                return None;
+            }
+            let idx = i;
+            let n = self.nodes[i as usize];
+            i = n.subtree_end;
+            Some((idx, n.byte))
+        })
+    }
+
+    /// Heap bytes used.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.len() * (std::mem::size_of::<TrieNode>() + 8) + self.token_ids.len() * 4
+    }
+}
