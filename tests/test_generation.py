@@ -396,6 +396,77 @@ def test_rollback_streams_only_final_text(model):
     assert out.rollbacks > 0 and "".join(pieces) == out.text
 
 
+def test_rollback_cuts_a_whole_word_phrase_at_max_tokens():
+    # "we " "ta" "lk" stops at max_tokens: nothing follows, so "talk" is a whole word there;
+    # the output is cut before it (not generated past max_tokens), and only that is streamed.
+    tokens = [b"we ", b"ta", b"lk", b" now", b"s"]
+    lm = ScriptedModel(tokens, [0, 1, 2, 3])
+    pieces = []
+    grammar = corral.Grammar.ban(["talk"], whole_words=True, mode="rollback")
+    out = corral.generate(lm, "", grammar, temperature=0, max_tokens=3, on_text=pieces.append)
+    assert out.token_ids == [0] and out.text == "we " and out.stop_reason == "max_tokens"
+    assert "".join(pieces) == "we "
+
+
+def test_rollback_at_eos_also_rolls_back_the_matcher():
+    # EOS after "we talk" completes the whole word: the EOS the grammar's matcher accepted is
+    # undone along with the phrase, so the matcher follows the output that is kept.
+    tokens = [b"we ", b"t", b"alk", b"s"]
+    lm = ScriptedModel(tokens, [0, 1, 2])
+    grammar = corral.Grammar.regex(r"we [st]alk") & corral.Grammar.ban(["talk"], whole_words=True, mode="rollback")
+    out = corral.generate(lm, "", grammar, temperature=0)
+    assert out.rollbacks == 1 and out.finished and out.accepting
+    assert out.token_ids == [0, 3, 2] and out.text == "we salk"
+
+
+def test_rollback_steps_back_where_every_token_is_banned():
+    # After "t" the grammar allows only "a" and "b", and each is a banned phrase: once both
+    # are banned there, "t" is banned instead and "s" (the second choice) leads on.
+    tokens = [b"t", b"a", b"b", b"s", b"x"]
+    lm = ScriptedModel(tokens, [0, 1])
+    grammar = corral.Grammar.regex(r"t(a|b)|sx") & corral.Grammar.ban(["a", "b"], mode="rollback")
+    out = corral.generate(lm, "", grammar, temperature=0)
+    assert out.text == "sx" and out.finished and out.rollbacks == 3
+    with pytest.raises(corral.RollbackLimitError) as info:
+        corral.generate(lm, "", grammar, temperature=0, max_rollbacks=2)
+    assert info.value.phrase == "(no way forward)"
+    # Nothing left to step back to: a clear error naming the position.
+    stuck = corral.Grammar.regex(r"t(a|b)") & corral.Grammar.ban(["a", "b"], mode="rollback")
+    with pytest.raises(corral.GenerationError, match="no token can follow at position 0"):
+        corral.generate(lm, "", stuck, temperature=0)
+
+
+def test_rollback_steps_back_from_a_dead_end_of_the_grammar():
+    # "tal" is a dead end of choice & mask ban (no token can follow it). Without rollback
+    # bans that is the DeadEndError; with them, "l" is banned after "ta" and "b" taken.
+    tokens = [b"t", b"a", b"l", b"k", b"b", b"s"]
+    lm = ScriptedModel(tokens, [0, 1, 2, 3])
+    disjoint = corral.Grammar.choice(["talk", "tab", "s"]) & corral.Grammar.ban(["talk"])
+    with pytest.raises(corral.DeadEndError):
+        corral.generate(lm, "", disjoint, temperature=0)
+    out = corral.generate(lm, "", disjoint & corral.Grammar.ban(["zz"], mode="rollback"), temperature=0)
+    assert out.text == "tab" and out.finished and out.rollbacks == 1
+
+
+def test_streamed_text_ends_with_an_incomplete_character():
+    # The output ends inside a UTF-8 character: on_text still gets the replacement character.
+    tokens = [b"caf", b"\xc3", b"\xa9", b"s"]
+    lm = ScriptedModel(tokens, [0, 1])
+    pieces = []
+    out = corral.generate(lm, "", None, temperature=0, on_text=pieces.append)
+    assert out.text == "caf\ufffd" and "".join(pieces) == out.text and pieces[-1] == "\ufffd"
+
+
+def test_logits_of_the_wrong_shape_are_a_generation_error():
+    class ShortModel(ScriptedModel):
+        def logits(self, ids):
+            return super().logits(ids)[:-1]
+
+    lm = ShortModel([b"a", b"s"], [0])
+    with pytest.raises(corral.GenerationError, match=r"logits of shape \(2,\); expected one row of at least 3"):
+        corral.generate(lm, "", None)
+
+
 # --- combined constraints ------------------------------------------------------------------------
 
 SCHEMA = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -19,10 +19,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _core
-from .compiler import _describe_value, _grammar_type_error, compile as compile_grammar
+from .compiler import IntersectionMatcher, _describe_value, _grammar_type_error, compile as compile_grammar
 from .errors import DeadEndError, GenerationError, IncompleteOutputError, InternalError, RollbackLimitError
 from .grammar import BanSpec, Grammar
 from .masking import allocate_bitmask, only_token
+from .vocabulary import Vocabulary
 
 #: Defaults of :func:`generate`, defined once: the ``corral generate`` command line uses them too.
 DEFAULT_MAX_TOKENS = 256
@@ -197,7 +198,19 @@ class _RollbackBans:
                 pos = m.start() + 1
         return best
 
+    def banned_at(self, position: int) -> Collection[int]:
+        """The token ids banned at ``position``."""
+        return self.banned.get(position, ())
+
+    def ban(self, position: int, token: int, phrase: str) -> None:
+        """Counts a rollback for ``phrase`` and bans ``token`` at ``position``. Bans past
+        ``position`` go: the output is about to be rolled back to it."""
+        self.count(phrase)
+        self.forget_after(position)
+        self.banned.setdefault(position, set()).add(token)
+
     def count(self, phrase: str) -> None:
+        """Counts one rollback; past ``max_rollbacks``, raises RollbackLimitError."""
         self.rollbacks += 1
         if self.rollbacks > self.max_rollbacks:
             raise _about(
@@ -282,6 +295,317 @@ def _prompt_token_ids(prompt: Any) -> list[int]:
     return ids
 
 
+def _checked_prompt(lm: Any, vocab: Vocabulary, prompt: str | Sequence[int], given_ids: list[int] | None) -> list[int]:
+    """The prompt's token ids (``prompt`` encoded by the model, or ``given_ids``), each
+    checked to be in the vocabulary."""
+    prompt_ids = list(lm.encode(prompt)) if given_ids is None else given_ids
+    size = vocab.size
+    bad = [t for t in prompt_ids if not 0 <= t < size]
+    if bad:
+        raise GenerationError(f"prompt token id {bad[0]} is out of range (vocabulary size {size})")
+    return prompt_ids
+
+
+def _constraints(
+    grammar: Grammar | None, vocab: Vocabulary, max_rollbacks: int
+) -> tuple[_core.Matcher | IntersectionMatcher | None, _RollbackBans | None]:
+    """The matcher of ``grammar``'s masking parts and its ``mode="rollback"`` bans (None
+    where there are none): rollback bans have no mask, the loop enforces them."""
+    parts = grammar.parts if grammar is not None else ()
+    rollback_parts = [g for g in parts if g.ban_spec is not None and g.ban_spec.mode == "rollback"]
+    mask_parts = [g for g in parts if g not in rollback_parts]
+    matcher = None
+    if mask_parts:
+        combined = mask_parts[0]
+        for g in mask_parts[1:]:
+            combined = combined & g
+        matcher = compile_grammar(combined, vocab).matcher()
+    bans = _RollbackBans(rollback_parts, max_rollbacks) if rollback_parts else None
+    return matcher, bans
+
+
+class _Output:
+    """The generated tokens (EOS not included): their ids, the bytes they spell and the
+    byte offset after each, and the streaming of the final ones to the callbacks."""
+
+    def __init__(self, vocab: Vocabulary, on_token: Callable[[int], None] | None, on_text: Callable[[str], None] | None):
+        self.vocab = vocab
+        self.ids: list[int] = []
+        self.ends: list[int] = []  # byte offset after each token
+        self.data = bytearray()
+        self.committed = 0  # tokens passed to the callbacks
+        self._on_token = on_token
+        self._on_text = on_text
+        # Incremental: a character split across tokens is streamed once its last byte is final.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def push(self, tok: int) -> None:
+        """Appends token ``tok`` and its bytes."""
+        self.ids.append(tok)
+        self.data.extend(self.vocab.token_bytes(tok))
+        self.ends.append(len(self.data))
+
+    def truncate(self, n: int) -> None:
+        """Keeps the first ``n`` tokens (and their bytes) only."""
+        del self.ids[n:]
+        del self.ends[n:]
+        del self.data[self.ends[-1] if self.ends else 0 :]
+
+    def token_at(self, offset: int) -> int:
+        """The index of the token that holds byte ``offset``."""
+        return next(i for i, e in enumerate(self.ends) if e > offset)
+
+    def ending_by(self, limit: int) -> int:
+        """How many tokens are final at byte ``limit``: the streamed ones and those after
+        them that end at or before it."""
+        n = self.committed
+        while n < len(self.ids) and self.ends[n] <= limit:
+            n += 1
+        return n
+
+    def stream(self, upto: int) -> None:
+        """Passes the tokens before ``upto`` not passed yet to ``on_token`` / ``on_text``."""
+        while self.committed < upto:
+            tok = self.ids[self.committed]
+            self.committed += 1
+            if self._on_token:
+                self._on_token(tok)
+            if self._on_text:
+                piece = self._decoder.decode(self.vocab.token_bytes(tok))
+                if piece:
+                    self._on_text(piece)
+
+    def close_stream(self) -> None:
+        """Passes ``on_text`` what the decoder held back (an incomplete character at the end)."""
+        if self._on_text:
+            tail = self._decoder.decode(b"", final=True)
+            if tail:
+                self._on_text(tail)
+
+    def text(self) -> str:
+        """The output's bytes as text (malformed UTF-8 replaced)."""
+        return bytes(self.data).decode("utf-8", errors="replace")
+
+
+class _Logits:
+    """The model's next-token logits, checked and cut to the vocabulary's width. With
+    ``keep`` (rollback bans), each position's logits are kept while a rollback can still
+    reach it, so that resampling after a rollback does not ask the model again."""
+
+    def __init__(self, lm: Any, prompt_ids: list[int], size: int, keep: bool):
+        self.lm = lm
+        self.prompt_ids = prompt_ids
+        self.size = size
+        self.keep = keep
+        self.saved: dict[int, NDArray[np.float32]] = {}
+
+    def at(self, position: int, ids: list[int]) -> NDArray[np.float32]:
+        """The logits after ``ids`` (``position`` of them), as a fresh array to mask in place."""
+        if position in self.saved:
+            kept: NDArray[np.float32] = self.saved[position].copy()  # same prefix as before the rollback
+            return kept
+        logits = _to_numpy(self.lm.logits(self.prompt_ids + ids))
+        if logits.ndim != 1 or logits.shape[0] < self.size:
+            raise GenerationError(f"the model returned logits of shape {logits.shape}; expected one row of at least {self.size}")
+        logits = logits[: self.size]
+        if self.keep:
+            self.saved[position] = logits.copy()
+        return logits
+
+    def forget_after(self, n: int) -> None:
+        """Drops the logits past position ``n``: their prefixes are gone (position ``n``'s is unchanged)."""
+        for p in [p for p in self.saved if p > n]:
+            del self.saved[p]
+
+    def forget(self, positions: range) -> None:
+        """Drops the logits at ``positions``: out of a rollback's reach."""
+        for p in positions:
+            self.saved.pop(p, None)
+
+
+@dataclass
+class _Sampler:
+    """The sampling settings of one generation and its random generator."""
+
+    rng: np.random.Generator
+    temperature: float
+    top_k: int | None
+    top_p: float | None
+
+    def __call__(self, logits: NDArray[np.float32]) -> int:
+        """One token id from masked logits."""
+        return _sample(logits, self.rng, self.temperature, self.top_k, self.top_p)
+
+
+class _SamplingLoop:
+    """The sampling loop of one :func:`generate` call: each step either takes the run of
+    tokens the grammar forces or samples one token from the masked logits, and undoes any
+    banned phrase (``mode="rollback"``) that the new token completes."""
+
+    def __init__(
+        self,
+        out: _Output,
+        logits: _Logits,
+        sample: _Sampler,
+        matcher: _core.Matcher | IntersectionMatcher | None,
+        bans: _RollbackBans | None,
+        max_tokens: int,
+    ):
+        self.out = out
+        self.logits = logits
+        self.sample = sample
+        self.matcher = matcher
+        self.bans = bans
+        self.max_tokens = max_tokens
+        self.eos = set(out.vocab.eos_token_ids)
+        self.bitmask = allocate_bitmask(1, logits.size)
+        self.result = Generation()
+
+    def run(self, grammar: Grammar | None) -> Generation:
+        """Generates until EOS or ``max_tokens``; the result, ``grammar`` attached."""
+        while len(self.out) < self.max_tokens and self.result.stop_reason != "eos":
+            self._step()
+        self._cut_phrase_at_end()
+        self._commit(len(self.out))
+        self.out.close_stream()
+        result = self.result
+        result.token_ids = self.out.ids
+        result.text = self.out.text()
+        result.accepting = result.stop_reason == "eos" or self.matcher is None or self.matcher.is_accepting()
+        result.grammar = grammar
+        result.rollbacks = self.bans.rollbacks if self.bans is not None else 0
+        return result
+
+    def _step(self) -> None:
+        """Extends the output at its end: a forced run, one sampled token, or a step back
+        where nothing can follow."""
+        position = len(self.out)
+        banned_here = self.bans.banned_at(position) if self.bans is not None else ()
+        if self.matcher is not None:
+            try:
+                self.matcher.fill_bitmask(self.bitmask, 0)
+            except DeadEndError as e:
+                self._dead_end_back(position, e)
+                return
+            only = only_token(self.bitmask[0])
+            if only is not None and only not in banned_here:
+                self._take_forced_run(self.matcher, position)
+                return
+        self._sample_at(position, banned_here)
+
+    def _take_forced_run(self, matcher: _core.Matcher | IntersectionMatcher, position: int) -> None:
+        """Appends the tokens the grammar forces from ``position`` on, without asking the
+        model: as many as ``max_tokens`` leaves room for, and an EOS that ends the run."""
+        for tok in matcher.forced_tokens()[: self.max_tokens - position + 1]:
+            if tok not in self.eos and len(self.out) >= self.max_tokens:
+                break
+            if not matcher.advance(tok):
+                raise InternalError(f"forced token {tok} was rejected by the matcher")
+            self.result.forced += tok not in self.eos
+            if not self._append(tok) or self.result.stop_reason == "eos":
+                break
+
+    def _sample_at(self, position: int, banned_here: Collection[int]) -> None:
+        """Samples the token at ``position`` from the model's logits, masked by the grammar
+        and the rollback bans there, and appends it."""
+        logits = self.logits.at(position, self.out.ids)
+        if self.matcher is not None:
+            # A fresh C-contiguous float32 row: straight to the Rust kernel.
+            _core.apply_bitmask_inplace(logits, self.bitmask)
+        for t in banned_here:
+            logits[t] = -np.inf
+        if not np.isfinite(logits).any():
+            self._dead_end_back(position, GenerationError("every token is masked or banned"))
+            return
+        tok = self.sample(logits)
+        if self.matcher is not None and not self.matcher.advance(tok):
+            raise InternalError(f"sampled token {tok} that the mask allowed but the matcher rejected")
+        self._append(tok)
+
+    def _append(self, tok: int) -> bool:
+        """Appends a token the matcher accepted; False if that made a banned phrase (rolled back)."""
+        if tok in self.eos:
+            return self._end()
+        before = len(self.out.data)
+        self.out.push(tok)
+        if self.bans is not None:
+            found = self.bans.find(self.out.data, before, at_end=False)
+            if found is not None:
+                self._rollback_for(self.bans, found)
+                return False
+        self._commit(self._stable())
+        return True
+
+    def _end(self) -> bool:
+        """Ends the output at an accepted EOS; False if a whole-word phrase is complete at the
+        end (the EOS and the phrase are rolled back instead)."""
+        if self.bans is not None:
+            found = self.bans.find(self.out.data, len(self.out.data), at_end=True)
+            if found is not None:
+                if self.matcher is not None:
+                    self.matcher.rollback(1)  # the EOS
+                self._rollback_for(self.bans, found)
+                return False
+        self.result.stop_reason = "eos"
+        return True
+
+    def _rollback_for(self, bans: _RollbackBans, found: tuple[int, str]) -> None:
+        """Undoes the phrase at byte ``found[0]``: back to the token holding that byte, which
+        is then banned at its position."""
+        start, phrase = found
+        j = self.out.token_at(start)
+        if j < self.out.committed:
+            raise GenerationError(f"banned phrase {phrase!r} starts in text already streamed")
+        bans.ban(j, self.out.ids[j], phrase)
+        self._pop_to(j)
+
+    def _dead_end_back(self, position: int, reason: Exception) -> None:
+        """Every token at ``position`` is masked or banned: bans the previous one instead
+        (with rollback bans; else ``reason`` is raised)."""
+        if self.bans is None:
+            raise reason
+        if position == 0 or position - 1 < self.out.committed:
+            raise GenerationError(
+                f"no token can follow at position {position}: banned phrases and the grammar leave no way forward"
+            ) from reason
+        self.bans.ban(position - 1, self.out.ids[position - 1], "(no way forward)")
+        self._pop_to(position - 1)
+
+    def _pop_to(self, n: int) -> None:
+        """Rolls the output, the matcher and the kept logits back to the first ``n`` tokens."""
+        undo = len(self.out) - n
+        if self.matcher is not None and undo:
+            self.matcher.rollback(undo)
+        self.out.truncate(n)
+        self.logits.forget_after(n)
+
+    def _stable(self) -> int:
+        """Tokens that no rollback can reach any more: all of them without rollback bans,
+        else those ending a phrase window or more before the end."""
+        if self.bans is None:
+            return len(self.out)
+        return self.out.ending_by(len(self.out.data) - self.bans.window)
+
+    def _commit(self, upto: int) -> None:
+        """Streams the tokens before ``upto``, which are final: their kept logits go."""
+        self.logits.forget(range(self.out.committed, upto))
+        self.out.stream(upto)
+
+    def _cut_phrase_at_end(self) -> None:
+        """Stopped by ``max_tokens``: a whole-word phrase right at the end is complete too
+        (nothing follows), so the output is cut before it."""
+        if self.bans is None or self.result.stop_reason != "max_tokens":
+            return
+        data = self.out.data
+        found = self.bans.find(data, max(0, len(data) - self.bans.window), at_end=True)
+        if found is not None:
+            # Cut rather than generate past max_tokens; streamed tokens stay.
+            self._pop_to(max(self.out.token_at(found[0]), self.out.committed))
+
+
 def generate(
     model: Any,
     prompt: str | Sequence[int] = "",
@@ -328,180 +652,9 @@ def generate(
     given_ids = None if isinstance(prompt, str) else _prompt_token_ids(prompt)
     lm = _as_model(model, tokenizer)
     vocab = lm.vocab
-    prompt_ids = list(lm.encode(prompt)) if given_ids is None else given_ids
-    bad = [t for t in prompt_ids if not 0 <= t < vocab.size]
-    if bad:
-        raise GenerationError(f"prompt token id {bad[0]} is out of range (vocabulary size {vocab.size})")
-    parts = grammar.parts if grammar is not None else ()
-    rollback_parts = [g for g in parts if g.ban_spec is not None and g.ban_spec.mode == "rollback"]
-    mask_parts = [g for g in parts if g not in rollback_parts]
-    matcher = None
-    if mask_parts:
-        combined = mask_parts[0]
-        for g in mask_parts[1:]:
-            combined = combined & g
-        matcher = compile_grammar(combined, vocab).matcher()
-    bans = _RollbackBans(rollback_parts, max_rollbacks) if rollback_parts else None
-
-    rng = np.random.default_rng(seed)
-    eos = set(vocab.eos_token_ids)
-    size = vocab.size
-    bitmask = allocate_bitmask(1, size)
-    out = Generation()
-    ids: list[int] = []  # generated tokens
-    ends: list[int] = []  # byte offset after each generated token
-    data = bytearray()  # generated bytes
-    committed = 0  # tokens passed to the callbacks
-    # With rollback bans: the model's logits at each position a rollback can still reach,
-    # so that resampling after a rollback does not ask the model again.
-    saved: dict[int, np.ndarray] = {}
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def push(tok: int) -> None:
-        ids.append(tok)
-        data.extend(vocab.token_bytes(tok))
-        ends.append(len(data))
-
-    def pop_to(n: int) -> None:
-        """Rolls the output back to its first ``n`` tokens."""
-        undo = len(ids) - n
-        if matcher is not None and undo:
-            matcher.rollback(undo)
-        del ids[n:]
-        del ends[n:]
-        del data[ends[-1] if ends else 0 :]
-        for p in [p for p in saved if p > n]:
-            del saved[p]  # their prefixes are gone; position n's prefix is unchanged
-
-    def commit(upto: int) -> None:
-        nonlocal committed
-        while committed < upto:
-            tok = ids[committed]
-            saved.pop(committed, None)  # out of a rollback's reach
-            committed += 1
-            if on_token:
-                on_token(tok)
-            if on_text:
-                piece = decoder.decode(vocab.token_bytes(tok))
-                if piece:
-                    on_text(piece)
-
-    def stable() -> int:
-        """Tokens that no rollback can reach any more."""
-        if bans is None:
-            return len(ids)
-        limit = len(data) - bans.window
-        n = committed
-        while n < len(ids) and ends[n] <= limit:
-            n += 1
-        return n
-
-    def rollback_for(found: tuple[int, str]) -> None:
-        """Undo the phrase at byte ``found[0]``: back to the token holding that byte, which
-        is then banned at its position."""
-        start, phrase = found
-        assert bans is not None  # a phrase is only found where there are rollback bans
-        j = next(i for i, e in enumerate(ends) if e > start)
-        if j < committed:
-            raise GenerationError(f"banned phrase {phrase!r} starts in text already streamed")
-        bans.count(phrase)
-        bans.forget_after(j)
-        bans.banned.setdefault(j, set()).add(ids[j])
-        pop_to(j)
-
-    def dead_end_back(position: int, reason: Exception) -> None:
-        """Every token at ``position`` is masked or banned: ban the previous one instead."""
-        if bans is None:
-            raise reason
-        if position == 0 or position - 1 < committed:
-            raise GenerationError(
-                f"no token can follow at position {position}: banned phrases and the grammar leave no way forward"
-            ) from reason
-        bans.count("(no way forward)")
-        bans.forget_after(position - 1)
-        bans.banned.setdefault(position - 1, set()).add(ids[position - 1])
-        pop_to(position - 1)
-
-    def append(tok: int) -> bool:
-        """Appends an accepted token; False if that made a banned phrase (rolled back)."""
-        if tok in eos:
-            found = bans.find(data, len(data), at_end=True) if bans is not None else None
-            if found is not None:
-                if matcher is not None:
-                    matcher.rollback(1)  # the EOS
-                rollback_for(found)
-                return False
-            out.stop_reason = "eos"
-            return True
-        before = len(data)
-        push(tok)
-        found = bans.find(data, before, at_end=False) if bans is not None else None
-        if found is not None:
-            rollback_for(found)
-            return False
-        commit(stable())
-        return True
-
-    while len(ids) < max_tokens and out.stop_reason != "eos":
-        position = len(ids)
-        banned_here = bans.banned.get(position, ()) if bans is not None else ()
-        if matcher is not None:
-            try:
-                matcher.fill_bitmask(bitmask, 0)
-            except DeadEndError as e:
-                dead_end_back(position, e)
-                continue
-            only = only_token(bitmask[0])
-            if only is not None and only not in banned_here:
-                # One token allowed: take the whole forced run without asking the model.
-                for tok in matcher.forced_tokens()[: max_tokens - position + 1]:
-                    if tok not in eos and len(ids) >= max_tokens:
-                        break
-                    if not matcher.advance(tok):
-                        raise InternalError(f"forced token {tok} was rejected by the matcher")
-                    out.forced += tok not in eos
-                    if not append(tok) or out.stop_reason == "eos":
-                        break
-                continue
-        if position in saved:
-            logits = saved[position].copy()  # same prefix as before the rollback
-        else:
-            logits = _to_numpy(lm.logits(prompt_ids + ids))
-            if logits.ndim != 1 or logits.shape[0] < size:
-                raise GenerationError(
-                    f"the model returned logits of shape {logits.shape}; expected one row of at least {size}"
-                )
-            logits = logits[:size]
-            if bans is not None:
-                saved[position] = logits.copy()
-        if matcher is not None:
-            # _to_numpy gave a fresh C-contiguous float32 row: straight to the Rust kernel.
-            _core.apply_bitmask_inplace(logits, bitmask)
-        for t in banned_here:
-            logits[t] = -np.inf
-        if not np.isfinite(logits).any():
-            dead_end_back(position, GenerationError("every token is masked or banned"))
-            continue
-        tok = _sample(logits, rng, temperature, top_k, top_p)
-        if matcher is not None and not matcher.advance(tok):
-            raise InternalError(f"sampled token {tok} that the mask allowed but the matcher rejected")
-        append(tok)
-
-    if bans is not None and out.stop_reason == "max_tokens":
-        # Nothing follows: a whole-word phrase right at the end is complete too.
-        found = bans.find(data, max(0, len(data) - bans.window), at_end=True)
-        if found is not None:
-            # Cut the output before the phrase rather than generating past max_tokens.
-            j = next(i for i, e in enumerate(ends) if e > found[0])
-            pop_to(max(j, committed))
-    commit(len(ids))
-    if on_text:
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            on_text(tail)
-    out.token_ids = ids
-    out.text = bytes(data).decode("utf-8", errors="replace")
-    out.accepting = out.stop_reason == "eos" or matcher is None or matcher.is_accepting()
-    out.grammar = grammar
-    out.rollbacks = bans.rollbacks if bans is not None else 0
-    return out
+    prompt_ids = _checked_prompt(lm, vocab, prompt, given_ids)
+    matcher, bans = _constraints(grammar, vocab, max_rollbacks)
+    sampler = _Sampler(np.random.default_rng(seed), temperature, top_k, top_p)
+    logits = _Logits(lm, prompt_ids, vocab.size, keep=bans is not None)
+    out = _Output(vocab, on_token, on_text)
+    return _SamplingLoop(out, logits, sampler, matcher, bans, max_tokens).run(grammar)
