@@ -1,0 +1,244 @@
+//! Runs of adjacent terminals merged into one (by one-pass concatenation where the
+//! junctions are deterministic), and terminals that match the empty string split.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::*;
+use crate::automata::{Dfa, DfaExpr};
+use crate::error::{Error, Result};
+use crate::frontend::ast::Pos;
+use crate::limits::Limits;
+
+/// Adjacent terminals are joined into one only while the result stays this small (in
+/// DFA states, see [`merge_terminal_runs`]).
+pub(super) const MERGE_MAX_STATES: usize = 4_096;
+
+/// A terminal being merged with its neighbours: its DFA, regex source (None when built
+/// by corral's own constructions), name and canonical key.
+#[derive(Clone)]
+pub(super) struct RunPart {
+    dfa: Arc<Dfa>,
+    src: Option<String>,
+    name: String,
+    key: String,
+}
+
+/// Replaces runs of adjacent terminals by one terminal (same language, fewer parser
+/// steps, and a string's quotes inside its terminal, so that the terminal ends only where
+/// the string does). Two terminals are joined by [`Dfa::concat`] where the junction is
+/// deterministic; otherwise two regex terminals are joined by the regex engine, and a
+/// terminal built from boolean operators stays apart.
+pub(super) fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
+    let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
+    // Joins tried so far, by the two parts' keys (a run may repeat one pair many times,
+    // as a long string's chunks do).
+    let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
+    for n in 0..lw.bnf.len() {
+        for a in 0..lw.bnf[n].len() {
+            let seq = lw.bnf[n][a].clone();
+            lw.bnf[n][a] = merge_seq(lw, &seq, &mut merged, &mut joins)?;
+        }
+    }
+    Ok(())
+}
+
+/// `seq` with each run of adjacent terminals merged (see [`merge_terminal_runs`]).
+pub(super) fn merge_seq(
+    lw: &mut Lowering<'_>,
+    seq: &[Sym],
+    merged: &mut HashMap<Vec<Sym>, u32>,
+    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+) -> Result<Vec<Sym>> {
+    let mut out = Vec::with_capacity(seq.len());
+    let mut i = 0;
+    while i < seq.len() {
+        let mut j = i;
+        while j < seq.len() && seq[j].is_terminal() {
+            j += 1;
+        }
+        if j - i < 2 {
+            out.push(seq[i]);
+            i += 1;
+            continue;
+        }
+        let run = &seq[i..j];
+        if let Some(&t) = merged.get(run) {
+            out.push(Sym::t(t));
+        } else {
+            let before = out.len();
+            merge_run(lw, run, joins, &mut out)?;
+            if out.len() == before + 1 {
+                merged.insert(run.to_vec(), out[before].index());
+            }
+        }
+        i = j;
+    }
+    Ok(out)
+}
+
+/// Merges one run of terminals (see [`merge_terminal_runs`]), pushing the result to `out`.
+pub(super) fn merge_run(
+    lw: &mut Lowering<'_>,
+    run: &[Sym],
+    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+    out: &mut Vec<Sym>,
+) -> Result<()> {
+    let part = |lw: &Lowering<'_>, s: Sym| {
+        let i = s.index() as usize;
+        RunPart {
+            dfa: lw.terminals[i].dfa.clone(),
+            src: lw.terminal_regex[i].clone(),
+            name: lw.terminals[i].name.clone(),
+            key: lw.terminal_key[i].clone(),
+        }
+    };
+    let all: Vec<RunPart> = run.iter().map(|&s| part(lw, s)).collect();
+    let mut parts: Vec<RunPart> = Vec::new();
+    // Segments of at most MERGE_MAX_STATES states in all: one concatenation each when
+    // every junction is deterministic (joining pairwise would copy the growing automaton
+    // at every step: an object's run of keys and values, quadratic), else pair by pair.
+    let mut start = 0;
+    while start < all.len() {
+        let mut end = start + 1;
+        let mut states = all[start].dfa.num_states();
+        while end < all.len() && states + all[end].dfa.num_states() <= MERGE_MAX_STATES {
+            states += all[end].dfa.num_states();
+            end += 1;
+        }
+        let segment = &all[start..end];
+        start = end;
+        if segment.len() > 2 {
+            let dfas: Vec<&Dfa> = segment.iter().map(|p| &*p.dfa).collect();
+            let what = format!("the terminals {}", segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" "));
+            if let Some(d) = Dfa::concat_all(&dfas, lw.limits, &what)? {
+                let src =
+                    segment.iter().map(|p| p.src.as_deref().map(group)).collect::<Option<Vec<String>>>().map(|v| v.concat());
+                let name = segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ");
+                let key = format!("seq({})", segment.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(","));
+                parts.push(RunPart { dfa: Arc::new(d), src, name, key });
+                continue;
+            }
+        }
+        merge_pairwise(lw, segment, joins, &mut parts)?;
+    }
+    for p in parts {
+        let t = match &p.src {
+            Some(src) if lw.terminal_of_regex.contains_key(src) => lw.terminal_of_regex[src],
+            Some(src) => {
+                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: p.dfa.clone() }, Some(src.clone()), p.key);
+                lw.terminal_of_regex.insert(src.clone(), id);
+                id
+            }
+            None => lw.dfa_terminal(&p.dfa, p.key, &p.name),
+        };
+        out.push(Sym::t(t));
+    }
+    Ok(())
+}
+
+/// Joins `segment` pair by pair, left to right (a junction that is not deterministic is
+/// built by subset construction within the merge budget, else the parts stay apart).
+pub(super) fn merge_pairwise(
+    lw: &Lowering<'_>,
+    segment: &[RunPart],
+    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+    parts: &mut Vec<RunPart>,
+) -> Result<()> {
+    let mut cur: Option<RunPart> = None;
+    for p in segment {
+        let next = p.clone();
+        let Some(c) = cur.take() else {
+            cur = Some(next);
+            continue;
+        };
+        if c.dfa.num_states() + next.dfa.num_states() > MERGE_MAX_STATES {
+            // Joining copies both automata; past this size it costs more than it saves.
+            parts.push(c);
+            cur = Some(next);
+            continue;
+        }
+        let what = format!("the terminals {} {}", c.name, next.name);
+        let src = match (&c.src, &next.src) {
+            (Some(x), Some(y)) => Some(format!("{}{}", group(x), group(y))),
+            _ => None,
+        };
+        let pair = (c.key.clone(), next.key.clone());
+        let joined = match joins.get(&pair) {
+            Some(j) => j.clone(),
+            None => {
+                let j = match c.dfa.concat(&next.dfa, lw.limits, &what) {
+                    Ok(Some(d)) => Some(Arc::new(d)),
+                    // A junction that is not deterministic: subset construction over the two
+                    // automata, within the merge budget (else the parser reads them one by one).
+                    Ok(None) => {
+                        let small = Limits { max_dfa_states: MERGE_MAX_STATES, ..lw.limits.clone() };
+                        let e = DfaExpr::Seq(vec![DfaExpr::Leaf(&c.dfa), DfaExpr::Leaf(&next.dfa)]);
+                        Dfa::from_expr(&e, &small, &what).ok().map(Arc::new)
+                    }
+                    Err(Error::LimitExceeded { .. }) => None,
+                    Err(e) => return Err(e),
+                };
+                joins.insert(pair, j.clone());
+                j
+            }
+        };
+        match joined {
+            Some(dfa) => {
+                let key = format!("seq({},{})", c.key, next.key);
+                cur = Some(RunPart { dfa, src, name: format!("{} {}", c.name, next.name), key });
+            }
+            None => {
+                parts.push(c);
+                cur = Some(next);
+            }
+        }
+    }
+    parts.extend(cur);
+    Ok(())
+}
+
+/// A terminal that matches "" becomes a nullable helper rule `ε | T⁺`.
+pub(super) fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
+    let mut replacement: HashMap<u32, Option<Sym>> = HashMap::new();
+    let used: HashSet<u32> = lw.bnf.iter().flatten().flatten().filter(|s| s.is_terminal()).map(|s| s.index()).collect();
+    let mut used: Vec<u32> = used.into_iter().collect();
+    used.sort_unstable();
+    for t in used {
+        if !lw.terminals[t as usize].dfa.accepts_empty() {
+            continue;
+        }
+        let name = lw.terminals[t as usize].name.clone();
+        let sym = match lw.terminals[t as usize].dfa.without_empty(lw.limits, &name) {
+            Ok(dfa) => {
+                let key = format!("plus({})", lw.terminal_key[t as usize]);
+                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa: Arc::new(dfa) }, None, key);
+                let origin = (name.clone(), Pos::default());
+                let k = lw.nt_names.len();
+                let n = lw.new_nt(format!("{name}?#{k}"), origin);
+                lw.bnf[n as usize] = vec![vec![], vec![Sym::t(plus)]];
+                Some(Sym::n(n))
+            }
+            Err(Error::EmptyLanguage { .. }) => None, // matches only "": drop it
+            Err(e) => return Err(e),
+        };
+        replacement.insert(t, sym);
+    }
+    if replacement.is_empty() {
+        return Ok(());
+    }
+    for alts in lw.bnf.iter_mut() {
+        for seq in alts.iter_mut() {
+            let mut out = Vec::with_capacity(seq.len());
+            for &s in seq.iter() {
+                match (s.is_terminal(), replacement.get(&s.index())) {
+                    (true, Some(Some(r))) => out.push(*r),
+                    (true, Some(None)) => {}
+                    _ => out.push(s),
+                }
+            }
+            *seq = out;
+        }
+    }
+    Ok(())
+}
