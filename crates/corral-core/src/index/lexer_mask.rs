@@ -8,9 +8,10 @@
 //! pairs. The walk also records the trie nodes where the terminal may end
 //! ("completions"): only the subtrees below those nodes need the parser.
 
-use crate::automata::{Dfa, DEAD};
+use crate::automata::Dfa;
 use crate::index::string_safe::string_safe_slice_mask;
-use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
+use crate::index::walker::DfaWalker;
+use crate::vocab::{TokenTrie, Vocabulary};
 
 /// The lexer part of a mask for one open (terminal, DFA state) pair.
 #[derive(Debug)]
@@ -28,52 +29,12 @@ impl LexMask {
     }
 }
 
-/// One DFA's state per trie depth, and whether the last byte left it accepting.
-pub(crate) struct Walker<'a> {
-    dfa: &'a Dfa,
-    stack: Vec<u32>,
-    /// Does the DFA accept after the last byte pushed?
-    pub(crate) accepting: bool,
-}
-
-impl<'a> Walker<'a> {
-    /// A walker standing in `state` of `dfa`, reusing `stack`'s allocation.
-    pub(crate) fn with_stack(dfa: &'a Dfa, state: u32, mut stack: Vec<u32>) -> Walker<'a> {
-        stack.clear();
-        stack.push(state);
-        Walker { dfa, stack, accepting: false }
-    }
-
-    /// Gives the stack's allocation back.
-    pub(crate) fn into_stack(self) -> Vec<u32> {
-        self.stack
-    }
-
-    /// A walker standing in `state` of `dfa`.
-    pub(crate) fn new(dfa: &'a Dfa, state: u32, depth: usize) -> Walker<'a> {
-        let mut stack = Vec::with_capacity(depth + 1);
-        stack.push(state);
-        Walker { dfa, stack, accepting: false }
-    }
-}
-
-impl ByteRecognizer for Walker<'_> {
-    #[inline(always)]
-    fn push_byte(&mut self, byte: u8) -> bool {
-        let q = self.dfa.next(*self.stack.last().unwrap_or(&DEAD), byte);
-        if q == DEAD {
-            return false;
-        }
-        self.accepting = self.dfa.is_accepting(q);
-        self.stack.push(q);
-        true
-    }
-
-    #[inline(always)]
-    fn pop_bytes(&mut self, n: usize) {
-        let len = self.stack.len() - n;
-        self.stack.truncate(len);
-    }
+/// What a terminal T reads below a set of trie nodes: the tokens read inside T, and the
+/// nodes where T may end (where the parser goes on).
+#[derive(Debug)]
+pub(crate) struct AfterEnd {
+    pub(crate) tokens: crate::index::state_mask::StateMask,
+    pub(crate) ends: Vec<u32>,
 }
 
 /// Computes the lexer mask of DFA `dfa` standing in `state`: a walk of the whole trie, or,
@@ -84,7 +45,7 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
     let trie = vocab.trie();
     // A terminal must not end inside a slice token: its end would need the parser there.
     if let Some((slice, mut bits)) = string_safe_slice_mask(vocab, dfa, state, false) {
-        let mut walker = Walker::new(dfa, state, slice.rest.max_depth());
+        let mut walker = DfaWalker::new(dfa, state, slice.rest.max_depth());
         let mut completions = Vec::new();
         slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
             for &t in tokens {
@@ -102,7 +63,7 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
 
 /// [`compute`] by a walk of the whole trie.
 pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
-    let mut walker = Walker::new(dfa, state, trie.max_depth());
+    let mut walker = DfaWalker::new(dfa, state, trie.max_depth());
     // Ids, not bits: most such masks (a keyword, a number's first digits) are a few
     // tokens, and a row of bits would cost a pass over 4k words to read back.
     let mut ids = Vec::new();

@@ -4,15 +4,22 @@
 //! * [`compiled`]: [`CompiledGrammar`], a grammar compiled against a vocabulary, whose
 //!   masks are computed per DFA state (regular grammars) or per parser state (context-free
 //!   grammars) and cached;
+//! * `dfa_mask`: masks of a regular grammar, per DFA state;
+//! * `cfg_mask`: masks of a context-free grammar, per parser position;
 //! * `walker`: the one DFA walker over the token trie;
 //! * `lexer_mask`: the tokens a terminal's DFA state reads without ending (cached per
 //!   terminal and state);
 //! * `string_safe`: masks over the vocabulary's string-safe slices;
 //! * `state_mask`: a cached mask, sparse or dense.
 
+mod cfg_mask;
 pub mod compiled;
+mod dfa_mask;
 pub(crate) mod lexer_mask;
 pub(crate) mod state_mask;
 pub(crate) mod string_safe;
+#[cfg(test)]
+mod tests;
+pub(crate) mod walker;
 
 pub use compiled::CompiledGrammar;

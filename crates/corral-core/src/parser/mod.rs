@@ -6,11 +6,20 @@
 //! an [`Overlay`] reads bytes on top of it without changing it (the token trie walks) and
 //! is committed by [`advance_chart`]. `completion` finds the shortest way to a sentence.
 
+mod chart;
+mod completion;
 pub mod earley;
+mod overlay;
+mod state_key;
 
 #[cfg(test)]
 mod perm_tests;
 #[cfg(test)]
 mod tests;
 
-pub use earley::{advance_chart, Chart, EarleyGrammar, Overlay};
+use chart::*;
+pub use chart::{advance_chart, Chart};
+pub use earley::EarleyGrammar;
+use earley::*;
+pub use overlay::Overlay;
+use overlay::*;

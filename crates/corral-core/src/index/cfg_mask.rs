@@ -1,0 +1,269 @@
+//! Masks of a context-free grammar at a parser position: the union of the open
+//! terminals' lexer masks, plus the tokens in which a terminal ends and the parser goes
+//! on, computed below the trie nodes where it ends and cached per (terminal, state, next
+//! terminal); whole masks cached per canonical parser state.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLock};
+
+use super::compiled::{CompiledGrammar, Engine};
+use super::lexer_mask::{self as lexmask, AfterEnd, LexMask};
+use super::state_mask::StateMask;
+use super::walker::DfaWalker;
+use crate::error::Result;
+use crate::parser::{Chart, EarleyGrammar, Overlay};
+use crate::util::hash::FastMap;
+
+/// Longest parser-state key cached (deeper states are computed every time).
+const STATE_KEY_MAX_WORDS: usize = 1 << 14;
+
+impl CompiledGrammar {
+    /// The mask of a context-free parse `chart`: the cached lexer mask of the terminals
+    /// open here, plus the tokens in which a terminal ends and the parser goes on (a trie
+    /// walk with the Earley recognizer below each such node). Returns the number of
+    /// allowed ids.
+    pub(crate) fn chart_mask(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
+        let Engine::Cfg { earley, lex_cache, state_cache, .. } = &self.engine else {
+            unreachable!("chart_mask is only called on context-free grammars")
+        };
+        // The key is built in a buffer kept per thread (one per mask otherwise).
+        thread_local! {
+            static KEY: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut key = KEY.with(|k| std::mem::take(&mut *k.borrow_mut()));
+        let keyed = chart.state_key(earley, &mut key, STATE_KEY_MAX_WORDS);
+        if keyed {
+            if let Some(m) = state_cache.read().ok().and_then(|c| c.get(key.as_slice()).cloned()) {
+                m.write(out);
+                KEY.with(|k| *k.borrow_mut() = key);
+                return Ok(m.count);
+            }
+        }
+        let count = self.chart_mask_uncached(earley, lex_cache, chart, out)?;
+        if keyed && self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes {
+            let m = StateMask::from_bits(out.to_vec());
+            self.mask_bytes.fetch_add(m.memory_bytes() + key.len() * 4, Ordering::Relaxed);
+            if let Ok(mut c) = state_cache.write() {
+                c.insert(key.into_boxed_slice(), Arc::new(m));
+            }
+        }
+        Ok(count)
+    }
+
+    fn chart_mask_uncached(
+        &self,
+        earley: &EarleyGrammar,
+        lex_cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        chart: &Chart,
+        out: &mut [u32],
+    ) -> Result<u32> {
+        let open = chart.lex_entries(earley);
+        let mut pairs: Vec<(u32, u32)> = open.iter().map(|&(t, q, _)| (t, q)).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        out.fill(0);
+        let mut ov: Option<Overlay<'_>> = None;
+        for &(term, state) in &pairs {
+            let lex = self.lex_mask(earley, lex_cache, term, state);
+            lex.tokens.or_into(out);
+            if lex.completions.is_empty() {
+                continue;
+            }
+            // Below a node where the terminal may end, the parser takes over: the parser
+            // state there is the same at every such node, so it is built once.
+            let completed: Vec<(u32, u32)> =
+                open.iter().filter(|&&(t, q, _)| (t, q) == (term, state)).map(|&(t, _, origin)| (t, origin)).collect();
+            let ov = ov.get_or_insert_with(|| Overlay::new(earley, chart));
+            if !ov.push_completed(&completed) {
+                break;
+            }
+            let (set, expected) = ov.current_expected();
+            for next in expected {
+                let after = self.after_end(earley, (term, state), next, &lex.completions);
+                after.tokens.or_into(out);
+                if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
+                    continue;
+                }
+                self.walk_after_end(earley, ov, &after.ends, out)?;
+                ov.pop(1);
+            }
+            ov.pop(1);
+        }
+        if let Some(e) = ov.and_then(|mut o| o.error.take()) {
+            return Err(e);
+        }
+        if chart.is_accepting() {
+            for &e in self.vocab.eos_ids() {
+                out[(e >> 5) as usize] |= 1 << (e & 31);
+            }
+        }
+        Ok(out.iter().map(|w| w.count_ones()).sum())
+    }
+
+    /// Marks the tokens below the trie nodes `nodes` that the parse in `ov` (which stands
+    /// just after a terminal ended at each of them, with no terminal open) can read: for
+    /// each terminal the parser expects, a DFA walk of the children it can start with
+    /// marks the tokens read inside it; where it may end, the parser's next state is built
+    /// once for all those nodes and the walk goes on below them.
+    ///
+    /// The walk goes as deep as the longest token, so it keeps its own stack of frames
+    /// (one per terminal ended inside a token) instead of recursing on the thread's stack.
+    fn walk_after_end(&self, earley: &EarleyGrammar, ov: &mut Overlay<'_>, nodes: &[u32], out: &mut [u32]) -> Result<()> {
+        /// One parser position inside the tokens: the end nodes below which it reads, the
+        /// terminals it expects, and the next of those to try.
+        struct Frame {
+            candidates: Vec<u32>,
+            set: u32,
+            expected: Vec<u32>,
+            next: usize,
+        }
+        let frame = |ov: &Overlay<'_>, nodes: &[u32]| -> Option<Frame> {
+            let trie = self.vocab.trie();
+            let (set, expected) = ov.current_expected();
+            let fold = |f: &[u64; 4]| f.iter().fold(0u64, |a, &w| a | w);
+            // Most end nodes have no child that can start any expected terminal (an
+            // identifier ends at every letter, and letters follow): drop them once.
+            let any_first = expected.iter().fold(0u64, |a, &t| a | fold(earley.first_bytes(t)));
+            let candidates: Vec<u32> = nodes.iter().copied().filter(|&n| trie.child_bits(n) & any_first != 0).collect();
+            (!candidates.is_empty()).then_some(Frame { candidates, set, expected, next: 0 })
+        };
+        // Frames above the first were each entered by one `push_completed` on `ov`.
+        let mut stack: Vec<Frame> = frame(ov, nodes).into_iter().collect();
+        let mut ends: Vec<u32> = Vec::new();
+        while let Some(top) = stack.last_mut() {
+            crate::util::interrupt::check()?;
+            if top.next == top.expected.len() {
+                stack.pop();
+                if !stack.is_empty() {
+                    ov.pop(1);
+                }
+                continue;
+            }
+            let term = top.expected[top.next];
+            top.next += 1;
+            ends.clear();
+            self.read_terminal_below(earley, term, &top.candidates, out, &mut ends);
+            if ends.is_empty() {
+                continue;
+            }
+            // Walks from a node and from its descendant reach the same nodes: without
+            // this, a terminal that ends at every byte and may follow itself multiplies
+            // the end nodes at each level (exponential in the token's length).
+            ends.sort_unstable();
+            ends.dedup();
+            let set = top.set;
+            if !ov.push_completed(&[(term, set)]) {
+                // A limit was hit (the overlay holds the error): unwind every frame.
+                ov.pop(stack.len() - 1);
+                return Ok(());
+            }
+            match frame(ov, &ends) {
+                Some(f) => stack.push(f),
+                None => ov.pop(1),
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks terminal `term` (from its start) below each of `nodes`: marks in `out` the
+    /// tokens read inside it and appends to `ends` the nodes with children where it may end.
+    fn read_terminal_below(&self, earley: &EarleyGrammar, term: u32, nodes: &[u32], out: &mut [u32], ends: &mut Vec<u32>) {
+        let trie = self.vocab.trie();
+        let first = earley.first_bytes(term);
+        let first_folded = first.iter().fold(0u64, |a, &w| a | w);
+        let dfa = &earley.cfg().terminals[term as usize].dfa;
+        let mut walker_stack: Vec<u32> = Vec::with_capacity(trie.max_depth() + 1);
+        for &node in nodes {
+            if trie.child_bits(node) & first_folded == 0 {
+                continue;
+            }
+            for (child, byte) in trie.children(node) {
+                if first[(byte >> 6) as usize] >> (byte & 63) & 1 == 0 {
+                    continue;
+                }
+                let q = dfa.next(dfa.start(), byte);
+                for &t in trie.tokens_at(child) {
+                    out[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+                if dfa.is_accepting(q) && trie.has_children(child) {
+                    ends.push(child);
+                }
+                let mut walker = DfaWalker::with_stack(dfa, q, std::mem::take(&mut walker_stack));
+                trie.walk_nodes(child, &mut walker, |w, m, tokens| {
+                    for &t in tokens {
+                        out[(t >> 5) as usize] |= 1 << (t & 31);
+                    }
+                    if w.accepting && trie.has_children(m) {
+                        ends.push(m);
+                    }
+                });
+                walker_stack = walker.into_stack();
+            }
+        }
+    }
+
+    /// What terminal `term` reads below `nodes` (the completions of `pair`), cached.
+    fn after_end(&self, earley: &EarleyGrammar, pair: (u32, u32), term: u32, nodes: &[u32]) -> Arc<AfterEnd> {
+        let Engine::Cfg { after_end_cache, .. } = &self.engine else {
+            unreachable!("after_end is only called on context-free grammars")
+        };
+        // What follows the terminal's end depends on the completions only, which states
+        // equivalent over the trie's depth share.
+        let dfa = &earley.cfg().terminals[pair.0 as usize].dfa;
+        let key = (pair.0, dfa.equivalent_within(pair.1, self.vocab.trie().max_depth()), term);
+        if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+            return a;
+        }
+        let mut bits = vec![0u32; self.vocab.mask_words()];
+        let mut ends = Vec::new();
+        self.read_terminal_below(earley, term, nodes, &mut bits, &mut ends);
+        ends.sort_unstable();
+        ends.dedup();
+        let a = Arc::new(AfterEnd { tokens: StateMask::from_bits(bits), ends });
+        self.mask_bytes.fetch_add(a.tokens.memory_bytes() + a.ends.len() * 4, Ordering::Relaxed);
+        if let Ok(mut c) = after_end_cache.write() {
+            c.insert(key, a.clone());
+        }
+        a
+    }
+
+    /// The cached lexer mask of terminal `term` in DFA state `state`.
+    fn lex_mask(
+        &self,
+        earley: &EarleyGrammar,
+        cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        term: u32,
+        state: u32,
+    ) -> Arc<LexMask> {
+        let dfa = &earley.cfg().terminals[term as usize].dfa;
+        // A lexer mask reads at most the trie's depth: equivalent states share it.
+        let state = dfa.equivalent_within(state, self.vocab.trie().max_depth());
+        if let Some(l) = cache.read().ok().and_then(|c| c.get(&(term, state)).cloned()) {
+            return l;
+        }
+        let l = Arc::new(lexmask::compute(&self.vocab, dfa, state));
+        self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
+        if let Ok(mut c) = cache.write() {
+            c.insert((term, state), l.clone());
+        }
+        l
+    }
+
+    /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer
+    /// cache): the reference the fast path is tested against.
+    pub(crate) fn chart_mask_reference(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
+        let Engine::Cfg { earley, .. } = &self.engine else { unreachable!("chart_mask is only called on context-free grammars") };
+        out.fill(0);
+        let mut ov = Overlay::new(earley, chart);
+        self.vocab.trie().walk(&mut ov, |t| out[(t >> 5) as usize] |= 1 << (t & 31));
+        if let Some(e) = ov.error.take() {
+            return Err(e);
+        }
+        if chart.is_accepting() {
+            for &e in self.vocab.eos_ids() {
+                out[(e >> 5) as usize] |= 1 << (e & 31);
+            }
+        }
+        Ok(out.iter().map(|w| w.count_ones()).sum())
+    }
+}

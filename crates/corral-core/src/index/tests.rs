@@ -1,0 +1,232 @@
+use std::sync::Arc;
+
+use super::compiled::*;
+use super::lexer_mask as lexmask;
+use super::string_safe::string_safe_slice_mask;
+use crate::automata::DEAD;
+use crate::grammar::Grammar;
+use crate::limits::Limits;
+use crate::vocab::{TokenKind, Vocabulary};
+use crate::Matcher;
+
+/// Every byte string of length 1..=3 over a small alphabet that includes the halves of a
+/// two-byte UTF-8 character, plus EOS.
+fn all_short_tokens() -> Vocabulary {
+    let alphabet: [u8; 6] = [b'a', b'b', b'1', b'.', 0xc3, 0xa9];
+    let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
+    for len in 1..=3 {
+        for mut n in 0..alphabet.len().pow(len) {
+            let mut t = Vec::new();
+            for _ in 0..len {
+                t.push(alphabet[n % alphabet.len()]);
+                n /= alphabet.len();
+            }
+            toks.push(Some(t));
+        }
+    }
+    toks.push(None);
+    let eos = toks.len() as u32 - 1;
+    Vocabulary::new(toks, &[], &[eos], None).unwrap()
+}
+
+#[test]
+fn trie_masks_equal_brute_force_on_every_state() {
+    let vocab = Arc::new(all_short_tokens());
+    for pattern in [r"a+b?", r"(ab|1\.)*é", r"[^a]{2,5}", r"\d+(\.\d+)?", r"(a|é)b(1|\.)+", ""] {
+        let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+        let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), true).unwrap();
+        for state in 1..c.dfa().unwrap().num_states() as u32 {
+            let mut got = vec![0u32; vocab.mask_words()];
+            c.state_mask(state).write(&mut got);
+            for id in 0..vocab.size() as u32 {
+                let want = match vocab.kind(id) {
+                    TokenKind::Normal => c.dfa().unwrap().walk(state, vocab.token_bytes(id)) != DEAD,
+                    TokenKind::Eos => c.dfa().unwrap().is_accepting(state),
+                    _ => false,
+                };
+                let bit = got[(id >> 5) as usize] >> (id & 31) & 1 == 1;
+                assert_eq!(bit, want, "/{pattern}/ state {state} token {id}");
+            }
+        }
+    }
+}
+
+/// Tokens of free text and of JSON syntax, short and long (past the 8- and 16-byte slice
+/// bounds), with unfinished and malformed UTF-8.
+fn text_tokens() -> Vocabulary {
+    let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
+    let pieces: [&[u8]; 14] =
+        [b"a", b"b", b" ", b"\"", b"\\", b"n", "é".as_bytes(), &[0xc3], &[0xa9], b"\n", b"}", b":", b"%", b"1"];
+    for x in pieces {
+        toks.push(Some(x.to_vec()));
+        for y in pieces {
+            toks.push(Some([x, y].concat()));
+        }
+    }
+    for n in [5usize, 8, 9, 12, 16, 17, 24, 40] {
+        toks.push(Some(b"ab".repeat(n).into_iter().take(n).collect()));
+        toks.push(Some("é".repeat(n / 2).into_bytes()));
+        let mut t = b"x".repeat(n - 1);
+        t.push(b'"');
+        toks.push(Some(t));
+    }
+    toks.push(Some(b"a\\nb".to_vec()));
+    toks.push(Some(b"\",\"".to_vec()));
+    toks.push(None);
+    let eos = toks.len() as u32 - 1;
+    Vocabulary::new(toks, &[], &[eos], None).unwrap()
+}
+
+/// Masks through the string-safe slices equal those of a walk of the whole trie, for
+/// regular grammars (per DFA state) and for lexer masks (tokens and end nodes).
+#[test]
+fn string_safe_slices_change_no_mask() {
+    let vocab = Arc::new(text_tokens());
+    assert_eq!(vocab.string_safe_slices().iter().map(|s| s.max_len).collect::<Vec<_>>(), vec![40, 32, 16, 8]);
+    let patterns = [
+        r#""(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*""#,
+        r#""[^"\\\x00-\x1f]{0,20}""#,
+        r#"[^"\\\x00-\x1f]{3,30}"#,
+        r"[ab ]*",
+        r"(?s:.)*",
+        r#"[^"]*"x"#,
+        r"(?:ab)+",
+        r"a{0,12}",
+        // Risky bytes: `b` dies always; `b` after `a` only; the second byte of `é` only.
+        r#""[^"\\\x00-\x1fb]*""#,
+        r#""(?:[^"\\\x00-\x1fa]|a[^"\\\x00-\x1fb])*""#,
+        r"(?:[^é])*",
+        r#""[^"\\\x00-\x1f]*b[^"\\\x00-\x1f]*""#,
+        // Dangerous states entered by `%`: ASCII only, and with any character.
+        r#""(?:[0-9a-z :}]|%[0-9a-f][0-9a-f])*""#,
+        r#""(?:[^"\\\x00-\x1f%]|%1[0-9a-f])*""#,
+        r"(?:[ab1]|%1)*",
+        // Counts that run out inside a slice token: the short tokens need no reading.
+        r#""[ab1 ]{2,12}""#,
+        r"[ab1%]{0,6}",
+        r#""(?:[ab1 ]|é){2,12}""#,
+        // Room for 32 bytes but not 40: the 32-byte slice, with the 40-byte tokens read.
+        r#""[^"\\\x00-\x1f]{0,36}""#,
+    ];
+    let (mut sliced, mut risky, mut mid) = (0, 0, 0);
+    for pattern in patterns {
+        let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+        let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+        let dfa = c.dfa().unwrap();
+        for state in 1..dfa.num_states() as u32 {
+            let (mut got, mut want) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+            c.state_mask(state).write(&mut got);
+            c.compute_mask_full(state).write(&mut want);
+            assert_eq!(got, want, "/{pattern}/ state {state}");
+            let fast = lexmask::compute(&vocab, dfa, state);
+            let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words());
+            let (mut a, mut b) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+            fast.tokens.write(&mut a);
+            full.tokens.write(&mut b);
+            assert_eq!(a, b, "lexer /{pattern}/ state {state}");
+            let (mut ea, mut eb) = (fast.completions.clone(), full.completions.clone());
+            ea.sort_unstable();
+            eb.sort_unstable();
+            assert_eq!(ea, eb, "ends /{pattern}/ state {state}");
+            let clear = vocab.string_safe_slices().iter().any(|s| dfa.admits_string_safe(state, s.max_len, true));
+            sliced += clear as usize;
+            mid += (string_safe_slice_mask(&vocab, dfa, state, true).map(|(s, _)| s.max_len) == Some(32)) as usize;
+            risky += (!clear && string_safe_slice_mask(&vocab, dfa, state, true).is_some()) as usize;
+        }
+    }
+    assert!(sliced >= 10, "the slices were used in {sliced} states only");
+    assert!(risky >= 4, "slices with risky bytes were used in {risky} states only");
+    assert!(mid >= 4, "the 32-byte slice was used in {mid} states only");
+}
+
+/// Masks on a vocabulary where a node's children are exactly the readable bytes, or
+/// none of them, or only part of a multi-byte character (regular and lexer masks).
+#[test]
+fn masks_where_children_are_partly_readable() {
+    let words: [&[u8]; 12] = [b"a", b"ab", b"abb", b"abx", b"b", b"ba", b"x", b"xy", b"\xc3", b"\xc3\xa9", b"a\xc3\xa9", b"b\""];
+    let mut toks: Vec<Option<Vec<u8>>> = words.iter().map(|w| Some(w.to_vec())).collect();
+    toks.push(None);
+    let eos = toks.len() as u32 - 1;
+    let vocab = Arc::new(Vocabulary::new(toks, &[], &[eos], None).unwrap());
+    for pattern in [r"[ab]*", r"a(?:b|é)*", r#"[ab]*""#, r"x|xy", r"b|ba"] {
+        let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+        let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+        let dfa = c.dfa().unwrap();
+        for state in 1..dfa.num_states() as u32 {
+            let mut got = vec![0u32; vocab.mask_words()];
+            c.state_mask(state).write(&mut got);
+            let lex = lexmask::compute(&vocab, dfa, state);
+            let mut lex_bits = vec![0u32; vocab.mask_words()];
+            lex.tokens.write(&mut lex_bits);
+            for id in 0..eos {
+                let want = dfa.walk(state, vocab.token_bytes(id)) != DEAD;
+                assert_eq!(got[(id >> 5) as usize] >> (id & 31) & 1 == 1, want, "/{pattern}/ state {state} token {id}");
+                assert_eq!(
+                    lex_bits[(id >> 5) as usize] >> (id & 31) & 1 == 1,
+                    want,
+                    "lexer /{pattern}/ state {state} token {id}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn matcher_rejects_and_rolls_back() {
+    let vocab = Arc::new(all_short_tokens());
+    let g = Grammar::regex(r"ab1", &Limits::default(), None).unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
+    let id = |s: &[u8]| (0..vocab.size() as u32).find(|&i| vocab.token_bytes(i) == s).unwrap();
+    let mut m = Matcher::new(c);
+    assert!(!m.advance(id(b"b")).unwrap());
+    assert!(m.advance(id(b"ab")).unwrap());
+    assert!(!m.is_accepting());
+    assert!(m.advance(id(b"1")).unwrap());
+    assert!(m.is_accepting());
+    m.rollback(1).unwrap();
+    assert!(!m.is_accepting());
+    assert!(m.rollback(2).is_err());
+    assert_eq!(m.forced_tokens().unwrap(), vec![id(b"1"), vocab.eos_ids()[0]]);
+}
+
+/// The cached lexer path and the plain Earley trie walk give the same masks, along
+/// random walks through several grammars.
+#[test]
+fn cfg_fast_masks_equal_reference() {
+    use crate::frontend::Dialect;
+    let vocab = Arc::new(all_short_tokens());
+    let grammars = [
+        r#"s ::= "a" s "b" | "1" | s "." s ;"#,
+        r#"s ::= ws v ; v ::= "[" ws (v ("." ws v)*)? "b" ws | [a1]+ ws | "é" ; ws ::= "b"* ;"#,
+        r#"s ::= x "ab" ; x ::= [a]+ | "1" s "." ;"#,
+        r#"s ::= "1" except!("a.") "a." s? ;"#,
+        r#"e ::= e e | "a" | "b1" | "(" e ")" ;"#,
+    ];
+    for text in grammars {
+        let g = Grammar::cfg_text(text, Dialect::Ebnf, None, &Limits::default(), None).unwrap();
+        let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
+        let mut seed = 12345u64;
+        for _walk in 0..20 {
+            let mut m = Matcher::new(c.clone());
+            for _step in 0..12 {
+                let mut fast = vec![0u32; vocab.mask_words()];
+                let mut slow = vec![0u32; vocab.mask_words()];
+                m.fill_mask(&mut fast).unwrap();
+                let Some(chart) = m.chart() else { panic!("a grammar has a chart") };
+                c.chart_mask_reference(chart, &mut slow).unwrap();
+                assert_eq!(fast, slow, "{text}");
+                let allowed: Vec<u32> =
+                    (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let t = allowed[(seed >> 33) as usize % allowed.len()];
+                assert!(m.advance(t).unwrap());
+                if m.is_finished() {
+                    break;
+                }
+            }
+        }
+    }
+}
