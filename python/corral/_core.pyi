@@ -1,7 +1,8 @@
-"""Type stubs for ``corral._core``, the native module (crates/corral-py/src/lib.rs).
+"""Type stubs for ``corral._core``, the native module (crates/corral-py/src/).
 
 It only converts arguments, checks buffers, releases the GIL around mask work, and raises
-the exception classes of ``corral.errors``. Token ids, rows and counts accept any integer
+the exception classes of ``corral.errors`` (which registers them with ``_register_errors``
+when it is imported). Token ids, rows and counts accept any integer
 with ``__index__`` (an int, a numpy or torch integer), but not a bool.
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "get_num_threads",
     "apply_bitmask_inplace",
     "_rebuild_grammar",
+    "_register_errors",
     "_panic_for_test",
     "_prebuild_table",
     "_prebuilt_patterns",
@@ -290,6 +292,12 @@ def apply_bitmask_inplace(logits: NDArray[np.float32] | NDArray[np.float64], bit
 
 def _rebuild_grammar(constructor: Literal["regex", "cfg"], args: tuple[Any, ...]) -> Grammar:
     """Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by."""
+
+def _register_errors(classes: dict[str, type[BaseException]]) -> None:
+    """Stores the exception classes the binding raises: `corral/errors.py` calls it once, at
+    import, with its classes by name (`CorralError` and every class the binding raises;
+    others are ignored). Registering the same classes again does nothing; other classes
+    cannot replace them (`ImportError`)."""
 
 def _panic_for_test() -> None:
     """Panics on purpose, to test that a Rust panic reaches Python as corral.InternalError."""
