@@ -122,21 +122,6 @@ def test_limit_counted_repetition():
     assert compiled.matches(b"a" * 1000) and not compiled.matches(b"a" * 999) and not compiled.matches(b"a" * 1001)
 
 
-def test_limits_defaults_are_documented():
-    limits = corral.Limits()
-    assert limits.dfa_size_limit == 256 << 20
-    assert limits.max_dfa_states == 200_000
-    assert "dfa_size_limit" in repr(limits)
-    from pathlib import Path
-
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "limits.md").read_text()
-    names = [n for n in dir(limits) if n.startswith(("max_", "regex_", "nfa_", "dfa_"))]
-    assert len(names) == 15, names
-    for name in names:
-        row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}`"))
-        assert f"| {getattr(limits, name)} |" in row, row
-
-
 def test_rust_panic_becomes_internal_error():
     from corral import _core
 

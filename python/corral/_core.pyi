@@ -69,6 +69,17 @@ class Limits:
         max_completion_bytes: int | None = None,
         max_mask_cache_bytes: int | None = None,
         max_compile_ms: int | None = None,
+        max_schema_alternatives: int | None = None,
+        max_schema_depth: int | None = None,
+        max_schema_document_depth: int | None = None,
+        max_schema_value_depth: int | None = None,
+        max_schema_passes: int | None = None,
+        max_pattern_properties: int | None = None,
+        max_counted_items: int | None = None,
+        max_spelled_count: int | None = None,
+        max_multiple_states: int | None = None,
+        max_number_states: int | None = None,
+        max_indent_depth: int | None = None,
     ) -> Limits: ...
     @property
     def max_pattern_bytes(self) -> int:
@@ -115,6 +126,39 @@ class Limits:
     @property
     def max_compile_ms(self) -> int:
         """Wall-clock milliseconds one build step (grammar, schema translation, compile) may take."""
+    @property
+    def max_schema_alternatives(self) -> int:
+        """JSON Schema: most alternatives one subschema expands to (anyOf x anyOf, oneOf, if)."""
+    @property
+    def max_schema_depth(self) -> int:
+        """JSON Schema: deepest nesting of subschemas read in place (allOf, anyOf, not, $ref...)."""
+    @property
+    def max_schema_document_depth(self) -> int:
+        """JSON Schema: deepest nesting of JSON values in the schema document."""
+    @property
+    def max_schema_value_depth(self) -> int:
+        """JSON Schema: deepest chain of value rules built inside one another."""
+    @property
+    def max_schema_passes(self) -> int:
+        """JSON Schema: most translations of one schema (each drops subschemas found to allow no value)."""
+    @property
+    def max_pattern_properties(self) -> int:
+        """JSON Schema: most patternProperties patterns that apply to one object."""
+    @property
+    def max_counted_items(self) -> int:
+        """JSON Schema: largest maxItems of an array that also has contains."""
+    @property
+    def max_spelled_count(self) -> int:
+        """JSON Schema: most grammar states a counted contains spells out (10x for an object's counted properties)."""
+    @property
+    def max_multiple_states(self) -> int:
+        """JSON Schema: most states of one multipleOf step's residue automaton."""
+    @property
+    def max_number_states(self) -> int:
+        """JSON Schema: most states of a number set's automaton (bounds, steps, excluded values)."""
+    @property
+    def max_indent_depth(self) -> int:
+        """JSON Schema with indent: deepest nesting of containers in an output value."""
     def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, int]]:
         """The keyword arguments that rebuild these limits: how they pickle."""
     def __eq__(self, value: object, /) -> bool: ...
