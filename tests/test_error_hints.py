@@ -1,7 +1,8 @@
 """Every hint in an error names something that exists: each limit the core names in a
 `LimitExceededError` ("... Limits.<name> ...; raise the limit") is a field of
-`corral.Limits`; each limit the JSON Schema translator names is documented in
-docs/limits.md; each `corral.<name>` an error message mentions is in the package."""
+`corral.Limits`; each limit the JSON Schema translator names is one too, with its row in
+docs/limits.md; each `Limits.<name>` and `corral.<name>` an error message mentions
+exists."""
 
 from __future__ import annotations
 
@@ -39,16 +40,33 @@ def test_core_limits_named_in_errors_are_limits_fields():
     assert not missing, f"errors name limits corral.Limits does not have: {missing}"
 
 
-def test_translator_limits_are_documented():
+def test_translator_limits_are_limits_fields_and_documented():
     doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
     names = set()
-    for path in PYTHON:
-        # A limit is named with its value: `"max_schema_depth", MAX_SCHEMA_DEPTH`.
+    for path in sorted((ROOT / "python" / "corral" / "_schema").glob("*.py")):
+        # A limit is named with its value: `"max_schema_depth", self.limits.max_schema_depth`.
         text = path.read_text(encoding="utf-8")
-        names.update(re.findall(r'"(max_\w+)",\s*(?:[A-Z][A-Z_]{2,}|\d|self\.\w+)', text))
-    assert names, "the scan found no limit names"
-    undocumented = sorted(n for n in names if n not in doc)
-    assert not undocumented, f"limits named in Python errors but not in docs/limits.md: {undocumented}"
+        names.update(re.findall(r'"(max_\w+)",\s*(?:[A-Za-z_][\w.]*|\d)', text))
+    assert len(names) >= 12, names  # the translator's own caps and the engine's it checks
+    limits = corral.Limits()
+    missing = sorted(n for n in names if not hasattr(limits, n))
+    assert not missing, f"Python errors name limits corral.Limits does not have: {missing}"
+    undocumented = sorted(n for n in names if f"| `{n}` |" not in doc)
+    assert not undocumented, f"limits named in Python errors but not in the table of docs/limits.md: {undocumented}"
+
+
+def test_limits_named_in_messages_are_fields():
+    # "raise Limits.max_x", "Limits.max_x = 5" in any message, Rust or Python.
+    mentioned = set()
+    for path in RUST + PYTHON:
+        if "/tests/" in str(path):
+            continue
+        for literal in re.findall(r'"((?:[^"\\\n]|\\.)*)"', _code(path)):
+            mentioned.update(re.findall(r"\bLimits\.([a-z_]\w*)", literal))
+    assert len(mentioned) >= 5, mentioned
+    limits = corral.Limits()
+    missing = sorted(n for n in mentioned if not hasattr(limits, n))
+    assert not missing, f"messages name Limits fields that do not exist: {missing}"
 
 
 def test_functions_named_in_messages_exist():

@@ -122,21 +122,6 @@ def test_limit_counted_repetition():
     assert compiled.matches(b"a" * 1000) and not compiled.matches(b"a" * 999) and not compiled.matches(b"a" * 1001)
 
 
-def test_limits_defaults_are_documented():
-    limits = corral.Limits()
-    assert limits.dfa_size_limit == 256 << 20
-    assert limits.max_dfa_states == 200_000
-    assert "dfa_size_limit" in repr(limits)
-    from pathlib import Path
-
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "limits.md").read_text()
-    names = [n for n in dir(limits) if n.startswith(("max_", "regex_", "nfa_", "dfa_"))]
-    assert len(names) == 15, names
-    for name in names:
-        row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}`"))
-        assert f"| {getattr(limits, name)} |" in row, row
-
-
 def test_rust_panic_becomes_internal_error():
     from corral import _core
 
@@ -144,6 +129,73 @@ def test_rust_panic_becomes_internal_error():
         _core._panic_for_test()
     # The process is alive and corral still works.
     assert corral.Grammar.regex("a").kind == "regex"
+
+
+def _error_classes() -> dict:
+    from corral import errors
+
+    return {name: getattr(errors, name) for name in errors.__all__}
+
+
+def test_native_errors_are_the_registered_python_classes():
+    from corral import errors
+
+    # The very classes of corral.errors, with their class attributes and docstrings.
+    with pytest.raises(corral.RegexSyntaxError) as info:
+        corral.Grammar.regex("a(")
+    assert type(info.value) is errors.RegexSyntaxError and info.value.pattern == "a("
+    with pytest.raises(corral.LimitExceededError) as limit:
+        corral.Grammar.regex("a" * 11, limits=corral.Limits(max_pattern_bytes=10))
+    assert type(limit.value) is errors.LimitExceededError and limit.value.limit == "max_pattern_bytes"
+    assert "Limits.max_pattern_bytes" in str(limit.value)
+
+
+def test_error_registration_checks_its_classes(byte_vocab):
+    from corral import _core
+
+    classes = _error_classes()
+    _core._register_errors(classes)  # the same classes again: nothing changes
+    missing = {k: v for k, v in classes.items() if k != "DeadEndError"}
+    with pytest.raises(TypeError, match="DeadEndError is missing"):
+        _core._register_errors(missing)
+    with pytest.raises(TypeError, match="MatcherError must derive from CorralError"):
+        _core._register_errors({**classes, "MatcherError": ValueError})
+    with pytest.raises(TypeError, match="must be a class"):
+        _core._register_errors({**classes, "InternalError": "InternalError"})
+
+    class Other(corral.CorralError):
+        pass
+
+    with pytest.raises(ImportError, match="MatcherError is already registered"):
+        _core._register_errors({**classes, "MatcherError": Other})
+    # Refused calls changed nothing.
+    with pytest.raises(corral.MatcherError):
+        corral.compile(corral.Grammar.regex("a"), byte_vocab).matcher().rollback(5)
+
+
+def test_unregistered_errors_are_an_import_error_not_a_crash():
+    # The native module loaded on its own (without the corral package, so without
+    # corral.errors): an error it raises is an ImportError that still says what went wrong.
+    from corral import _core
+
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('corral._core', {_core.__file__!r})\n"
+        "m = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(m)\n"
+        "assert 'corral.errors' not in sys.modules\n"
+        "for call in (m._panic_for_test, lambda: m.Grammar.regex('a(')):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ImportError as e:\n"
+        "        print(e)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if "not registered" in line]
+    assert len(lines) == 2, result.stdout
+    assert "InternalError" in lines[0] and "deliberate test panic" in lines[0]
+    assert "RegexSyntaxError" in lines[1] and "regex syntax error at position 1" in lines[1]
 
 
 def test_type_errors():

@@ -21,7 +21,10 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import corral
 from corral._schema import numbers as num
-from corral._schema.translate import MAX_INDENT, MAX_INDENT_DEPTH
+from corral._schema.translate import MAX_INDENT
+
+# The default depth limit of indented values.
+MAX_INDENT_DEPTH = corral.Limits().max_indent_depth
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_json_schema import SOUNDNESS_SCHEMAS, _exact_float, _walks  # noqa: E402

@@ -440,7 +440,8 @@ def test_too_deep_schemas_hit_a_limit_with_a_pointer(keyword, depth):
             schema = {"allOf": [schema]}
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema(schema)
-    assert info.value.limit == "max_schema_depth"
+    # Each level is two JSON values deep (a keyword's object, then its value) but for items.
+    assert info.value.limit == "max_schema_document_depth"
     assert info.value.pointer.startswith("/" + keyword)
 
 
@@ -473,7 +474,7 @@ def test_long_cycles_of_definitions_compile(byte_vocab):
 def test_too_long_chains_of_values_hit_a_limit():
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema(_chain(4200, lambda i: {"items": {"$ref": f"#/$defs/d{i + 1}"}}))
-    assert info.value.limit == "max_schema_depth"
+    assert info.value.limit == "max_schema_value_depth"
     assert "4096" in str(info.value)
 
 

@@ -58,5 +58,7 @@ pub fn small_limits() -> Limits {
         max_vocab_size: 1 << 20,
         max_mask_cache_bytes: 1 << 20,
         max_compile_ms: 500,
+        // The JSON Schema translator's caps: the fuzzers do not reach the translator.
+        ..Limits::default()
     }
 }

@@ -1,7 +1,8 @@
-"""Type stubs for ``corral._core``, the native module (crates/corral-py/src/lib.rs).
+"""Type stubs for ``corral._core``, the native module (crates/corral-py/src/).
 
 It only converts arguments, checks buffers, releases the GIL around mask work, and raises
-the exception classes of ``corral.errors``. Token ids, rows and counts accept any integer
+the exception classes of ``corral.errors`` (which registers them with ``_register_errors``
+when it is imported). Token ids, rows and counts accept any integer
 with ``__index__`` (an int, a numpy or torch integer), but not a bool.
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "get_num_threads",
     "apply_bitmask_inplace",
     "_rebuild_grammar",
+    "_register_errors",
     "_panic_for_test",
     "_prebuild_table",
     "_prebuilt_patterns",
@@ -67,6 +69,17 @@ class Limits:
         max_completion_bytes: int | None = None,
         max_mask_cache_bytes: int | None = None,
         max_compile_ms: int | None = None,
+        max_schema_alternatives: int | None = None,
+        max_schema_depth: int | None = None,
+        max_schema_document_depth: int | None = None,
+        max_schema_value_depth: int | None = None,
+        max_schema_passes: int | None = None,
+        max_pattern_properties: int | None = None,
+        max_counted_items: int | None = None,
+        max_spelled_count: int | None = None,
+        max_multiple_states: int | None = None,
+        max_number_states: int | None = None,
+        max_indent_depth: int | None = None,
     ) -> Limits: ...
     @property
     def max_pattern_bytes(self) -> int:
@@ -113,6 +126,39 @@ class Limits:
     @property
     def max_compile_ms(self) -> int:
         """Wall-clock milliseconds one build step (grammar, schema translation, compile) may take."""
+    @property
+    def max_schema_alternatives(self) -> int:
+        """JSON Schema: most alternatives one subschema expands to (anyOf x anyOf, oneOf, if)."""
+    @property
+    def max_schema_depth(self) -> int:
+        """JSON Schema: deepest nesting of subschemas read in place (allOf, anyOf, not, $ref...)."""
+    @property
+    def max_schema_document_depth(self) -> int:
+        """JSON Schema: deepest nesting of JSON values in the schema document."""
+    @property
+    def max_schema_value_depth(self) -> int:
+        """JSON Schema: deepest chain of value rules built inside one another."""
+    @property
+    def max_schema_passes(self) -> int:
+        """JSON Schema: most translations of one schema (each drops subschemas found to allow no value)."""
+    @property
+    def max_pattern_properties(self) -> int:
+        """JSON Schema: most patternProperties patterns that apply to one object."""
+    @property
+    def max_counted_items(self) -> int:
+        """JSON Schema: largest maxItems of an array that also has contains."""
+    @property
+    def max_spelled_count(self) -> int:
+        """JSON Schema: most grammar states a counted contains spells out (10x for an object's counted properties)."""
+    @property
+    def max_multiple_states(self) -> int:
+        """JSON Schema: most states of one multipleOf step's residue automaton."""
+    @property
+    def max_number_states(self) -> int:
+        """JSON Schema: most states of a number set's automaton (bounds, steps, excluded values)."""
+    @property
+    def max_indent_depth(self) -> int:
+        """JSON Schema with indent: deepest nesting of containers in an output value."""
     def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, int]]:
         """The keyword arguments that rebuild these limits: how they pickle."""
     def __eq__(self, value: object, /) -> bool: ...
@@ -290,6 +336,12 @@ def apply_bitmask_inplace(logits: NDArray[np.float32] | NDArray[np.float64], bit
 
 def _rebuild_grammar(constructor: Literal["regex", "cfg"], args: tuple[Any, ...]) -> Grammar:
     """Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by."""
+
+def _register_errors(classes: dict[str, type[BaseException]]) -> None:
+    """Stores the exception classes the binding raises: `corral/errors.py` calls it once, at
+    import, with its classes by name (`CorralError` and every class the binding raises;
+    others are ignored). Registering the same classes again does nothing; other classes
+    cannot replace them (`ImportError`)."""
 
 def _panic_for_test() -> None:
     """Panics on purpose, to test that a Rust panic reaches Python as corral.InternalError."""

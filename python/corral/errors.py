@@ -1,6 +1,12 @@
-"""corral's exceptions. Every error corral raises is a :class:`CorralError`."""
+"""corral's exceptions. Every error corral raises is a :class:`CorralError`.
+
+The native module raises these classes too: this module hands them to it once, at import
+(``_core._register_errors``), so that both raise the very same classes.
+"""
 
 from __future__ import annotations
+
+from . import _core
 
 
 class CorralError(Exception):
@@ -131,3 +137,6 @@ __all__ = [
     "RollbackLimitError",
     "InternalError",
 ]
+
+# The classes the native module raises, by name (it checks that each derives from CorralError).
+_core._register_errors({name: globals()[name] for name in __all__})

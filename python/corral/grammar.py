@@ -229,7 +229,8 @@ class Grammar:
           and ``[]`` when empty, no trailing newline): every output equals
           ``json.dumps(json.loads(out), indent=indent, ensure_ascii=False)``. Numbers are
           then written as Python writes them (integers; floats of at most 15 significant
-          digits as ``repr`` writes them), and values nest at most 32 containers deep.
+          digits as ``repr`` writes them), and values nest at most ``limits.max_indent_depth``
+          (32) containers deep.
           Needs ``whitespace="compact"``.
         * ``property_order="schema"`` (default): object properties come in the schema's
           ``properties`` order, optional ones may be left out, other allowed properties come
@@ -254,8 +255,9 @@ class Grammar:
         raises ``TypeError`` (``max_whitespace=True``, ``strict="yes"``), one out of range
         :class:`~corral.GrammarError` (``max_whitespace=-1``, ``whitespace="pretty"``,
         ``indent`` with ``whitespace="flexible"``), each
-        naming the option. ``limits.max_compile_ms`` bounds the translation's wall-clock
-        time too (:class:`~corral.LimitExceededError`).
+        naming the option. ``limits`` holds the translation's caps (``max_schema_depth``,
+        ``max_schema_alternatives``... see docs/limits.md) and its wall-clock time
+        (``max_compile_ms``); :class:`~corral.LimitExceededError` names the one hit.
         """
         from ._schema import schema_from, translate
 

@@ -42,6 +42,41 @@ pub struct Limits {
     /// translating a JSON Schema, compiling a grammar for a vocabulary. Past it the step
     /// stops with [`crate::Error::LimitExceeded`] naming this field.
     pub max_compile_ms: u64,
+
+    // The JSON Schema translator's caps: corral-core does not read them; they live here so
+    // that every cap a user can hit is one field of one `Limits`.
+    /// JSON Schema: most alternatives one subschema expands to (`anyOf` × `anyOf`, `oneOf`,
+    /// `if`: each combination is translated on its own).
+    pub max_schema_alternatives: usize,
+    /// JSON Schema: deepest nesting of subschemas read in place inside one another
+    /// (`allOf`, `anyOf`, `not`, `$ref`, ...).
+    pub max_schema_depth: usize,
+    /// JSON Schema: deepest nesting of JSON values (objects, arrays) in the schema document.
+    pub max_schema_document_depth: usize,
+    /// JSON Schema: deepest chain of value rules built inside one another (through
+    /// `properties`, `items` and `$ref`s, until it closes on a rule already made).
+    pub max_schema_value_depth: usize,
+    /// JSON Schema: most translations of one schema, each dropping the recursive
+    /// subschemas the one before found to allow no value.
+    pub max_schema_passes: usize,
+    /// JSON Schema: most `patternProperties` patterns that apply to one object (its key
+    /// classes are their subsets: 2^n of them).
+    pub max_pattern_properties: usize,
+    /// JSON Schema: largest `maxItems` of an array that also has `contains` (each position
+    /// is counted).
+    pub max_counted_items: usize,
+    /// JSON Schema: most grammar states a counted `contains` spells out; an object's named
+    /// × counted properties may have ten times as many.
+    pub max_spelled_count: usize,
+    /// JSON Schema: most states of one `multipleOf` step's residue automaton (about
+    /// m·(e+2) for a step m·10⁻ᵉ).
+    pub max_multiple_states: usize,
+    /// JSON Schema: most states of a number set's automaton (bounds, `multipleOf` steps and
+    /// excluded values together), written as one grammar rule per state.
+    pub max_number_states: usize,
+    /// JSON Schema with `indent`: deepest nesting of containers in an output value (each
+    /// depth has rules of its own; a recursive schema stops there).
+    pub max_indent_depth: usize,
 }
 
 impl Default for Limits {
@@ -62,6 +97,17 @@ impl Default for Limits {
             max_completion_bytes: 1 << 20,
             max_mask_cache_bytes: 256 << 20,
             max_compile_ms: 5_000,
+            max_schema_alternatives: 512,
+            max_schema_depth: 256,
+            max_schema_document_depth: 512,
+            max_schema_value_depth: 4096,
+            max_schema_passes: 16,
+            max_pattern_properties: 4,
+            max_counted_items: 64,
+            max_spelled_count: 10_000,
+            max_multiple_states: 4096,
+            max_number_states: 20_000,
+            max_indent_depth: 32,
         }
     }
 }

@@ -88,8 +88,8 @@ def translate(
 
     Options are checked as in :meth:`corral.Grammar.json_schema` (``TypeError`` for a
     value of the wrong type, :class:`~corral.GrammarError` for one out of range).
-    ``limits`` (a :class:`corral.Limits`) bounds the translation's wall-clock time
-    (``max_compile_ms``). ``integer_fraction`` (default: ``spec_exact``) allows ``1.0``
+    ``limits`` (a :class:`corral.Limits`) holds the translation's caps (its JSON Schema
+    fields) and wall-clock time (``max_compile_ms``). ``integer_fraction`` (default: ``spec_exact``) allows ``1.0``
     for ``"type": "integer"``. ``indent`` lays the output out as ``json.dumps(indent=...)``
     does.
     """

@@ -48,7 +48,8 @@ class _Unknown(Exception):
 class _NFA:
     """Thompson NFA: ``eps[s]`` epsilon targets, ``edges[s]`` (lo, hi, target) moves."""
 
-    def __init__(self):
+    def __init__(self, max_states: int = MAX_NFA_STATES):
+        self.max_states = max_states
         self.eps: list[list[int]] = []
         self.edges: list[list[tuple[int, int, int]]] = []
         self.start = 0
@@ -56,7 +57,7 @@ class _NFA:
         self._closures: dict[frozenset[int], frozenset[int]] = {}
 
     def state(self) -> int:
-        if len(self.eps) >= MAX_NFA_STATES:
+        if len(self.eps) >= self.max_states:
             raise _Unknown()
         self.eps.append([])
         self.edges.append([])
@@ -176,8 +177,8 @@ def _build(nfa: _NFA, tree, start: int) -> int:
 
 
 @functools.lru_cache(maxsize=512)  # NFAs may be large: keep the recent ones only
-def _regex_nfa(src: str) -> _NFA:
-    nfa = _NFA()
+def _regex_nfa(src: str, max_states: int = MAX_NFA_STATES) -> _NFA:
+    nfa = _NFA(max_states)
     nfa.start = nfa.state()
     try:
         tree = _p.parse(src)
@@ -428,10 +429,11 @@ def product(regexes: list[tuple[str, bool]], dfas: list[tuple[DFA, bool]], alpha
     one does, as a minimal DFA whose every state can still reach a final one (None: no
     string at all). Components: Python regexes (fullmatch) and DFAs, each with a flag
     ``positive``. Raises TooLarge past ``max_states`` states, or when a regex's NFA
-    would pass its own bound (``MAX_NFA_STATES``: the digit-level regex of a bound such as
-    ``1e308`` has hundreds of digits), or it cannot read the regex."""
+    would pass the larger of its own bound (``MAX_NFA_STATES``) and ``max_states`` (the
+    digit-level regex of a bound such as ``1e308`` has hundreds of digits), or it cannot
+    read the regex."""
     try:
-        nfas = [(_regex_nfa(src), pos) for src, pos in regexes]
+        nfas = [(_regex_nfa(src, max(MAX_NFA_STATES, max_states)), pos) for src, pos in regexes]
     except _Unknown:
         raise TooLarge() from None
     start = tuple(n.closure(frozenset([n.start])) for n, _ in nfas) + tuple(d.start for d, _ in dfas)

@@ -22,6 +22,7 @@ import json
 import math
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -57,11 +58,10 @@ _ANNOTATIONS = frozenset(
     }
 )
 
-# How many shapes a schema may expand to (anyOf × anyOf ...), and other structural caps.
-MAX_SHAPES = 512
-MAX_PATTERN_PROPERTIES = 4
-MAX_COUNTED_ITEMS = 64
-# A key class with at most this many keys is written as named keys (each at most once).
+# Every cap a schema can hit is a field of corral.Limits (the ``limits`` option), read by
+# the Translator; the constants here only choose between constructions.
+# A key class with at most this many keys is written as named keys (each at most once);
+# a larger one stays an open class, whose keys the matcher keeps distinct.
 MAX_ENUMERATED_KEYS = 256
 # Strings whose length bound exceeds LONG_STRING characters (and that have no pattern or
 # format) are read in chunks of STRING_CHUNK characters: one automaton for the whole bound
@@ -69,29 +69,11 @@ MAX_ENUMERATED_KEYS = 256
 LONG_STRING = 2048
 STRING_CHUNK = 1024
 
-
-# Deepest nesting of JSON values in a schema document (objects and arrays), and of
-# subschemas read inside one another (in place, as allOf/anyOf/$ref do, and through values,
-# as properties/items do). Deeper schemas get LimitExceededError naming the place.
-MAX_DOCUMENT_DEPTH = 512
-MAX_SCHEMA_DEPTH = 256
-# Deepest chain of value rules being built inside one another: a path through properties
-# and items, across $refs to other definitions, until it closes on a rule already made.
-MAX_VALUE_DEPTH = 4096
-# Largest whitespace run `whitespace="flexible"` allows between tokens.
+# The ranges of two options (not caps on a schema): the largest whitespace run
+# `whitespace="flexible"` allows between tokens, and the largest `indent` (spaces, or
+# characters of an indent string).
 MAX_WHITESPACE = 1024
-# Largest `indent` (spaces, or characters of an indent string).
 MAX_INDENT = 16
-# With `indent`, each nesting depth of JSON values has its own rules (the indentation
-# differs); values nested deeper than this have none, so a recursive schema stops here.
-MAX_INDENT_DEPTH = 32
-# Largest count (minItems, maxItems, minContains, maxContains, minProperties, maxProperties
-# a grammar spells out as positions or states); past it LimitExceededError.
-MAX_SPELLED_COUNT = 10_000
-# Largest residue automaton of one multipleOf step (m states per digit position), and of
-# a number set's whole automaton (bounds, steps and excluded values together).
-MAX_MULTIPLE_STATES = 4096
-MAX_NUMBER_STATES = 20_000
 
 _DRAFTS = (4, 6, 7, 2019, 2020)
 
@@ -155,18 +137,26 @@ def _default_limits():
     return _core.Limits()
 
 
-def _check_document_depth(document, pointer: str) -> None:
-    """LimitExceededError when JSON values in ``document`` nest deeper than
-    MAX_DOCUMENT_DEPTH (walked without recursion, so any depth is safe to look at)."""
+def limit_error(what: str, limit: str, value: int, pointer: str | None = None, keyword: str = "") -> LimitExceededError:
+    """A LimitExceededError for the ``Limits`` field ``limit`` (set to ``value``): ``what``
+    needs more, and the message says which field to raise. ``pointer`` (with ``keyword``)
+    is the JSON pointer of the place, when there is one."""
+    error = LimitExceededError(f"{what} (past Limits.{limit} = {value}: simplify the schema or raise the limit)")
+    error.limit, error.value = limit, value
+    if pointer is not None:
+        error.pointer, error.keyword = pointer, keyword
+    return error
+
+
+def _check_document_depth(document, pointer: str, max_depth: int) -> None:
+    """LimitExceededError when JSON values in ``document`` nest deeper than ``max_depth``
+    (walked without recursion, so any depth is safe to look at)."""
     stack = [(document, 0, ())]
     while stack:
         node, depth, path = stack.pop()
-        if depth > MAX_DOCUMENT_DEPTH:
+        if depth > max_depth:
             where = pointer + "".join("/" + _escape_pointer(str(t)) for t in path)
-            error = LimitExceededError(f"schema at {where or '/'}: JSON values nest {depth} deep (limit {MAX_DOCUMENT_DEPTH})")
-            error.limit, error.value = "max_schema_depth", MAX_DOCUMENT_DEPTH
-            error.pointer, error.keyword = where, ""
-            raise error
+            raise limit_error(f"schema at {where or '/'}: JSON values nest {depth} deep", "max_schema_document_depth", max_depth, where)
         if isinstance(node, dict):
             stack.extend((v, depth + 1, path + (k,)) for k, v in node.items() if isinstance(v, (dict, list)))
         elif isinstance(node, list):
@@ -502,9 +492,13 @@ class Translator:
         # translation is redone with them known empty (see ``grammar``).
         self.known_empty: set = set()
         limits = limits if limits is not None else _default_limits()
+        # The caps of the translation (the JSON Schema fields of corral.Limits).
+        self.limits = limits
         # The wall-clock budget of one translation (``grammar`` sets the deadline).
         self.budget_ms = limits.max_compile_ms
         self.deadline = math.inf
+        # Set when the caller stopped waiting for a translation on its own thread.
+        self.abandoned = False
         self.max_productions = limits.max_grammar_productions
         self.max_dfa_states = limits.max_dfa_states
         self.max_grammar_bytes = limits.max_grammar_bytes
@@ -514,7 +508,7 @@ class Translator:
         self.indent = indent_string(indent)
         self._ws_rule = _rx(f"[ \\t\\n\\r]{{0,{max_whitespace}}}")
         self._reset()  # the per-pass state: rules, memo, warnings, depths
-        _check_document_depth(schema, "")
+        _check_document_depth(schema, "", limits.max_schema_document_depth)
         draft = _draft_of(schema, default_draft)
         if draft == 0:
             raise UnsupportedSchemaError(f"$schema at /$schema: custom metaschema {schema['$schema']!r} (its vocabularies are unknown; corral reads drafts 4, 6, 7, 2019-09 and 2020-12)", "/$schema", "$schema")
@@ -550,10 +544,7 @@ class Translator:
 
     def limit_at(self, pointer: str, keyword: str, why: str, limit: str, value: int) -> LimitExceededError:
         """A LimitExceededError naming the pointer and the limit."""
-        error = LimitExceededError(f"{keyword or 'schema'} at {pointer or '/'}: {why} (limit {value})")
-        error.limit, error.value = limit, value
-        error.pointer, error.keyword = pointer, keyword
-        return error
+        return limit_error(f"{keyword or 'schema'} at {pointer or '/'}: {why}", limit, value, pointer, keyword)
 
     def check_count(self, shape: Shape, field: str, keyword: str, n: int | None) -> None:
         """LimitExceededError for a count the grammar would repeat more often than the
@@ -564,10 +555,10 @@ class Translator:
 
     def tick(self, what: str) -> None:
         """LimitExceededError once the translation has run past ``max_compile_ms``."""
+        if self.abandoned:
+            raise KeyboardInterrupt("the translation was abandoned by its caller")
         if time.monotonic() > self.deadline:
-            error = LimitExceededError(f"translating the JSON Schema took more than max_compile_ms = {self.budget_ms} ms (while translating {what})")
-            error.limit, error.value = "max_compile_ms", self.budget_ms
-            raise error
+            raise limit_error(f"translating the JSON Schema took more than {self.budget_ms} ms, while translating {what}", "max_compile_ms", self.budget_ms)
 
     @staticmethod
     def invalid(sub: Sub, keyword: str, why: str):
@@ -722,7 +713,7 @@ class Translator:
                 raise self.invalid(sub, "$ref", f"the document for {doc_uri} is not valid JSON ({e})") from None
         if not isinstance(found, (dict, bool)):
             raise self.invalid(sub, "$ref", f"the document for {doc_uri} is not a schema (an object or a boolean)")
-        _check_document_depth(found, doc_uri + "#")
+        _check_document_depth(found, doc_uri + "#", self.limits.max_schema_document_depth)
         self.keep_alive.append(found)
         draft = _draft_of(found, sub.draft) or sub.draft
         self.docs[doc_uri] = (found, draft)
@@ -750,10 +741,8 @@ class Translator:
                 continue
             if not disj:
                 out.append(shape)
-                if len(out) > MAX_SHAPES:
-                    error = LimitExceededError(f"the schema expands to more than {MAX_SHAPES} alternatives (anyOf/oneOf/if combinations)")
-                    error.limit, error.value = "max_schema_alternatives", MAX_SHAPES
-                    raise error
+                if len(out) > self.limits.max_schema_alternatives:
+                    raise limit_error("the schema expands to too many anyOf/oneOf/if combinations", "max_schema_alternatives", self.limits.max_schema_alternatives)
                 continue
             self.tick("anyOf/oneOf/if alternatives")
             (alternatives, chain), rest = disj[0], disj[1:]
@@ -786,8 +775,8 @@ class Translator:
             )
         self.depth += 1
         try:
-            if self.depth > MAX_SCHEMA_DEPTH:
-                raise self.limit(sub, "", f"subschemas nest more than {MAX_SCHEMA_DEPTH} deep", "max_schema_depth", MAX_SCHEMA_DEPTH)
+            if self.depth > self.limits.max_schema_depth:
+                raise self.limit(sub, "", "subschemas read in place (allOf, anyOf, not, $ref...) nest too deep", "max_schema_depth", self.limits.max_schema_depth)
             self._absorb(shape, sub, disj, chain + (key,))
         finally:
             self.depth -= 1
@@ -956,7 +945,7 @@ class Translator:
         subs = [self._canonical(s) for s in subs]
         key = tuple(s.key() if isinstance(s, Sub) else ("syn", id(s)) for s in subs)
         if self.indent is not None:
-            if depth > MAX_INDENT_DEPTH:
+            if depth > self.limits.max_indent_depth:
                 self.depth_cut = True
                 return None
             # A value that lays out no container is the same at every depth: one rule.
@@ -979,9 +968,9 @@ class Translator:
         outer_depth, self.json_depth = self.json_depth, depth
         layouts = self.layouts
         try:
-            if self.value_depth > MAX_VALUE_DEPTH:
+            if self.value_depth > self.limits.max_schema_value_depth:
                 where = next((s.pointer for s in subs if isinstance(s, Sub)), "")
-                raise self.limit_at(where, "", f"values nest more than {MAX_VALUE_DEPTH} deep in the schema (through properties, items and references)", "max_schema_depth", MAX_VALUE_DEPTH)
+                raise self.limit_at(where, "", "values nest too deep in the schema, through properties, items and references", "max_schema_value_depth", self.limits.max_schema_value_depth)
             shapes = self.shapes(subs)
             alts = [self.emit_shape(s) for s in shapes]
         finally:
@@ -1189,17 +1178,19 @@ class Translator:
         dfas = []
         for steps, positive in ((shape.mults, True), (shape.neg_mults, False)):
             for step, pointer in steps:
-                dfa = num.multiple_dfa(step, MAX_MULTIPLE_STATES)
+                cap = self.limits.max_multiple_states
+                dfa = num.multiple_dfa(step, cap)
                 if dfa is None:
                     raise UnsupportedSchemaError(
-                        f"multipleOf at {pointer}: {step} needs a residue automaton of more than {MAX_MULTIPLE_STATES} states (step m·10^-e needs about m·(e+1))", pointer, "multipleOf"
+                        f"multipleOf at {pointer}: {step} needs more than Limits.max_multiple_states = {cap} residue states (m·(e+2) for a step m·10^-e); raise the limit to allow it",
+                        pointer, "multipleOf",
                     )
                 dfas.append((dfa, positive))
         pointer = (shape.mults or shape.neg_mults)[0][1]
         try:
-            dfa = regular.product([(t, True) for t in terms] + [(n, False) for n in negs], dfas, "-0123456789.", MAX_NUMBER_STATES)
+            dfa = regular.product([(t, True) for t in terms] + [(n, False) for n in negs], dfas, "-0123456789.", self.limits.max_number_states)
         except regular.TooLarge:
-            raise self.limit_at(pointer, "", f"the numbers allowed here (bounds and multipleOf together) need an automaton of more than {MAX_NUMBER_STATES} states (or a bound's digits one of more than {regular.MAX_NFA_STATES})", "max_number_states", MAX_NUMBER_STATES) from None
+            raise self.limit_at(pointer, "", "the numbers allowed here, bounds and multipleOf together, need an automaton of too many states", "max_number_states", self.limits.max_number_states) from None
         if dfa is None:
             return None
         return self._dfa_rules(dfa)
@@ -1418,8 +1409,11 @@ class Translator:
         hi = shape.max_items
         explicit = max([len(p) for p, _ in shape.arr_clauses] + [lo, 0])
         if hi is not None:
-            if hi > MAX_COUNTED_ITEMS:
-                raise UnsupportedSchemaError(f"contains at {c_sub.pointer}: with maxItems above {MAX_COUNTED_ITEMS}", c_sub.pointer, "contains")
+            cap = self.limits.max_counted_items
+            if hi > cap:
+                raise UnsupportedSchemaError(
+                    f"contains at {c_sub.pointer}: with maxItems above Limits.max_counted_items = {cap} (each position is counted); raise the limit to allow it", c_sub.pointer, "contains"
+                )
             explicit = hi
         cap = c_min if c_max is None else c_max + 1
         base = f"a{len(self.memo)}_{len(self.rules)}"
@@ -1427,8 +1421,8 @@ class Translator:
         # One state per (items so far, matches so far): refuse before spelling out a count
         # that large (minItems or minContains of a million).
         states = (last + 1) * (cap + 1)
-        if states > MAX_SPELLED_COUNT:
-            raise self.limit_at(c_sub.pointer, "contains", f"counting `contains` matches with minItems/maxItems/minContains/maxContains needs {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT)
+        if states > self.limits.max_spelled_count:
+            raise self.limit_at(c_sub.pointer, "contains", f"counting `contains` matches with minItems/maxItems/minContains/maxContains needs {states} grammar states", "max_spelled_count", self.limits.max_spelled_count)
 
         def step(i: int) -> int:
             # Without maxItems, positions past the tuple prefix (and past the first, for
@@ -1514,9 +1508,11 @@ class Translator:
                 values[k] = subs
         clauses = self.obj_clauses(shape)
         all_patterns = [(src, p_sub, ci) for ci, (_, patterns, _) in enumerate(clauses) for src, p_sub in patterns]
-        if len(all_patterns) > MAX_PATTERN_PROPERTIES:
+        cap = self.limits.max_pattern_properties
+        if len(all_patterns) > cap:
             raise UnsupportedSchemaError(
-                f"patternProperties at {all_patterns[0][1].pointer}: more than {MAX_PATTERN_PROPERTIES} patterns on one object", all_patterns[0][1].pointer, "patternProperties"
+                f"patternProperties at {all_patterns[0][1].pointer}: more than {cap} patterns on one object (Limits.max_pattern_properties; each pattern doubles the key classes); raise the limit to allow more",
+                all_patterns[0][1].pointer, "patternProperties",
             )
         classes = []
         # Named and forbidden keys never fall in a class of other keys.
@@ -1591,12 +1587,14 @@ class Translator:
         return _alt(parts)
 
     def emit_object(self, shape: Shape) -> str | None:
-        separators = self.separators("{}", self.json_depth)
+        # Passed one by one: a call with *args runs in a C frame of its own, and this call
+        # recurses once per nested object.
+        open_, close, comma, colon = self.separators("{}", self.json_depth)
         if self.indent is None:
-            return self._emit_object(shape, shape.min_props, *separators)
+            return self._emit_object(shape, shape.min_props, open_, close, comma, colon)
         # As for arrays: {} apart, the others with at least one member.
         empty = shape.min_props == 0 and not shape.required
-        return _alt([self._emit_object(shape, max(shape.min_props, 1), *separators), _lit("{}") if empty else None])
+        return _alt([self._emit_object(shape, max(shape.min_props, 1), open_, close, comma, colon), _lit("{}") if empty else None])
 
     def _emit_object(self, shape: Shape, lo: int, open_: str, close: str, comma: str, colon: str) -> str | None:
         """The objects of ``shape`` with at least ``lo`` members."""
@@ -1655,8 +1653,9 @@ class Translator:
         # i or cap). Built from the last key back, without recursion.
         n = len(names)
         states = (n + 1) * (min(n, cap) + 1)
-        if states > MAX_SPELLED_COUNT * 10:
-            raise self.limit_at(shape_pointer(shape), "properties", f"{n} properties counted up to {cap} need {states} grammar states", "max_spelled_count", MAX_SPELLED_COUNT * 10)
+        # Ten times the cap of `contains`: these states are cheaper (no item rule each).
+        if states > 10 * self.limits.max_spelled_count:
+            raise self.limit_at(shape_pointer(shape), "properties", f"{n} properties counted up to {cap} need {states} grammar states, more than 10 × the limit an object may have", "max_spelled_count", self.limits.max_spelled_count)
         cache: dict[tuple[int, int], str | None] = {}
 
         def chain(i: int, c: int) -> str | None:
@@ -1848,18 +1847,57 @@ class Translator:
         self.depth = 0  # subschemas being read in place inside one another
         self.value_depth = 0  # value rules being built inside one another
         self.json_depth = 0  # nesting depth, in the output, of the value being built
-        self.depth_cut = False  # with an indent: a value past MAX_INDENT_DEPTH was refused
+        self.depth_cut = False  # with an indent: a value past max_indent_depth was refused
         self.layouts = 0  # with an indent: containers laid out so far (see ``value_rule``)
         self.depth_free: dict[tuple, str] = {}  # with an indent: value rules with no container
         self.shared: dict[str, str] = {}  # long bodies written once (see ``shared_rule``)
 
     def grammar(self) -> str:
         """The EBNF text of the whole schema (start rule ``start``)."""
+        frames = _frames(self.limits)
+        if frames <= _frames(_default_limits()):
+            return self._grammar_in(frames)
+        # Depth limits raised past their defaults: the deeper recursion runs on a thread
+        # whose stack is sized for it. Some frames hold C stack too (a generator consumed by
+        # ``tuple``, the JSON encoder): on the caller's stack, a deep enough schema would
+        # crash the process instead of raising.
+        return self._on_own_stack(min(frames, MAX_FRAMES))
+
+    def _on_own_stack(self, frames: int) -> str:
+        """:meth:`_grammar_in` on a new thread with room for ``frames`` frames; its result
+        or its exception comes back here. Ctrl-C while waiting stops it too."""
+        outcome: list = []
+
+        def run() -> None:
+            try:
+                outcome.append((True, self._grammar_in(frames)))
+            except BaseException as e:  # raised again on the caller's thread
+                outcome.append((False, e))
+
+        # The stack size applies to threads started while it is set: this one only. Whole
+        # MiB, and one more for what runs before the first frame.
+        old = threading.stack_size((math.ceil(frames * STACK_PER_FRAME / (1 << 20)) + 1) << 20)
+        try:
+            thread = threading.Thread(target=run, name="corral-json-schema", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(old)
+        try:
+            thread.join()
+        except BaseException:
+            self.abandoned = True  # the thread stops at its next check
+            raise
+        done, value = outcome[0]
+        if not done:
+            raise value
+        return value
+
+    def _grammar_in(self, frames: int) -> str:
+        """:meth:`_grammar`, with the recursion limit ``frames`` above the current depth
+        and the wall-clock budget set."""
+        lim = self.limits
         old_limit = sys.getrecursionlimit()
-        # Schemas nest at most MAX_SCHEMA_DEPTH subschemas, MAX_VALUE_DEPTH value rules and
-        # MAX_DOCUMENT_DEPTH JSON values deep; reading them takes a few frames per level,
-        # more than the default allows (Python-to-Python calls use no C stack).
-        sys.setrecursionlimit(max(old_limit, _stack_depth() + 12 * MAX_VALUE_DEPTH + 16 * (MAX_SCHEMA_DEPTH + MAX_DOCUMENT_DEPTH)))
+        sys.setrecursionlimit(max(old_limit, _stack_depth() + frames))
         # The budget covers this translation only; later checks of values (``order``,
         # ``valid``) run unbounded.
         self.deadline = time.monotonic() + self.budget_ms / 1000.0
@@ -1868,8 +1906,14 @@ class Translator:
         try:
             return self._grammar()
         except RecursionError:
-            error = LimitExceededError(f"the schema nests too deeply to translate (subschemas at most {MAX_SCHEMA_DEPTH} deep, value rules {MAX_VALUE_DEPTH}, JSON values {MAX_DOCUMENT_DEPTH})")
-            error.limit, error.value = "max_schema_depth", MAX_SCHEMA_DEPTH
+            # The frames ran out before a depth limit was reached (with the limits set so
+            # high that MAX_FRAMES cuts their frames): raising them further cannot help,
+            # lowering them says where the schema is deep.
+            error = LimitExceededError(
+                f"the schema nests too deeply to translate: it needs more than {frames} Python frames before reaching Limits.max_schema_depth = {lim.max_schema_depth}, "
+                f"max_schema_value_depth = {lim.max_schema_value_depth} or max_schema_document_depth = {lim.max_schema_document_depth}; simplify the schema or lower those limits to see where"
+            )
+            error.limit, error.value = "max_schema_depth", lim.max_schema_depth
             raise error from None
         finally:
             sys.setrecursionlimit(old_limit)
@@ -1890,7 +1934,7 @@ class Translator:
         # A rule may turn out empty only after something recursive referred to it (a
         # property that requires the object itself, forever): the pass is redone with it
         # known empty, so that whatever needs it is dropped, as for any empty branch.
-        for _ in range(MAX_PASSES):
+        for _ in range(self.limits.max_schema_passes):
             self._reset()
             start = self.value_rule([self.root])
             empty = set(self.found_empty)
@@ -1903,7 +1947,7 @@ class Translator:
                 break
             self.known_empty |= empty
         else:
-            raise self.limit_at("", "", f"the schema needed more than {MAX_PASSES} passes to drop its recursive subschemas that allow no value", "max_schema_passes", MAX_PASSES)
+            raise self.limit_at("", "", "the schema needed too many passes to drop its recursive subschemas that allow no value", "max_schema_passes", self.limits.max_schema_passes)
         if start is None and self.depth_cut:
             # Refused for its depth, unless it allows nothing at any depth (an object that
             # requires itself): the translation without an indent tells them apart.
@@ -1912,7 +1956,7 @@ class Translator:
                 self._grammar()
             finally:
                 self.indent = indent
-            raise self.limit_at("", "", f"with indent, values nest at most {MAX_INDENT_DEPTH} containers deep, and this schema allows no value that shallow", "max_indent_depth", MAX_INDENT_DEPTH)
+            raise self.limit_at("", "", "with indent, this schema allows no value that nests few enough containers deep", "max_indent_depth", self.limits.max_indent_depth)
         if start is None:
             raise EmptyLanguageError("the schema allows no JSON value at all")
         unproductive = _unproductive(self.rules) if self.known_empty and self._may_be_unproductive() else ()
@@ -1929,7 +1973,18 @@ class Translator:
         return text
 
 
-MAX_PASSES = 16
+def _frames(limits) -> int:
+    """The frames a translation may stack under ``limits``: reading a schema takes a few
+    frames per level of each depth limit, more than Python's default recursion limit."""
+    return 12 * limits.max_schema_value_depth + 16 * (limits.max_schema_depth + limits.max_schema_document_depth)
+
+
+# With depth limits above their defaults, the translation runs on a thread with
+# STACK_PER_FRAME bytes of stack per frame (the most measured is about 430 bytes, a
+# generator consumed by ``tuple``), at most MAX_FRAMES frames (a 256 MiB stack, reserved
+# rather than used); past them LimitExceededError.
+STACK_PER_FRAME = 1024
+MAX_FRAMES = 256_000
 
 
 def _stack_depth() -> int:

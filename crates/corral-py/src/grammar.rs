@@ -1,0 +1,186 @@
+//! The `Grammar` class (a validated constraint, not yet tied to a vocabulary) and how it
+//! pickles: as the constructor call that built it.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use corral_core as core;
+
+use crate::errors::{guard, guard_detached};
+use crate::limits::PyLimits;
+
+/// `(digit, word, space)` code-point ranges for `\d \w \s` (see `Grammar.regex`).
+type Classes = (Vec<(char, char)>, Vec<(char, char)>, Vec<(char, char)>);
+
+/// The arguments a grammar was built from: pickling saves them and rebuilds the grammar
+/// by the same constructor (a built grammar has no serialized form of its own).
+#[derive(Clone)]
+enum Recipe {
+    Regex {
+        pattern: String,
+        limits: Option<core::Limits>,
+        classes: Option<Classes>,
+    },
+    Cfg {
+        text: String,
+        dialect: String,
+        start: Option<String>,
+        limits: Option<core::Limits>,
+        classes: Option<Classes>,
+        max_terminal_source: Option<usize>,
+        distinct_keys: bool,
+        key_endings_infinite: bool,
+    },
+}
+
+/// A validated constraint, not yet tied to a vocabulary.
+#[pyclass(module = "corral._core", name = "Grammar", frozen)]
+pub(crate) struct PyGrammar {
+    pub(crate) inner: core::Grammar,
+    recipe: Recipe,
+}
+
+#[pymethods]
+impl PyGrammar {
+    /// Parses a Python `re` pattern (fullmatch meaning). Raises on syntax errors and on
+    /// constructs a DFA cannot express.
+    ///
+    /// `classes`: `(digit, word, space)` lists of inclusive code-point ranges giving the
+    /// interpreter's `\d \w \s`; without it, corral's built-in Unicode tables are used.
+    #[staticmethod]
+    #[pyo3(signature = (pattern, limits=None, classes=None))]
+    fn regex(py: Python<'_>, pattern: &str, limits: Option<PyRef<'_, PyLimits>>, classes: Option<Classes>) -> PyResult<Self> {
+        let recipe = Recipe::Regex {
+            pattern: pattern.to_string(),
+            limits: limits.as_ref().map(|l| l.inner.clone()),
+            classes: classes.clone(),
+        };
+        let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
+        let pattern = pattern.to_string();
+        let inner = guard_detached(py, move || core::Grammar::regex(&pattern, &limits, classes.as_ref()))?;
+        Ok(PyGrammar { inner, recipe })
+    }
+
+    /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
+    /// (`dialect="gbnf"`). `start` names the start rule; `max_terminal_source` overrides
+    /// how large a regular part may be to become one terminal (see `cfg::LowerOptions`).
+    /// `distinct_keys`: the text is JSON whose objects must not repeat a key (see
+    /// `json_keys` in corral-core); `key_endings_infinite`: every half-written key is
+    /// known to have infinitely many endings (only closed keys are then checked).
+    #[staticmethod]
+    #[pyo3(signature = (text, dialect, start=None, limits=None, classes=None, max_terminal_source=None, distinct_keys=false, key_endings_infinite=false))]
+    #[allow(clippy::too_many_arguments)] // the Python signature's arguments
+    fn cfg(
+        py: Python<'_>,
+        text: &str,
+        dialect: &str,
+        start: Option<&str>,
+        limits: Option<PyRef<'_, PyLimits>>,
+        classes: Option<Classes>,
+        max_terminal_source: Option<usize>,
+        distinct_keys: bool,
+        key_endings_infinite: bool,
+    ) -> PyResult<Self> {
+        let recipe = Recipe::Cfg {
+            text: text.to_string(),
+            dialect: dialect.to_string(),
+            start: start.map(str::to_string),
+            limits: limits.as_ref().map(|l| l.inner.clone()),
+            classes: classes.clone(),
+            max_terminal_source,
+            distinct_keys,
+            key_endings_infinite,
+        };
+        let dialect = match dialect {
+            "ebnf" => core::Dialect::Ebnf,
+            "gbnf" => core::Dialect::Gbnf,
+            "lark" => core::Dialect::Lark,
+            other => return Err(PyTypeError::new_err(format!("unknown grammar dialect {other:?}"))),
+        };
+        let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
+        let text = text.to_string();
+        let start = start.map(str::to_string);
+        let mut options = core::LowerOptions::default();
+        if let Some(n) = max_terminal_source {
+            options.max_terminal_source = n;
+        }
+        let inner = guard_detached(py, move || {
+            core::Grammar::cfg_text_with(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
+        })?;
+        let inner = if distinct_keys { inner.with_distinct_keys(key_endings_infinite) } else { inner };
+        Ok(PyGrammar { inner, recipe })
+    }
+
+    /// A random sentence of a context-free grammar (about `budget` bytes): for tests and
+    /// examples. None for a regex.
+    #[pyo3(signature = (seed, budget=64))]
+    fn sample<'py>(&self, py: Python<'py>, seed: u64, budget: usize) -> Option<Bound<'py, PyBytes>> {
+        self.inner.sample(seed, budget).map(|b| PyBytes::new(py, &b))
+    }
+
+    /// The grammar text translated to Lark syntax (a test oracle: an independent parser
+    /// can check corral's outputs). Rules become r0, r1, ...; terminals become regexes.
+    #[staticmethod]
+    #[pyo3(signature = (text, dialect, start))]
+    fn _to_lark(py: Python<'_>, text: &str, dialect: &str, start: &str) -> PyResult<String> {
+        let dialect = match dialect {
+            "gbnf" => core::Dialect::Gbnf,
+            "lark" => core::Dialect::Lark,
+            _ => core::Dialect::Ebnf,
+        };
+        let ast = guard(py, || core::frontend::parse(text, dialect, &core::Limits::default()))?;
+        ast.to_lark(start).map_err(PyTypeError::new_err)
+    }
+
+    /// Non-fatal findings about the grammar (e.g. unused rules).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
+    }
+
+    /// Pickles as the constructor call that built it (`_rebuild_grammar` repeats it).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let limits = |l: &Option<core::Limits>| l.clone().map(|inner| PyLimits { inner });
+        let args = match &self.recipe {
+            Recipe::Regex { pattern, limits: l, classes } => {
+                ("regex", (pattern, limits(l), classes.clone())).into_pyobject(py)?
+            }
+            Recipe::Cfg {
+                text,
+                dialect,
+                start,
+                limits: l,
+                classes,
+                max_terminal_source,
+                distinct_keys,
+                key_endings_infinite,
+            } => (
+                "cfg",
+                (text, dialect, start, limits(l), classes.clone(), *max_terminal_source, *distinct_keys, *key_endings_infinite),
+            )
+                .into_pyobject(py)?,
+        };
+        Ok((py.import("corral._core")?.getattr("_rebuild_grammar")?, args))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<corral._core.Grammar {}>", self.inner.describe())
+    }
+}
+
+/// Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by
+/// (see `Grammar.__reduce__`).
+#[pyfunction]
+pub(crate) fn _rebuild_grammar<'py>(
+    py: Python<'py>,
+    constructor: &str,
+    args: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match constructor {
+        "regex" | "cfg" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
+        other => Err(PyTypeError::new_err(format!("unknown grammar constructor {other:?}"))),
+    }
+}
