@@ -21,8 +21,7 @@ impl Dfa {
     /// and those that start each part that may come next (skipping parts that match ""),
     /// are pairwise disjoint. Otherwise `None`: the general case needs subset construction.
     pub fn concat_all(parts: &[&Dfa], limits: &Limits, what: &str) -> Result<Option<Dfa>> {
-        let n = parts.len();
-        if n == 0 {
+        if parts.is_empty() {
             return Ok(None);
         }
         // One part keeps its counted region (the largest); any other is written out.
@@ -34,57 +33,95 @@ impl Dfa {
             .map(|(i, d)| if Some(i) == keep { std::borrow::Cow::Borrowed(*d) } else { d.stored() })
             .collect();
         let parts: Vec<&Dfa> = stored.iter().map(|d| &**d).collect();
-        let first: Vec<[bool; 256]> = parts
-            .iter()
-            .map(|d| {
-                let mut f = [false; 256];
-                for b in 0..=255u8 {
-                    f[b as usize] = d.next(d.start(), b) != DEAD;
-                }
-                f
-            })
-            .collect();
-        // entries[i]: bytes that can start the text after part i-1 ends (parts i.., with
-        // nullable parts skipped); None if two candidates share a byte.
-        let mut entries: Vec<Option<[bool; 256]>> = vec![Some([false; 256]); n + 1];
-        for i in (0..n).rev() {
-            let mut e = first[i];
-            if parts[i].accepts_empty() {
-                let Some(rest) = entries[i + 1] else { return Ok(None) };
-                for b in 0..256 {
-                    if e[b] && rest[b] {
-                        return Ok(None);
-                    }
-                    e[b] |= rest[b];
-                }
-            }
-            entries[i] = Some(e);
+        let Some(entries) = entry_bytes(&parts) else { return Ok(None) };
+        if !junctions_deterministic(&parts, &entries) {
+            return Ok(None);
         }
-        for (i, d) in parts.iter().enumerate() {
-            let Some(after) = entries[i + 1] else { return Ok(None) };
-            // The part's classes that hold a byte of `after`.
-            let mut after_class = vec![false; d.stride];
-            // (Few bytes can follow: a store only for those, not a read-modify-write per byte.)
-            for b in (0..256).filter(|&b| after[b]) {
-                after_class[d.class_of[b] as usize] = true;
-            }
-            for s in 1..d.accepting.len() {
-                let row = &d.table[s * d.stride..(s + 1) * d.stride];
-                if d.accepting[s] && row.iter().zip(&after_class).any(|(&t, &a)| a && t != DEAD) {
-                    return Ok(None);
+        let join = Join::new(&parts, keep);
+        if join.total + join.region_len > limits.max_dfa_states {
+            return Err(too_many_states(limits, what));
+        }
+        Ok(Some(join.build()))
+    }
+}
+
+/// Per part `i`, the bytes that can start the text after part `i - 1` ends (parts `i..`,
+/// with nullable parts skipped), and the same past the last part (none); None if two
+/// candidates share a byte.
+fn entry_bytes(parts: &[&Dfa]) -> Option<Vec<[bool; 256]>> {
+    let n = parts.len();
+    let mut entries = vec![[false; 256]; n + 1];
+    for i in (0..n).rev() {
+        let d = parts[i];
+        let mut e = [false; 256];
+        for b in 0..=255u8 {
+            e[b as usize] = d.next(d.start(), b) != DEAD;
+        }
+        if d.accepts_empty() {
+            let rest = &entries[i + 1];
+            for b in 0..256 {
+                if e[b] && rest[b] {
+                    return None;
                 }
-            }
-            if let Some(c) = d.counted.as_ref().filter(|c| c.accepts) {
-                // The boundaries that may end move by the unit's first row (unless the
-                // only one is the bounded last) and by `exit`.
-                let unit_moves = !(c.bounded && c.min == c.last);
-                let live = |cl: usize| (unit_moves && c.template[cl] != ROW_DEAD) || c.exit[cl] != DEAD;
-                if (0..d.stride).any(|cl| after_class[cl] && live(cl)) {
-                    return Ok(None);
-                }
+                e[b] |= rest[b];
             }
         }
-        // Does everything from part i on match ""?
+        entries[i] = e;
+    }
+    Some(entries)
+}
+
+/// Does no accepting state of a part (stored, or a boundary of its counted region that
+/// may end) continue on a byte that can start what follows?
+fn junctions_deterministic(parts: &[&Dfa], entries: &[[bool; 256]]) -> bool {
+    for (i, d) in parts.iter().enumerate() {
+        let after = &entries[i + 1];
+        // The part's classes that hold a byte of `after`.
+        let mut after_class = vec![false; d.stride];
+        // (Few bytes can follow: a store only for those, not a read-modify-write per byte.)
+        for b in (0..256).filter(|&b| after[b]) {
+            after_class[d.class_of[b] as usize] = true;
+        }
+        for s in 1..d.accepting.len() {
+            let row = &d.table[s * d.stride..(s + 1) * d.stride];
+            if d.accepting[s] && row.iter().zip(&after_class).any(|(&t, &a)| a && t != DEAD) {
+                return false;
+            }
+        }
+        if let Some(c) = d.counted.as_ref().filter(|c| c.accepts) {
+            // The boundaries that may end move by the unit's first row (unless the
+            // only one is the bounded last) and by `exit`.
+            let unit_moves = !(c.bounded && c.min == c.last);
+            let live = |cl: usize| (unit_moves && c.template[cl] != ROW_DEAD) || c.exit[cl] != DEAD;
+            if (0..d.stride).any(|cl| after_class[cl] && live(cl)) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The concatenation built directly as the sum of the parts (no exploration): state 1 is
+/// "before any byte", then part i's stored state q is `offset[i] + q - 1`; the kept counted
+/// region comes after every stored state. Every state is co-reachable (each part's states
+/// are, and each later part matches something).
+struct Join<'p> {
+    parts: &'p [&'p Dfa],
+    offset: Vec<u32>,
+    /// Stored states in all (the dead state and state 1 included).
+    total: usize,
+    region_first: u32,
+    region_len: usize,
+    /// Does everything from part i on match ""?
+    nullable_from: Vec<bool>,
+    class_of: [u8; 256],
+    stride: usize,
+    representative: Vec<u8>,
+}
+
+impl<'p> Join<'p> {
+    fn new(parts: &'p [&'p Dfa], keep: Option<usize>) -> Join<'p> {
+        let n = parts.len();
         let mut nullable_from = vec![true; n + 1];
         for i in (0..n).rev() {
             nullable_from[i] = parts[i].accepts_empty() && nullable_from[i + 1];
@@ -96,113 +133,125 @@ impl Dfa {
         for b in (0..=255u8).rev() {
             representative[class_of[b as usize] as usize] = b;
         }
-        // Built directly as the sum of the parts (no exploration): state 1 is "before any
-        // byte", then part i's stored state q is `offset[i] + q - 1`; the kept counted
-        // region comes after every stored state. Every state is co-reachable (each part's
-        // states are, and each later part matches something).
         let mut offset = Vec::with_capacity(n);
         let mut total = 2usize;
-        for d in &parts {
+        for d in parts {
             offset.push(total as u32);
             total += d.accepting.len() - 1;
         }
-        let region_first = total as u32;
         let region_len = keep.and_then(|j| parts[j].counted.as_ref()).map_or(0, |c| c.len());
-        if total + region_len > limits.max_dfa_states {
-            return Err(too_many_states(limits, what));
+        Join { parts, offset, total, region_first: total as u32, region_len, nullable_from, class_of, stride, representative }
+    }
+
+    /// The joined id of part `i`'s state `q`.
+    fn id(&self, i: usize, q: u32) -> u32 {
+        let stored_n = self.parts[i].accepting.len() as u32;
+        if q < stored_n {
+            self.offset[i] + q - 1
+        } else {
+            self.region_first + (q - stored_n)
         }
-        let id = |i: usize, q: u32| {
-            let stored_n = parts[i].accepting.len() as u32;
-            if q < stored_n {
-                offset[i] + q - 1
-            } else {
-                region_first + (q - stored_n)
+    }
+
+    /// Enter the text after part `i - 1` ends on byte `b`: the first part that can take b.
+    fn enter(&self, mut i: usize, b: u8) -> u32 {
+        while i < self.parts.len() {
+            let d = self.parts[i];
+            let t = d.next(d.start(), b);
+            if t != DEAD {
+                return self.id(i, t);
             }
-        };
-        // Enter the text after part i-1 ends on byte b: the first part that can take b.
-        let enter = |mut i: usize, b: u8| -> u32 {
-            while i < n {
-                let t = parts[i].next(parts[i].start(), b);
-                if t != DEAD {
-                    return id(i, t);
-                }
-                if !parts[i].accepts_empty() {
-                    return DEAD;
-                }
-                i += 1;
+            if !d.accepts_empty() {
+                return DEAD;
             }
-            DEAD
-        };
-        let mut table = vec![DEAD; total * stride];
-        let mut accepting = vec![false; total];
-        accepting[1] = nullable_from[0];
-        for (c, &b) in representative.iter().enumerate() {
-            table[stride + c] = enter(0, b);
+            i += 1;
+        }
+        DEAD
+    }
+
+    fn build(self) -> Dfa {
+        let stride = self.stride;
+        let mut table = vec![DEAD; self.total * stride];
+        let mut accepting = vec![false; self.total];
+        accepting[1] = self.nullable_from[0];
+        for (c, &b) in self.representative.iter().enumerate() {
+            table[stride + c] = self.enter(0, b);
         }
         // Row by row with per-part lookups made once: a large part is copied at memory speed.
         let mut part_class = vec![0usize; stride];
         let mut entry_row = vec![DEAD; stride];
-        let no_entry = vec![DEAD; stride];
         let mut region = None;
-        for (i, d) in parts.iter().enumerate() {
-            for (c, &b) in representative.iter().enumerate() {
+        for (i, d) in self.parts.iter().enumerate() {
+            for (c, &b) in self.representative.iter().enumerate() {
                 part_class[c] = d.class_of[b as usize] as usize;
-                entry_row[c] = enter(i + 1, b);
+                entry_row[c] = self.enter(i + 1, b);
             }
-            // Classes numbered alike (both by first byte): rows copy without a gather.
-            let same_classes = d.stride == stride && part_class.iter().enumerate().all(|(c, &k)| c == k);
-            let shift = offset[i] - 1;
-            for q in 1..d.accepting.len() {
-                let row = id(i, q as u32) as usize;
-                let ends = d.accepting[q];
-                accepting[row] = ends && nullable_from[i + 1];
-                // Where the part dies, an accepting state goes on into what follows.
-                let dead_to = if ends { &entry_row } else { &no_entry };
-                let src = &d.table[q * d.stride..(q + 1) * d.stride];
-                let dst = &mut table[row * stride..(row + 1) * stride];
-                if d.counted.is_some() {
-                    // Moves into the region are not a shift: map each.
-                    for ((x, &k), &e) in dst.iter_mut().zip(&part_class).zip(dead_to) {
-                        *x = if src[k] == DEAD { e } else { id(i, src[k]) };
-                    }
-                    continue;
-                }
-                // Branch-free select: whether a move is dead is as good as random.
-                let pick = |t: u32, e: u32| {
-                    let live = ((t != DEAD) as u32).wrapping_neg();
-                    (t.wrapping_add(shift) & live) | (e & !live)
-                };
-                if same_classes {
-                    for ((x, &t), &e) in dst.iter_mut().zip(src).zip(dead_to) {
-                        *x = pick(t, e);
-                    }
-                } else {
-                    for ((x, &k), &e) in dst.iter_mut().zip(&part_class).zip(dead_to) {
-                        *x = pick(src[k], e);
-                    }
-                }
-            }
+            self.write_rows(i, &part_class, &entry_row, &mut table, &mut accepting);
             if let Some(c) = &d.counted {
-                // The region's rows in the joined classes; a boundary that may end leaves by
-                // the part's own exit, else (if the part may end there) into what follows.
-                let mut template = vec![ROW_DEAD; c.per as usize * stride];
-                for (r, row) in template.chunks_exact_mut(stride).enumerate() {
-                    for (x, &k) in row.iter_mut().zip(&part_class) {
-                        *x = c.template[r * d.stride + k];
-                    }
-                }
-                let exit = (0..stride)
-                    .map(|cl| match c.exit[part_class[cl]] {
-                        DEAD if c.accepts => entry_row[cl],
-                        DEAD => DEAD,
-                        t => id(i, t),
-                    })
-                    .collect();
-                let accepts = c.accepts && nullable_from[i + 1];
-                region = Some(Arc::new(Counted::new(c.per, c.last, c.bounded, c.min, template, exit, accepts)));
+                region = Some(Arc::new(self.region(i, c, &part_class, &entry_row)));
             }
         }
-        let dfa = Dfa { class_of, stride, table, accepting, counted: region };
-        Ok(Some(dfa))
+        Dfa { class_of: self.class_of, stride, table, accepting, counted: region }
+    }
+
+    /// Part `i`'s stored rows in the joined table: its moves shifted to its block, and,
+    /// where the part dies in an accepting state, the moves into what follows.
+    fn write_rows(&self, i: usize, part_class: &[usize], entry_row: &[u32], table: &mut [u32], accepting: &mut [bool]) {
+        let (d, stride) = (self.parts[i], self.stride);
+        let no_entry = vec![DEAD; stride];
+        // Classes numbered alike (both by first byte): rows copy without a gather.
+        let same_classes = d.stride == stride && part_class.iter().enumerate().all(|(c, &k)| c == k);
+        let shift = self.offset[i] - 1;
+        for q in 1..d.accepting.len() {
+            let row = self.id(i, q as u32) as usize;
+            let ends = d.accepting[q];
+            accepting[row] = ends && self.nullable_from[i + 1];
+            // Where the part dies, an accepting state goes on into what follows.
+            let dead_to = if ends { entry_row } else { &no_entry[..] };
+            let src = &d.table[q * d.stride..(q + 1) * d.stride];
+            let dst = &mut table[row * stride..(row + 1) * stride];
+            if d.counted.is_some() {
+                // Moves into the region are not a shift: map each.
+                for ((x, &k), &e) in dst.iter_mut().zip(part_class).zip(dead_to) {
+                    *x = if src[k] == DEAD { e } else { self.id(i, src[k]) };
+                }
+                continue;
+            }
+            // Branch-free select: whether a move is dead is as good as random.
+            let pick = |t: u32, e: u32| {
+                let live = ((t != DEAD) as u32).wrapping_neg();
+                (t.wrapping_add(shift) & live) | (e & !live)
+            };
+            if same_classes {
+                for ((x, &t), &e) in dst.iter_mut().zip(src).zip(dead_to) {
+                    *x = pick(t, e);
+                }
+            } else {
+                for ((x, &k), &e) in dst.iter_mut().zip(part_class).zip(dead_to) {
+                    *x = pick(src[k], e);
+                }
+            }
+        }
+    }
+
+    /// Part `i`'s counted region in the joined classes; a boundary that may end leaves by
+    /// the part's own exit, else (if the part may end there) into what follows.
+    fn region(&self, i: usize, c: &Counted, part_class: &[usize], entry_row: &[u32]) -> Counted {
+        let (d, stride) = (self.parts[i], self.stride);
+        let mut template = vec![ROW_DEAD; c.per as usize * stride];
+        for (r, row) in template.chunks_exact_mut(stride).enumerate() {
+            for (x, &k) in row.iter_mut().zip(part_class) {
+                *x = c.template[r * d.stride + k];
+            }
+        }
+        let exit = (0..stride)
+            .map(|cl| match c.exit[part_class[cl]] {
+                DEAD if c.accepts => entry_row[cl],
+                DEAD => DEAD,
+                t => self.id(i, t),
+            })
+            .collect();
+        let accepts = c.accepts && self.nullable_from[i + 1];
+        Counted::new(c.per, c.last, c.bounded, c.min, template, exit, accepts)
     }
 }

@@ -7,6 +7,7 @@
 //! may die on, so a mask can take a slice's bits and read only the risky tokens.
 
 use super::{Dfa, DEAD};
+use crate::util::bytes::is_string_safe_byte;
 use crate::util::utf8::Utf8;
 
 /// Longest `safe_len` for which [`Dfa::string_safe_risk`] looks for [`StringSafeRisk::short_only`]
@@ -61,7 +62,7 @@ impl Dfa {
     /// A breadth-first search over (DFA state, UTF-8 state) pairs finds, per byte, whether
     /// it kills from every pair that reads it (`always`) or from some only, and the first
     /// position of such a kill (`safe_len`). The `check` bytes are those outside a safe
-    /// set, found as a fixpoint (see the body).
+    /// set, found as a fixpoint (see [`RiskSearch::safe_keys`]).
     pub fn string_safe_risk(
         &self,
         state: u32,
@@ -71,61 +72,133 @@ impl Dfa {
         max_check: usize,
         weight: &[u32; 256],
     ) -> Option<StringSafeRisk> {
-        use Utf8::*;
-        const U: [Utf8; 8] = [Boundary, Cont(1), Cont(2), Cont(3), E0, Ed, F0, F4];
-        const KEYS: usize = 256 * 12;
         // Cheap first: at a terminal's start most bytes kill at once (lexer masks ask this
         // for every open terminal).
         let dead_at_once = (0..=255u8)
-            .filter(|&b| crate::util::bytes::is_string_safe_byte(b) && Boundary.next(b).is_some() && self.next(state, b) == DEAD)
+            .filter(|&b| is_string_safe_byte(b) && Utf8::Boundary.next(b).is_some() && self.next(state, b) == DEAD)
             .count();
         if dead_at_once > max_dead_at_once {
             return None;
         }
+        let search = RiskSearch::new(self, state, max_len);
+        let kills = search.kills(may_accept)?;
+        let any_sometimes = (0..KEYS).any(|k| kills.sometimes(k));
+        // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
+        let safe_len = (0..KEYS).filter(|&k| kills.sometimes(k)).map(|k| kills.dead_at[k] - 1).min().unwrap_or(max_len);
+        if any_sometimes && safe_len < max_len && safe_len <= MAX_SHORT_ONLY && search.all_die_past(safe_len, &kills) {
+            let mut risk = StringSafeRisk { safe_len, short_only: true, ..StringSafeRisk::default() };
+            for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && kills.always(search.key_of(b))) {
+                risk.always[(b >> 6) as usize] |= 1 << (b & 63);
+            }
+            return Some(risk);
+        }
+        if any_sometimes && max_check == 0 {
+            return None;
+        }
+        let safe = if any_sometimes { search.safe_keys(&kills, weight)? } else { search.initial_safe(&kills) };
+        let mut risk = StringSafeRisk { safe_len, ..StringSafeRisk::default() };
+        let mut checked = 0;
+        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b)) {
+            let key = search.key_of(b);
+            if kills.always(key) {
+                risk.always[(b >> 6) as usize] |= 1 << (b & 63);
+            } else if !safe[key] {
+                risk.check[(b >> 6) as usize] |= 1 << (b & 63);
+                checked += 1;
+            }
+        }
+        (checked <= max_check).then_some(risk)
+    }
+}
+
+/// Byte keys: bytes with the same (DFA class, UTF-8 class) pair behave alike everywhere.
+const KEYS: usize = 256 * 12;
+
+/// The UTF-8 states a string-safe fragment passes through, by index.
+const U: [Utf8; 8] = [Utf8::Boundary, Utf8::Cont(1), Utf8::Cont(2), Utf8::Cont(3), Utf8::E0, Utf8::Ed, Utf8::F0, Utf8::F4];
+
+/// Where string-safe bytes kill, per key, as the search from a state found them.
+struct Kills {
+    dead: Vec<bool>,
+    alive: Vec<bool>,
+    /// Per key, the first position (1-based) at which it killed.
+    dead_at: Vec<usize>,
+}
+
+impl Kills {
+    /// The key kills from some pairs that read it and not from others.
+    fn sometimes(&self, key: usize) -> bool {
+        self.dead[key] && self.alive[key]
+    }
+
+    /// The key kills from every pair that reads it.
+    fn always(&self, key: usize) -> bool {
+        self.dead[key] && !self.alive[key]
+    }
+}
+
+/// The searches of [`Dfa::string_safe_risk`] from one state, over (DFA state, UTF-8
+/// state) pairs within `max_len` bytes.
+struct RiskSearch<'a> {
+    dfa: &'a Dfa,
+    state: u32,
+    max_len: usize,
+    utf8: [u8; 256],
+    /// Per UTF-8 state, the string-safe bytes it takes, one representative per key, with
+    /// the UTF-8 state after (its index in [`U`]) and the key.
+    moves: [Vec<(u8, u8, u16)>; 8],
+}
+
+impl<'a> RiskSearch<'a> {
+    fn new(dfa: &'a Dfa, state: u32, max_len: usize) -> RiskSearch<'a> {
+        let mut search = RiskSearch { dfa, state, max_len, utf8: Utf8::classes(), moves: Default::default() };
         let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
-        // Bytes with the same (DFA class, UTF-8 class) key behave alike: per UTF-8 state,
-        // the string-safe bytes it takes, one representative per key, with the UTF-8 state after.
-        let utf8 = Utf8::classes();
-        let key_of = |b: u8| self.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize;
-        let mut moves: [Vec<(u8, u8, u16)>; 8] = Default::default();
         // seen_key[key] == i + 1: the key has a representative in moves[i].
         let mut seen_key = vec![0u8; KEYS];
         for (i, u) in U.iter().enumerate() {
             for b in 0..=255u8 {
-                let key = key_of(b);
-                if !crate::util::bytes::is_string_safe_byte(b) || seen_key[key] == i as u8 + 1 {
+                let key = search.key_of(b);
+                if !is_string_safe_byte(b) || seen_key[key] == i as u8 + 1 {
                     continue;
                 }
                 if let Some(u2) = u.next(b) {
                     seen_key[key] = i as u8 + 1;
-                    moves[i].push((b, index(u2), key as u16));
+                    search.moves[i].push((b, index(u2), key as u16));
                 }
             }
         }
+        search
+    }
+
+    /// The key of byte `b`.
+    fn key_of(&self, b: u8) -> usize {
+        self.dfa.class_of[b as usize] as usize * 12 + self.utf8[b as usize] as usize
+    }
+
+    /// Where each key kills within `max_len` bytes; None if a fragment reaches an
+    /// accepting state and that is not allowed.
+    fn kills(&self, may_accept: bool) -> Option<Kills> {
         // The pairs reachable within `max_len - 1` bytes are those first reached at a
         // depth below `max_len`; each is expanded once. Seen pairs: one bit per UTF-8
         // state, per DFA state.
-        let (mut dead, mut alive) = (vec![false; KEYS], vec![false; KEYS]);
-        // Per key, the first position (1-based) at which it killed.
-        let mut dead_at = vec![usize::MAX; KEYS];
-        let mut seen = vec![0u8; self.num_states()];
-        let mut frontier = vec![(state, 0u8)];
-        seen[state as usize] = 1;
-        let mut next = Vec::new();
-        for depth in 0..max_len {
+        let mut kills = Kills { dead: vec![false; KEYS], alive: vec![false; KEYS], dead_at: vec![usize::MAX; KEYS] };
+        let mut seen = vec![0u8; self.dfa.num_states()];
+        let (mut frontier, mut next) = (vec![(self.state, 0u8)], Vec::new());
+        seen[self.state as usize] = 1;
+        for depth in 0..self.max_len {
             next.clear();
             for &(s, u) in &frontier {
-                for &(b, u2, key) in &moves[u as usize] {
-                    let t = self.next(s, b);
+                for &(b, u2, key) in &self.moves[u as usize] {
+                    let t = self.dfa.next(s, b);
                     if t == DEAD {
-                        dead[key as usize] = true;
-                        dead_at[key as usize] = dead_at[key as usize].min(depth + 1);
+                        kills.dead[key as usize] = true;
+                        kills.dead_at[key as usize] = kills.dead_at[key as usize].min(depth + 1);
                         continue;
                     }
-                    if !may_accept && self.is_accepting(t) {
+                    if !may_accept && self.dfa.is_accepting(t) {
                         return None;
                     }
-                    alive[key as usize] = true;
+                    kills.alive[key as usize] = true;
                     if seen[t as usize] & (1 << u2) == 0 {
                         seen[t as usize] |= 1 << u2;
                         next.push((t, u2));
@@ -137,170 +210,165 @@ impl Dfa {
             }
             std::mem::swap(&mut frontier, &mut next);
         }
-        let sometimes = |key: usize| dead[key] && alive[key];
-        let always = |key: usize| dead[key] && !alive[key];
-        // The safe keys S: a fragment of S bytes only, read from `state`, meets no kill.
-        // Found as a fixpoint: start from every key that is not `always`, less those that
-        // kill from `state` itself; while some state the S bytes reach (within `max_len`)
-        // has a kill, remove from S either its killing keys or the keys that enter it,
-        // whichever fewer tokens hold (in a URI path, `%` rather than every letter that
-        // may not follow it). The bytes to check are those outside S.
-        let mut key_weight = vec![0u64; KEYS];
-        for b in 0..=255u8 {
-            if crate::util::bytes::is_string_safe_byte(b) {
-                key_weight[key_of(b)] += u64::from(weight[b as usize]);
-            }
-        }
-        let mut safe: Vec<bool> = (0..KEYS).map(|k| !always(k)).collect();
-        for &(b, _, key) in &moves[0] {
-            if self.next(state, b) == DEAD {
-                safe[key as usize] = false;
-            }
-        }
-        let any_sometimes = (0..KEYS).any(sometimes);
-        // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
-        let safe_len = (0..KEYS).filter(|&k| sometimes(k)).map(|k| dead_at[k] - 1).min().unwrap_or(max_len);
-        // A count that runs out: when no fragment of `safe_len + 1` bytes stays alive (one
-        // pass per exact length, each level's pairs once), every fragment is decided by its
-        // length and its `always` bytes, with nothing to read.
-        if any_sometimes && safe_len < max_len && safe_len <= MAX_SHORT_ONLY {
-            let mut level = vec![(state, 0u8)];
-            let mut stamp = vec![usize::MAX; self.num_states() * 8];
-            for d in 1..=safe_len + 1 {
-                next.clear();
-                for &(s, u) in &level {
-                    for &(b, u2, key) in &moves[u as usize] {
-                        let t = self.next(s, b);
-                        let slot = t as usize * 8 + u2 as usize;
-                        if t != DEAD && !always(key as usize) && stamp[slot] != d {
-                            stamp[slot] = d;
-                            next.push((t, u2));
-                        }
+        Some(kills)
+    }
+
+    /// A count that runs out: does no fragment of `safe_len + 1` bytes without `always`
+    /// bytes stay alive? Then every fragment is decided by its length and its `always`
+    /// bytes, with nothing to read. One pass per exact length, each level's pairs once.
+    fn all_die_past(&self, safe_len: usize, kills: &Kills) -> bool {
+        let mut level = vec![(self.state, 0u8)];
+        let mut next = Vec::new();
+        let mut stamp = vec![usize::MAX; self.dfa.num_states() * 8];
+        for d in 1..=safe_len + 1 {
+            next.clear();
+            for &(s, u) in &level {
+                for &(b, u2, key) in &self.moves[u as usize] {
+                    let t = self.dfa.next(s, b);
+                    let slot = t as usize * 8 + u2 as usize;
+                    if t != DEAD && !kills.always(key as usize) && stamp[slot] != d {
+                        stamp[slot] = d;
+                        next.push((t, u2));
                     }
                 }
-                std::mem::swap(&mut level, &mut next);
-                if level.is_empty() {
-                    break;
-                }
             }
+            std::mem::swap(&mut level, &mut next);
             if level.is_empty() {
-                let mut risk = StringSafeRisk { safe_len, short_only: true, ..StringSafeRisk::default() };
-                for b in (0..=255u8).filter(|&b| crate::util::bytes::is_string_safe_byte(b) && always(key_of(b))) {
-                    risk.always[(b >> 6) as usize] |= 1 << (b & 63);
-                }
-                return Some(risk);
+                break;
             }
         }
-        if any_sometimes && max_check == 0 {
-            return None;
+        level.is_empty()
+    }
+
+    /// The safe keys S: a fragment of S bytes only, read from the state, meets no kill
+    /// (None if the fixpoint takes more than [`MAX_SAFE_ROUNDS`] rounds).
+    ///
+    /// Found as a fixpoint: start from every key that is not `always`, less those that
+    /// kill from the state itself; while some state the S bytes reach (within `max_len`)
+    /// has a kill, remove from S either its killing keys or the keys that enter it,
+    /// whichever fewer tokens hold (in a URI path, `%` rather than every letter that may
+    /// not follow it).
+    fn safe_keys(&self, kills: &Kills, weight: &[u32; 256]) -> Option<Vec<bool>> {
+        let mut key_weight = vec![0u64; KEYS];
+        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b)) {
+            key_weight[self.key_of(b)] += u64::from(weight[b as usize]);
         }
-        let mut settled = !any_sometimes;
-        // Per round: (state, key) kills in the closure, and (state, key) moves into a
-        // state with a kill from one without.
-        let mut kills: Vec<(u32, u16)> = Vec::new();
-        let mut enters: Vec<(u32, u16)> = Vec::new();
-        let mut violating = vec![false; self.num_states()];
-        let mut closure: Vec<(u32, u8)> = Vec::new();
+        let mut safe = self.initial_safe(kills);
+        let mut round = Round::new(self.dfa.num_states());
         for _ in 0..MAX_SAFE_ROUNDS {
-            if settled {
-                break;
+            self.find_violations(&safe, &mut round);
+            if round.kills.is_empty() {
+                return Some(safe);
             }
-            seen.fill(0);
-            seen[state as usize] = 1;
-            frontier.clear();
-            frontier.push((state, 0u8));
-            closure.clear();
-            violating.fill(false);
-            kills.clear();
-            for _ in 0..max_len {
-                next.clear();
-                for &(s, u) in &frontier {
-                    for &(b, u2, key) in &moves[u as usize] {
-                        if !safe[key as usize] {
-                            continue;
-                        }
-                        let t = self.next(s, b);
-                        if t == DEAD {
-                            violating[s as usize] = true;
-                            kills.push((s, key));
-                        } else if seen[t as usize] & (1 << u2) == 0 {
-                            seen[t as usize] |= 1 << u2;
-                            next.push((t, u2));
-                        }
-                    }
-                }
-                closure.extend_from_slice(&frontier);
-                if next.is_empty() {
-                    break;
-                }
-                std::mem::swap(&mut frontier, &mut next);
-            }
-            if kills.is_empty() {
-                settled = true;
-                break;
-            }
-            enters.clear();
-            for &(s, u) in &closure {
-                if violating[s as usize] {
-                    continue;
-                }
-                for &(b, _, key) in &moves[u as usize] {
-                    let t = self.next(s, b);
-                    if safe[key as usize] && violating[t as usize] {
-                        enters.push((t, key));
-                    }
-                }
-            }
-            // Per state with a kill entered from one without (or the start state, which can
-            // only lose its killing keys), the cheaper cut.
-            let group = |pairs: &mut Vec<(u32, u16)>| {
-                pairs.sort_unstable();
-                pairs.dedup();
-            };
-            group(&mut kills);
-            group(&mut enters);
-            let cost_of = |pairs: &[(u32, u16)], v: u32| -> u64 {
-                pairs.iter().filter(|p| p.0 == v).map(|p| key_weight[p.1 as usize]).sum()
-            };
-            let mut cut_keys: Vec<u16> = Vec::new();
-            let mut v_start = 0;
-            while v_start < kills.len() {
-                let v = kills[v_start].0;
-                let v_end = v_start + kills[v_start..].iter().take_while(|p| p.0 == v).count();
-                let entering = enters.iter().any(|p| p.0 == v);
-                if v != state && !entering {
-                    // Reached only through other states with a kill: cut there first.
-                } else if v != state && cost_of(&enters, v) < cost_of(&kills[v_start..v_end], v) {
-                    cut_keys.extend(enters.iter().filter(|p| p.0 == v).map(|p| p.1));
-                } else {
-                    cut_keys.extend(kills[v_start..v_end].iter().map(|p| p.1));
-                }
-                v_start = v_end;
-            }
-            for k in cut_keys {
+            for k in round.cut(self.state, &key_weight) {
                 safe[k as usize] = false;
             }
         }
-        if !settled {
-            return None;
-        }
-        let mut risk = StringSafeRisk { safe_len, ..StringSafeRisk::default() };
-        let mut checked = 0;
-        for b in 0..=255u8 {
-            let key = key_of(b);
-            if !crate::util::bytes::is_string_safe_byte(b) {
-                continue;
-            }
-            if always(key) {
-                risk.always[(b >> 6) as usize] |= 1 << (b & 63);
-            } else if !safe[key] {
-                risk.check[(b >> 6) as usize] |= 1 << (b & 63);
-                checked += 1;
+        None
+    }
+
+    /// The fixpoint's start: every key that is not `always`, less those that kill from the
+    /// state itself.
+    fn initial_safe(&self, kills: &Kills) -> Vec<bool> {
+        let mut safe: Vec<bool> = (0..KEYS).map(|k| !kills.always(k)).collect();
+        for &(b, _, key) in &self.moves[0] {
+            if self.dfa.next(self.state, b) == DEAD {
+                safe[key as usize] = false;
             }
         }
-        if checked > max_check {
-            return None;
+        safe
+    }
+
+    /// One round of [`RiskSearch::safe_keys`]: the (state, key) kills among the pairs the
+    /// safe keys reach, and the (state, key) moves into a state with a kill from one
+    /// without.
+    fn find_violations(&self, safe: &[bool], round: &mut Round) {
+        round.seen.fill(0);
+        round.seen[self.state as usize] = 1;
+        round.violating.fill(false);
+        round.kills.clear();
+        round.closure.clear();
+        let (mut frontier, mut next) = (vec![(self.state, 0u8)], Vec::new());
+        for _ in 0..self.max_len {
+            next.clear();
+            for &(s, u) in &frontier {
+                for &(b, u2, key) in self.moves[u as usize].iter().filter(|m| safe[m.2 as usize]) {
+                    let t = self.dfa.next(s, b);
+                    if t == DEAD {
+                        round.violating[s as usize] = true;
+                        round.kills.push((s, key));
+                    } else if round.seen[t as usize] & (1 << u2) == 0 {
+                        round.seen[t as usize] |= 1 << u2;
+                        next.push((t, u2));
+                    }
+                }
+            }
+            round.closure.extend_from_slice(&frontier);
+            if next.is_empty() {
+                break;
+            }
+            std::mem::swap(&mut frontier, &mut next);
         }
-        Some(risk)
+        round.enters.clear();
+        for &(s, u) in round.closure.iter().filter(|p| !round.violating[p.0 as usize]) {
+            for &(b, _, key) in &self.moves[u as usize] {
+                let t = self.dfa.next(s, b);
+                if safe[key as usize] && round.violating[t as usize] {
+                    round.enters.push((t, key));
+                }
+            }
+        }
+    }
+}
+
+/// The buffers of one round of the safe-set fixpoint, reused across rounds.
+struct Round {
+    seen: Vec<u8>,
+    violating: Vec<bool>,
+    closure: Vec<(u32, u8)>,
+    /// (state, key): the key kills from the state.
+    kills: Vec<(u32, u16)>,
+    /// (state, key): the key enters the state (which has a kill) from one without.
+    enters: Vec<(u32, u16)>,
+}
+
+impl Round {
+    fn new(states: usize) -> Round {
+        Round {
+            seen: vec![0; states],
+            violating: vec![false; states],
+            closure: Vec::new(),
+            kills: Vec::new(),
+            enters: Vec::new(),
+        }
+    }
+
+    /// The keys to remove from the safe set: per state with a kill entered from one
+    /// without (or the start state, which can only lose its killing keys), the cheaper
+    /// cut by token weight.
+    fn cut(&mut self, start: u32, key_weight: &[u64]) -> Vec<u16> {
+        for pairs in [&mut self.kills, &mut self.enters] {
+            pairs.sort_unstable();
+            pairs.dedup();
+        }
+        let (kills, enters) = (&self.kills, &self.enters);
+        let cost_of =
+            |pairs: &[(u32, u16)], v: u32| -> u64 { pairs.iter().filter(|p| p.0 == v).map(|p| key_weight[p.1 as usize]).sum() };
+        let mut cut_keys: Vec<u16> = Vec::new();
+        let mut v_start = 0;
+        while v_start < kills.len() {
+            let v = kills[v_start].0;
+            let v_end = v_start + kills[v_start..].iter().take_while(|p| p.0 == v).count();
+            let entering = enters.iter().any(|p| p.0 == v);
+            if v != start && !entering {
+                // Reached only through other states with a kill: cut there first.
+            } else if v != start && cost_of(enters, v) < cost_of(&kills[v_start..v_end], v) {
+                cut_keys.extend(enters.iter().filter(|p| p.0 == v).map(|p| p.1));
+            } else {
+                cut_keys.extend(kills[v_start..v_end].iter().map(|p| p.1));
+            }
+            v_start = v_end;
+        }
+        cut_keys
     }
 }
