@@ -15,6 +15,8 @@ use pyo3::IntoPyObjectExt;
 
 use corral_core as core;
 
+mod intersection;
+
 /// Building a grammar makes many small, short-lived allocations (DFA state sets, tables);
 /// mimalloc serves them several times faster than the system allocator (a third of a small
 /// JSON Schema's build time went to malloc and free).
@@ -60,6 +62,7 @@ fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
         }
         core::Error::Vocabulary(_) => raise(py, "VocabularyError", message, &[]),
         core::Error::InvalidArgument(_) => raise(py, "MatcherError", message, &[]),
+        core::Error::NoCommonToken { .. } => raise(py, "DeadEndError", message, &[]),
         core::Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
         _ => raise(py, "InternalError", format!("internal error in corral (please report this bug): {message}"), &[]),
     }
@@ -514,7 +517,7 @@ impl PyGrammar {
 }
 
 /// A grammar compiled for one vocabulary: immutable and shareable across threads.
-#[pyclass(module = "corral._core", name = "CompiledGrammar", frozen)]
+#[pyclass(module = "corral._core", name = "CompiledGrammar", frozen, subclass)]
 struct PyCompiledGrammar {
     inner: Arc<core::CompiledGrammar>,
     /// `(function, args)` that builds this compiled grammar again (from `corral.compile`),
@@ -525,8 +528,8 @@ struct PyCompiledGrammar {
 #[pymethods]
 impl PyCompiledGrammar {
     /// A new matcher at the start of the grammar.
-    fn matcher(&self) -> PyMatcher {
-        PyMatcher::new(core::Matcher::new(self.inner.clone()))
+    fn matcher<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
+        intersection::matcher_object(py, core::Matcher::new(self.inner.clone()))
     }
 
     /// Number of automaton states of a regular grammar (the dead state included; 0 for
@@ -693,7 +696,7 @@ fn dead_end(py: Python<'_>, tokens: usize) -> PyErr {
 ///
 /// Safe to share between threads: calls on one matcher take turns (a call waits, with the
 /// GIL released, while another thread's call on the same matcher runs).
-#[pyclass(module = "corral._core", name = "Matcher", frozen)]
+#[pyclass(module = "corral._core", name = "Matcher", frozen, subclass)]
 struct PyMatcher {
     inner: std::sync::Mutex<core::Matcher>,
 }
@@ -826,11 +829,12 @@ impl PyMatcher {
     }
 
     /// An independent copy of this matcher (same grammar, same history).
-    fn copy(&self, py: Python<'_>) -> PyMatcher {
-        PyMatcher::new(self.lock(py).clone())
+    fn copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
+        let copy = self.lock(py).clone();
+        intersection::matcher_object(py, copy)
     }
 
-    fn __copy__(&self, py: Python<'_>) -> PyMatcher {
+    fn __copy__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
         self.copy(py)
     }
 
@@ -1104,6 +1108,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGrammar>()?;
     m.add_class::<PyCompiledGrammar>()?;
     m.add_class::<PyMatcher>()?;
+    intersection::register(m)?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(fill_bitmasks, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
