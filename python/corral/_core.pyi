@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol, SupportsIndex, final
 
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import disjoint_base
 
 __all__ = [
     "Limits",
@@ -18,6 +19,8 @@ __all__ = [
     "Grammar",
     "CompiledGrammar",
     "Matcher",
+    "CompiledIntersection",
+    "IntersectionMatcher",
     "compile",
     "fill_bitmasks",
     "set_num_threads",
@@ -248,7 +251,7 @@ class Grammar:
     def __reduce__(self) -> _Reduce:
         """Pickles as the constructor call that built it."""
 
-@final
+@disjoint_base
 class CompiledGrammar:
     """A grammar compiled for one vocabulary: immutable and shareable across threads."""
 
@@ -272,7 +275,7 @@ class CompiledGrammar:
     def __reduce__(self) -> _Reduce:
         """Pickles as the `corral.compile` call that made it (compiling again on load)."""
 
-@final
+@disjoint_base
 class Matcher:
     """One sequence's position in a compiled grammar.
 
@@ -308,6 +311,38 @@ class Matcher:
     def copy(self) -> Matcher:
         """An independent copy of this matcher (same grammar, same history)."""
     def __copy__(self) -> Matcher: ...
+
+@final
+class CompiledIntersection(CompiledGrammar):
+    """Several compiled grammars that must all hold (from `g1 & g2`): a token is allowed only
+    where every part allows it."""
+
+    def __new__(cls, parts: Sequence[CompiledGrammar], limits: Limits | None = None) -> CompiledIntersection:
+        """The intersection of `parts` (compiled for the same vocabulary; intersections among
+        them give their parts). `limits` bound its matchers' forced runs and completions;
+        each part keeps the limits it was compiled under."""
+    def matcher(self) -> IntersectionMatcher:
+        """A new matcher at the start of every part."""
+    @property
+    def parts(self) -> list[CompiledGrammar]:
+        """The compiled grammars that must all hold."""
+    @property
+    def limits(self) -> Limits:
+        """The limits its matchers' forced runs and completions are held to."""
+
+@final
+class IntersectionMatcher(Matcher):
+    """One sequence's position in every part of a `CompiledIntersection`: a `Matcher` whose
+    mask is the AND of its parts' masks. Where the parts' allowed sets do not meet,
+    `fill_bitmask` raises `DeadEndError`. `completion()` is the shortest of the parts'
+    completions that every part accepts, None if there is none such."""
+
+    @property
+    def parts(self) -> list[Matcher]:
+        """Copies of the parts' matchers at this position (changing them changes nothing here)."""
+    def copy(self) -> IntersectionMatcher:
+        """An independent copy of this matcher (same grammars, same history)."""
+    def __copy__(self) -> IntersectionMatcher: ...
 
 def compile(
     grammar: Grammar,

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _core
-from .compiler import IntersectionMatcher, _describe_value, _grammar_type_error, compile as compile_grammar
+from .compiler import _describe_value, _grammar_type_error, compile as compile_grammar
 from .errors import DeadEndError, GenerationError, IncompleteOutputError, InternalError, RollbackLimitError
 from .grammar import BanSpec, Grammar
 from .masking import allocate_bitmask, only_token
@@ -308,7 +308,7 @@ def _checked_prompt(lm: Any, vocab: Vocabulary, prompt: str | Sequence[int], giv
 
 def _constraints(
     grammar: Grammar | None, vocab: Vocabulary, max_rollbacks: int
-) -> tuple[_core.Matcher | IntersectionMatcher | None, _RollbackBans | None]:
+) -> tuple[_core.Matcher | None, _RollbackBans | None]:
     """The matcher of ``grammar``'s masking parts and its ``mode="rollback"`` bans (None
     where there are none): rollback bans have no mask, the loop enforces them."""
     parts = grammar.parts if grammar is not None else ()
@@ -450,7 +450,7 @@ class _SamplingLoop:
         out: _Output,
         logits: _Logits,
         sample: _Sampler,
-        matcher: _core.Matcher | IntersectionMatcher | None,
+        matcher: _core.Matcher | None,
         bans: _RollbackBans | None,
         max_tokens: int,
     ):
@@ -496,7 +496,7 @@ class _SamplingLoop:
                 return
         self._sample_at(position, banned_here)
 
-    def _take_forced_run(self, matcher: _core.Matcher | IntersectionMatcher, position: int) -> None:
+    def _take_forced_run(self, matcher: _core.Matcher, position: int) -> None:
         """Appends the tokens the grammar forces from ``position`` on, without asking the
         model: as many as ``max_tokens`` leaves room for, and an EOS that ends the run."""
         for tok in matcher.forced_tokens()[: self.max_tokens - position + 1]:

@@ -14,7 +14,6 @@ from .errors import MatcherError
 
 if TYPE_CHECKING:
     from ._core import _Bitmask
-    from .compiler import IntersectionMatcher
 
 # torch is optional and read as untyped: its tensors are Any here.
 
@@ -41,25 +40,11 @@ def allocate_bitmask(batch_size: int, vocab_size: int, *, backend: str = "numpy"
     raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
 
 
-def fill_bitmasks(
-    matchers: Sequence[_core.Matcher | IntersectionMatcher], bitmask: _Bitmask, rows: Sequence[int] | None = None
-) -> None:
+def fill_bitmasks(matchers: Sequence[_core.Matcher], bitmask: _Bitmask, rows: Sequence[int] | None = None) -> None:
     """Fills ``bitmask[rows[i]]`` from ``matchers[i]`` (row i by default) in one call, with
-    the GIL released and uncached rows computed in parallel."""
-    matchers = list(matchers)
-    rows = list(range(len(matchers))) if rows is None else list(rows)
-    if len(rows) != len(matchers):
-        raise MatcherError(f"{len(matchers)} matchers but {len(rows)} rows")
-    native = [m for m in matchers if isinstance(m, _core.Matcher)]
-    if len(native) == len(matchers):
-        _core.fill_bitmasks(native, bitmask, rows)
-        return
-    # Combined grammars (g1 & g2) fill their rows themselves; the rest go in one call.
-    if native:
-        _core.fill_bitmasks(native, bitmask, [r for m, r in zip(matchers, rows, strict=True) if isinstance(m, _core.Matcher)])
-    for matcher, row in zip(matchers, rows, strict=True):
-        if not isinstance(matcher, _core.Matcher):
-            matcher.fill_bitmask(bitmask, row)
+    the GIL released and uncached rows computed in parallel. Matchers of combined grammars
+    (``g1 & g2``) are native matchers too and go in the same call."""
+    _core.fill_bitmasks(list(matchers), bitmask, None if rows is None else list(rows))
 
 
 def only_token(row: Any) -> int | None:

@@ -53,6 +53,14 @@ pub enum Error {
     Vocabulary(String),
     /// A bad argument to a matcher or mask call (token out of range, rollback too far, ...).
     InvalidArgument(String),
+    /// Every grammar of an intersection (`g1 & g2`) allows some token here, but no token
+    /// is allowed by all of them: their allowed sets do not meet.
+    NoCommonToken {
+        /// How many grammars are combined.
+        grammars: usize,
+        /// Tokens accepted so far.
+        tokens: usize,
+    },
     /// The work was stopped from outside (see [`crate::util::interrupt`]): nothing was changed.
     Interrupted,
     /// An invariant of the engine did not hold: a bug in corral, reported instead of a
@@ -135,6 +143,11 @@ impl fmt::Display for Error {
             }
             Error::Vocabulary(m) => write!(f, "invalid vocabulary: {m}"),
             Error::InvalidArgument(m) => write!(f, "{m}"),
+            Error::NoCommonToken { grammars, tokens } => write!(
+                f,
+                "no token is allowed by all {grammars} combined grammars after {tokens} tokens: their allowed sets \
+                 do not meet here"
+            ),
             Error::Interrupted => write!(f, "interrupted"),
             Error::Internal(m) => write!(f, "internal error: {m}"),
         }

@@ -10,24 +10,25 @@ use corral_core as core;
 
 use crate::errors::guard_detached;
 use crate::grammar::PyGrammar;
+use crate::intersection::matcher_object;
 use crate::limits::PyLimits;
 use crate::matcher::PyMatcher;
 use crate::vocabulary::PyVocabulary;
 
 /// A grammar compiled for one vocabulary: immutable and shareable across threads.
-#[pyclass(module = "corral._core", name = "CompiledGrammar", frozen)]
+#[pyclass(module = "corral._core", name = "CompiledGrammar", frozen, subclass)]
 pub(crate) struct PyCompiledGrammar {
-    inner: Arc<core::CompiledGrammar>,
+    pub(crate) inner: Arc<core::CompiledGrammar>,
     /// `(function, args)` that builds this compiled grammar again (from `corral.compile`),
     /// returned by `__reduce__`; None for one made by `_core.compile` directly.
-    rebuild: Option<Py<PyAny>>,
+    pub(crate) rebuild: Option<Py<PyAny>>,
 }
 
 #[pymethods]
 impl PyCompiledGrammar {
     /// A new matcher at the start of the grammar.
-    fn matcher(&self) -> PyMatcher {
-        PyMatcher::new(core::Matcher::new(self.inner.clone()))
+    fn matcher<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
+        matcher_object(py, core::Matcher::new(self.inner.clone()))
     }
 
     /// Number of automaton states of a regular grammar (the dead state included; 0 for

@@ -167,6 +167,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
         }
         core::Error::Vocabulary(_) => raise(py, ErrorKind::Vocabulary, message, &[]),
         core::Error::InvalidArgument(_) => raise(py, ErrorKind::Matcher, message, &[]),
+        core::Error::NoCommonToken { .. } => raise(py, ErrorKind::DeadEnd, message, &[]),
         core::Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
         // `Internal`, and any variant a newer core adds (`core::Error` is non-exhaustive).
         _ => internal_error(py, &message),

@@ -7,7 +7,7 @@
 //!
 //! Modules: [`errors`] (error mapping, panic and GIL-released guards), [`args`] (index and
 //! count conversion), [`limits`], [`vocabulary`], [`grammar`], [`compiled`], [`matcher`],
-//! [`bitmask`] (mask buffers, batch filling, logits) and [`hooks`] (for tests and tools).
+//! [`intersection`] (the classes of `g1 & g2`), [`bitmask`] (mask buffers, batch filling, logits) and [`hooks`] (for tests and tools).
 //! This file only registers them.
 
 use pyo3::prelude::*;
@@ -18,6 +18,7 @@ mod compiled;
 mod errors;
 mod grammar;
 mod hooks;
+mod intersection;
 mod limits;
 mod matcher;
 mod vocabulary;
@@ -36,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<grammar::PyGrammar>()?;
     m.add_class::<compiled::PyCompiledGrammar>()?;
     m.add_class::<matcher::PyMatcher>()?;
+    intersection::register(m)?;
     m.add_function(wrap_pyfunction!(compiled::compile, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::fill_bitmasks, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::set_num_threads, m)?)?;

@@ -9,12 +9,13 @@ use corral_core as core;
 use crate::args::{count, index};
 use crate::bitmask::{fill_at, MaskBuffer};
 use crate::errors::{dead_end, guard, guard_detached, ErrorKind};
+use crate::intersection::matcher_object;
 
 /// One sequence's position in a compiled grammar.
 ///
 /// Safe to share between threads: calls on one matcher take turns (a call waits, with the
 /// GIL released, while another thread's call on the same matcher runs).
-#[pyclass(module = "corral._core", name = "Matcher", frozen)]
+#[pyclass(module = "corral._core", name = "Matcher", frozen, subclass)]
 pub(crate) struct PyMatcher {
     inner: std::sync::Mutex<core::Matcher>,
 }
@@ -147,11 +148,12 @@ impl PyMatcher {
     }
 
     /// An independent copy of this matcher (same grammar, same history).
-    fn copy(&self, py: Python<'_>) -> PyMatcher {
-        PyMatcher::new(self.lock(py).clone())
+    fn copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
+        let copy = self.lock(py).clone();
+        matcher_object(py, copy)
     }
 
-    fn __copy__(&self, py: Python<'_>) -> PyMatcher {
+    fn __copy__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
         self.copy(py)
     }
 

@@ -39,6 +39,9 @@ pub(crate) enum Engine {
         /// Whole masks by canonical parser state (see `Chart::state_key`).
         state_cache: RwLock<FastMap<Box<[u32]>, Arc<StateMask>>>,
     },
+    /// Several compiled grammars that must all hold (see `index::intersection`): none of
+    /// them an intersection itself.
+    Intersection { parts: Vec<Arc<CompiledGrammar>> },
 }
 
 /// A grammar compiled against a vocabulary. Immutable after construction except for the
@@ -62,6 +65,11 @@ impl CompiledGrammar {
     pub fn new(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
         let budget = crate::util::interrupt::Scope::with_budget("max_compile_ms", limits.max_compile_ms);
         crate::util::interrupt::run(&budget, || Self::build(grammar, vocab, limits, eager))
+    }
+
+    /// A compiled grammar around a ready `engine` (how an intersection is made).
+    pub(crate) fn with_engine(grammar: Grammar, vocab: Arc<Vocabulary>, engine: Engine, limits: &Limits) -> CompiledGrammar {
+        CompiledGrammar { vocab, grammar, engine, mask_bytes: AtomicUsize::new(0), limits: limits.clone() }
     }
 
     fn build(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
@@ -108,7 +116,7 @@ impl CompiledGrammar {
         &self.vocab
     }
 
-    /// The grammar.
+    /// The grammar. For an intersection, its first part's (see [`CompiledGrammar::parts`]).
     pub fn grammar(&self) -> &Grammar {
         &self.grammar
     }
@@ -122,11 +130,12 @@ impl CompiledGrammar {
     pub fn dfa(&self) -> Option<&Dfa> {
         match &self.engine {
             Engine::Dfa { dfa, .. } => Some(dfa),
-            Engine::Cfg { .. } => None,
+            _ => None,
         }
     }
 
-    /// Number of automaton states of a regular grammar (0 for a context-free one).
+    /// Number of automaton states of a regular grammar (0 for a context-free one or an
+    /// intersection).
     pub fn num_states(&self) -> usize {
         self.dfa().map_or(0, |d| d.num_states())
     }
@@ -136,6 +145,7 @@ impl CompiledGrammar {
         match &self.engine {
             Engine::Dfa { masks, .. } => masks.iter().filter(|m| m.get().is_some()).count(),
             Engine::Cfg { state_cache, .. } => state_cache.read().map_or(0, |c| c.len()),
+            Engine::Intersection { parts } => parts.iter().map(|p| p.cached_states()).sum(),
         }
     }
 
@@ -144,6 +154,7 @@ impl CompiledGrammar {
         let engine = match &self.engine {
             Engine::Dfa { dfa, masks } => dfa.memory_bytes() + masks.len() * std::mem::size_of::<OnceLock<StateMask>>(),
             Engine::Cfg { .. } => 0,
+            Engine::Intersection { parts } => parts.iter().map(|p| p.memory_bytes()).sum(),
         };
         engine + self.mask_bytes.load(Ordering::Relaxed)
     }
@@ -165,6 +176,14 @@ impl CompiledGrammar {
             Engine::Cfg { earley, start, .. } => {
                 let mut chart = start.clone();
                 advance_chart(earley, &mut chart, data)? && chart.is_accepting()
+            }
+            Engine::Intersection { parts } => {
+                for p in parts {
+                    if !p.matches(data)? {
+                        return Ok(false);
+                    }
+                }
+                return Ok(true);
             }
         };
         Ok(grammar_ok && (!self.grammar.distinct_keys() || KeyTracker::default().push_token(data)))

@@ -10,11 +10,14 @@
 //! * `lexer_mask`: the tokens a terminal's DFA state reads without ending (cached per
 //!   terminal and state);
 //! * `string_safe`: masks over the vocabulary's string-safe slices;
-//! * `state_mask`: a cached mask, sparse or dense.
+//! * `state_mask`: a cached mask, sparse or dense;
+//! * [`intersection`]: several compiled grammars that must all hold (`g1 & g2`), as one
+//!   compiled grammar.
 
 mod cfg_mask;
 pub mod compiled;
 mod dfa_mask;
+pub mod intersection;
 pub(crate) mod lexer_mask;
 pub(crate) mod state_mask;
 pub(crate) mod string_safe;

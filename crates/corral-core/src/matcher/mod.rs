@@ -1,4 +1,6 @@
 //! The per-sequence matcher: current state, history for rollback, masks.
+//!
+//! * [`intersection`]: the matcher of an intersection (`g1 & g2`), one matcher per part.
 
 use std::sync::Arc;
 
@@ -7,6 +9,10 @@ use crate::grammar::distinct_keys::{KeyTracker, Outcome, Seen};
 use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::parser::{advance_chart, Chart, Overlay};
 use crate::vocab::TokenKind;
+
+mod intersection;
+
+use intersection::Parts;
 
 /// History entry meaning "EOS was accepted; the sequence is finished".
 const FINISHED: u32 = u32::MAX;
@@ -19,6 +25,8 @@ enum State {
     /// The parse so far, and the number of chart rows after each accepted token
     /// (`FINISHED` for EOS), so that rollback truncates exactly.
     Cfg { chart: Chart, bounds: Vec<u32> },
+    /// An intersection: each part's matcher.
+    All(Parts),
 }
 
 /// Tracks one generated sequence against a compiled grammar.
@@ -45,14 +53,25 @@ impl Matcher {
         let state = match &grammar.engine {
             Engine::Dfa { dfa, .. } => State::Dfa { history: vec![dfa.start()] },
             Engine::Cfg { start, .. } => State::Cfg { chart: start.clone(), bounds: Vec::new() },
+            Engine::Intersection { parts } => State::All(Parts::new(parts)),
         };
-        let keys = grammar.grammar().distinct_keys().then(KeyTracker::default);
+        // An intersection's parts keep their own keys.
+        let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none()).then(KeyTracker::default);
         Matcher { grammar, state, keys }
     }
 
     /// The compiled grammar.
     pub fn grammar(&self) -> &Arc<CompiledGrammar> {
         &self.grammar
+    }
+
+    /// For an intersection, its parts' matchers (at this matcher's position); None for any
+    /// other grammar.
+    pub fn parts(&self) -> Option<&[Matcher]> {
+        match &self.state {
+            State::All(parts) => Some(parts.matchers()),
+            _ => None,
+        }
     }
 
     fn check_row(&self, out: &[u32]) -> Result<()> {
@@ -70,6 +89,9 @@ impl Matcher {
     /// Writes the allowed-token bitmask (bit t of word t/32) into `out`, which must be
     /// exactly `vocab.mask_words()` long. Once finished, only EOS is allowed, so that
     /// batched generation can keep padding a finished row.
+    ///
+    /// For an intersection, the mask is the AND of its parts'; where each part allows some
+    /// token but none is allowed by all, this is [`Error::NoCommonToken`].
     pub fn fill_mask(&self, out: &mut [u32]) -> Result<MaskInfo> {
         self.check_row(out)?;
         if self.is_finished() {
@@ -87,6 +109,7 @@ impl Matcher {
                 mask.count
             }
             State::Cfg { chart, .. } => self.grammar.chart_mask(chart, out)?,
+            State::All(parts) => parts.fill_mask(out, false)?.allowed,
         };
         Ok(MaskInfo { allowed: allowed - self.drop_repeated_keys(out)? })
     }
@@ -96,6 +119,9 @@ impl Matcher {
         match &self.state {
             State::Dfa { history } => At::Dfa(*history.last().unwrap_or(&FINISHED)),
             State::Cfg { chart, .. } => At::Cfg(chart),
+            // An intersection keeps no keys of its own (its parts do), so it is never
+            // probed; were it, the dead state would make the probe an error, not a guess.
+            State::All(_) => At::Dfa(crate::automata::DEAD),
         }
     }
 
@@ -198,6 +224,10 @@ impl Matcher {
                 mask.write(out);
                 Ok(MaskInfo { allowed: mask.count - self.drop_repeated_keys(out)? })
             }
+            State::All(parts) if !self.is_finished() => {
+                self.check_row(out)?;
+                parts.fill_mask(out, true)
+            }
             _ => self.fill_mask(out),
         }
     }
@@ -205,11 +235,17 @@ impl Matcher {
     /// Bytes that, appended to the output, make it complete (short, not always the
     /// shortest). Empty if it may end now; None once finished. Fails if the completion
     /// would be longer than `Limits::max_completion_bytes`, or when interrupted.
+    ///
+    /// For an intersection, the shortest of its parts' completions that every part
+    /// accepts, and None if there is none such (though a longer common one may exist).
     pub fn completion(&self) -> Result<Option<Vec<u8>>> {
         if self.is_finished() {
             return Ok(None);
         }
         let max_bytes = self.grammar.limits().max_completion_bytes;
+        if let State::All(parts) = &self.state {
+            return parts.completion(max_bytes);
+        }
         if self.keys.is_some() {
             return self.completion_with_distinct_keys(max_bytes);
         }
@@ -281,6 +317,16 @@ impl Matcher {
     /// Reads `bytes` (known to be accepted) as one more step, without a token id: for
     /// building completions on a copy.
     fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.try_push_bytes(bytes)? {
+            Ok(())
+        } else {
+            Err(Error::Internal("a completion step was refused".into()))
+        }
+    }
+
+    /// Reads `bytes` as one more step, without a token id; false if they are refused,
+    /// which leaves the matcher unusable: for checking completions on a copy.
+    fn try_push_bytes(&mut self, bytes: &[u8]) -> Result<bool> {
         let accepted = match (&mut self.state, &self.grammar.engine) {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
                 let next = dfa.walk(*history.last().unwrap_or(&FINISHED), bytes);
@@ -292,21 +338,17 @@ impl Matcher {
                 bounds.push(chart.num_rows() as u32);
                 ok
             }
+            (State::All(parts), _) => parts.try_push_bytes(bytes)?,
             _ => false,
         };
-        let keys_ok = self.keys.as_mut().is_none_or(|k| k.push_token(bytes));
-        if accepted && keys_ok {
-            Ok(())
-        } else {
-            Err(Error::Internal("a completion step was refused".into()))
-        }
+        Ok(accepted && self.keys.as_mut().is_none_or(|k| k.push_token(bytes)))
     }
 
     /// The parse so far, for a context-free grammar.
     pub fn chart(&self) -> Option<&Chart> {
         match &self.state {
             State::Cfg { chart, .. } => Some(chart),
-            State::Dfa { .. } => None,
+            _ => None,
         }
     }
 
@@ -317,6 +359,7 @@ impl Matcher {
         }
         let kind = self.grammar.vocab().kind(token);
         match (&self.state, kind) {
+            (State::All(parts), _) => parts.is_allowed(token),
             (_, TokenKind::Eos) => self.is_accepting(),
             (State::Dfa { history }, TokenKind::Normal) => {
                 self.grammar.next_state(*history.last().unwrap_or(&FINISHED), token).is_some() && self.keys_allow(token)
@@ -374,6 +417,7 @@ impl Matcher {
     fn advance_engine(&mut self, token: u32, kind: TokenKind) -> Result<bool> {
         let vocab = self.grammar.vocab().clone();
         match &mut self.state {
+            State::All(parts) => parts.advance(token),
             State::Dfa { history } => {
                 let state = *history.last().unwrap_or(&FINISHED);
                 let dfa = self.grammar.dfa().ok_or_else(|| Error::InvalidArgument("no DFA".into()))?;
@@ -427,6 +471,7 @@ impl Matcher {
                 let rows = bounds.iter().rev().find(|&&b| b != FINISHED).copied().unwrap_or(1);
                 chart.truncate_rows(rows as usize);
             }
+            State::All(parts) => parts.rollback(n)?,
         }
         Ok(())
     }
@@ -443,6 +488,7 @@ impl Matcher {
         match &self.state {
             State::Dfa { history } => history.len() - 1,
             State::Cfg { bounds, .. } => bounds.len(),
+            State::All(parts) => parts.num_tokens(),
         }
     }
 
@@ -454,6 +500,7 @@ impl Matcher {
         match &self.state {
             State::Dfa { history } => self.grammar.dfa().is_some_and(|d| d.is_accepting(*history.last().unwrap_or(&FINISHED))),
             State::Cfg { chart, .. } => chart.is_accepting(),
+            State::All(parts) => parts.is_accepting(),
         }
     }
 
@@ -462,15 +509,20 @@ impl Matcher {
         match &self.state {
             State::Dfa { history } => history.last() == Some(&FINISHED),
             State::Cfg { bounds, .. } => bounds.last() == Some(&FINISHED),
+            State::All(parts) => parts.is_finished(),
         }
     }
 
     /// The tokens that are the only way forward from here: while exactly one token id is
     /// allowed, it is forced. Ends with an EOS id if ending is the only way forward.
-    /// Does not change the matcher. At most `Limits::max_forced_tokens` are returned.
+    /// Does not change the matcher. At most `Limits::max_forced_tokens` are returned (for
+    /// an intersection, the limits it was made with); a dead end ends the run.
     pub fn forced_tokens(&self) -> Result<Vec<u32>> {
         let mut out = Vec::new();
         let limit = self.grammar.limits().max_forced_tokens;
+        if let State::All(parts) = &self.state {
+            return parts.forced_tokens(limit, self.grammar.vocab().mask_words());
+        }
         if let (State::Dfa { history }, None) = (&self.state, &self.keys) {
             let mut state = *history.last().unwrap_or(&FINISHED);
             while state != FINISHED && out.len() < limit {
