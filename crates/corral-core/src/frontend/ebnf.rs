@@ -184,170 +184,177 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
     let mut s = Scanner::new(text);
     let mut out = Vec::new();
     loop {
-        // Whitespace and comments.
-        loop {
-            match s.peek() {
-                Some(c) if c.is_whitespace() => {
-                    s.bump();
-                }
-                Some('#') => {
-                    while !matches!(s.peek(), None | Some('\n')) {
-                        s.bump();
-                    }
-                }
-                Some('/') if dialect == Dialect::Ebnf && s.peek_at(1) == Some('/') => {
-                    while !matches!(s.peek(), None | Some('\n')) {
-                        s.bump();
-                    }
-                }
-                Some(open @ ('/' | '(')) if dialect == Dialect::Ebnf && s.peek_at(1) == Some('*') => {
-                    // `/* ... */`, and ISO EBNF's `(* ... *)`.
-                    let close = if open == '/' { "*/" } else { "*)" };
-                    let start = s.pos();
-                    s.bump();
-                    s.bump();
-                    while !s.starts_with(close) {
-                        if s.bump().is_none() {
-                            return Err(grammar_error(start, format!("unterminated comment {open}* ... {close}")));
-                        }
-                    }
-                    s.bump();
-                    s.bump();
-                }
-                _ => break,
-            }
-        }
+        skip_blanks(&mut s, dialect)?;
         let pos = s.pos();
         let Some(c) = s.peek() else {
             out.push((Tok::Eof, pos));
             return Ok(out);
         };
-        let tok = match c {
-            ':' if s.starts_with("::=") => {
-                s.bump();
-                s.bump();
-                s.bump();
-                Tok::Define
-            }
-            ':' => return Err(grammar_error(pos, "expected `::=` (rules are written `name ::= ...`)")),
-            '|' => {
-                s.bump();
-                Tok::Pipe
-            }
-            '(' => {
-                s.bump();
-                Tok::LParen
-            }
-            ')' => {
-                s.bump();
-                Tok::RParen
-            }
-            '?' => {
-                s.bump();
-                Tok::Question
-            }
-            '*' => {
-                s.bump();
-                Tok::Star
-            }
-            '+' => {
-                s.bump();
-                Tok::Plus
-            }
-            ';' if dialect == Dialect::Gbnf => {
-                return Err(grammar_error(pos, "unexpected `;`: a GBNF rule ends at the end of its line"));
-            }
-            ';' => {
-                s.bump();
-                Tok::Semi
-            }
-            ',' if dialect == Dialect::Ebnf => {
-                // ISO EBNF's concatenation operator: items may be separated by commas.
-                s.bump();
-                Tok::Comma
-            }
-            '.' => {
-                s.bump();
-                Tok::Dot
-            }
-            '\'' if dialect == Dialect::Gbnf => {
-                return Err(grammar_error(pos, "GBNF strings are written in double quotes (\"...\")"));
-            }
-            '"' | '\'' => {
-                s.bump();
-                let escapes = if dialect == Dialect::Gbnf { Escapes::Gbnf } else { Escapes::Ebnf };
-                Tok::Str(s.string_body(c, pos, escapes)?)
-            }
-            '[' if dialect == Dialect::Gbnf => Tok::Class(gbnf_class(&s.class()?, pos)?),
-            '[' => Tok::Class(s.class()?),
-            '/' if dialect == Dialect::Ebnf => Tok::Regex(s.regex()?),
-            '{' => {
-                s.bump();
-                let mut body = String::new();
-                loop {
-                    match s.bump() {
-                        Some('}') => break,
-                        Some(ch) if ch.is_ascii_digit() || ch == ',' || ch == ' ' => body.push(ch),
-                        _ => return Err(grammar_error(pos, "a repetition must look like {m}, {m,}, {,n} or {m,n}")),
-                    }
-                }
-                let body: String = body.chars().filter(|c| *c != ' ').collect();
-                let bad = || grammar_error(pos, "a repetition must look like {m}, {m,}, {,n} or {m,n}");
-                let num = |t: &str| -> Result<u32> {
-                    t.parse::<u32>().map_err(|_| grammar_error(pos, format!("repetition count `{t}` is not a number")))
-                };
-                if dialect == Dialect::Gbnf && !body.starts_with(|c: char| c.is_ascii_digit()) {
-                    return Err(grammar_error(pos, "a GBNF repetition starts with its least count: {m}, {m,} or {m,n}"));
-                }
-                match body.split_once(',') {
-                    None if !body.is_empty() => {
-                        let n = num(&body)?;
-                        Tok::Braces(n, Some(n))
-                    }
-                    Some((a, b)) if !(a.is_empty() && b.is_empty()) => {
-                        let lo = if a.is_empty() { 0 } else { num(a)? };
-                        let hi = if b.is_empty() { None } else { Some(num(b)?) };
-                        if hi.is_some_and(|h| h < lo) {
-                            return Err(grammar_error(pos, format!("repetition {{{lo},{}}} has max < min", hi.unwrap_or(0))));
-                        }
-                        Tok::Braces(lo, hi)
-                    }
-                    _ => return Err(bad()),
-                }
-            }
-            c if is_name_start(c) || (dialect == Dialect::Gbnf && c.is_ascii_digit()) => {
-                let mut name = String::new();
-                while let Some(ch) = s.peek() {
-                    if is_name_char(ch) {
-                        if ch == '_' && dialect == Dialect::Gbnf {
-                            return Err(grammar_error(
-                                s.pos(),
-                                "`_` cannot be part of a GBNF rule name (letters, digits and `-`)",
-                            ));
-                        }
-                        name.push(ch);
-                        s.bump();
-                    } else {
-                        break;
-                    }
-                }
-                match name.as_str() {
-                    "except" | "and" | "not" | "perm" if s.peek() == Some('!') => {
-                        s.bump();
-                        match name.as_str() {
-                            "except" => Tok::Except,
-                            "and" => Tok::And,
-                            "perm" => Tok::Perm,
-                            _ => Tok::Not,
-                        }
-                    }
-                    _ => Tok::Name(name),
-                }
-            }
-            other => return Err(grammar_error(pos, format!("unexpected character `{other}`"))),
-        };
+        let tok = token(&mut s, c, pos, dialect)?;
         out.push((tok, pos));
     }
+}
+
+/// The token that starts with `c` at `pos` (not yet consumed): one function per family.
+fn token(s: &mut Scanner<'_>, c: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
+    if let Some(tok) = punctuation(c, pos, dialect)? {
+        s.bump();
+        return Ok(tok);
+    }
+    match c {
+        ':' => define(s, pos),
+        '"' | '\'' => string(s, c, pos, dialect),
+        '[' if dialect == Dialect::Gbnf => Ok(Tok::Class(gbnf_class(&s.class()?, pos)?)),
+        '[' => Ok(Tok::Class(s.class()?)),
+        '/' if dialect == Dialect::Ebnf => Ok(Tok::Regex(s.regex()?)),
+        '{' => braces(s, pos, dialect),
+        c if is_name_start(c) || (dialect == Dialect::Gbnf && c.is_ascii_digit()) => name_or_operator(s, dialect),
+        other => Err(grammar_error(pos, format!("unexpected character `{other}`"))),
+    }
+}
+
+/// Skips whitespace and comments (`#` in both dialects; `//`, `/* */` and `(* *)` in EBNF).
+fn skip_blanks(s: &mut Scanner<'_>, dialect: Dialect) -> Result<()> {
+    loop {
+        match s.peek() {
+            Some(c) if c.is_whitespace() => {
+                s.bump();
+            }
+            Some('#') => skip_line(s),
+            Some('/') if dialect == Dialect::Ebnf && s.peek_at(1) == Some('/') => skip_line(s),
+            Some(open @ ('/' | '(')) if dialect == Dialect::Ebnf && s.peek_at(1) == Some('*') => skip_block_comment(s, open)?,
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// Skips to the end of the line (the line break stays, as whitespace).
+fn skip_line(s: &mut Scanner<'_>) {
+    while !matches!(s.peek(), None | Some('\n')) {
+        s.bump();
+    }
+}
+
+/// Skips a `/* ... */` comment, or ISO EBNF's `(* ... *)`, opened by `open` here.
+fn skip_block_comment(s: &mut Scanner<'_>, open: char) -> Result<()> {
+    let close = if open == '/' { "*/" } else { "*)" };
+    let start = s.pos();
+    s.bump();
+    s.bump();
+    while !s.starts_with(close) {
+        if s.bump().is_none() {
+            return Err(grammar_error(start, format!("unterminated comment {open}* ... {close}")));
+        }
+    }
+    s.bump();
+    s.bump();
+    Ok(())
+}
+
+/// The one-character operator `c` (consumed by the caller), None if `c` is not one.
+fn punctuation(c: char, pos: Pos, dialect: Dialect) -> Result<Option<Tok>> {
+    Ok(Some(match c {
+        '|' => Tok::Pipe,
+        '(' => Tok::LParen,
+        ')' => Tok::RParen,
+        '?' => Tok::Question,
+        '*' => Tok::Star,
+        '+' => Tok::Plus,
+        ';' if dialect == Dialect::Gbnf => {
+            return Err(grammar_error(pos, "unexpected `;`: a GBNF rule ends at the end of its line"));
+        }
+        ';' => Tok::Semi,
+        // ISO EBNF's concatenation operator: items may be separated by commas.
+        ',' if dialect == Dialect::Ebnf => Tok::Comma,
+        '.' => Tok::Dot,
+        _ => return Ok(None),
+    }))
+}
+
+/// `::=` at the `:` at `pos`.
+fn define(s: &mut Scanner<'_>, pos: Pos) -> Result<Tok> {
+    if !s.starts_with("::=") {
+        return Err(grammar_error(pos, "expected `::=` (rules are written `name ::= ...`)"));
+    }
+    s.bump();
+    s.bump();
+    s.bump();
+    Ok(Tok::Define)
+}
+
+/// A string opened by the quote `quote` at `pos`, its escapes decoded.
+fn string(s: &mut Scanner<'_>, quote: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
+    if quote == '\'' && dialect == Dialect::Gbnf {
+        return Err(grammar_error(pos, "GBNF strings are written in double quotes (\"...\")"));
+    }
+    s.bump();
+    let escapes = if dialect == Dialect::Gbnf { Escapes::Gbnf } else { Escapes::Ebnf };
+    Ok(Tok::Str(s.string_body(quote, pos, escapes)?))
+}
+
+/// A `{m}`, `{m,}`, `{,n}` or `{m,n}` repetition opened at `pos`.
+fn braces(s: &mut Scanner<'_>, pos: Pos, dialect: Dialect) -> Result<Tok> {
+    s.bump();
+    let mut body = String::new();
+    loop {
+        match s.bump() {
+            Some('}') => break,
+            // Spaces are allowed anywhere inside (and dropped).
+            Some(ch) if ch.is_ascii_digit() || ch == ',' => body.push(ch),
+            Some(' ') => {}
+            _ => return Err(bad_repetition(pos)),
+        }
+    }
+    if dialect == Dialect::Gbnf && !body.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(grammar_error(pos, "a GBNF repetition starts with its least count: {m}, {m,} or {m,n}"));
+    }
+    let num = |t: &str| -> Result<u32> {
+        t.parse::<u32>().map_err(|_| grammar_error(pos, format!("repetition count `{t}` is not a number")))
+    };
+    match body.split_once(',') {
+        None if !body.is_empty() => {
+            let n = num(&body)?;
+            Ok(Tok::Braces(n, Some(n)))
+        }
+        Some((a, b)) if !(a.is_empty() && b.is_empty()) => {
+            let lo = if a.is_empty() { 0 } else { num(a)? };
+            let hi = if b.is_empty() { None } else { Some(num(b)?) };
+            if hi.is_some_and(|h| h < lo) {
+                return Err(grammar_error(pos, format!("repetition {{{lo},{}}} has max < min", hi.unwrap_or(0))));
+            }
+            Ok(Tok::Braces(lo, hi))
+        }
+        _ => Err(bad_repetition(pos)),
+    }
+}
+
+/// The error for a `{...}` that is not a repetition.
+fn bad_repetition(pos: Pos) -> Error {
+    grammar_error(pos, "a repetition must look like {m}, {m,}, {,n} or {m,n}")
+}
+
+/// A rule name, or an operator written as a name and `!` (`except!`, `and!`, `not!`, `perm!`).
+fn name_or_operator(s: &mut Scanner<'_>, dialect: Dialect) -> Result<Tok> {
+    let mut name = String::new();
+    while let Some(ch) = s.peek().filter(|&ch| is_name_char(ch)) {
+        if ch == '_' && dialect == Dialect::Gbnf {
+            return Err(grammar_error(s.pos(), "`_` cannot be part of a GBNF rule name (letters, digits and `-`)"));
+        }
+        name.push(ch);
+        s.bump();
+    }
+    let operator = match name.as_str() {
+        "except" => Tok::Except,
+        "and" => Tok::And,
+        "not" => Tok::Not,
+        "perm" => Tok::Perm,
+        _ => return Ok(Tok::Name(name)),
+    };
+    if s.peek() != Some('!') {
+        return Ok(Tok::Name(name));
+    }
+    s.bump();
+    Ok(operator)
 }
 
 struct Parser {

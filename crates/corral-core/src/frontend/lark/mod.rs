@@ -19,6 +19,8 @@
 //! two tokens: every split of the text into the grammar's terminals counts (as with
 //! Lark's Earley parser and `lexer="dynamic_complete"`), with no greedy lexing.
 
+use std::collections::HashMap;
+
 use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
 use super::scanner::grammar_error;
 use crate::error::{Error, Result};
@@ -424,94 +426,151 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
         });
     }
     let items = parse_items(text, limits)?;
-    let common: Vec<RuleDef> =
-        parse_items(COMMON, limits)?.into_iter().filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None }).collect();
-    let mut g = GrammarAst { lark_tokens: true, ..GrammarAst::default() };
-    // Where each name was first defined (or imported), for duplicate errors.
-    let mut defined: std::collections::HashMap<String, Pos> = std::collections::HashMap::new();
-    let kind = |name: &str| if is_terminal_name(name) { "terminal" } else { "rule" };
-    // Lark gathers a library's imports into one table, name -> alias, the last import of a
-    // name winning: `%import common (CNAME)` then `%import common.CNAME -> NAME` defines
-    // only NAME.
-    let mut final_alias: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for item in &items {
+    let common = common_definitions(limits)?;
+    let mut a = Assembly {
+        g: GrammarAst { lark_tokens: true, ..GrammarAst::default() },
+        defined: HashMap::new(),
+        final_alias: final_aliases(&items),
+        common,
+    };
+    for item in items {
+        match item {
+            Item::Rule(r, Mode::Define) => a.define(r)?,
+            Item::Rule(r, mode) => a.redefine(r, mode)?,
+            Item::Ignore(e) => a.g.ignore.push(e),
+            Item::Import { name, alias, pos } => a.import(&name, &alias, pos)?,
+        }
+    }
+    check_terminals_use_terminals(&a.g)?;
+    check_ignore_uses_terminals(&a.g)?;
+    check_terminal_cycles(&a.g)?;
+    Ok(a.g)
+}
+
+/// The definitions of Lark's `common` library, as corral writes them ([`COMMON`]).
+fn common_definitions(limits: &Limits) -> Result<Vec<RuleDef>> {
+    Ok(parse_items(COMMON, limits)?.into_iter().filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None }).collect())
+}
+
+/// The name each imported library name ends up under. Lark gathers a library's imports
+/// into one table, name -> alias, the last import of a name winning: `%import common
+/// (CNAME)` then `%import common.CNAME -> NAME` defines only NAME.
+fn final_aliases(items: &[Item]) -> HashMap<String, String> {
+    let mut final_alias = HashMap::new();
+    for item in items {
         if let Item::Import { name, alias, .. } = item {
             for (one, alias) in name.split(',').zip(alias.split(',')) {
                 final_alias.insert(one.to_string(), alias.to_string());
             }
         }
     }
-    for item in items {
-        match item {
-            Item::Rule(r, Mode::Define) => {
-                if let Some(first) = defined.get(&r.name) {
-                    return Err(grammar_error(
-                        r.pos,
-                        format!(
-                            "{} `{}` is defined more than once (first at {first}); use %override to replace it or %extend to add alternatives",
-                            kind(&r.name),
-                            r.name
-                        ),
-                    ));
-                }
-                defined.insert(r.name.clone(), r.pos);
-                g.rules.push(r);
+    final_alias
+}
+
+/// "terminal" or "rule", for messages about `name`.
+fn kind_word(name: &str) -> &'static str {
+    if is_terminal_name(name) {
+        "terminal"
+    } else {
+        "rule"
+    }
+}
+
+/// The grammar being assembled from the parsed items, in source order.
+struct Assembly {
+    g: GrammarAst,
+    /// Where each name was first defined (or imported), for duplicate errors.
+    defined: HashMap<String, Pos>,
+    /// See [`final_aliases`].
+    final_alias: HashMap<String, String>,
+    /// The definitions of the `common` library.
+    common: Vec<RuleDef>,
+}
+
+impl Assembly {
+    /// `name: ...`: a name defined twice is an error, as in Lark.
+    fn define(&mut self, r: RuleDef) -> Result<()> {
+        if let Some(first) = self.defined.get(&r.name) {
+            return Err(grammar_error(
+                r.pos,
+                format!(
+                    "{} `{}` is defined more than once (first at {first}); use %override to replace it or %extend to add alternatives",
+                    kind_word(&r.name),
+                    r.name
+                ),
+            ));
+        }
+        self.defined.insert(r.name.clone(), r.pos);
+        self.g.rules.push(r);
+        Ok(())
+    }
+
+    /// `%override` or `%extend` of a name defined before.
+    fn redefine(&mut self, r: RuleDef, mode: Mode) -> Result<()> {
+        if !self.defined.contains_key(&r.name) {
+            let verb = if mode == Mode::Override { "override" } else { "extend" };
+            return Err(grammar_error(
+                r.pos,
+                format!("cannot {verb} {} `{}`: it is not defined before", kind_word(&r.name), r.name),
+            ));
+        }
+        if mode == Mode::Override {
+            self.g.rules.retain(|d| d.name != r.name);
+        }
+        self.g.rules.push(r);
+        Ok(())
+    }
+
+    /// `%import common...` of the comma-separated `name`s under the `alias`es, at `pos`.
+    fn import(&mut self, name: &str, alias: &str, pos: Pos) -> Result<()> {
+        for (one, alias) in name.split(',').zip(alias.split(',')) {
+            if self.g.imported.iter().any(|a| a == alias) || self.final_alias.get(one).is_some_and(|a| a != alias) {
+                continue; // the same import again, or one a later import renames
             }
-            Item::Rule(r, mode) => {
-                if !defined.contains_key(&r.name) {
-                    let verb = if mode == Mode::Override { "override" } else { "extend" };
-                    return Err(grammar_error(
-                        r.pos,
-                        format!("cannot {verb} {} `{}`: it is not defined before", kind(&r.name), r.name),
-                    ));
-                }
-                if mode == Mode::Override {
-                    g.rules.retain(|d| d.name != r.name);
-                }
-                g.rules.push(r);
+            if let Some(first) = self.defined.get(alias) {
+                return Err(grammar_error(pos, format!("cannot import `{alias}`: it is already defined (at {first})")));
             }
-            Item::Ignore(e) => g.ignore.push(e),
-            Item::Import { name, alias, pos } => {
-                for (one, alias) in name.split(',').zip(alias.split(',')) {
-                    if g.imported.iter().any(|a| a == alias) || final_alias.get(one).is_some_and(|a| a != alias) {
-                        continue; // the same import again, or one a later import renames
-                    }
-                    if let Some(first) = defined.get(alias) {
-                        return Err(grammar_error(pos, format!("cannot import `{alias}`: it is already defined (at {first})")));
-                    }
-                    let Some(def) = common.iter().find(|r| r.name == one) else {
-                        return Err(grammar_error(pos, format!("`common.{one}` is not a terminal corral knows")));
-                    };
-                    // What the definition uses is imported under the library's namespace
-                    // (`COMMON__DIGIT`), as Lark does, so it never meets the grammar's
-                    // own names.
-                    let mut stack = vec![(def.clone(), alias.to_string())];
-                    while let Some((mut def, a)) = stack.pop() {
-                        let mut refs = Vec::new();
-                        collect_names(&def.expr, &mut refs);
-                        for r in refs {
-                            let inner = match r.strip_prefix('_') {
-                                Some(rest) => format!("_COMMON__{rest}"),
-                                None => format!("COMMON__{r}"),
-                            };
-                            rename(&mut def.expr, &r, &inner);
-                            if !g.imported.contains(&inner) && !stack.iter().any(|(_, x)| *x == inner) {
-                                if let Some(d) = common.iter().find(|d| d.name == r) {
-                                    stack.push((d.clone(), inner));
-                                }
-                            }
-                        }
-                        def.name = a.clone();
-                        def.pos = pos;
-                        defined.insert(a.clone(), pos);
-                        g.imported.push(a);
-                        g.rules.push(def);
+            let Some(def) = self.common.iter().find(|r| r.name == one) else {
+                return Err(grammar_error(pos, format!("`common.{one}` is not a terminal corral knows")));
+            };
+            let def = def.clone();
+            self.import_definition(def, alias, pos);
+        }
+        Ok(())
+    }
+
+    /// Adds the library definition `def` under `alias`, with the definitions it uses.
+    fn import_definition(&mut self, def: RuleDef, alias: &str, pos: Pos) {
+        // What the definition uses is imported under the library's namespace
+        // (`COMMON__DIGIT`), as Lark does, so it never meets the grammar's own names.
+        let mut stack = vec![(def, alias.to_string())];
+        while let Some((mut def, a)) = stack.pop() {
+            let mut refs = Vec::new();
+            collect_names(&def.expr, &mut refs);
+            for r in refs {
+                let inner = match r.strip_prefix('_') {
+                    Some(rest) => format!("_COMMON__{rest}"),
+                    None => format!("COMMON__{r}"),
+                };
+                rename(&mut def.expr, &r, &inner);
+                if !self.g.imported.contains(&inner) && !stack.iter().any(|(_, x)| *x == inner) {
+                    if let Some(d) = self.common.iter().find(|d| d.name == r) {
+                        stack.push((d.clone(), inner));
                     }
                 }
             }
+            def.name = a.clone();
+            def.pos = pos;
+            self.defined.insert(a.clone(), pos);
+            self.g.imported.push(a);
+            self.g.rules.push(def);
         }
     }
-    // TERMINALS must be regular: they may not use rules, nor themselves.
+}
+
+/// TERMINALS must be regular: they may not use rules (nor themselves, see
+/// [`check_terminal_cycles`]).
+fn check_terminals_use_terminals(g: &GrammarAst) -> Result<()> {
     for r in g.rules.iter().filter(|r| r.is_terminal) {
         let mut refs = Vec::new();
         collect_names(&r.expr, &mut refs);
@@ -522,6 +581,11 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             ));
         }
     }
+    Ok(())
+}
+
+/// `%ignore` may only use terminals, strings and regexes.
+fn check_ignore_uses_terminals(g: &GrammarAst) -> Result<()> {
     for e in &g.ignore {
         let mut refs = Vec::new();
         collect_names(e, &mut refs);
@@ -533,14 +597,12 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             ));
         }
     }
-    check_terminal_cycles(&g)?;
-    Ok(g)
+    Ok(())
 }
 
 /// A TERMINAL that uses itself, directly or through others, is not regular: Lark refuses
 /// it, and so does corral, naming the cycle at the definition where it was entered.
 fn check_terminal_cycles(g: &GrammarAst) -> Result<()> {
-    use std::collections::HashMap;
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut defs: Vec<(&str, Pos, Vec<String>)> = Vec::new();
     for r in g.rules.iter().filter(|r| r.is_terminal) {

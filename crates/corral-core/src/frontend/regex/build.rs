@@ -330,15 +330,10 @@ fn cached_dense(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCach
     }
 }
 
+/// The DFA of `hir`, a piece of `pattern`: built from its parts when it is heavy (see
+/// [`is_split`]), else whole (see [`cached_dense`]).
 fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
-    use crate::automata::DfaExpr;
     use regex_syntax::hir::HirKind;
-    let what = || format!("/{pattern}/");
-    let lift = |r: Result<Dfa>| match r {
-        Ok(d) => Ok(Piece::Dfa(Arc::new(d))),
-        Err(Error::EmptyLanguage { .. }) => Ok(Piece::Nothing),
-        Err(e) => Err(e),
-    };
     if !is_split(hir) {
         return cached_dense(hir, pattern, limits, cache);
     }
@@ -347,94 +342,149 @@ fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) 
         HirKind::Repetition(r)
             if is_big_repetition(r) || has_big_repetition(&r.sub) || is_unit_repetition(r) || has_unit_repetition(&r.sub) =>
         {
-            let unit = match piece_dfa(&r.sub, pattern, limits, cache)? {
-                Piece::Dfa(d) => d,
-                // Repeating "" or nothing: "" (if zero copies are allowed), else as is.
-                Piece::Epsilon => return Ok(Piece::Epsilon),
-                Piece::Nothing => return Ok(if r.min == 0 { Piece::Epsilon } else { Piece::Nothing }),
-            };
-            if is_big_repetition(r) || is_unit_repetition(r) {
-                if let Some(d) = unit.repeat_counted(r.min, r.max, limits, &what())? {
-                    return Ok(Piece::Dfa(Arc::new(d)));
-                }
-            }
-            let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&unit)), min: r.min, max: r.max };
-            lift(Dfa::from_expr(&e, limits, &what()))
+            repetition_piece(r, pattern, limits, cache)
         }
-        HirKind::Concat(items) | HirKind::Alternation(items) => {
-            let key = hir.to_string();
-            if let Some(d) = cache.built.get(&key) {
-                return Ok(Piece::Dfa(d.clone()));
-            }
-            let concat = matches!(hir.kind(), HirKind::Concat(_));
-            // Runs of light items stay one regex-engine piece.
-            let mut pieces = Vec::new();
-            let mut run: Vec<Hir> = Vec::new();
-            let flush = |run: &mut Vec<Hir>, pieces: &mut Vec<Piece>, cache: &mut PieceCache| -> Result<()> {
-                if !run.is_empty() {
-                    let h = if concat { Hir::concat(std::mem::take(run)) } else { Hir::alternation(std::mem::take(run)) };
-                    pieces.push(cached_dense(&h, pattern, limits, cache)?);
-                }
-                Ok(())
-            };
-            let mut run_weight = 0;
-            let literals_apart = concat && !is_finite(hir);
-            for item in items {
-                if is_split(item) || (literals_apart && is_long_literal(item)) {
-                    if concat {
-                        flush(&mut run, &mut pieces, cache)?; // order matters only in a concatenation
-                        run_weight = 0;
-                    }
-                    pieces.push(piece_dfa(item, pattern, limits, cache)?);
-                } else {
-                    let w = weight(item);
-                    if run_weight + w > SPLIT_WEIGHT {
-                        flush(&mut run, &mut pieces, cache)?;
-                        run_weight = 0;
-                    }
-                    run_weight += w;
-                    run.push(item.clone());
-                }
-            }
-            flush(&mut run, &mut pieces, cache)?;
-            let mut leaves: Vec<DfaExpr<'_>> = Vec::new();
-            for p in &pieces {
-                match p {
-                    Piece::Dfa(d) => leaves.push(DfaExpr::Leaf(d)),
-                    Piece::Epsilon => leaves.push(DfaExpr::Empty),
-                    Piece::Nothing if concat => return Ok(Piece::Nothing),
-                    Piece::Nothing => {}
-                }
-            }
-            if leaves.is_empty() {
-                return Ok(Piece::Nothing);
-            }
-            // `x|` (an optional object property): x with an accepting start, if that is all.
-            let only_empty = |e: &DfaExpr<'_>| match e {
-                DfaExpr::Empty => true,
-                DfaExpr::Leaf(d) => d.is_only_empty(),
-                _ => false,
-            };
-            let optional = match &leaves[..] {
-                [DfaExpr::Leaf(d), e] | [e, DfaExpr::Leaf(d)] if !concat && only_empty(e) && !only_empty(&DfaExpr::Leaf(d)) => {
-                    Some(*d)
-                }
-                _ => None,
-            };
-            if let Some(d) = optional {
-                if let Some(d) = d.or_empty() {
-                    let d = Arc::new(d);
-                    cache.built.insert(key, d.clone());
-                    return Ok(Piece::Dfa(d));
-                }
-            }
-            let e = if concat { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
-            let piece = lift(Dfa::from_expr(&e, limits, &what()))?;
-            if let Piece::Dfa(d) = &piece {
-                cache.built.insert(key, d.clone());
-            }
-            Ok(piece)
-        }
+        HirKind::Concat(items) => split_piece(hir, items, true, pattern, limits, cache),
+        HirKind::Alternation(items) => split_piece(hir, items, false, pattern, limits, cache),
         _ => cached_dense(hir, pattern, limits, cache),
+    }
+}
+
+/// A built DFA as a piece (an empty language is [`Piece::Nothing`]).
+fn lift(r: Result<Dfa>) -> Result<Piece> {
+    match r {
+        Ok(d) => Ok(Piece::Dfa(Arc::new(d))),
+        Err(Error::EmptyLanguage { .. }) => Ok(Piece::Nothing),
+        Err(e) => Err(e),
+    }
+}
+
+/// The repetition `r` built from the DFA of its unit: counted directly when it is big
+/// or its unit is (see [`Dfa::repeat_counted`]), else as a repetition of the unit.
+fn repetition_piece(r: &regex_syntax::hir::Repetition, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
+    use crate::automata::DfaExpr;
+    let what = || format!("/{pattern}/");
+    let unit = match piece_dfa(&r.sub, pattern, limits, cache)? {
+        Piece::Dfa(d) => d,
+        // Repeating "" or nothing: "" (if zero copies are allowed), else as is.
+        Piece::Epsilon => return Ok(Piece::Epsilon),
+        Piece::Nothing => return Ok(if r.min == 0 { Piece::Epsilon } else { Piece::Nothing }),
+    };
+    if is_big_repetition(r) || is_unit_repetition(r) {
+        if let Some(d) = unit.repeat_counted(r.min, r.max, limits, &what())? {
+            return Ok(Piece::Dfa(Arc::new(d)));
+        }
+    }
+    let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&unit)), min: r.min, max: r.max };
+    lift(Dfa::from_expr(&e, limits, &what()))
+}
+
+/// A concatenation (`concat`) or union of `items` (the parts of `hir`) built from its
+/// parts and joined by [`Dfa::from_expr`]; cached by its pattern text.
+fn split_piece(hir: &Hir, items: &[Hir], concat: bool, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
+    use crate::automata::DfaExpr;
+    let key = hir.to_string();
+    if let Some(d) = cache.built.get(&key) {
+        return Ok(Piece::Dfa(d.clone()));
+    }
+    // Long literals are parts of their own in a concatenation with a repetition (see
+    // `has_split_literal`).
+    let literals_apart = concat && !is_finite(hir);
+    let pieces = split_parts(items, concat, literals_apart, pattern, limits, cache)?;
+    let Some(leaves) = join_leaves(&pieces, concat) else { return Ok(Piece::Nothing) };
+    if let Some(d) = optional_leaf(&leaves, concat).and_then(Dfa::or_empty) {
+        let d = Arc::new(d);
+        cache.built.insert(key, d.clone());
+        return Ok(Piece::Dfa(d));
+    }
+    let e = if concat { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
+    let piece = lift(Dfa::from_expr(&e, limits, &format!("/{pattern}/")))?;
+    if let Piece::Dfa(d) = &piece {
+        cache.built.insert(key, d.clone());
+    }
+    Ok(piece)
+}
+
+/// The parts of a split concatenation or union, in order: each heavy item on its own,
+/// and runs of light items (up to [`SPLIT_WEIGHT`]) as one regex-engine piece each.
+fn split_parts(
+    items: &[Hir],
+    concat: bool,
+    literals_apart: bool,
+    pattern: &str,
+    limits: &Limits,
+    cache: &mut PieceCache,
+) -> Result<Vec<Piece>> {
+    let mut pieces = Vec::new();
+    let mut run: Vec<Hir> = Vec::new();
+    let mut run_weight = 0;
+    for item in items {
+        if is_split(item) || (literals_apart && is_long_literal(item)) {
+            if concat {
+                flush_run(&mut run, concat, &mut pieces, pattern, limits, cache)?; // order matters only in a concatenation
+                run_weight = 0;
+            }
+            pieces.push(piece_dfa(item, pattern, limits, cache)?);
+        } else {
+            let w = weight(item);
+            if run_weight + w > SPLIT_WEIGHT {
+                flush_run(&mut run, concat, &mut pieces, pattern, limits, cache)?;
+                run_weight = 0;
+            }
+            run_weight += w;
+            run.push(item.clone());
+        }
+    }
+    flush_run(&mut run, concat, &mut pieces, pattern, limits, cache)?;
+    Ok(pieces)
+}
+
+/// Appends the run of light items, if any, to `pieces` as one piece (emptying the run).
+fn flush_run(
+    run: &mut Vec<Hir>,
+    concat: bool,
+    pieces: &mut Vec<Piece>,
+    pattern: &str,
+    limits: &Limits,
+    cache: &mut PieceCache,
+) -> Result<()> {
+    if !run.is_empty() {
+        let h = if concat { Hir::concat(std::mem::take(run)) } else { Hir::alternation(std::mem::take(run)) };
+        pieces.push(cached_dense(&h, pattern, limits, cache)?);
+    }
+    Ok(())
+}
+
+/// The parts as the leaves of a concatenation (`concat`) or union, or None when the
+/// whole matches nothing (a part of a concatenation does, or every part of a union).
+fn join_leaves(pieces: &[Piece], concat: bool) -> Option<Vec<crate::automata::DfaExpr<'_>>> {
+    use crate::automata::DfaExpr;
+    let mut leaves: Vec<DfaExpr<'_>> = Vec::new();
+    for p in pieces {
+        match p {
+            Piece::Dfa(d) => leaves.push(DfaExpr::Leaf(d)),
+            Piece::Epsilon => leaves.push(DfaExpr::Empty),
+            Piece::Nothing if concat => return None,
+            Piece::Nothing => {}
+        }
+    }
+    if leaves.is_empty() {
+        return None;
+    }
+    Some(leaves)
+}
+
+/// `x|` (an optional object property): the DFA of x, when a union is x and the empty
+/// string alone; it is then built as x with an accepting start.
+fn optional_leaf<'a>(leaves: &[crate::automata::DfaExpr<'a>], concat: bool) -> Option<&'a Dfa> {
+    use crate::automata::DfaExpr;
+    let only_empty = |e: &DfaExpr<'_>| match e {
+        DfaExpr::Empty => true,
+        DfaExpr::Leaf(d) => d.is_only_empty(),
+        _ => false,
+    };
+    match leaves {
+        [DfaExpr::Leaf(d), e] | [e, DfaExpr::Leaf(d)] if !concat && only_empty(e) && !only_empty(&DfaExpr::Leaf(d)) => Some(*d),
+        _ => None,
     }
 }
