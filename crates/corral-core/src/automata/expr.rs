@@ -137,6 +137,18 @@ impl<'a> LeafNfa<'a> {
         Ok(())
     }
 
+    /// The coarsest byte classes that refine every leaf's.
+    fn classes(&self) -> [u8; 256] {
+        let mut parts: Vec<&[u8; 256]> = Vec::new();
+        for d in &self.leaves {
+            // Repeated leaves are the same DFA: refine by each once.
+            if !parts.iter().any(|p| std::ptr::eq(*p, &d.class_of)) {
+                parts.push(&d.class_of);
+            }
+        }
+        refine(&parts)
+    }
+
     /// Adds to `out` the NFA states reachable from the junctions `roots` without reading,
     /// marking visited junctions with `stamp` (a fresh value per call).
     /// `roots` is used as the work stack (left empty).
@@ -165,13 +177,109 @@ impl<'a> LeafNfa<'a> {
     }
 }
 
-/// Interned NFA state sets (subset construction), with the work bounded.
-struct Subsets {
+/// The subset construction over a [`LeafNfa`]: NFA state sets interned, with the work
+/// bounded (the sets stored plus the NFA states stepped stay under `budget`).
+struct Subsets<'n, 'a> {
+    nfa: &'n LeafNfa<'a>,
     sets: Vec<Rc<[u32]>>,
     ids: FastMap<Rc<[u32]>, u32>,
     /// NFA states stored plus NFA states stepped so far.
     work: usize,
+    budget: usize,
     overflow: bool,
+    /// Junctions visited by the closure being computed (`seen[j] == stamp`).
+    seen: Vec<u32>,
+    stamp: u32,
+    /// Scratch buffers reused by every step (a step runs per state and byte class).
+    out: Vec<u32>,
+    exits: Vec<u32>,
+}
+
+impl<'n, 'a> Subsets<'n, 'a> {
+    fn new(nfa: &'n LeafNfa<'a>, budget: usize) -> Subsets<'n, 'a> {
+        let seen = vec![0u32; nfa.eps.len()];
+        Subsets {
+            nfa,
+            sets: Vec::new(),
+            ids: FastMap::default(),
+            work: 0,
+            budget,
+            overflow: false,
+            seen,
+            stamp: 0,
+            out: Vec::new(),
+            exits: Vec::new(),
+        }
+    }
+
+    /// Adds to `out` the NFA states reachable from the junctions `roots` without reading.
+    fn close(&mut self, roots: &mut Vec<u32>, out: &mut Vec<u32>) {
+        self.stamp += 1;
+        self.nfa.close(roots, &mut self.seen, self.stamp, out);
+    }
+
+    /// Interns a state set (made canonical in place: sorted, without duplicates); None
+    /// past the budget. The set is copied only when it is new.
+    fn intern(&mut self, set: &mut Vec<u32>) -> Option<u32> {
+        set.sort_unstable();
+        set.dedup();
+        if let Some(&id) = self.ids.get(set.as_slice()) {
+            return Some(id);
+        }
+        self.work += set.len();
+        if self.work > self.budget {
+            self.overflow = true;
+            return None;
+        }
+        let set: Rc<[u32]> = set.as_slice().into();
+        let id = self.sets.len() as u32;
+        self.sets.push(set.clone());
+        self.ids.insert(set, id);
+        Some(id)
+    }
+
+    /// The start set's id (None past the budget).
+    fn start(&mut self) -> Option<u32> {
+        let mut start = Vec::new();
+        self.close(&mut vec![0], &mut start);
+        self.intern(&mut start)
+    }
+
+    /// The set after reading `byte` in set `id`: None for the dead state, and (the error
+    /// is reported by the caller) past the budget.
+    fn step(&mut self, id: u32, byte: u8) -> Option<u32> {
+        // Past the budget, stop exploring: the partial automaton is discarded.
+        if self.overflow {
+            return None;
+        }
+        self.work += self.sets[id as usize].len();
+        let set = self.sets[id as usize].clone();
+        let (mut out, mut exits) = (std::mem::take(&mut self.out), std::mem::take(&mut self.exits));
+        out.clear();
+        exits.clear();
+        let nfa = self.nfa;
+        for &g in set.iter().filter(|&&g| g != FINAL) {
+            let i = nfa.owner[g as usize] as usize;
+            let d = nfa.leaves[i];
+            let t = d.next(g - nfa.offset[i], byte);
+            if t != DEAD {
+                out.push(nfa.offset[i] + t);
+                if d.is_accepting(t) {
+                    exits.push(nfa.exit[i]);
+                }
+            }
+        }
+        self.close(&mut exits, &mut out);
+        // An empty set is the dead state.
+        let next = if out.is_empty() { None } else { self.intern(&mut out) };
+        (self.out, self.exits) = (out, exits);
+        next
+    }
+
+    /// Does set `id` hold the final node?
+    fn accepts(&self, id: u32) -> bool {
+        self.sets[id as usize].last() == Some(&FINAL)
+    }
 }
 
 impl Dfa {
@@ -196,91 +304,14 @@ impl Dfa {
             limit: limits.max_dfa_states,
         };
         nfa.build(e, 0, 1, what)?;
-        let class_of = {
-            let mut parts: Vec<&[u8; 256]> = Vec::new();
-            for d in &nfa.leaves {
-                // Repeated leaves are the same DFA: refine by each once.
-                if !parts.iter().any(|p| std::ptr::eq(*p, &d.class_of)) {
-                    parts.push(&d.class_of);
-                }
-            }
-            refine(&parts)
-        };
-        let budget = limits.dfa_size_limit / std::mem::size_of::<u32>();
-        let seen = RefCell::new((vec![0u32; nfa.eps.len()], 0u32));
-        let subsets = RefCell::new(Subsets { sets: Vec::new(), ids: FastMap::default(), work: 0, overflow: false });
-        // Interns a state set (made canonical in place: sorted, without duplicates); None
-        // past the budget. The set is copied only when it is new.
-        let intern = |set: &mut Vec<u32>| -> Option<u32> {
-            set.sort_unstable();
-            set.dedup();
-            let mut sub = subsets.borrow_mut();
-            if let Some(&id) = sub.ids.get(set.as_slice()) {
-                return Some(id);
-            }
-            sub.work += set.len();
-            if sub.work > budget {
-                sub.overflow = true;
-                return None;
-            }
-            let set: Rc<[u32]> = set.as_slice().into();
-            let id = sub.sets.len() as u32;
-            sub.sets.push(set.clone());
-            sub.ids.insert(set, id);
-            Some(id)
-        };
-        // Scratch buffers reused by every step (a step runs per state and byte class).
-        let scratch = RefCell::new((Vec::<u32>::new(), Vec::<u32>::new()));
-        let closure = |roots: &mut Vec<u32>, out: &mut Vec<u32>| {
-            let mut seen = seen.borrow_mut();
-            seen.1 += 1;
-            let stamp = seen.1;
-            nfa.close(roots, &mut seen.0, stamp, out);
-        };
-        let mut start = Vec::new();
-        closure(&mut vec![0], &mut start);
-        let start = intern(&mut start).ok_or_else(|| size_error(limits, what))?;
+        let class_of = nfa.classes();
+        let subsets = RefCell::new(Subsets::new(&nfa, limits.dfa_size_limit / std::mem::size_of::<u32>()));
+        let start = subsets.borrow_mut().start().ok_or_else(|| size_error(limits, what))?;
         let result = Dfa::from_automaton(
             start,
             &class_of,
-            |id, byte| {
-                let set = {
-                    let mut sub = subsets.borrow_mut();
-                    // Past the budget, stop exploring: the error is reported below and the
-                    // partial automaton discarded.
-                    if sub.overflow {
-                        return None;
-                    }
-                    sub.work += sub.sets[id as usize].len();
-                    sub.sets[id as usize].clone()
-                };
-                let mut scratch = scratch.borrow_mut();
-                let (out, exits) = &mut *scratch;
-                out.clear();
-                exits.clear();
-                for &g in set.iter() {
-                    if g == FINAL {
-                        continue;
-                    }
-                    let i = nfa.owner[g as usize] as usize;
-                    let d = nfa.leaves[i];
-                    let t = d.next(g - nfa.offset[i], byte);
-                    if t != DEAD {
-                        out.push(nfa.offset[i] + t);
-                        if d.is_accepting(t) {
-                            exits.push(nfa.exit[i]);
-                        }
-                    }
-                }
-                closure(exits, out);
-                // An empty set is the dead state.
-                if out.is_empty() {
-                    None
-                } else {
-                    intern(out)
-                }
-            },
-            |id| subsets.borrow().sets[id as usize].last() == Some(&FINAL),
+            |id, byte| subsets.borrow_mut().step(id, byte),
+            |id| subsets.borrow().accepts(id),
             limits,
             what,
         );

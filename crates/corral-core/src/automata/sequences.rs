@@ -53,33 +53,57 @@ impl Dfa {
         if seqs.is_empty() {
             return Err(Error::EmptyLanguage { what: what.to_string() });
         }
-        // Bytes split at every range boundary: bytes in one class take the same moves.
-        let mut cut = [false; 257];
-        for seq in seqs {
-            for &(lo, hi) in seq {
-                cut[lo as usize] = true;
-                cut[hi as usize + 1] = true;
-            }
+        let class_of = range_classes(seqs);
+        let trie = SequenceSets::build(seqs, &class_of, limits, what)?;
+        let merged = trie.merge_equivalent();
+        Ok(trie.into_dfa(class_of, &merged).with_coarsest_classes())
+    }
+}
+
+/// No move (in [`SequenceSets`] rows).
+const NONE: u32 = u32::MAX;
+
+/// Bytes split at every range boundary of `seqs`: bytes in one class take the same moves.
+fn range_classes(seqs: &[Vec<(u8, u8)>]) -> [u8; 256] {
+    let mut cut = [false; 257];
+    for seq in seqs {
+        for &(lo, hi) in seq {
+            cut[lo as usize] = true;
+            cut[hi as usize + 1] = true;
         }
-        let mut class_of = [0u8; 256];
-        let mut c = 0u8;
-        for b in 1..256 {
-            if cut[b] {
-                c += 1;
-            }
-            class_of[b] = c;
+    }
+    let mut class_of = [0u8; 256];
+    let mut c = 0u8;
+    for b in 1..256 {
+        if cut[b] {
+            c += 1;
         }
-        let n_classes = c as usize + 1;
-        // Subset construction over the sequences: a state is a depth and the sequences
-        // still matching there (sorted), interned. Each state's moves are found in one
-        // pass over its sequences, bucketed by class. The language is finite, so every
-        // state is live and the states form a DAG by depth.
-        const NONE: u32 = u32::MAX;
+        class_of[b] = c;
+    }
+    class_of
+}
+
+/// The subset construction over the sequences: a state is a depth and the sequences
+/// still matching there (sorted), interned. The language is finite, so every state is
+/// live and the states form a DAG by depth.
+struct SequenceSets {
+    sets: Vec<(usize, Vec<u32>)>,
+    /// `rows[s * classes + c]`: where state `s` goes on class `c` ([`NONE`]: nowhere).
+    rows: Vec<u32>,
+    classes: usize,
+    /// Per state: does a sequence end there?
+    accepting: Vec<bool>,
+}
+
+impl SequenceSets {
+    /// Each state's moves are found in one pass over its sequences, bucketed by class.
+    fn build(seqs: &[Vec<(u8, u8)>], class_of: &[u8; 256], limits: &Limits, what: &str) -> Result<SequenceSets> {
+        let classes = class_of[255] as usize + 1;
         let mut sets: Vec<(usize, Vec<u32>)> = vec![(0, (0..seqs.len() as u32).collect())];
         let mut ids: FastMap<(usize, Vec<u32>), u32> = FastMap::default();
         ids.insert(sets[0].clone(), 0);
         let mut rows: Vec<u32> = Vec::new();
-        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n_classes];
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); classes];
         let mut i = 0;
         while i < sets.len() {
             buckets.iter_mut().for_each(Vec::clear);
@@ -113,33 +137,44 @@ impl Dfa {
             }
             i += 1;
         }
-        // Minimal DFA of a finite language, bottom-up: deepest states first, two states
-        // are one when they agree on accepting and on their (already merged) successors.
-        let n = sets.len();
-        let accepting_raw: Vec<bool> =
-            sets.iter().map(|(d, alive)| alive.iter().any(|&k| seqs[k as usize].len() == *d)).collect();
+        let accepting = sets.iter().map(|(d, alive)| alive.iter().any(|&k| seqs[k as usize].len() == *d)).collect();
+        Ok(SequenceSets { sets, rows, classes, accepting })
+    }
+
+    fn row(&self, s: usize) -> &[u32] {
+        &self.rows[s * self.classes..(s + 1) * self.classes]
+    }
+
+    /// Minimal DFA of a finite language, bottom-up: deepest states first, two states are
+    /// one when they agree on accepting and on their (already merged) successors. Returns
+    /// each state's merged id.
+    fn merge_equivalent(&self) -> Vec<u32> {
+        let n = self.sets.len();
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&s| std::cmp::Reverse(sets[s].0));
+        order.sort_by_key(|&s| std::cmp::Reverse(self.sets[s].0));
         let mut merged = vec![0u32; n];
         let mut signatures: FastMap<Vec<u32>, u32> = FastMap::default();
-        let mut sig = Vec::with_capacity(n_classes + 1);
+        let mut sig = Vec::with_capacity(self.classes + 1);
         for &s in &order {
             sig.clear();
-            sig.push(accepting_raw[s] as u32);
-            sig.extend(
-                rows[s * n_classes..(s + 1) * n_classes].iter().map(|&t| if t == NONE { NONE } else { merged[t as usize] }),
-            );
+            sig.push(self.accepting[s] as u32);
+            sig.extend(self.row(s).iter().map(|&t| if t == NONE { NONE } else { merged[t as usize] }));
             let k = signatures.len() as u32;
             merged[s] = *signatures.entry(sig.clone()).or_insert(k);
         }
-        // Number the merged states: dead 0, start 1, then by first reach (breadth first).
-        let mut new_id = vec![DEAD; signatures.len()];
+        merged
+    }
+
+    /// The DFA of the merged states, numbered dead 0, start 1, then by first reach
+    /// (breadth first).
+    fn into_dfa(self, class_of: [u8; 256], merged: &[u32]) -> Dfa {
+        let count = merged.iter().map(|&m| m as usize + 1).max().unwrap_or(0);
+        let mut new_id = vec![DEAD; count];
         let mut rep = vec![0usize]; // a raw state per new id - 1
         new_id[merged[0] as usize] = 1;
         let mut j = 0;
         while j < rep.len() {
-            let s = rep[j];
-            for &t in &rows[s * n_classes..(s + 1) * n_classes] {
+            for &t in self.row(rep[j]) {
                 if t != NONE && new_id[merged[t as usize] as usize] == DEAD {
                     new_id[merged[t as usize] as usize] = rep.len() as u32 + 1;
                     rep.push(t as usize);
@@ -147,16 +182,15 @@ impl Dfa {
             }
             j += 1;
         }
-        let total = rep.len() + 1;
+        let (total, n_classes) = (rep.len() + 1, self.classes);
         let mut table = vec![DEAD; total * n_classes];
         let mut accepting = vec![false; total];
         for (k, &s) in rep.iter().enumerate() {
-            accepting[k + 1] = accepting_raw[s];
-            for c in 0..n_classes {
-                let t = rows[s * n_classes + c];
+            accepting[k + 1] = self.accepting[s];
+            for (c, &t) in self.row(s).iter().enumerate() {
                 table[(k + 1) * n_classes + c] = if t == NONE { DEAD } else { new_id[merged[t as usize] as usize] };
             }
         }
-        Ok(Dfa { class_of, stride: n_classes, table, accepting, counted: None }.with_coarsest_classes())
+        Dfa { class_of, stride: n_classes, table, accepting, counted: None }
     }
 }

@@ -55,114 +55,17 @@ impl Shortest {
     pub(crate) fn new(cfg: &Cfg) -> Shortest {
         let terminal: Vec<Vec<u8>> =
             cfg.terminals.iter().map(|t| dfa_suffix(&t.dfa, t.dfa.start()).unwrap_or_default()).collect();
-        let n = cfg.nonterminals.len();
-        // Per production: its length so far and its nonterminals not yet settled.
-        let mut partial: Vec<u64> = Vec::with_capacity(cfg.productions.len());
-        let mut missing: Vec<u32> = Vec::with_capacity(cfg.productions.len());
-        let mut uses: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut heap = std::collections::BinaryHeap::new();
-        // A `perm!` list's own productions would give it lists that break its rules: its
-        // shortest list comes from its entries' lengths instead (see `perm_candidate`).
-        let num_prods = cfg.productions.len() as u32;
-        let mut is_list = vec![false; n];
-        let mut perm_uses: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (pi, perm) in cfg.perms.iter().enumerate() {
-            is_list[perm.list as usize] = true;
-            for s in perm.entries.iter().chain(perm.sep.iter()).filter(|s| !s.is_terminal()) {
-                perm_uses[s.index() as usize].push(pi as u32);
-            }
-        }
-        for (p, prod) in cfg.productions.iter().enumerate() {
-            if is_list[prod.lhs as usize] {
-                partial.push(u64::MAX);
-                missing.push(u32::MAX);
-                continue;
-            }
-            let mut len = 0u64;
-            let mut miss = 0u32;
-            for sym in &prod.rhs {
-                if sym.is_terminal() {
-                    len = len.saturating_add(terminal[sym.index() as usize].len() as u64);
-                } else {
-                    miss += 1;
-                    uses[sym.index() as usize].push(p as u32);
-                }
-            }
-            partial.push(len);
-            missing.push(miss);
-            if miss == 0 {
-                heap.push(std::cmp::Reverse((len, p as u32)));
-            }
-        }
-        let mut length = vec![u64::MAX; n];
-        let mut choice = vec![u32::MAX; n];
-        let mut plans: Vec<Vec<usize>> = vec![Vec::new(); cfg.perms.len()];
-        let candidate = |pi: usize, length: &[u64]| {
-            let perm = &cfg.perms[pi];
-            let known = |s: Sym| {
-                let len = if s.is_terminal() { terminal[s.index() as usize].len() as u64 } else { length[s.index() as usize] };
-                (len != u64::MAX).then_some(len)
-            };
-            perm.cheapest_list(&|i| known(perm.entries[i]), perm.sep.and_then(known))
-        };
-        // A list's first candidate is its best (entries settle cheapest first, and the
-        // separator only adds), so it is looked for only until found, and only once every
-        // required entry is known: one pass over the entries per list, not per entry.
-        let mut pending: Vec<usize> = cfg
-            .perms
-            .iter()
-            .map(|p| (0..p.entries.len()).filter(|&i| p.required[i] && !p.entries[i].is_terminal()).count())
-            .collect();
-        let mut pushed = vec![false; cfg.perms.len()];
-        // Per nonterminal: is it a required entry (of its one list: entries are fresh rules)?
-        let mut required_entry = vec![false; n];
-        for p in &cfg.perms {
-            for (e, _) in p.entries.iter().zip(&p.required).filter(|(e, &r)| r && !e.is_terminal()) {
-                required_entry[e.index() as usize] = true;
-            }
-        }
+        let mut search = Knuth::new(cfg, &terminal);
+        search.seed_productions();
         for pi in 0..cfg.perms.len() {
-            if pending[pi] == 0 {
-                if let Some((len, _)) = candidate(pi, &length) {
-                    heap.push(std::cmp::Reverse((len, num_prods + pi as u32)));
-                    pushed[pi] = true;
-                }
+            if search.pending[pi] == 0 {
+                search.push_list(pi);
             }
         }
-        while let Some(std::cmp::Reverse((len, p))) = heap.pop() {
-            let lhs = match p.checked_sub(num_prods) {
-                None => cfg.productions[p as usize].lhs as usize,
-                Some(pi) => cfg.perms[pi as usize].list as usize,
-            };
-            if length[lhs] != u64::MAX {
-                continue;
-            }
-            length[lhs] = len;
-            choice[lhs] = p;
-            if let Some(pi) = p.checked_sub(num_prods) {
-                plans[pi as usize] = candidate(pi as usize, &length).map(|c| c.1).unwrap_or_default();
-            }
-            for &pi in &perm_uses[lhs] {
-                let pi = pi as usize;
-                if required_entry[lhs] {
-                    pending[pi] -= 1;
-                }
-                if !pushed[pi] && pending[pi] == 0 {
-                    if let Some((len, _)) = candidate(pi, &length) {
-                        heap.push(std::cmp::Reverse((len, num_prods + pi as u32)));
-                        pushed[pi] = true;
-                    }
-                }
-            }
-            for &q in &uses[lhs] {
-                let q = q as usize;
-                partial[q] = partial[q].saturating_add(len);
-                missing[q] -= 1;
-                if missing[q] == 0 {
-                    heap.push(std::cmp::Reverse((partial[q], q as u32)));
-                }
-            }
+        while let Some(std::cmp::Reverse((len, p))) = search.heap.pop() {
+            search.settle(len, p);
         }
+        let Knuth { length, choice, plans, .. } = search;
         Shortest { terminal, length, choice, plans }
     }
 
@@ -195,6 +98,157 @@ impl Shortest {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Knuth's generalization of Dijkstra's algorithm over the productions (see
+/// [`Shortest`]): a production is settled once all its nonterminals are, in order of
+/// length; a `perm!` list, once its required entries are.
+struct Knuth<'c> {
+    cfg: &'c Cfg,
+    terminal: &'c [Vec<u8>],
+    num_prods: u32,
+    /// Per production: its length so far and its nonterminals not yet settled.
+    partial: Vec<u64>,
+    missing: Vec<u32>,
+    /// Per nonterminal: the productions that use it.
+    uses: Vec<Vec<u32>>,
+    /// Candidates by length: a production's id, or `num_prods` + a list's index.
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+    /// Per nonterminal: the lists it is an entry or separator of.
+    perm_uses: Vec<Vec<u32>>,
+    /// Per nonterminal: is it a required entry (of its one list: entries are fresh rules)?
+    required_entry: Vec<bool>,
+    /// Per list: its required entries not yet settled, and whether it is in the heap.
+    pending: Vec<usize>,
+    pushed: Vec<bool>,
+    length: Vec<u64>,
+    choice: Vec<u32>,
+    plans: Vec<Vec<usize>>,
+}
+
+impl<'c> Knuth<'c> {
+    fn new(cfg: &'c Cfg, terminal: &'c [Vec<u8>]) -> Knuth<'c> {
+        let n = cfg.nonterminals.len();
+        let mut perm_uses: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut required_entry = vec![false; n];
+        for (pi, perm) in cfg.perms.iter().enumerate() {
+            for s in perm.entries.iter().chain(perm.sep.iter()).filter(|s| !s.is_terminal()) {
+                perm_uses[s.index() as usize].push(pi as u32);
+            }
+            for (e, _) in perm.entries.iter().zip(&perm.required).filter(|(e, &r)| r && !e.is_terminal()) {
+                required_entry[e.index() as usize] = true;
+            }
+        }
+        // A list's first candidate is its best (entries settle cheapest first, and the
+        // separator only adds), so it is looked for only until found, and only once every
+        // required entry is known: one pass over the entries per list, not per entry.
+        let pending = cfg
+            .perms
+            .iter()
+            .map(|p| (0..p.entries.len()).filter(|&i| p.required[i] && !p.entries[i].is_terminal()).count())
+            .collect();
+        Knuth {
+            cfg,
+            terminal,
+            num_prods: cfg.productions.len() as u32,
+            partial: Vec::with_capacity(cfg.productions.len()),
+            missing: Vec::with_capacity(cfg.productions.len()),
+            uses: vec![Vec::new(); n],
+            heap: std::collections::BinaryHeap::new(),
+            perm_uses,
+            required_entry,
+            pending,
+            pushed: vec![false; cfg.perms.len()],
+            length: vec![u64::MAX; n],
+            choice: vec![u32::MAX; n],
+            plans: vec![Vec::new(); cfg.perms.len()],
+        }
+    }
+
+    /// Each production's terminal length and unsettled nonterminals; those with none are
+    /// candidates now. A `perm!` list's own productions would give it lists that break its
+    /// rules: its shortest list comes from its entries' lengths instead.
+    fn seed_productions(&mut self) {
+        let mut is_list = vec![false; self.cfg.nonterminals.len()];
+        for perm in &self.cfg.perms {
+            is_list[perm.list as usize] = true;
+        }
+        for (p, prod) in self.cfg.productions.iter().enumerate() {
+            if is_list[prod.lhs as usize] {
+                self.partial.push(u64::MAX);
+                self.missing.push(u32::MAX);
+                continue;
+            }
+            let mut len = 0u64;
+            let mut miss = 0u32;
+            for sym in &prod.rhs {
+                if sym.is_terminal() {
+                    len = len.saturating_add(self.terminal[sym.index() as usize].len() as u64);
+                } else {
+                    miss += 1;
+                    self.uses[sym.index() as usize].push(p as u32);
+                }
+            }
+            self.partial.push(len);
+            self.missing.push(miss);
+            if miss == 0 {
+                self.heap.push(std::cmp::Reverse((len, p as u32)));
+            }
+        }
+    }
+
+    /// List `pi`'s cheapest valid list from the lengths known so far: (length, entries).
+    fn candidate(&self, pi: usize) -> Option<(u64, Vec<usize>)> {
+        let perm = &self.cfg.perms[pi];
+        let known = |s: Sym| {
+            let len =
+                if s.is_terminal() { self.terminal[s.index() as usize].len() as u64 } else { self.length[s.index() as usize] };
+            (len != u64::MAX).then_some(len)
+        };
+        perm.cheapest_list(&|i| known(perm.entries[i]), perm.sep.and_then(known))
+    }
+
+    /// Makes list `pi` a candidate, if it has a valid list yet.
+    fn push_list(&mut self, pi: usize) {
+        if let Some((len, _)) = self.candidate(pi) {
+            self.heap.push(std::cmp::Reverse((len, self.num_prods + pi as u32)));
+            self.pushed[pi] = true;
+        }
+    }
+
+    /// Settles candidate `p` of length `len` (unless its nonterminal is settled already),
+    /// and makes candidates of what now has every nonterminal settled.
+    fn settle(&mut self, len: u64, p: u32) {
+        let lhs = match p.checked_sub(self.num_prods) {
+            None => self.cfg.productions[p as usize].lhs as usize,
+            Some(pi) => self.cfg.perms[pi as usize].list as usize,
+        };
+        if self.length[lhs] != u64::MAX {
+            return;
+        }
+        self.length[lhs] = len;
+        self.choice[lhs] = p;
+        if let Some(pi) = p.checked_sub(self.num_prods) {
+            self.plans[pi as usize] = self.candidate(pi as usize).map(|c| c.1).unwrap_or_default();
+        }
+        for k in 0..self.perm_uses[lhs].len() {
+            let pi = self.perm_uses[lhs][k] as usize;
+            if self.required_entry[lhs] {
+                self.pending[pi] -= 1;
+            }
+            if !self.pushed[pi] && self.pending[pi] == 0 {
+                self.push_list(pi);
+            }
+        }
+        for k in 0..self.uses[lhs].len() {
+            let q = self.uses[lhs][k] as usize;
+            self.partial[q] = self.partial[q].saturating_add(len);
+            self.missing[q] -= 1;
+            if self.missing[q] == 0 {
+                self.heap.push(std::cmp::Reverse((self.partial[q], q as u32)));
             }
         }
     }

@@ -209,82 +209,19 @@ impl<'a> Overlay<'a> {
     /// Builds the set at the next position from completed terminals `(term, origin set)`
     /// (or, for the initial set, from the start's prediction). Returns its global index.
     pub(super) fn build_set(&mut self, completed: &[(u32, u32)], initial: bool) -> Result<u32> {
+        let k = self.base.sets.len() as u32 + self.top.sets.len() as u32;
+        derive_items(self.g, self.base, &self.top, &mut self.scratch, completed, initial, k)?;
+        self.store_set(initial, k);
+        self.check_size()?;
+        Ok(k)
+    }
+
+    /// Stores the items derived in the scratch (`Scratch::done`) as set `k`: sorted by
+    /// (next symbol, rule, origin), so that waiting items are binary-searchable, with the
+    /// groups of items that expect each terminal and the Leo memos.
+    fn store_set(&mut self, initial: bool, k: u32) {
         let g = self.g;
-        let base = self.base;
-        let k = base.sets.len() as u32 + self.top.sets.len() as u32;
-        let sc = &mut self.scratch;
-        sc.generation = sc.generation.wrapping_add(1);
-        if sc.generation == 0 {
-            sc.pred_mark.iter_mut().for_each(|m| *m = 0);
-            sc.generation = 1;
-        }
-        sc.pending.clear();
-        sc.seen.clear();
-        sc.done.clear();
-        let top = &self.top;
-        if initial {
-            predict(g, sc, g.cfg.start, k);
-        }
-        // Every derivation of an item counts, repeats too: an ambiguous grammar derives the
-        // same item from many origins, and that is the work to bound.
-        let mut work = 0usize;
-        let too_much = || Error::LimitExceeded {
-            limit: "max_earley_items",
-            value: g.max_items,
-            context: "one Earley set (items created or derived again while reading one byte)".to_string(),
-        };
-        for &(term, origin) in completed {
-            let ws = waiting(g, base, top, origin, term | (1 << 31));
-            work += ws.len();
-            for it in ws {
-                let a = Item { dr: it.dr + 1, origin: it.origin, aux: it.aux };
-                if sc.seen.insert(a) {
-                    sc.pending.push(a);
-                }
-            }
-        }
-        sc.perm_new.clear();
-        sc.perm_ids.clear();
-        while let Some(it) = sc.pending.pop() {
-            sc.done.push(it);
-            work += 1;
-            if work > g.max_items || sc.done.len() > g.max_items {
-                return Err(too_much());
-            }
-            if work & 1023 == 0 {
-                crate::util::interrupt::check_now()?;
-            }
-            let next = g.dr_next[it.dr as usize];
-            if next == NONE {
-                let lhs = g.dr_lhs[it.dr as usize];
-                if let Some(perm) = g.perm_of(lhs) {
-                    work += complete_list(g, perm, base, top, sc, it);
-                    if work > g.max_items {
-                        return Err(too_much());
-                    }
-                } else if let Some(topmost) = leo_item(base, top, it.origin, lhs) {
-                    if sc.seen.insert(topmost) {
-                        sc.pending.push(topmost);
-                    }
-                } else {
-                    let ws = waiting(g, base, top, it.origin, lhs);
-                    work += ws.len();
-                    if work > g.max_items {
-                        return Err(too_much());
-                    }
-                    for w in ws {
-                        let a = Item { dr: w.dr + 1, origin: w.origin, aux: w.aux };
-                        if sc.seen.insert(a) {
-                            sc.pending.push(a);
-                        }
-                    }
-                }
-            } else if next & (1 << 31) == 0 {
-                predict(g, sc, next, k);
-            }
-        }
-        // Sort by (next symbol, rule, origin): waiting items become binary-searchable.
-        let mut done = std::mem::take(&mut sc.done);
+        let mut done = std::mem::take(&mut self.scratch.done);
         done.sort_unstable_by_key(|it| ((g.dr_rank[it.dr as usize] as u64) << 32) | it.origin as u64);
         let start = self.top.items.len() as u32;
         let accepting = if initial {
@@ -294,6 +231,24 @@ impl<'a> Overlay<'a> {
         };
         let exp_start = self.top.expected.len() as u32;
         let leo_start = self.top.leo.len() as u32;
+        self.index_by_next_symbol(&done, start, k);
+        self.top.items.extend_from_slice(&done);
+        self.top.perm.extend_from_slice(&self.scratch.perm_new);
+        self.scratch.done = done;
+        let end = self.top.items.len() as u32;
+        self.top.sets.push(SetData {
+            items: (start, end),
+            expected: (exp_start, self.top.expected.len() as u32),
+            leo: (leo_start, self.top.leo.len() as u32),
+            accepting,
+        });
+    }
+
+    /// For the sorted items `done` of set `k` (stored from index `start`): the range of
+    /// items that expect each terminal, and the Leo memo of each nonterminal that exactly
+    /// one item waits for.
+    fn index_by_next_symbol(&mut self, done: &[Item], start: u32, k: u32) {
+        let g = self.g;
         let mut i = 0;
         while i < done.len() {
             let sym = g.dr_next[done[i].dr as usize];
@@ -317,23 +272,11 @@ impl<'a> Overlay<'a> {
                 // a unit rule predicted here, `L → E_i` or `A → L`: its set is this one.)
                 let advanced = Item { dr: done[i].dr + 1, origin: done[i].origin, aux: done[i].aux };
                 let lhs = g.dr_lhs[advanced.dr as usize];
-                let topmost = leo_item(base, &self.top, advanced.origin, lhs).unwrap_or(advanced);
+                let topmost = leo_item(self.base, &self.top, advanced.origin, lhs).unwrap_or(advanced);
                 self.top.leo.push((sym, topmost));
             }
             i = j;
         }
-        self.top.items.extend_from_slice(&done);
-        self.top.perm.extend_from_slice(&self.scratch.perm_new);
-        self.scratch.done = done;
-        let end = self.top.items.len() as u32;
-        self.top.sets.push(SetData {
-            items: (start, end),
-            expected: (exp_start, self.top.expected.len() as u32),
-            leo: (leo_start, self.top.leo.len() as u32),
-            accepting,
-        });
-        self.check_size()?;
-        Ok(k)
     }
 
     /// Fails if the chart with this overlay holds more than `Limits::max_chart_bytes`.
@@ -523,5 +466,101 @@ impl ByteRecognizer for Overlay<'_> {
     #[inline]
     fn pop_bytes(&mut self, n: usize) {
         self.pop(n)
+    }
+}
+
+/// The items of set `k` (into `sc.done`): the items waiting for the completed terminals
+/// `(term, origin set)` advanced (or, for the initial set, the start's prediction), then
+/// closed under prediction and completion (Leo memos for deterministic chains, `perm!`
+/// lists checked as they complete).
+fn derive_items(
+    g: &EarleyGrammar,
+    base: &Chart,
+    top: &Chart,
+    sc: &mut Scratch,
+    completed: &[(u32, u32)],
+    initial: bool,
+    k: u32,
+) -> Result<()> {
+    sc.generation = sc.generation.wrapping_add(1);
+    if sc.generation == 0 {
+        sc.pred_mark.iter_mut().for_each(|m| *m = 0);
+        sc.generation = 1;
+    }
+    sc.pending.clear();
+    sc.seen.clear();
+    sc.done.clear();
+    if initial {
+        predict(g, sc, g.cfg.start, k);
+    }
+    // Every derivation of an item counts, repeats too: an ambiguous grammar derives the
+    // same item from many origins, and that is the work to bound.
+    let mut work = 0usize;
+    for &(term, origin) in completed {
+        let ws = waiting(g, base, top, origin, term | (1 << 31));
+        work += ws.len();
+        advance_waiting(sc, ws);
+    }
+    sc.perm_new.clear();
+    sc.perm_ids.clear();
+    while let Some(it) = sc.pending.pop() {
+        sc.done.push(it);
+        work += 1;
+        if work > g.max_items || sc.done.len() > g.max_items {
+            return Err(too_many_items(g));
+        }
+        if work & 1023 == 0 {
+            crate::util::interrupt::check_now()?;
+        }
+        let next = g.dr_next[it.dr as usize];
+        if next == NONE {
+            work += complete(g, base, top, sc, it);
+            if work > g.max_items {
+                return Err(too_many_items(g));
+            }
+        } else if next & (1 << 31) == 0 {
+            predict(g, sc, next, k);
+        }
+    }
+    Ok(())
+}
+
+/// Completes item `it` (its rule is done): the items waiting for its rule in its origin
+/// set go on, through a Leo memo where there is one, or as a `perm!` list allows. Returns
+/// the work done (items derived).
+#[inline]
+fn complete(g: &EarleyGrammar, base: &Chart, top: &Chart, sc: &mut Scratch, it: Item) -> usize {
+    let lhs = g.dr_lhs[it.dr as usize];
+    if let Some(perm) = g.perm_of(lhs) {
+        return complete_list(g, perm, base, top, sc, it);
+    }
+    if let Some(topmost) = leo_item(base, top, it.origin, lhs) {
+        if sc.seen.insert(topmost) {
+            sc.pending.push(topmost);
+        }
+        return 0;
+    }
+    let ws = waiting(g, base, top, it.origin, lhs);
+    advance_waiting(sc, ws);
+    ws.len()
+}
+
+/// Queues the items `ws` with their dot moved past the symbol they waited for.
+#[inline]
+fn advance_waiting(sc: &mut Scratch, ws: &[Item]) {
+    for w in ws {
+        let a = Item { dr: w.dr + 1, origin: w.origin, aux: w.aux };
+        if sc.seen.insert(a) {
+            sc.pending.push(a);
+        }
+    }
+}
+
+/// The error of a set past `Limits::max_earley_items`.
+fn too_many_items(g: &EarleyGrammar) -> Error {
+    Error::LimitExceeded {
+        limit: "max_earley_items",
+        value: g.max_items,
+        context: "one Earley set (items created or derived again while reading one byte)".to_string(),
     }
 }

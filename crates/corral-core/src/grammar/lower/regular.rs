@@ -278,105 +278,118 @@ impl<'a> Lowering<'a> {
                 Reg::Void(self.void_terms[src.as_str()])
             }
             Expr::Term { term, .. } => Reg::Src(term.regex_source()),
-            Expr::Ref { name, .. } => {
-                let reg = match self.regular.get(name.as_str()) {
-                    Some(reg) => reg.clone(),
-                    None => {
-                        let reg = self.rule_reg(name)?;
-                        // Memoized, except for a fold's attempt under its smaller limits.
-                        if let (Some((&key, _)), None) = (self.defs.get_key_value(name.as_str()), &self.fold_limits) {
-                            self.regular.insert(key, reg.clone());
-                        }
-                        reg
-                    }
-                };
-                match reg {
-                    Reg::Src(src) => Reg::Src(group(&src)),
-                    dfa => dfa,
-                }
-            }
+            Expr::Ref { name, .. } => match self.ref_reg(name)? {
+                Reg::Src(src) => Reg::Src(group(&src)),
+                dfa => dfa,
+            },
             Expr::Seq(items) | Expr::Alt(items) => {
-                let mut parts = Vec::with_capacity(items.len());
-                for x in items {
-                    parts.push(self.expr_reg(x)?);
-                }
+                let parts = self.regs(items)?;
                 self.combine(parts, matches!(e, Expr::Seq(_)), e.pos().unwrap_or_default())?
             }
-            Expr::Repeat { expr, min, max, pos } => match self.expr_reg(expr)? {
-                // No repetition of nothing but the empty one.
-                Reg::Void(_) if *min == 0 => Reg::Src("(?:)".to_string()),
-                Reg::Void(v) => Reg::Void(v),
-                Reg::Src(src) => Reg::Src(repeat_src(&group(&src), *min, *max)),
-                inner => {
-                    let key = format!("rep{{{min},{max:?}}}({})", inner.key());
-                    let dfa = self.reg_dfa(&inner, *pos)?;
-                    let what = format!("the repetition at {pos}");
-                    let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min: *min, max: *max };
-                    self.cached(key, |lw| Dfa::from_expr(&e, lw.dfa_limits(), &what))?
-                }
-            },
-            Expr::And { exprs, pos } => {
-                let mut parts = Vec::with_capacity(exprs.len());
-                for x in exprs {
-                    parts.push(self.expr_reg(x)?);
-                }
-                if let Some(v) = parts.iter().find_map(|p| if let Reg::Void(v) = p { Some(*v) } else { None }) {
-                    return Ok(Reg::Void(v));
-                }
-                let key = format!("and!({})", parts.iter().map(Reg::key).collect::<Vec<_>>().join(","));
-                let mut dfas = Vec::with_capacity(parts.len());
-                for p in &parts {
-                    dfas.push(self.reg_dfa(p, *pos)?);
-                }
-                let what = format!("and!(...) at {pos}");
-                let built = self.cached(key, |lw| {
-                    let mut acc = dfas[0].intersect(&dfas[1], lw.dfa_limits(), &what)?;
-                    for d in &dfas[2..] {
-                        acc = acc.intersect(d, lw.dfa_limits(), &what)?;
-                    }
-                    Ok(acc)
-                });
-                self.op_result(built, *pos, "and!", "no string matches all of its arguments")?
-            }
-            Expr::Not { expr, pos } => {
-                let inner = self.expr_reg(expr)?;
-                let key = format!("not!({})", inner.key());
-                if let Reg::Void(_) = inner {
-                    // Nothing excluded: every string of whole characters.
-                    return self.cached(key, |_| Ok(Dfa::utf8_any()));
-                }
-                let dfa = self.reg_dfa(&inner, *pos)?;
-                let what = format!("not!(...) at {pos}");
-                let built = self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what));
-                self.op_result(built, *pos, "not!", "its argument matches every string")?
-            }
+            Expr::Repeat { expr, min, max, pos } => self.repeat_reg(expr, *min, *max, *pos)?,
+            Expr::And { exprs, pos } => self.and_reg(exprs, *pos)?,
+            Expr::Not { expr, pos } => self.not_reg(expr, *pos)?,
             Expr::Perm { pos, .. } => {
                 return Err(grammar_error(
                     *pos,
                     format!("perm! is not regular: it cannot be inside and!, not! or except! {REGULAR_ARGS}"),
                 ))
             }
-            Expr::Except { expr, pos } => {
-                let inner = self.expr_reg(expr)?;
-                let key = format!("except!({})", inner.key());
-                if let Reg::Void(_) = inner {
-                    // Nothing to avoid: every string of whole characters.
-                    return self.cached(key, |_| Ok(Dfa::utf8_any()));
-                }
-                let what = format!("except!(...) at {pos}");
-                let built = match &inner {
-                    Reg::Src(src) => self.cached(key, |lw| regex::build_except_dfa(src, lw.dfa_limits(), lw.classes, &what)),
-                    Reg::Dfa { dfa, .. } => self.cached(key, |lw| {
-                        // Not containing a match = the complement of `.* e .*`.
-                        let any = Dfa::utf8_any();
-                        let contains = DfaExpr::Seq(vec![DfaExpr::Leaf(&any), DfaExpr::Leaf(dfa), DfaExpr::Leaf(&any)]);
-                        Dfa::from_expr(&contains, lw.dfa_limits(), &what)?.complement(lw.dfa_limits(), &what)
-                    }),
-                    Reg::Void(v) => Ok(Reg::Void(*v)), // handled above
-                };
-                self.op_result(built, *pos, "except!", "its argument matches the empty string")?
+            Expr::Except { expr, pos } => self.except_reg(expr, *pos)?,
+        })
+    }
+
+    /// The regular forms of `items`, in order.
+    fn regs(&mut self, items: &[Expr]) -> Result<Vec<Reg>> {
+        items.iter().map(|x| self.expr_reg(x)).collect()
+    }
+
+    /// Rule `name`'s regular form (memoized, except for a fold's attempt under its smaller
+    /// limits).
+    fn ref_reg(&mut self, name: &str) -> Result<Reg> {
+        if let Some(reg) = self.regular.get(name) {
+            return Ok(reg.clone());
+        }
+        let reg = self.rule_reg(name)?;
+        if let (Some((&key, _)), None) = (self.defs.get_key_value(name), &self.fold_limits) {
+            self.regular.insert(key, reg.clone());
+        }
+        Ok(reg)
+    }
+
+    /// `expr{min,max}`: regex source where the inner part has one, else a DFA.
+    fn repeat_reg(&mut self, expr: &Expr, min: u32, max: Option<u32>, pos: Pos) -> Result<Reg> {
+        Ok(match self.expr_reg(expr)? {
+            // No repetition of nothing but the empty one.
+            Reg::Void(_) if min == 0 => Reg::Src("(?:)".to_string()),
+            Reg::Void(v) => Reg::Void(v),
+            Reg::Src(src) => Reg::Src(repeat_src(&group(&src), min, max)),
+            inner => {
+                let key = format!("rep{{{min},{max:?}}}({})", inner.key());
+                let dfa = self.reg_dfa(&inner, pos)?;
+                let what = format!("the repetition at {pos}");
+                let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min, max };
+                self.cached(key, |lw| Dfa::from_expr(&e, lw.dfa_limits(), &what))?
             }
         })
+    }
+
+    /// `and!(a, b, ...)`: the product of the arguments' DFAs.
+    fn and_reg(&mut self, exprs: &[Expr], pos: Pos) -> Result<Reg> {
+        let parts = self.regs(exprs)?;
+        if let Some(v) = parts.iter().find_map(|p| if let Reg::Void(v) = p { Some(*v) } else { None }) {
+            return Ok(Reg::Void(v));
+        }
+        let key = format!("and!({})", parts.iter().map(Reg::key).collect::<Vec<_>>().join(","));
+        let mut dfas = Vec::with_capacity(parts.len());
+        for p in &parts {
+            dfas.push(self.reg_dfa(p, pos)?);
+        }
+        let what = format!("and!(...) at {pos}");
+        let built = self.cached(key, |lw| {
+            let mut acc = dfas[0].intersect(&dfas[1], lw.dfa_limits(), &what)?;
+            for d in &dfas[2..] {
+                acc = acc.intersect(d, lw.dfa_limits(), &what)?;
+            }
+            Ok(acc)
+        });
+        self.op_result(built, pos, "and!", "no string matches all of its arguments")
+    }
+
+    /// `not!(a)`: the complement of the argument within whole UTF-8 characters.
+    fn not_reg(&mut self, expr: &Expr, pos: Pos) -> Result<Reg> {
+        let inner = self.expr_reg(expr)?;
+        let key = format!("not!({})", inner.key());
+        if let Reg::Void(_) = inner {
+            // Nothing excluded: every string of whole characters.
+            return self.cached(key, |_| Ok(Dfa::utf8_any()));
+        }
+        let dfa = self.reg_dfa(&inner, pos)?;
+        let what = format!("not!(...) at {pos}");
+        let built = self.cached(key, |lw| dfa.complement(lw.dfa_limits(), &what));
+        self.op_result(built, pos, "not!", "its argument matches every string")
+    }
+
+    /// `except!(a)`: the strings of whole characters that contain no match of `a`.
+    fn except_reg(&mut self, expr: &Expr, pos: Pos) -> Result<Reg> {
+        let inner = self.expr_reg(expr)?;
+        let key = format!("except!({})", inner.key());
+        if let Reg::Void(_) = inner {
+            // Nothing to avoid: every string of whole characters.
+            return self.cached(key, |_| Ok(Dfa::utf8_any()));
+        }
+        let what = format!("except!(...) at {pos}");
+        let built = match &inner {
+            Reg::Src(src) => self.cached(key, |lw| regex::build_except_dfa(src, lw.dfa_limits(), lw.classes, &what)),
+            Reg::Dfa { dfa, .. } => self.cached(key, |lw| {
+                // Not containing a match = the complement of `.* e .*`.
+                let any = Dfa::utf8_any();
+                let contains = DfaExpr::Seq(vec![DfaExpr::Leaf(&any), DfaExpr::Leaf(dfa), DfaExpr::Leaf(&any)]);
+                Dfa::from_expr(&contains, lw.dfa_limits(), &what)?.complement(lw.dfa_limits(), &what)
+            }),
+            Reg::Void(v) => Ok(Reg::Void(*v)), // handled above
+        };
+        self.op_result(built, pos, "except!", "its argument matches the empty string")
     }
 
     /// Can `e` be one DFA (it references no recursive rule)?
