@@ -26,6 +26,7 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
     "apply_bitmask_inplace",
+    "expression_is_empty",
     "_rebuild_grammar",
     "_register_errors",
     "_panic_for_test",
@@ -368,6 +369,11 @@ def get_num_threads() -> int:
 def apply_bitmask_inplace(logits: NDArray[np.float32] | NDArray[np.float64], bitmask: _Bitmask) -> None:
     """Sets `logits[i, t] = -inf` wherever bit t of `bitmask[i]` is clear (float32 or float64,
     C-contiguous, 1 or 2 dimensions). Ids past the mask's width are masked too."""
+
+def expression_is_empty(expr: str, limits: Limits | None = None, classes: _PerlClasses | None = None) -> bool:
+    """Does the terminal expression `expr` (corral EBNF: strings, classes, regexes, `and!`,
+    `not!`, `except!`; no rule references) match no string at all? Exact: its DFA is built,
+    under `limits` (`LimitExceededError` past them)."""
 
 def _rebuild_grammar(constructor: Literal["regex", "cfg"], args: tuple[Any, ...]) -> Grammar:
     """Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by."""

@@ -184,3 +184,18 @@ pub(crate) fn _rebuild_grammar<'py>(
         other => Err(PyTypeError::new_err(format!("unknown grammar constructor {other:?}"))),
     }
 }
+
+/// Does the terminal expression `expr` (corral EBNF without rule references) match no
+/// string at all? Exact (its DFA is built), within `limits`.
+#[pyfunction]
+#[pyo3(signature = (expr, limits=None, classes=None))]
+pub(crate) fn expression_is_empty(
+    py: Python<'_>,
+    expr: &str,
+    limits: Option<PyRef<'_, PyLimits>>,
+    classes: Option<Classes>,
+) -> PyResult<bool> {
+    let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+    let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
+    guard_detached(py, move || core::grammar::expression_is_empty(expr, &limits, classes.as_ref()))
+}

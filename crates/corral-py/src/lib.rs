@@ -44,6 +44,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bitmask::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::apply_bitmask_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(grammar::_rebuild_grammar, m)?)?;
+    m.add_function(wrap_pyfunction!(grammar::expression_is_empty, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_register_errors, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::_prebuild_table, m)?)?;

@@ -1,16 +1,12 @@
 """Regular-language questions the JSON Schema translator answers in Python.
 
-* ``nonempty(term)``: whether a terminal expression of the translator's EBNF matches some
-  string. The translator combines regular languages with the grammar's ``and!``/``not!``
-  operators (a pattern *and* a length, a key class *minus* the named keys). A combination
-  can be empty (``.*`` minus everything, a range with no multiple in it), and an empty
-  branch must be dropped, not handed to the engine.
 * ``finite_language(term, limit)``: the strings of a term when there are few (a key class
   of finitely many keys becomes named keys, each allowed once).
 * ``product(...)``: the minimal DFA of number regexes and residue automata together
   (``multipleOf``), which the translator writes as one grammar rule per state.
 
-Terms are read as the translator writes them (``/regex/``, ``"literal"``, ``and!(...)``,
+(Whether a combination of terms is empty is the core's question: ``_core.expression_is_empty``
+builds its DFA.) Terms are read as the translator writes them (``/regex/``, ``"literal"``, ``and!(...)``,
 ``not!(...)``, ``( a | b )``); each regex (Python ``re`` syntax, fullmatch) becomes an NFA
 over code points, and the questions are answered on the product of their subset automata.
 Every search is bounded (``MAX_NFA_STATES``, ``MAX_PRODUCT_STATES``,
@@ -368,43 +364,6 @@ def _tick(weight: int = 1) -> None:
     _ticks += weight
     if _deadline is not None and (before >> 6) != (_ticks >> 6) and time.monotonic() > _deadline[0]:
         _deadline[1]()
-
-
-def _search(expr, leaves: list[_NFA]) -> bool:
-    start = tuple(nfa.closure(frozenset([nfa.start])) for nfa in leaves)
-    seen = {start}
-    todo = [start]
-    while todo:
-        state = todo.pop()
-        accepting = tuple(nfa.accept in s for nfa, s in zip(leaves, state, strict=True))
-        if _value(expr, accepting):
-            return True
-        verdict = _may_accept(expr, tuple(bool(s) for s in state))
-        if verdict is False:
-            continue
-        _tick()
-        for _, _, nxt in _successors(leaves, state):
-            if nxt not in seen:
-                if len(seen) >= MAX_PRODUCT_STATES:
-                    raise _Unknown()
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
-
-
-@functools.lru_cache(maxsize=4096)
-def nonempty(term: str) -> bool | None:
-    """Whether the terminal expression ``term`` (translator EBNF) matches some string;
-    None when the check is beyond its bounds or the expression is not one it reads."""
-    try:
-        reader = _Reader(term)
-        expr = reader.alternation()
-        reader.skip()
-        if reader.i != len(term):
-            return None
-        return _search(expr, reader.leaves)
-    except _Unknown:
-        return None
 
 
 # --- automata over a small alphabet (numbers) ----------------------------------------

@@ -30,6 +30,7 @@ from fractions import Fraction
 from json.encoder import encode_basestring
 from urllib.parse import unquote, urldefrag, urljoin
 
+from .. import _core
 from ..errors import CorralError, EmptyLanguageError, InvalidSchemaError, LimitExceededError, UnsupportedSchemaError
 from . import ecma, numbers as num, regular
 from .formats import FORMAT_PATTERNS
@@ -201,7 +202,7 @@ def _escape_pointer(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-class Sub:
+class Subschema:
     """One subschema in context: the schema, its JSON pointer, base URI and draft."""
 
     # The pointer is only needed for messages: a child keeps its parent and tokens, and
@@ -211,7 +212,7 @@ class Sub:
     def __init__(self, schema, pointer: str | None, base: str, draft: int, negated: bool = False):
         self.schema = schema
         self._pointer = pointer
-        self._parent: Sub | None = None
+        self._parent: Subschema | None = None
         self._tokens: tuple = ()
         self.base = base
         self.draft = draft
@@ -228,18 +229,18 @@ class Sub:
     def key(self):
         return (id(self.schema), self.base, self.draft, self.negated)
 
-    def child(self, schema, *tokens) -> Sub:
-        sub = Sub(schema, None, self.base, self.draft)
+    def child(self, schema, *tokens) -> Subschema:
+        sub = Subschema(schema, None, self.base, self.draft)
         sub._parent, sub._tokens = self, tokens
         return sub
 
-    def negate(self) -> Sub:
-        sub = Sub(self.schema, self._pointer, self.base, self.draft, not self.negated)
+    def negate(self) -> Subschema:
+        sub = Subschema(self.schema, self._pointer, self.base, self.draft, not self.negated)
         sub._parent, sub._tokens = self._parent, self._tokens
         return sub
 
 
-class Syn:
+class SyntheticConstraint:
     """A synthetic constraint (made by negation): ``apply(shape)`` adds it to a shape."""
 
     __slots__ = ("apply", "label")
@@ -275,18 +276,18 @@ class Shape:
         self.formats: list[tuple[str, str]] = []
         self.neg_formats: list[tuple[str, str]] = []
         # arrays: clauses of (prefix subs, rest sub or None)
-        self.arr_clauses: list[tuple[list, Sub | None]] = []
+        self.arr_clauses: list[tuple[list, Subschema | None]] = []
         self.min_items = 0
         self.max_items: int | None = None
-        self.contains: list[tuple[Sub, int, int | None]] = []
+        self.contains: list[tuple[Subschema, int, int | None]] = []
         self.unique: str | None = None
-        # objects: clauses of (props {name: Sub}, patterns [(src, Sub)], additional Sub or None)
-        self.obj_clauses: list[tuple[dict, list, Sub | None]] = []
+        # objects: clauses of (props {name: Subschema}, patterns [(src, Subschema)], additional Subschema or None)
+        self.obj_clauses: list[tuple[dict, list, Subschema | None]] = []
         self.required: list[str] = []
         self.forbidden: set = set()
         self.min_props = 0
         self.max_props: int | None = None
-        self.prop_names: list[Sub] = []
+        self.prop_names: list[Subschema] = []
         # The pointer of the keyword that set a count bound (for messages).
         self.count_ptrs: dict[str, str] = {}
         # A draft-4 subschema said "integer": 1.0 is not one (from draft 6 on it is).
@@ -483,11 +484,11 @@ class Translator:
         self.integer_fraction = integer_fraction
         self.resolver = resolver
         self.docs: dict[str, tuple[object, int]] = {}
-        self.anchors: dict[tuple[str, str], Sub] = {}
+        self.anchors: dict[tuple[str, str], Subschema] = {}
         self.keep_alive: list = []
         self.proving: set = set()  # oneOfs whose disjointness is being proven (no re-entry)
         self._regex_cache: dict[str, re.Pattern] = {}
-        self._resolved: dict[tuple[str, str], Sub] = {}
+        self._resolved: dict[tuple[str, str], Subschema] = {}
         # Value rules found empty although referenced recursively while being built: the
         # translation is redone with them known empty (see ``grammar``).
         self.known_empty: set = set()
@@ -512,14 +513,14 @@ class Translator:
         draft = _draft_of(schema, default_draft)
         if draft == 0:
             raise UnsupportedSchemaError(f"$schema at /$schema: custom metaschema {schema['$schema']!r} (its vocabularies are unknown; corral reads drafts 4, 6, 7, 2019-09 and 2020-12)", "/$schema", "$schema")
-        self.root = Sub(schema, "", ROOT_URI, draft)
+        self.root = Subschema(schema, "", ROOT_URI, draft)
         self.docs[ROOT_URI] = (schema, draft)
         if _may_declare_resources(schema):
             self._index(schema, ROOT_URI, "", draft)
 
     # --- errors ----------------------------------------------------------------------
 
-    def unsupported(self, sub: Sub, keyword: str, why: str) -> None:
+    def unsupported(self, sub: Subschema, keyword: str, why: str) -> None:
         """Raises in strict mode; otherwise records a warning (the keyword is dropped)."""
         pointer = sub.pointer + "/" + _escape_pointer(keyword)
         message = f"{keyword} at {pointer or '/'}: {why}"
@@ -538,7 +539,7 @@ class Translator:
         if f"dropped {message}" not in self.warnings:
             self.warnings.append(f"dropped {message}")
 
-    def limit(self, sub: Sub, keyword: str, why: str, limit: str, value: int) -> LimitExceededError:
+    def limit(self, sub: Subschema, keyword: str, why: str, limit: str, value: int) -> LimitExceededError:
         """A LimitExceededError naming the keyword's JSON pointer and the limit."""
         return self.limit_at(sub.pointer + ("/" + _escape_pointer(keyword) if keyword else ""), keyword, why, limit, value)
 
@@ -561,7 +562,7 @@ class Translator:
             raise limit_error(f"translating the JSON Schema took more than {self.budget_ms} ms, while translating {what}", "max_compile_ms", self.budget_ms)
 
     @staticmethod
-    def invalid(sub: Sub, keyword: str, why: str):
+    def invalid(sub: Subschema, keyword: str, why: str):
         pointer = sub.pointer + ("/" + _escape_pointer(keyword) if keyword else "")
         return InvalidSchemaError(f"{keyword or 'schema'} at {pointer or '/'}: {why}", pointer, keyword)
 
@@ -610,7 +611,7 @@ class Translator:
                 if isinstance(ident, str) and not ref_overrides:
                     uri, frag = urldefrag(_join(base, ident, here, id_key))
                     if ident.startswith("#") and draft < 2019:
-                        self._add_anchor((urldefrag(base)[0], frag), Sub(node, here, base, draft), id_key)
+                        self._add_anchor((urldefrag(base)[0], frag), Subschema(node, here, base, draft), id_key)
                     else:
                         base = uri
                         known = self.docs.setdefault(base, (node, draft))
@@ -621,10 +622,10 @@ class Translator:
                                 id_key,
                             )
                         if frag and draft < 2019:
-                            self._add_anchor((base, frag), Sub(node, here, base, draft), id_key)
+                            self._add_anchor((base, frag), Subschema(node, here, base, draft), id_key)
                 for key in ("$anchor", "$dynamicAnchor"):
                     if isinstance(node.get(key), str):
-                        self._add_anchor((urldefrag(base)[0], node[key]), Sub(node, here, base, draft), key)
+                        self._add_anchor((urldefrag(base)[0], node[key]), Subschema(node, here, base, draft), key)
             if node.keys().isdisjoint(_SUBSCHEMA_KEYWORDS):
                 continue
             # Reversed onto the stack, so that subschemas are visited in document order
@@ -632,7 +633,7 @@ class Translator:
             for _kw, child, tokens in reversed(list(_children(node))):
                 stack.append((child, base, draft, path + tokens))
 
-    def _add_anchor(self, key: tuple[str, str], sub: Sub, keyword: str) -> None:
+    def _add_anchor(self, key: tuple[str, str], sub: Subschema, keyword: str) -> None:
         """Records an anchor; the same name for another subschema of the same resource is
         refused. (A ``$dynamicAnchor`` may share its name with a ``$anchor`` of the same
         subschema.)"""
@@ -644,7 +645,7 @@ class Translator:
                 keyword,
             )
 
-    def _enter(self, sub: Sub) -> Sub:
+    def _enter(self, sub: Subschema) -> Subschema:
         """The sub with its own ``$id`` applied to its base URI (and its own draft)."""
         s = sub.schema
         if not isinstance(s, dict):
@@ -657,9 +658,9 @@ class Translator:
             base = urldefrag(_join(base, ident, sub.pointer, id_key))[0]
         if base == sub.base and draft == sub.draft:
             return sub
-        return Sub(s, sub.pointer, base, draft, sub.negated)
+        return Subschema(s, sub.pointer, base, draft, sub.negated)
 
-    def resolve(self, sub: Sub, ref) -> Sub:
+    def resolve(self, sub: Subschema, ref) -> Subschema:
         if not isinstance(ref, str):
             raise self.invalid(sub, "$ref", "must be a string")
         # The target depends only on the base URI and the reference (failures raise, and
@@ -669,7 +670,7 @@ class Translator:
             target = self._resolved[(sub.base, ref)] = self._resolve(sub, ref)
         return target
 
-    def _resolve(self, sub: Sub, ref: str) -> Sub:
+    def _resolve(self, sub: Subschema, ref: str) -> Subschema:
         uri = _join(sub.base, ref, sub.pointer, "$ref")
         doc_uri, frag = urldefrag(uri)
         if doc_uri not in self.docs:
@@ -696,9 +697,9 @@ class Translator:
                 ident = node.get("id" if draft == 4 else "$id")
                 if isinstance(ident, str) and not ident.startswith("#"):
                     base = urldefrag(_join(base, ident, path, "$id"))[0]
-        return Sub(node, path, base, (_draft_of(node, draft) or draft) if isinstance(node, dict) else draft)
+        return Subschema(node, path, base, (_draft_of(node, draft) or draft) if isinstance(node, dict) else draft)
 
-    def _load(self, sub: Sub, doc_uri: str, ref: str) -> None:
+    def _load(self, sub: Subschema, doc_uri: str, ref: str) -> None:
         found = None
         if callable(self.resolver):
             found = self.resolver(doc_uri)
@@ -758,7 +759,7 @@ class Translator:
     def absorb(self, shape: Shape, sub, disj: list, chain: tuple) -> None:
         """Adds the constraints of ``sub`` to ``shape``; disjunctions go to ``disj`` (with
         ``chain``, the subschemas being read in place around them)."""
-        if isinstance(sub, Syn):
+        if isinstance(sub, SyntheticConstraint):
             sub.apply(shape)
             return
         key = sub.key()
@@ -821,7 +822,7 @@ class Translator:
 
     # --- negation --------------------------------------------------------------------
 
-    def negation(self, sub: Sub) -> list[list]:
+    def negation(self, sub: Subschema) -> list[list]:
         """``not sub`` as alternatives (each a list of subs/synthetics to conjoin)."""
         schema = sub.schema
         if schema is True:
@@ -830,7 +831,7 @@ class Translator:
             return [[]] if schema is False else []
         if not isinstance(schema, dict):
             raise self.invalid(sub, "", "a schema must be an object or a boolean")
-        pos = Sub(schema, sub.pointer, sub.base, sub.draft)
+        pos = Subschema(schema, sub.pointer, sub.base, sub.draft)
         pos = self._enter(pos)
         draft = pos.draft
         alts: list[list] = []
@@ -851,7 +852,7 @@ class Translator:
 
     # --- oneOf without negation ------------------------------------------------------
 
-    def disjoint_branches(self, shape: Shape, sub: Sub, branches: list[Sub]) -> bool:
+    def disjoint_branches(self, shape: Shape, sub: Subschema, branches: list[Subschema]) -> bool:
         """Whether no value can satisfy two of ``branches``, the ``oneOf`` of ``sub``.
 
         Then "exactly one branch" is "at least one", and the oneOf is emitted as an anyOf,
@@ -867,7 +868,7 @@ class Translator:
         # Leaving a constraint out only widens the branches, so the proof stays sound.
         context = {k: v for k, v in sub.schema.items() if k not in ("oneOf", "$id", "id", "unevaluatedProperties", "unevaluatedItems")}
         self.keep_alive.append(context)
-        context_sub = Sub(context, sub.pointer, sub.base, sub.draft)
+        context_sub = Subschema(context, sub.pointer, sub.base, sub.draft)
         strict, n_warnings = self.strict, len(self.warnings)
         # Strict while proving: a dropped keyword (strict=False) could make a negation
         # narrower than the schema, and a proof on it wrong.
@@ -920,8 +921,8 @@ class Translator:
             values.extend(s.enum)
         return values
 
-    def syn(self, label: str, apply: Callable) -> Syn:
-        s = Syn(apply, label)
+    def synthetic(self, label: str, apply: Callable) -> SyntheticConstraint:
+        s = SyntheticConstraint(apply, label)
         self.keep_alive.append(s)
         return s
 
@@ -931,7 +932,7 @@ class Translator:
         """The target of a sub that is only a ``$ref`` (with annotations beside it), so that
         every reference to one definition shares one value rule (not one per site)."""
         for _ in range(32):  # a chain of references; a cycle is left to absorb
-            if not isinstance(sub, Sub) or sub.negated or not isinstance(sub.schema, dict) or "$ref" not in sub.schema:
+            if not isinstance(sub, Subschema) or sub.negated or not isinstance(sub.schema, dict) or "$ref" not in sub.schema:
                 break
             entered = self._enter(sub)
             if entered.draft >= 2019 and not all(k == "$ref" or k in _ANNOTATIONS for k in sub.schema):
@@ -943,7 +944,7 @@ class Translator:
         """The rule name for a value satisfying all ``subs`` (None: nothing does), written
         ``depth`` containers deep in the output (only an indent makes that matter)."""
         subs = [self._canonical(s) for s in subs]
-        key = tuple(s.key() if isinstance(s, Sub) else ("syn", id(s)) for s in subs)
+        key = tuple(s.key() if isinstance(s, Subschema) else ("syn", id(s)) for s in subs)
         if self.indent is not None:
             if depth > self.limits.max_indent_depth:
                 self.depth_cut = True
@@ -969,7 +970,7 @@ class Translator:
         layouts = self.layouts
         try:
             if self.value_depth > self.limits.max_schema_value_depth:
-                where = next((s.pointer for s in subs if isinstance(s, Sub)), "")
+                where = next((s.pointer for s in subs if isinstance(s, Subschema)), "")
                 raise self.limit_at(where, "", "values nest too deep in the schema, through properties, items and references", "max_schema_value_depth", self.limits.max_schema_value_depth)
             shapes = self.shapes(subs)
             alts = [self.emit_shape(s) for s in shapes]
@@ -1476,8 +1477,8 @@ class Translator:
         named.update(dict.fromkeys(shape.required))
         if not named:
             return clauses
-        anything = Sub(True, "", ROOT_URI, self.root.draft)
-        return clauses + [(dict.fromkeys(named, anything), [], Sub(False, "", ROOT_URI, self.root.draft))]
+        anything = Subschema(True, "", ROOT_URI, self.root.draft)
+        return clauses + [(dict.fromkeys(named, anything), [], Subschema(False, "", ROOT_URI, self.root.draft))]
 
     def object_layout(self, shape: Shape):
         """(named keys in order, value subs per name, additional key classes).
@@ -2155,9 +2156,22 @@ def _bool_terms(terms: list[str], negs: list[str]) -> str | None:
         neg = "not!(" + (" | ".join(negs)) + ")"
         terms = terms + [neg]
     expr = terms[0] if len(terms) == 1 else "and!(" + ", ".join(terms) + ")"
-    if regular.nonempty(expr) is False:
+    if _is_empty(expr):
         return None
     return expr
+
+
+def _is_empty(expr: str) -> bool:
+    """Does the terminal expression ``expr`` match no string? The core builds its DFA (the
+    one the grammar would hold); past the default limits the answer is "no" (the grammar's
+    own build then reports it, or drops an empty piece with a warning)."""
+    from ..grammar import _PERL_CLASS, _python_perl_classes
+
+    classes = _python_perl_classes() if _PERL_CLASS.search(expr) else None
+    try:
+        return _core.expression_is_empty(expr, None, classes)
+    except LimitExceededError:
+        return False
 
 
 # --- keyword handlers ----------------------------------------------------------------
@@ -2218,7 +2232,7 @@ def _show(val) -> str:
         return repr(val)[:60]
 
 
-def _num(t: Translator, sub: Sub, kw: str, val) -> Decimal:
+def _num(t: Translator, sub: Subschema, kw: str, val) -> Decimal:
     if isinstance(val, bool) or not isinstance(val, (int, float)):
         raise t.invalid(sub, kw, f"must be a number, got {_show(val)}")
     if isinstance(val, float) and not math.isfinite(val):
@@ -2226,13 +2240,13 @@ def _num(t: Translator, sub: Sub, kw: str, val) -> Decimal:
     return _dec(val)
 
 
-def _count(t: Translator, sub: Sub, kw: str, val) -> int:
+def _count(t: Translator, sub: Subschema, kw: str, val) -> int:
     if isinstance(val, bool) or not isinstance(val, (int, float)) or (isinstance(val, float) and not math.isfinite(val)) or val < 0 or val != int(val):
         raise t.invalid(sub, kw, f"must be a non-negative integer, got {_show(val)}")
     return int(val)
 
 
-def _schema_list(t: Translator, sub: Sub, kw: str, val) -> list[Sub]:
+def _schema_list(t: Translator, sub: Subschema, kw: str, val) -> list[Subschema]:
     if not isinstance(val, list) or (not val and kw != "prefixItems"):
         raise t.invalid(sub, kw, "must be a non-empty array of schemas")
     return [sub.child(s, kw, i) for i, s in enumerate(val)]
@@ -2526,7 +2540,7 @@ def _absent(t, name):
         if name in shape.required:
             shape.unsat = True
 
-    return t.syn(f"absent {name}", apply)
+    return t.synthetic(f"absent {name}", apply)
 
 
 def _present(t, names):
@@ -2537,11 +2551,11 @@ def _present(t, names):
             if n not in shape.required:
                 shape.required.append(n)
 
-    return t.syn(f"present {names}", apply)
+    return t.synthetic(f"present {names}", apply)
 
 
 def _kinds(t, kinds):
-    return t.syn(f"kinds {sorted(kinds)}", lambda shape: shape.restrict(kinds))
+    return t.synthetic(f"kinds {sorted(kinds)}", lambda shape: shape.restrict(kinds))
 
 
 def k_dependent_required(t, shape, sub, val, disj, chain, kw="dependentRequired"):
@@ -2701,7 +2715,7 @@ def n_enum(t, sub, val, schema):
         shape.not_values.extend(values)
         shape.not_keys.update(keys)
 
-    return [[t.syn("not enum", apply)]]
+    return [[t.synthetic("not enum", apply)]]
 
 
 def n_const(t, sub, val, schema):
@@ -2724,7 +2738,7 @@ def _syn_shape(t, label, kinds, **fields):
             else:
                 getattr(shape, k).append(v)
 
-    return t.syn(label, apply)
+    return t.synthetic(label, apply)
 
 
 def n_bound(kw):
@@ -2809,7 +2823,7 @@ def n_properties(t, sub, val, schema):
         def apply(shape, k=k, bad=bad):
             shape.obj_clauses.append(({k: bad}, [], None))
 
-        alts.append([_kinds(t, {OBJ}), _present(t, [k]), t.syn(f"bad {k}", apply)])
+        alts.append([_kinds(t, {OBJ}), _present(t, [k]), t.synthetic(f"bad {k}", apply)])
     return alts
 
 
@@ -2827,17 +2841,17 @@ def n_prefix(t, sub, val, schema):
         bad = sub.child(s, "prefixItems", i).negate()
 
         def apply(shape, i=i, bad=bad):
-            shape.arr_clauses.append(([True_sub(sub)] * i + [bad], None))
+            shape.arr_clauses.append(([true_subschema(sub)] * i + [bad], None))
             shape.min_items = max(shape.min_items, i + 1)
 
-        alts.append([_kinds(t, {ARR}), t.syn(f"bad item {i}", apply)])
+        alts.append([_kinds(t, {ARR}), t.synthetic(f"bad item {i}", apply)])
     if "items" in schema and not isinstance(schema.get("items"), list):
         t.unsupported(sub, "items", "cannot be negated next to prefixItems")
     return alts
 
 
-def True_sub(sub: Sub) -> Sub:
-    return Sub(True, sub.pointer, sub.base, sub.draft)
+def true_subschema(sub: Subschema) -> Subschema:
+    return Subschema(True, sub.pointer, sub.base, sub.draft)
 
 
 def n_contains(t, sub, val, schema):
@@ -2849,7 +2863,7 @@ def n_contains(t, sub, val, schema):
     def apply(shape):
         shape.arr_clauses.append(([], good))
 
-    return [[_kinds(t, {ARR}), t.syn("no item contains", apply)]]
+    return [[_kinds(t, {ARR}), t.synthetic("no item contains", apply)]]
 
 
 def n_all_of(t, sub, val, schema):

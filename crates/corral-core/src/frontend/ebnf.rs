@@ -196,7 +196,7 @@ fn tokenize(text: &str, dialect: Dialect) -> Result<Vec<(Tok, Pos)>> {
 }
 
 /// The token that starts with `c` at `pos` (not yet consumed): one function per family.
-fn token(s: &mut Scanner<'_>, c: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
+fn token(s: &mut Scanner, c: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
     if let Some(tok) = punctuation(c, pos, dialect)? {
         s.bump();
         return Ok(tok);
@@ -214,7 +214,7 @@ fn token(s: &mut Scanner<'_>, c: char, pos: Pos, dialect: Dialect) -> Result<Tok
 }
 
 /// Skips whitespace and comments (`#` in both dialects; `//`, `/* */` and `(* *)` in EBNF).
-fn skip_blanks(s: &mut Scanner<'_>, dialect: Dialect) -> Result<()> {
+fn skip_blanks(s: &mut Scanner, dialect: Dialect) -> Result<()> {
     loop {
         match s.peek() {
             Some(c) if c.is_whitespace() => {
@@ -229,14 +229,14 @@ fn skip_blanks(s: &mut Scanner<'_>, dialect: Dialect) -> Result<()> {
 }
 
 /// Skips to the end of the line (the line break stays, as whitespace).
-fn skip_line(s: &mut Scanner<'_>) {
+fn skip_line(s: &mut Scanner) {
     while !matches!(s.peek(), None | Some('\n')) {
         s.bump();
     }
 }
 
 /// Skips a `/* ... */` comment, or ISO EBNF's `(* ... *)`, opened by `open` here.
-fn skip_block_comment(s: &mut Scanner<'_>, open: char) -> Result<()> {
+fn skip_block_comment(s: &mut Scanner, open: char) -> Result<()> {
     let close = if open == '/' { "*/" } else { "*)" };
     let start = s.pos();
     s.bump();
@@ -272,7 +272,7 @@ fn punctuation(c: char, pos: Pos, dialect: Dialect) -> Result<Option<Tok>> {
 }
 
 /// `::=` at the `:` at `pos`.
-fn define(s: &mut Scanner<'_>, pos: Pos) -> Result<Tok> {
+fn define(s: &mut Scanner, pos: Pos) -> Result<Tok> {
     if !s.starts_with("::=") {
         return Err(grammar_error(pos, "expected `::=` (rules are written `name ::= ...`)"));
     }
@@ -283,7 +283,7 @@ fn define(s: &mut Scanner<'_>, pos: Pos) -> Result<Tok> {
 }
 
 /// A string opened by the quote `quote` at `pos`, its escapes decoded.
-fn string(s: &mut Scanner<'_>, quote: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
+fn string(s: &mut Scanner, quote: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
     if quote == '\'' && dialect == Dialect::Gbnf {
         return Err(grammar_error(pos, "GBNF strings are written in double quotes (\"...\")"));
     }
@@ -293,7 +293,7 @@ fn string(s: &mut Scanner<'_>, quote: char, pos: Pos, dialect: Dialect) -> Resul
 }
 
 /// A `{m}`, `{m,}`, `{,n}` or `{m,n}` repetition opened at `pos`.
-fn braces(s: &mut Scanner<'_>, pos: Pos, dialect: Dialect) -> Result<Tok> {
+fn braces(s: &mut Scanner, pos: Pos, dialect: Dialect) -> Result<Tok> {
     s.bump();
     let mut body = String::new();
     loop {
@@ -334,7 +334,7 @@ fn bad_repetition(pos: Pos) -> Error {
 }
 
 /// A rule name, or an operator written as a name and `!` (`except!`, `and!`, `not!`, `perm!`).
-fn name_or_operator(s: &mut Scanner<'_>, dialect: Dialect) -> Result<Tok> {
+fn name_or_operator(s: &mut Scanner, dialect: Dialect) -> Result<Tok> {
     let mut name = String::new();
     while let Some(ch) = s.peek().filter(|&ch| is_name_char(ch)) {
         if ch == '_' && dialect == Dialect::Gbnf {

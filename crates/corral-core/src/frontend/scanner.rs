@@ -24,17 +24,16 @@ pub(crate) fn grammar_error(pos: Pos, message: impl Into<String>) -> Error {
 }
 
 /// Character scanner with line/column tracking, shared by the grammar parsers.
-pub(crate) struct Scanner<'a> {
+pub(crate) struct Scanner {
     chars: Vec<char>,
     i: usize,
     line: u32,
     col: u32,
-    _text: &'a str,
 }
 
-impl<'a> Scanner<'a> {
-    pub(crate) fn new(text: &'a str) -> Self {
-        Scanner { chars: text.chars().collect(), i: 0, line: 1, col: 1, _text: text }
+impl Scanner {
+    pub(crate) fn new(text: &str) -> Self {
+        Scanner { chars: text.chars().collect(), i: 0, line: 1, col: 1 }
     }
 
     pub(crate) fn pos(&self) -> Pos {

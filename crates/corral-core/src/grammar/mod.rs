@@ -27,6 +27,14 @@ pub mod sym;
 pub use lower::{lower, lower_with, Cfg, LowerOptions};
 pub use sym::Sym;
 
+/// Does the terminal expression `expr` (corral EBNF: strings, classes, regexes, `and!`,
+/// `not!`, `except!`, no rule references) match no string at all? See
+/// [`lower::expression_is_empty`]; this runs it within `limits.max_compile_ms`.
+pub fn expression_is_empty(expr: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<bool> {
+    let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+    interrupt::run(&budget, || lower::expression_is_empty(expr, limits, classes))
+}
+
 /// A context-free grammar, validated and normalized.
 #[derive(Debug)]
 pub struct CfgGrammar {

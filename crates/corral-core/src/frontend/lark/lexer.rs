@@ -88,7 +88,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
             out.push((Tok::Eof, pos));
             return Ok(out);
         };
-        let single = |t: Tok, s: &mut Scanner<'_>| {
+        let single = |t: Tok, s: &mut Scanner| {
             s.bump();
             t
         };
@@ -163,7 +163,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
 /// escapes `\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"`; a backslash before any other
 /// character stays in the string (`"\d"` is a backslash and a `d`); and, as Lark does
 /// last, each pair of backslashes in the decoded text becomes one.
-fn lark_string(s: &mut Scanner<'_>, start: Pos) -> Result<String> {
+fn lark_string(s: &mut Scanner, start: Pos) -> Result<String> {
     let mut out = String::new();
     loop {
         let here = s.pos();

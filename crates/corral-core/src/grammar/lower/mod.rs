@@ -264,6 +264,31 @@ fn too_many(limits: &Limits, what: &str) -> Error {
     }
 }
 
+/// Does `expr` match no string at all? `expr` is the body of one corral EBNF rule made of
+/// terminals (strings, classes, regexes, `and!`, `not!`, `except!`, groups and repetitions
+/// of them; no rule references). Answered by building its DFA, under `limits`: exact, and
+/// a typed answer where a front-end would otherwise compile a grammar to find out.
+pub fn expression_is_empty(expr: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<bool> {
+    let ast = crate::frontend::parse(&format!("expr ::= {expr}\n;"), crate::frontend::Dialect::Ebnf, limits)?;
+    let [rule] = ast.rules.as_slice() else {
+        return Err(Error::Grammar { message: format!("not one grammar expression: {expr:?}"), line: 0, col: 0 });
+    };
+    let options = LowerOptions::default();
+    let mut lw = Lowering::new(&ast, limits, &options, classes);
+    lw.collect()?;
+    lw.find_regular()?;
+    match lw.expr_reg(&rule.expr)? {
+        Reg::Void(_) => Ok(true),
+        // Built DFAs are pruned: one that exists matches something.
+        Reg::Dfa { .. } => Ok(false),
+        Reg::Src(src) => match lw.compile_cached(&src, limits) {
+            Ok(_) => Ok(false),
+            Err(Error::EmptyLanguage { .. }) => Ok(true),
+            Err(e) => Err(e),
+        },
+    }
+}
+
 /// Lowers a parsed grammar to a normalized [`Cfg`] whose start rule is `start` (default:
 /// `start`, else `root`, else the first rule).
 pub fn lower(ast: &GrammarAst, start: Option<&str>, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Cfg> {

@@ -140,3 +140,20 @@ fn too_many_productions_is_a_limit() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn expression_emptiness_is_exact_and_typed() {
+    let limits = Limits::default();
+    let empty = |e: &str| expression_is_empty(e, &limits, None).unwrap();
+    assert!(empty("and!(/[a-z]+/, not!(/[a-z]+/))"));
+    assert!(empty("and!(/x{2,4}/, /x{5}/)"));
+    assert!(empty("/[^\\s\\S]/"));
+    assert!(!empty("and!(/[a-z]+/, not!(\"a\"))"));
+    assert!(!empty("and!(/x{2,5}/, /x{5}/)"));
+    assert!(!empty("\"a\" | except!(\"b\")"));
+    // Not one expression, or one that names a rule: errors, never an answer.
+    assert!(matches!(expression_is_empty("\"a\" ; y ::= \"b\"", &limits, None), Err(Error::Grammar { .. })));
+    assert!(matches!(expression_is_empty("x", &limits, None), Err(Error::Grammar { .. })));
+    let small = Limits { max_dfa_states: 3, ..Limits::default() };
+    assert!(matches!(expression_is_empty("and!(/[a-z]{10}/, not!(\"a\"))", &small, None), Err(Error::LimitExceeded { .. })));
+}
