@@ -20,7 +20,10 @@ pub struct Limits {
     pub max_vocab_size: usize,
     /// Longest grammar text (EBNF, GBNF, Lark), in bytes.
     pub max_grammar_bytes: usize,
-    /// Deepest nesting of groups in a grammar text.
+    /// Deepest nesting of groups in a grammar text, and of the rule references one regular
+    /// piece (an argument of `and!`, `not!`, `except!`) follows while it is built as one
+    /// automaton. Both are read recursively: far past the default, a deep grammar needs a
+    /// larger thread stack.
     pub max_grammar_nesting: u32,
     /// Most productions after normalization (repetition expansion, nullable and unit
     /// rule removal can multiply them); also bounds a repetition's count and a `perm!`'s

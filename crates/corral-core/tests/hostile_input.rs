@@ -239,8 +239,10 @@ fn a_deep_chain_of_operator_rules_is_an_error_not_a_stack_overflow() {
         .join()
         .unwrap();
     match built {
-        Some(Error::Grammar { message, .. }) => assert!(message.contains("nested rule references"), "{message}"),
-        other => panic!("expected a grammar error naming the nesting, got {other:?}"),
+        Some(Error::LimitExceeded { limit: "max_grammar_nesting", context, .. }) => {
+            assert!(context.contains("nested rule references"), "{context}")
+        }
+        other => panic!("expected the nesting limit, named, got {other:?}"),
     }
 }
 

@@ -157,7 +157,7 @@ struct Lowering<'a> {
     terminal_key: Vec<String>,
     worklist: Vec<&'a str>,
     /// Rule references being followed by [`Lowering::rule_reg`] right now (see
-    /// [`MAX_REGULAR_REF_DEPTH`]).
+    /// `Limits::max_grammar_nesting`).
     ref_depth: usize,
     /// Regular rules whose regex source is too long to keep (see [`KEPT_SOURCE_FACTOR`]).
     oversized: HashSet<&'a str>,

@@ -77,10 +77,6 @@ pub(super) fn repeat_src(inner: &str, min: u32, max: Option<u32>) -> String {
     }
 }
 
-/// Deepest chain of rule references one regular piece may follow while it is built
-/// (inside a boolean operator's argument, say): building recurses once per reference.
-pub(super) const MAX_REGULAR_REF_DEPTH: usize = 200;
-
 /// Regex source of a regular rule is kept (so that rules using it can be one regex too)
 /// only up to this many times the largest piece a terminal or a whole-grammar DFA is built
 /// from; a longer rule is parsed over its parts. Without a cap, a chain of rules that each
@@ -178,11 +174,13 @@ impl<'a> Lowering<'a> {
     /// The regex source or DFA of a regular rule (its definitions are alternatives).
     pub(super) fn rule_reg(&mut self, name: &str) -> Result<Reg> {
         let (defs, pos) = self.defs[name].clone();
-        if self.ref_depth >= MAX_REGULAR_REF_DEPTH {
-            return Err(grammar_error(
-                pos,
-                format!("rule `{name}` is reached through more than {MAX_REGULAR_REF_DEPTH} nested rule references inside one regular piece"),
-            ));
+        let max_depth = self.limits.max_grammar_nesting as usize;
+        if self.ref_depth >= max_depth {
+            return Err(Error::LimitExceeded {
+                limit: "max_grammar_nesting",
+                value: max_depth,
+                context: format!("rule `{name}` at {pos}, reached through nested rule references inside one regular piece"),
+            });
         }
         self.ref_depth += 1;
         let reg = self.rule_reg_inner(name, defs, pos);
