@@ -791,7 +791,7 @@ def markdown(res, setup_info, machine, runtime_s):
                  f"| {lg['grammar_from_ms']:.3f} / {lg['matcher_ms']:.3f} / {lg['first_fill_ms']:.3f} "
                  f"| {x['compile_grammar_ms']:.3f} / {x['matcher_ms']:.3f} / {x['first_fill_ms']:.3f} |")
     L.append("")
-    L.append("## Targets (DESIGN.md, measured here on the JSON grammar)")
+    L.append("## Targets (measured here on the JSON grammar)")
     L.append("")
     L.append("| target | measured | met? |")
     L.append("|---|---|---|")

@@ -445,3 +445,22 @@ fn pieces_that_match_nothing_are_dropped_with_a_warning() {
         }
     }
 }
+
+#[test]
+fn a_small_regular_rule_is_one_terminal_however_its_pieces_are_written() {
+    // JSON strings written as `"\"" strchar* "\"" sp` with `strchar` a rule of its own:
+    // lowering's groups once made the rule's regex look too long, so the string was read
+    // one `strchar` terminal per character, an Earley set at every byte (masks inside
+    // strings walked the trie with the parser: milliseconds each).
+    let limits = Limits::default();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/corpus/grammars/json.gbnf")).unwrap();
+    let ast = parse(&text, Dialect::Gbnf, &limits).unwrap();
+    let cfg = lower(&ast, None, &limits, None).unwrap();
+    assert!(cfg.terminals.iter().any(|t| t.name == "str"), "{:?}", cfg.terminals.iter().map(|t| &t.name).collect::<Vec<_>>());
+    let g = EarleyGrammar::new(cfg, &limits);
+    let mut chart = g.start_chart().unwrap();
+    advance_chart(&g, &mut chart, b"{\"").unwrap();
+    let items = chart.num_items();
+    advance_chart(&g, &mut chart, b"inside a string, no Earley set per byte").unwrap();
+    assert_eq!(chart.num_items(), items);
+}

@@ -83,10 +83,12 @@ pub struct Cfg {
     pub perms: Vec<Perm>,
 }
 
-/// Regex source length (bytes) above which a regular rule is parsed as grammar structure
-/// over smaller terminals rather than determinized whole (see
-/// [`Lowering::is_terminal_piece`]). Small: the parser reading the pieces costs little per
-/// token, and the pieces (a string, a number) recur across a grammar, built once.
+/// Regex source weight (bytes, see `regular::source_weight`) above which a regular rule is
+/// parsed as grammar structure over smaller terminals rather than determinized whole (see
+/// [`Lowering::is_terminal_piece`]): a large regular structure (an object of many
+/// properties) is cheaper to parse over its pieces than to determinize whole. A small one
+/// (a string, a number) is worth one terminal: split into pieces, each piece ending at
+/// every character would put the parser under every byte of every token.
 const MAX_TERMINAL_SOURCE: usize = 150;
 
 /// How the lowering splits a grammar into terminals (front-ends that know their grammar's

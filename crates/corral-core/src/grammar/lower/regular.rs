@@ -435,7 +435,7 @@ impl<'a> Lowering<'a> {
             return Ok(false);
         }
         Ok(match self.expr_reg(e)? {
-            Reg::Src(src) => src.len() <= self.options.max_terminal_source && !has_large_count(&src),
+            Reg::Src(src) => source_weight(&src) <= self.options.max_terminal_source && !has_large_count(&src),
             Reg::Dfa { .. } | Reg::Void(_) => true,
         })
     }
@@ -468,6 +468,43 @@ impl<'a> Lowering<'a> {
         grammar_error(pos, message)
     }
 }
+
+/// The size of regex source `src` as a measure of its automaton: its length without the
+/// non-capturing groups that lowering wraps around every piece (`(?:` and its `)`, four
+/// bytes each), so that how a rule is written (a class in a rule of its own, nested
+/// groups) does not decide whether it becomes one terminal. A source nested deeper than
+/// [`MAX_TERMINAL_NESTING`] groups (a long chain of rules, each using the next) weighs
+/// `usize::MAX`: it stays structure. (Whether a whole grammar becomes one DFA is still
+/// decided by its length, [`WHOLE_MAX_SOURCE`], and its states.) (A heuristic on the text: it only chooses a
+/// construction, never a language.)
+pub(super) fn source_weight(src: &str) -> usize {
+    let (mut depth, mut deepest, mut in_class) = (0usize, 0usize, false);
+    let mut bytes = src.bytes();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => {
+                bytes.next();
+            }
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' if !in_class => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_TERMINAL_NESTING {
+        return usize::MAX;
+    }
+    src.len().saturating_sub(4 * src.matches("(?:").count())
+}
+
+/// Deepest group nesting of a regular rule's source that [`source_weight`] lets become one
+/// terminal (real terminals nest a dozen deep; the regex reader refuses past
+/// `Limits::regex_nest_limit`).
+const MAX_TERMINAL_NESTING: usize = 48;
 
 /// Does regex source `src` contain a counted repetition `{m}` / `{m,n}` with a count of at
 /// least 64? Such a piece has at least that many DFA states per state of what it repeats,

@@ -157,3 +157,15 @@ fn expression_emptiness_is_exact_and_typed() {
     let small = Limits { max_dfa_states: 3, ..Limits::default() };
     assert!(matches!(expression_is_empty("and!(/[a-z]{10}/, not!(\"a\"))", &small, None), Err(Error::LimitExceeded { .. })));
 }
+
+#[test]
+fn source_weight_leaves_out_lowering_groups_and_refuses_deep_nesting() {
+    use super::regular::source_weight;
+    assert_eq!(source_weight("(?:(?:a)|(?:b))"), source_weight("a|b"));
+    // Parentheses in a class or escaped are characters, not groups.
+    assert_eq!(source_weight(r"[(]\("), 5);
+    let deep = format!("{}a{}", "(?:".repeat(60), ")".repeat(60));
+    assert_eq!(source_weight(&deep), usize::MAX);
+    let shallow = format!("{}a{}", "(?:".repeat(10), ")".repeat(10));
+    assert_eq!(source_weight(&shallow), 1);
+}
