@@ -2155,16 +2155,23 @@ def _bool_terms(terms: list[str], negs: list[str]) -> str | None:
     if negs:
         neg = "not!(" + (" | ".join(negs)) + ")"
         terms = terms + [neg]
-    expr = terms[0] if len(terms) == 1 else "and!(" + ", ".join(terms) + ")"
+    if len(terms) == 1:
+        # One term: a pattern, a number's or a format's regex. The combinations are what
+        # may be empty (a pattern and the values it must not be); a lone regex that
+        # matches nothing is dropped by the grammar's own build.
+        return terms[0]
+    expr = "and!(" + ", ".join(terms) + ")"
     if _is_empty(expr):
         return None
     return expr
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_empty(expr: str) -> bool:
     """Does the terminal expression ``expr`` match no string? The core builds its DFA (the
     one the grammar would hold); past the default limits the answer is "no" (the grammar's
-    own build then reports it, or drops an empty piece with a warning)."""
+    own build then reports it, or drops an empty piece with a warning). Remembered: a
+    schema's key classes and value constraints repeat."""
     from ..grammar import _PERL_CLASS, _python_perl_classes
 
     classes = _python_perl_classes() if _PERL_CLASS.search(expr) else None

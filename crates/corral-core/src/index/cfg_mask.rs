@@ -188,7 +188,7 @@ impl CompiledGrammar {
                 if dfa.is_accepting(q) && trie.has_children(child) {
                     ends.push(child);
                 }
-                let mut walker = DfaWalker::with_stack(dfa, q, std::mem::take(&mut walker_stack));
+                let mut walker = DfaWalker::<true>::with_stack(dfa, q, std::mem::take(&mut walker_stack));
                 trie.walk_nodes(child, &mut walker, |w, m, tokens| {
                     for &t in tokens {
                         out[(t >> 5) as usize] |= 1 << (t & 31);

@@ -203,7 +203,7 @@ impl CompiledGrammar {
 /// A recognizer at a matcher's position: see [`CompiledGrammar::probe`].
 #[allow(clippy::large_enum_variant)] // one per mask call, never in bulk
 pub(crate) enum Probe<'a> {
-    Dfa(DfaWalker<'a>),
+    Dfa(DfaWalker<'a, false>),
     Cfg(Overlay<'a>),
 }
 

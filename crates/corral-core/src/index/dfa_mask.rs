@@ -37,7 +37,7 @@ impl CompiledGrammar {
     /// `bits` plus the tokens of `trie` that `dfa` can read from `state`, plus EOS if
     /// `state` accepts.
     fn walk_dfa_mask(&self, dfa: &Dfa, state: u32, trie: &crate::vocab::TokenTrie, mut bits: Vec<u32>) -> StateMask {
-        let mut walker = DfaWalker::new(dfa, state, trie.max_depth());
+        let mut walker = DfaWalker::<false>::new(dfa, state, trie.max_depth());
         trie.walk(&mut walker, |t| bits[(t >> 5) as usize] |= 1 << (t & 31));
         if dfa.is_accepting(state) {
             for &e in self.vocab.eos_ids() {

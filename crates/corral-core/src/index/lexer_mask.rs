@@ -45,7 +45,7 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
     let trie = vocab.trie();
     // A terminal must not end inside a slice token: its end would need the parser there.
     if let Some((slice, mut bits)) = string_safe_slice_mask(vocab, dfa, state, false) {
-        let mut walker = DfaWalker::new(dfa, state, slice.rest.max_depth());
+        let mut walker = DfaWalker::<true>::new(dfa, state, slice.rest.max_depth());
         let mut completions = Vec::new();
         slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
             for &t in tokens {
@@ -63,7 +63,7 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
 
 /// [`compute`] by a walk of the whole trie.
 pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
-    let mut walker = DfaWalker::new(dfa, state, trie.max_depth());
+    let mut walker = DfaWalker::<true>::new(dfa, state, trie.max_depth());
     // Ids, not bits: most such masks (a keyword, a number's first digits) are a few
     // tokens, and a row of bits would cost a pass over 4k words to read back.
     let mut ids = Vec::new();
