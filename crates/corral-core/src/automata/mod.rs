@@ -14,7 +14,7 @@
 //!   difference;
 //! * [`expr`]: concatenation, union and repetition of DFAs (Thompson's construction over
 //!   DFA leaves, then the subset construction);
-//! * [`concat`]: concatenation in one pass where every junction is deterministic;
+//! * [`concat`](mod@concat): concatenation in one pass where every junction is deterministic;
 //! * [`sequences`]: finite languages (literals, small sets of byte sequences), built and
 //!   minimized directly;
 //! * [`counted`]: counted repetitions kept as a counter (a *counted region*);

@@ -43,7 +43,7 @@ impl StringSafeRisk {
 }
 
 impl Dfa {
-    /// Does every string-safe fragment (see [`crate::vocab::slices::is_string_safe_fragment`]) of 1 to
+    /// Does every string-safe fragment (see `vocab::slices::is_string_safe_fragment`) of 1 to
     /// `max_len` bytes, read from `state`, keep the DFA alive and, unless `may_accept`, out
     /// of accepting states? Then every token of a [`crate::vocab::StringSafeSlice`] of that
     /// bound is allowed from `state`, and (without accepting states) no terminal ends
@@ -62,7 +62,7 @@ impl Dfa {
     /// A breadth-first search over (DFA state, UTF-8 state) pairs finds, per byte, whether
     /// it kills from every pair that reads it (`always`) or from some only, and the first
     /// position of such a kill (`safe_len`). The `check` bytes are those outside a safe
-    /// set, found as a fixpoint (see [`RiskSearch::safe_keys`]).
+    /// set, found as a fixpoint (see `RiskSearch::safe_keys`).
     pub fn string_safe_risk(
         &self,
         state: u32,

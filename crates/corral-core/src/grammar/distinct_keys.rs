@@ -14,7 +14,7 @@
 //! key half written that can only be finished as keys already there (`"ab` when `abc` is
 //! written and the key's pattern is `^(abc|x+)$`). The second test asks the grammar itself
 //! (any [`ByteRecognizer`] standing after the token) whether some unwritten key can still
-//! be finished: see [`fresh_key`]. The rest of a mask is the grammar's.
+//! be finished: see `fresh_key`. The rest of a mask is the grammar's.
 //!
 //! What this does not see: an object whose keys come from a finite class of more than 256
 //! keys (the translator names smaller classes one by one) that has used them all, and

@@ -1,11 +1,11 @@
 //! Grammars: the AST → a normalized grammar, and the [`Grammar`] a constraint is, validated
 //! but not yet tied to a vocabulary.
 //!
-//! * [`lower`]: validation and normalization of a grammar AST into a BNF over byte-DFA
+//! * [`lower`](mod@lower): validation and normalization of a grammar AST into a BNF over byte-DFA
 //!   terminals (no ε-rules, no unit rules), with regular rules folded into terminals;
 //! * [`sym`]: the symbols of a normalized grammar; [`perm`]: `perm!` lists (entries in
 //!   any order) as one construct with its own states;
-//! * [`shortest`]: every symbol's shortest string; [`sample`]: random sentences;
+//! * `shortest`: every symbol's shortest string; [`sample`]: random sentences;
 //! * [`distinct_keys`]: the condition, checked on the output's bytes, that JSON objects
 //!   never repeat a key.
 

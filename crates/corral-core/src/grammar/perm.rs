@@ -10,7 +10,7 @@
 //! L → L S E_i    add entry i after separator S
 //! ```
 //!
-//! and every Earley item of these productions carries a [`State`]: which entries appeared
+//! and every Earley item of these productions carries a `State`: which entries appeared
 //! and how many entries in all (see `earley`). Three checks keep the language exact, and
 //! every mask free of dead ends:
 //! - a completed `L` continues an `L → • L S E_j` item only if entry `j` may still be

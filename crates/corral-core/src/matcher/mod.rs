@@ -1,6 +1,6 @@
 //! The per-sequence matcher: current state, history for rollback, masks.
 //!
-//! * [`intersection`]: the matcher of an intersection (`g1 & g2`), one matcher per part.
+//! * `intersection`: the matcher of an intersection (`g1 & g2`), one matcher per part.
 
 use std::sync::Arc;
 

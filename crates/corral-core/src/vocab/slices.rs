@@ -160,7 +160,7 @@ pub(crate) fn is_string_safe_fragment(bytes: &[u8]) -> bool {
 
 /// A precomputed split of the vocabulary for masks inside free text (a JSON string body):
 /// the normal tokens that are string-safe fragments of at most `max_len` bytes (see
-/// [`is_string_safe_fragment`]), as mask bits, and a trie of all the others. A DFA state that
+/// `is_string_safe_fragment`), as mask bits, and a trie of all the others. A DFA state that
 /// every string-safe fragment of 1..=`max_len` bytes keeps alive allows the whole slice, so its
 /// mask is the slice's bits plus a walk of the (small) rest trie, not of the whole trie.
 #[derive(Debug, Clone)]

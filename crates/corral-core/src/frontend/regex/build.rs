@@ -177,7 +177,7 @@ pub(super) fn dense_dfa(hir: &Hir, pattern: &str, limits: &Limits) -> Result<Dfa
     )
 }
 
-/// Built pieces of patterns, by the pattern text of the piece (see [`build_dfa_cached`]).
+/// Built pieces of patterns, by the pattern text of the piece (see [`super::build_dfa_cached`]).
 /// A grammar's terminals share many pieces (a JSON string body, say), so one cache per
 /// grammar saves rebuilding them.
 #[derive(Debug, Default)]

@@ -1,6 +1,6 @@
 //! Python `re` patterns to byte-level DFAs.
 //!
-//! The pipeline is: [`python`] reads the pattern as CPython 3.11 does (refusing what it
+//! The pipeline is: `python` reads the pattern as CPython 3.11 does (refusing what it
 //! refuses, naming the constructs no DFA can express) and lowers it to a regex-syntax HIR
 //! with Python's meaning (`\d \w \s`, scoped flags, Python's case folding, anchors) →
 //! `regex-automata` builds a Thompson NFA and determinizes it under size limits →
