@@ -22,6 +22,9 @@ impl CompiledGrammar {
     /// open here, plus the tokens in which a terminal ends and the parser goes on (a trie
     /// walk with the Earley recognizer below each such node). Returns the number of
     /// allowed ids.
+    // Not inlined: in the matcher's `fill_mask` it would crowd the registers of the
+    // regular-grammar path (one extra load per allowed id measured in its sparse write).
+    #[inline(never)]
     pub(crate) fn chart_mask(&self, chart: &Chart, out: &mut [u32]) -> Result<u32> {
         let Engine::Cfg { earley, lex_cache, state_cache, .. } = &self.engine else {
             unreachable!("chart_mask is only called on context-free grammars")

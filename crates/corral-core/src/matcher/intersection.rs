@@ -100,6 +100,7 @@ impl Parts {
     /// [`Matcher::fill_mask`], or by its reference when `reference`). A part's own dead
     /// end is `allowed == 0`, as for a single grammar; parts that each allow something
     /// but nothing in common are [`Error::NoCommonToken`].
+    #[inline(never)] // keeps the single-grammar `Matcher::fill_mask` small (see `chart_mask`)
     pub(super) fn fill_mask(&self, out: &mut [u32], reference: bool) -> Result<MaskInfo> {
         let fill: Fill = if reference { Matcher::fill_mask_reference } else { Matcher::fill_mask };
         match self.combine(out, fill)? {
