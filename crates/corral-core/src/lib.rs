@@ -13,9 +13,10 @@
 //!    or a regex DFA, with errors that say where.
 //! 5. [`grammar`]: the AST → a normalized grammar over DFA terminals; the [`Grammar`] a
 //!    constraint is.
-//! 6. [`parser`]: the Earley recognizer that reads a context-free grammar byte by byte.
-//! 7. [`index`]: grammar × vocabulary → [`CompiledGrammar`], with the mask caches.
-//! 8. [`matcher`]: a [`Matcher`], one sequence's position: fills int32 bitmasks (bit t of
+//! 6. [`json_schema`]: a JSON Schema document → a grammar, built directly (no text).
+//! 7. [`parser`]: the Earley recognizer that reads a context-free grammar byte by byte.
+//! 8. [`index`]: grammar × vocabulary → [`CompiledGrammar`], with the mask caches.
+//! 9. [`matcher`]: a [`Matcher`], one sequence's position: fills int32 bitmasks (bit t of
 //!    word t/32), advances, rolls back, forces tokens.
 //!
 //! ```
@@ -44,6 +45,7 @@ pub mod error;
 pub mod frontend;
 pub mod grammar;
 pub mod index;
+pub mod json_schema;
 pub mod limits;
 pub mod matcher;
 pub mod parser;

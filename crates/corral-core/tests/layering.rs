@@ -11,6 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["vocab"],
     &["frontend"],
     &["grammar"],
+    &["json_schema"],
     &["parser"],
     &["index"],
     &["matcher"],

@@ -1,0 +1,14 @@
+//! JSON Schema → grammar: the translator that turns a schema document into the engine's
+//! grammar form directly (no grammar text in between).
+//!
+//! The pieces, bottom-up:
+//!
+//! * [`ecma`]: ECMAScript regular expressions (`pattern`, `patternProperties`) read into
+//!   an AST over code points, and built as regex HIR over a string value's JSON encoding
+//!   (what the model writes between the quotes) or over the decoded value.
+//! * [`numbers`]: JSON number text bounded digit by digit (`minimum`, `maximum`,
+//!   exclusive bounds, integers) and the automaton of `multipleOf`.
+//! * [`formats`]: the `format` keyword's languages.
+//!
+//! Every piece is exact: a constraint is enforced as written or reported as an error
+//! that names it.
