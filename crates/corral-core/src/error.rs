@@ -61,11 +61,34 @@ pub enum Error {
         /// Tokens accepted so far.
         tokens: usize,
     },
+    /// A JSON Schema that cannot be translated: it breaks the specification, or it uses
+    /// something corral does not translate exactly. `pointer` is the JSON pointer of the
+    /// keyword (`""` for the whole schema), `keyword` its name.
+    Schema {
+        /// Invalid, or unsupported.
+        kind: SchemaErrorKind,
+        /// What is wrong, beginning with the keyword and its pointer.
+        message: String,
+        /// The JSON pointer of the keyword in its document.
+        pointer: String,
+        /// The keyword (`""` when the schema as a whole is meant).
+        keyword: String,
+    },
     /// The work was stopped from outside (see [`crate::util::interrupt`]): nothing was changed.
     Interrupted,
     /// An invariant of the engine did not hold: a bug in corral, reported instead of a
     /// wrong answer.
     Internal(String),
+}
+
+/// Why a JSON Schema was refused (see [`Error::Schema`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaErrorKind {
+    /// The schema breaks the JSON Schema specification (a `$ref` to nothing, a keyword
+    /// value of the wrong type, an identifier given to two subschemas).
+    Invalid,
+    /// The schema is valid, but corral cannot translate this part of it exactly.
+    Unsupported,
 }
 
 /// corral-core's result type.
@@ -148,6 +171,7 @@ impl fmt::Display for Error {
                 "no token is allowed by all {grammars} combined grammars after {tokens} tokens: their allowed sets \
                  do not meet here"
             ),
+            Error::Schema { message, .. } => write!(f, "{message}"),
             Error::Interrupted => write!(f, "interrupted"),
             Error::Internal(m) => write!(f, "internal error: {m}"),
         }

@@ -9,6 +9,15 @@
 //! * [`numbers`]: JSON number text bounded digit by digit (`minimum`, `maximum`,
 //!   exclusive bounds, integers) and the automaton of `multipleOf`.
 //! * [`formats`]: the `format` keyword's languages.
+//! * [`uri`]: URI references resolved by RFC 3986 (`$id`, `$ref`).
+//! * [`resources`]: the documents of a translation, their drafts, identifiers and
+//!   anchors, and the resolution of `$ref`.
 //!
 //! Every piece is exact: a constraint is enforced as written or reported as an error
 //! that names it.
+
+pub mod resources;
+pub mod uri;
+
+#[cfg(test)]
+mod resources_tests;
