@@ -16,6 +16,7 @@
 //! Every piece is exact: a constraint is enforced as written or reported as an error
 //! that names it.
 
+pub mod ecma;
 pub mod resources;
 pub mod uri;
 

@@ -89,6 +89,13 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
     hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
 }
 
+/// Determinizes a HIR that was built directly rather than read from Python `re` source
+/// (the JSON Schema translator's ECMAScript patterns) into a pruned byte-level [`Dfa`],
+/// as [`build_dfa`] does; `what` (the pattern it came from) names it in errors.
+pub fn build_hir_dfa(hir: &Hir, what: &str, limits: &Limits) -> Result<Dfa> {
+    hir_dfa(hir, what, limits, &mut PieceCache::default())
+}
+
 /// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns; the result
 /// may be shared with the cache.
 pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {

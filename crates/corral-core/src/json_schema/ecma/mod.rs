@@ -1,0 +1,232 @@
+//! ECMAScript regular expressions (JSON Schema's `pattern` and the keys of
+//! `patternProperties`) as a small AST over code points, and their languages as
+//! regex-syntax HIR.
+//!
+//! A pattern is read with Unicode semantics (as with the `u` flag: a class is a set of
+//! code points, `\u{...}` escapes, surrogate pairs joined), refusing what a regular
+//! language cannot express (look-around, backreferences, word boundaries, property
+//! escapes, anchors away from the ends of a branch) with the position of the construct.
+//!
+//! [`search_language`] is what `pattern` means (the strings in which the pattern finds a
+//! match, `RegExp.test`); [`full_language`] is the strings the pattern matches whole (how
+//! `format` patterns are read). A [`Language`] is built as HIR two ways:
+//! * over the value's *JSON encoding* ([`Language::json_hir`]), what the model writes
+//!   between the quotes. The encoding is the canonical one that
+//!   `json.dumps(..., ensure_ascii=False)` produces: characters appear raw except `"`,
+//!   `\` and the C0 controls, which have exactly one escape each. One encoding per string
+//!   is what keeps `minLength`/`maxLength` exact: a character is one encoded unit;
+//! * over the decoded value ([`Language::value_hir`]), to check a concrete string (an
+//!   `enum` member, a property name) with a [`ValueMatcher`].
+
+use regex_syntax::hir::Hir;
+
+use crate::automata::Dfa;
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+
+mod hir;
+mod parser;
+mod ranges;
+#[cfg(test)]
+mod tests;
+
+pub use hir::{json_any_char_hir, json_char_hir, value_char_hir};
+pub use ranges::{complement, intersect, normalize, Ranges, MAX_CODE_POINT};
+
+/// A pattern read into its parts. Groups are not nodes: a group is its contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// One character from a set (normalized: see [`normalize`]; empty: no character).
+    Chars(Ranges),
+    /// The items one after the other (none: the empty string).
+    Seq(Vec<Node>),
+    /// Any one of the branches.
+    Alt(Vec<Node>),
+    /// `item` repeated `min` to `max` times (`max` None: no upper bound).
+    Repeat {
+        /// What is repeated.
+        item: Box<Node>,
+        /// The fewest copies.
+        min: u32,
+        /// The most copies, if bounded.
+        max: Option<u32>,
+    },
+    /// `^` (`start`) or `$`, at character `position` of the pattern; allowed only at the
+    /// ends of a top-level branch.
+    Anchor {
+        /// `^` rather than `$`.
+        start: bool,
+        /// Character offset in the pattern.
+        position: usize,
+    },
+}
+
+impl Node {
+    /// The empty string.
+    fn empty() -> Node {
+        Node::Seq(Vec::new())
+    }
+}
+
+/// Reads an ECMAScript pattern into its [`Node`]s, anchors still in place.
+///
+/// [`Error::RegexSyntax`] for an invalid pattern and [`Error::UnsupportedRegex`] for a
+/// construct no regular language expresses, both with the character offset of the
+/// problem; [`Error::LimitExceeded`] past `limits.max_pattern_bytes` or past
+/// `limits.regex_nest_limit` nested groups and repetitions.
+pub fn parse(pattern: &str, limits: &Limits) -> Result<Node> {
+    if pattern.len() > limits.max_pattern_bytes {
+        return Err(Error::LimitExceeded {
+            limit: "max_pattern_bytes",
+            value: limits.max_pattern_bytes,
+            context: format!("a pattern of {} bytes", pattern.len()),
+        });
+    }
+    parser::Reader::new(pattern, limits.regex_nest_limit).parse()
+}
+
+/// The language of a pattern: its [`Node`]s with the anchors applied (none is left).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Language {
+    pattern: String,
+    root: Node,
+}
+
+/// The strings in which `pattern` finds a match (`RegExp.test`, what JSON Schema's
+/// `pattern` means): each top-level branch not anchored at an end may have any characters
+/// on that side. Errors as [`parse`] gives them, and [`Error::UnsupportedRegex`] for an
+/// anchor that is not at an end of a top-level branch (or of every branch of a group that
+/// is a whole top-level branch, as in `^(a|b)$`).
+pub fn search_language(pattern: &str, limits: &Limits) -> Result<Language> {
+    let branches = match parse(pattern, limits)? {
+        Node::Alt(items) => items,
+        tree => vec![tree],
+    };
+    let any_run = Node::Repeat { item: Box::new(Node::Chars(ranges::any())), min: 0, max: None };
+    let mut out = Vec::with_capacity(branches.len());
+    for branch in branches {
+        let (node, start, end) = strip_anchors(branch);
+        check_no_anchor(&node, pattern)?;
+        let mut items = Vec::with_capacity(3);
+        if !start {
+            items.push(any_run.clone());
+        }
+        items.push(node);
+        if !end {
+            items.push(any_run.clone());
+        }
+        out.push(Node::Seq(items));
+    }
+    let root = if out.len() == 1 { out.remove(0) } else { Node::Alt(out) };
+    Ok(Language { pattern: pattern.to_string(), root })
+}
+
+/// The strings `pattern` matches as a whole (how `format` patterns are read): no anchor
+/// may appear at all. Errors as [`search_language`] gives them.
+pub fn full_language(pattern: &str, limits: &Limits) -> Result<Language> {
+    let root = parse(pattern, limits)?;
+    check_no_anchor(&root, pattern)?;
+    Ok(Language { pattern: pattern.to_string(), root })
+}
+
+/// Is `node` an anchor (`^` when `start`, else `$`)?
+fn is_anchor(node: Option<&Node>, start: bool) -> bool {
+    matches!(node, Some(Node::Anchor { start: s, .. }) if *s == start)
+}
+
+/// Applies the `^`/`$` at the ends of a top-level branch: the branch without them, and
+/// whether it is anchored at its start and at its end. A branch that is one group of
+/// alternatives all anchored the same way (`^(a|b)$`, `(^a|^b)`) counts as anchored.
+fn strip_anchors(branch: Node) -> (Node, bool, bool) {
+    let mut items = match branch {
+        Node::Seq(items) => items,
+        other => vec![other],
+    };
+    let lead = items.iter().take_while(|n| is_anchor(Some(n), true)).count();
+    items.drain(..lead);
+    let trail = items.iter().rev().take_while(|n| is_anchor(Some(n), false)).count();
+    items.truncate(items.len() - trail);
+    let (mut start, mut end) = (lead > 0, trail > 0);
+    if let [Node::Alt(alts)] = items.as_slice() {
+        let mut branches: Vec<Vec<Node>> = alts
+            .iter()
+            .map(|b| match b {
+                Node::Seq(v) => v.clone(),
+                other => vec![other.clone()],
+            })
+            .collect();
+        if !start && branches.iter().all(|b| is_anchor(b.first(), true)) {
+            branches.iter_mut().for_each(|b| drop(b.remove(0)));
+            start = true;
+        }
+        if !end && branches.iter().all(|b| is_anchor(b.last(), false)) {
+            branches.iter_mut().for_each(|b| drop(b.pop()));
+            end = true;
+        }
+        items = vec![Node::Alt(branches.into_iter().map(Node::Seq).collect())];
+    }
+    (Node::Seq(items), start, end)
+}
+
+/// Refuses the first anchor left in `node` (left to right).
+fn check_no_anchor(node: &Node, pattern: &str) -> Result<()> {
+    match node {
+        Node::Anchor { start, position } => Err(Error::UnsupportedRegex {
+            construct: format!(
+                "anchor `{}` inside the pattern is not supported (only at the start or end of a branch)",
+                if *start { '^' } else { '$' }
+            ),
+            pattern: pattern.to_string(),
+            position: *position,
+        }),
+        Node::Seq(items) | Node::Alt(items) => items.iter().try_for_each(|x| check_no_anchor(x, pattern)),
+        Node::Repeat { item, .. } => check_no_anchor(item, pattern),
+        Node::Chars(_) => Ok(()),
+    }
+}
+
+impl Language {
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The language's nodes (no anchor among them).
+    pub fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// The canonical JSON encodings (without the quotes) of the language's strings.
+    pub fn json_hir(&self) -> Hir {
+        hir::node_hir(&self.root, &json_char_hir)
+    }
+
+    /// The language's strings, decoded (a match of the whole string).
+    pub fn value_hir(&self) -> Hir {
+        hir::node_hir(&self.root, &value_char_hir)
+    }
+
+    /// A matcher of decoded strings against the language, its DFA built under `limits`.
+    pub fn value_matcher(&self, limits: &Limits) -> Result<ValueMatcher> {
+        match crate::frontend::regex::build_hir_dfa(&self.value_hir(), &self.pattern, limits) {
+            Ok(dfa) => Ok(ValueMatcher { dfa: Some(dfa) }),
+            Err(Error::EmptyLanguage { .. }) => Ok(ValueMatcher { dfa: None }),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Tells whether a decoded string is in a [`Language`] (see [`Language::value_matcher`]).
+#[derive(Debug, Clone)]
+pub struct ValueMatcher {
+    /// The DFA of the language; None when it has no string at all.
+    dfa: Option<Dfa>,
+}
+
+impl ValueMatcher {
+    /// Is the whole of `s` a string of the language? (For a [`search_language`], whether
+    /// the pattern finds a match in `s`.)
+    pub fn is_match(&self, s: &str) -> bool {
+        self.dfa.as_ref().is_some_and(|d| d.matches(s.as_bytes()))
+    }
+}
