@@ -89,6 +89,14 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
     hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
 }
 
+/// Determinizes a regex-syntax HIR built directly rather than parsed (the JSON Schema
+/// translator builds its number languages this way) into a pruned byte-level [`Dfa`];
+/// `what` names it in errors. The HIR's nesting is the caller's to bound (as
+/// [`Limits::regex_nest_limit`] bounds a parsed pattern's).
+pub fn compile_hir(hir: &Hir, what: &str, limits: &Limits) -> Result<Dfa> {
+    hir_dfa(hir, what, limits, &mut PieceCache::default())
+}
+
 /// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns; the result
 /// may be shared with the cache.
 pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
