@@ -13,4 +13,5 @@
 //! Every piece is exact: a constraint is enforced as written or reported as an error
 //! that names it.
 
+pub mod formats;
 pub mod numbers;
