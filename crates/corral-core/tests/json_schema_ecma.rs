@@ -9,14 +9,17 @@
 //! agree: the same patterns refused, for the same reason (invalid or unsupported), at the
 //! same position, with the same message.
 
-use std::collections::{HashSet, VecDeque};
-
-use corral_core::automata::{Dfa, DEAD};
-use corral_core::frontend::regex::{build_hir_dfa, compile};
+use corral_core::automata::Dfa;
+use corral_core::frontend::regex::{compile, compile_hir};
 use corral_core::json_schema::ecma::{self, Language};
 use corral_core::{Error, Limits};
 use regex_syntax::hir::Hir;
 use serde_json::Value;
+
+#[path = "support/language.rs"]
+#[allow(dead_code)] // a support module shared by tests that each use part of it
+mod language;
+use language::difference;
 
 /// How the languages of the corpus agreed.
 #[derive(Default, Debug)]
@@ -29,27 +32,6 @@ struct Tally {
     refused: usize,
     /// Languages with a count past the HIR's bound: refused in Rust, by `re` in Python.
     count_refused: usize,
-}
-
-/// A shortest byte string on which `a` and `b` disagree; None when they accept the same.
-fn difference(a: &Dfa, b: &Dfa) -> Option<Vec<u8>> {
-    let start = (a.start(), b.start());
-    let mut queue = VecDeque::from([(start, Vec::new())]);
-    let mut seen = HashSet::from([start]);
-    while let Some(((x, y), path)) = queue.pop_front() {
-        if a.is_accepting(x) != b.is_accepting(y) {
-            return Some(path);
-        }
-        for byte in 0..=255u8 {
-            let next = (a.next(x, byte), b.next(y, byte));
-            if next != (DEAD, DEAD) && seen.insert(next) {
-                let mut p = path.clone();
-                p.push(byte);
-                queue.push_back((next, p));
-            }
-        }
-    }
-    None
 }
 
 /// A DFA or the empty language (both front-ends report a language without strings as
@@ -68,7 +50,7 @@ fn dfa_of(built: Result<Dfa, Error>, what: &str) -> Result<Option<Dfa>, String> 
 /// the HIR side (the unanchored search of a long counted pattern can be); such a language
 /// is counted apart.
 fn same_language(python_source: &str, hir: &Hir, pattern: &str, limits: &Limits, tally: &mut Tally) -> Result<(), String> {
-    let (expected, got) = (compile(python_source, limits), build_hir_dfa(hir, pattern, limits));
+    let (expected, got) = (compile(python_source, limits), compile_hir(hir, pattern, limits));
     if let Err(Error::LimitExceeded { limit, .. }) = &expected {
         return match &got {
             Err(Error::LimitExceeded { limit: l, .. }) if l == limit => {

@@ -17,6 +17,8 @@
 //! that names it.
 
 pub mod ecma;
+pub mod formats;
+pub mod numbers;
 pub mod resources;
 pub mod uri;
 

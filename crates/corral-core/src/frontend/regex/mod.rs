@@ -89,10 +89,11 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
     hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
 }
 
-/// Determinizes a HIR that was built directly rather than read from Python `re` source
-/// (the JSON Schema translator's ECMAScript patterns) into a pruned byte-level [`Dfa`],
-/// as [`build_dfa`] does; `what` (the pattern it came from) names it in errors.
-pub fn build_hir_dfa(hir: &Hir, what: &str, limits: &Limits) -> Result<Dfa> {
+/// Determinizes a regex-syntax HIR built directly rather than parsed (the JSON Schema
+/// translator builds its patterns and number languages this way) into a pruned byte-level [`Dfa`];
+/// `what` names it in errors. The HIR's nesting is the caller's to bound (as
+/// [`Limits::regex_nest_limit`] bounds a parsed pattern's).
+pub fn compile_hir(hir: &Hir, what: &str, limits: &Limits) -> Result<Dfa> {
     hir_dfa(hir, what, limits, &mut PieceCache::default())
 }
 

@@ -208,7 +208,7 @@ impl Language {
 
     /// A matcher of decoded strings against the language, its DFA built under `limits`.
     pub fn value_matcher(&self, limits: &Limits) -> Result<ValueMatcher> {
-        match crate::frontend::regex::build_hir_dfa(&self.value_hir(), &self.pattern, limits) {
+        match crate::frontend::regex::compile_hir(&self.value_hir(), &self.pattern, limits) {
             Ok(dfa) => Ok(ValueMatcher { dfa: Some(dfa) }),
             Err(Error::EmptyLanguage { .. }) => Ok(ValueMatcher { dfa: None }),
             Err(e) => Err(e),

@@ -23,7 +23,7 @@ fn refusal(pattern: &str) -> (bool, usize, String) {
 
 /// The DFA of `hir`, None when it matches nothing.
 fn dfa(hir: &Hir) -> Option<Dfa> {
-    match crate::frontend::regex::build_hir_dfa(hir, "test", &limits()) {
+    match crate::frontend::regex::compile_hir(hir, "test", &limits()) {
         Ok(d) => Some(d),
         Err(Error::EmptyLanguage { .. }) => None,
         Err(e) => panic!("{e}"),
