@@ -5,6 +5,7 @@
     python bench/bench_json.py --quick        # smoke run  -> a fresh temporary folder (printed)
     python bench/bench_json.py --out DIR      # write somewhere else
     python bench/bench_json.py --sets realistic --engines corral,llguidance   # a part of it
+    python bench/bench_json.py --sets large --quick --engines corral,llguidance
 
 Every engine is configured for compact JSON (no whitespace anywhere, separators "," and
 ":"), which is what ``json.dumps(instance, separators=(",", ":"), ensure_ascii=False)``
@@ -12,13 +13,18 @@ writes, on one vocabulary (DeepSeek's tokenizer.json, 129,280 ids), single-threa
 vocabularies are loaded once; each (schema, engine) pair then runs in a child forked from
 that process (same memory image), so that a compile that runs away in time or memory can
 be stopped and counted instead of ending the run (``--no-fork`` runs everything in-process).
-Two schema sets:
+Three schema sets:
 
 * ``suite``: the official JSON-Schema-Test-Suite, draft 2020-12, top-level files (not
   ``optional/``): every test case's schema, with its ``valid: true`` instances;
 * ``realistic``: the hand-written schemas of bench/json_schemas/ (``<name>.schema.json``
   with 3-5 valid instances in ``<name>.instances.json``), each instance checked with the
-  ``jsonschema`` package (formats included) before anything is timed.
+  ``jsonschema`` package (formats included) before anything is timed;
+* ``large``: real-world schemas of real tools, each with at least 100 ``properties`` entries or
+  20 KB of text (bench/json_schemas/large/, sources in its SOURCES.md: CI configurations,
+  Kubernetes objects, Python tool configurations, OpenAPI, CycloneDX, LLM API request bodies),
+  drafts 4 to 2020-12, with 2-5 valid instances each and 2-3 invalid ones
+  (``<name>.invalid.json``), all checked with ``jsonschema`` under the schema's own draft.
 
 For each schema and engine:
 
@@ -36,7 +42,7 @@ For each schema and engine:
    allow EOS in an accepting state, else the instance counts as rejected (and is abandoned
    for that engine). Peers' masks are compared with corral's at the same step, outside the
    timed calls;
-3. invalid instances (suite only: the ``valid: false`` tests, serialized the same way):
+3. invalid instances (the suite's ``valid: false`` tests and the large set's ``.invalid.json``, serialized the same way):
    forced through with advance calls, untimed; one the engine accepts whole, EOS included, is
    a wrong answer. A schema is *supported* when the engine compiled it, accepted every valid
    instance and rejected every invalid one.
@@ -95,10 +101,11 @@ SUITE_DIR = os.path.join(ROOT, "..", "shared", "data", "json-schema-test-suite",
 if not os.path.isdir(SUITE_DIR):
     SUITE_DIR = "/work/shared/data/json-schema-test-suite/tests/draft2020-12"
 SCHEMA_DIR = os.path.join(HERE, "json_schemas")
+LARGE_DIR = os.path.join(SCHEMA_DIR, "large")
 
 ENGINES = ("corral", "llguidance", "xgrammar", "outlines-core")
 PEERS = ("llguidance", "xgrammar", "outlines-core")
-SETS = ("suite", "realistic")
+SETS = ("suite", "realistic", "large")
 
 # Engine configurations (all: compact JSON, nothing but the schema's own constraints).
 LLG_OPTIONS = {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"}
@@ -109,10 +116,12 @@ CORRAL_OPTIONS = {"strict": True, "whitespace": "compact", "spec_exact": True}
 FULL = dict(suite_stride=1, realistic_instances=None, compile_reps=5, suite_compile_reps=3, compile_reps_budget_s=10.0, fork=True,
             suite_schema_timeout_s=30.0, realistic_schema_timeout_s=120.0,
             suite_cap_s=120.0, realistic_cap_s=300.0, outlines_suite_timeout_s=10.0, outlines_realistic_timeout_s=60.0,
+            large_instances=None, large_schema_timeout_s=120.0, large_cap_s=2400.0, outlines_large_timeout_s=30.0,
             child_rss_limit_gb=12.0)
 QUICK = dict(suite_stride=4, realistic_instances=2, compile_reps=2, suite_compile_reps=2, compile_reps_budget_s=3.0, fork=True,
              suite_schema_timeout_s=10.0, realistic_schema_timeout_s=60.0,
              suite_cap_s=20.0, realistic_cap_s=60.0, outlines_suite_timeout_s=5.0, outlines_realistic_timeout_s=20.0,
+             large_instances=1, large_schema_timeout_s=30.0, large_cap_s=90.0, outlines_large_timeout_s=5.0,
              child_rss_limit_gb=8.0)
 
 
@@ -286,20 +295,32 @@ def load_suite(stride):
     return cases, {"files": len(files), "skipped_instances": skipped, "reordered_instances": reordered}
 
 
-def load_realistic(max_instances):
-    """bench/json_schemas/*: every instance must be valid (jsonschema, formats checked) and
-    already written with its keys in schema order; anything else stops the benchmark."""
+def schema_validator(schema, fc=None):
+    """A jsonschema validator of the schema's own draft (``$schema``; 2020-12 when absent)."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls, cls(schema, format_checker=fc)
+
+
+def load_schema_dir(directory, max_instances, want=(3, 5), with_invalid=False):
+    """``<name>.schema.json`` + ``<name>.instances.json`` (+ ``<name>.invalid.json``) of a folder:
+    every valid instance must be valid (jsonschema under the schema's draft, formats checked)
+    and already written with its keys in schema order, every invalid one invalid; anything
+    else stops the benchmark."""
     cases, problems = [], []
     fc = format_checker()
-    for f in sorted(glob.glob(os.path.join(SCHEMA_DIR, "*.schema.json"))):
+    rel = os.path.relpath(directory, ROOT)
+    files = sorted(glob.glob(os.path.join(directory, "*.schema.json")))
+    if not files:
+        raise SystemExit(f"no schemas under {directory}")
+    for f in files:
         name = os.path.basename(f)[: -len(".schema.json")]
         schema = json.load(open(f, encoding="utf-8"))
-        instances = json.load(open(os.path.join(SCHEMA_DIR, f"{name}.instances.json"), encoding="utf-8"))
+        instances = json.load(open(os.path.join(directory, f"{name}.instances.json"), encoding="utf-8"))
+        cls, v = schema_validator(schema, fc)
         try:
-            jsonschema.Draft202012Validator.check_schema(schema)
+            cls.check_schema(schema)
         except jsonschema.SchemaError as e:
             problems.append(f"{name}: the schema itself is invalid: {e.message}")
-        v = jsonschema.Draft202012Validator(schema, format_checker=fc)
         orderer = Orderer(schema)
         texts = []
         for i, inst in enumerate(instances):
@@ -309,14 +330,34 @@ def load_realistic(max_instances):
             if compact(orderer.order(inst, schema)) != text:
                 problems.append(f"{name} instance {i}: keys not in the schema's properties order")
             texts.append({"text": text, "desc": f"instance {i}"})
-        if not 3 <= len(texts) <= 5:
-            problems.append(f"{name}: {len(texts)} instances (want 3-5)")
-        cases.append({"name": name, "file": f"bench/json_schemas/{name}.schema.json",
-                      "description": schema.get("description", ""), "schema": schema,
-                      "instances": texts[:max_instances] if max_instances else texts})
+        if not want[0] <= len(texts) <= want[1]:
+            problems.append(f"{name}: {len(texts)} instances (want {want[0]}-{want[1]})")
+        case = {"name": name, "file": f"{rel}/{name}.schema.json",
+                "description": schema.get("description", "") if isinstance(schema.get("description"), str) else "",
+                "schema": schema, "instances": texts[:max_instances] if max_instances else texts}
+        if with_invalid:
+            case["invalid"] = []
+            path = os.path.join(directory, f"{name}.invalid.json")
+            for i, x in enumerate(json.load(open(path, encoding="utf-8")) if os.path.exists(path) else []):
+                if v.is_valid(x["data"]):
+                    problems.append(f"{name} invalid instance {i} is valid: {x['description']}")
+                case["invalid"].append({"text": compact(x["data"]), "desc": x["description"]})
+            if not case["invalid"]:
+                problems.append(f"{name}: no invalid instances")
+        cases.append(case)
     if problems:
-        raise SystemExit("invalid realistic schemas/instances:\n  " + "\n  ".join(problems))
+        raise SystemExit(f"invalid schemas/instances under {rel}:\n  " + "\n  ".join(problems))
     return cases
+
+
+def load_realistic(max_instances):
+    """bench/json_schemas/*: 3-5 valid instances per schema."""
+    return load_schema_dir(SCHEMA_DIR, max_instances)
+
+
+def load_large(max_instances):
+    """bench/json_schemas/large/*: 2-5 valid and some invalid instances per schema."""
+    return load_schema_dir(LARGE_DIR, max_instances, want=(2, 5), with_invalid=True)
 
 
 # ----------------------------------------------------------------------------- engines
@@ -623,7 +664,7 @@ def walk_invalid(runner, setup, case_key, instances):
 
 
 def bench_set(set_name, cases, setup, engines, cfg, log):
-    cap = cfg["suite_cap_s"] if set_name == "suite" else cfg["realistic_cap_s"]
+    cap = cfg[f"{set_name}_cap_s"]
     # Several fresh compiles per schema, median: the first one in a forked child also pays
     # the child's first touches of memory shared with the parent (copy-on-write faults).
     reps = cfg["suite_compile_reps"] if set_name == "suite" else cfg["compile_reps"]
@@ -680,20 +721,22 @@ def bench_set(set_name, cases, setup, engines, cfg, log):
                 agreement.ref, agreement.masks = r.pop("corral_masks")
                 distinct_masks += len(agreement.masks)
             results[case["name"]][e] = r
-        if set_name == "realistic" or (ci + 1) % 50 == 0 or ci + 1 == len(cases):
+        per_schema_log = set_name in ("realistic", "large")
+        if per_schema_log or (ci + 1) % 50 == 0 or ci + 1 == len(cases):
             log(f"  [{set_name}] {ci + 1}/{len(cases)} schemas; engine seconds used: "
                 + ", ".join(f"{e} {used[e]:.1f}" for e in engines))
-            if set_name == "realistic":
+            if per_schema_log:
                 gc.collect()
                 for e in engines:
                     r = results[case["name"]][e]
                     if r["status"] == "ok":
                         fa = stats_us(r["fills_ns"])
-                        log(f"      {case['name']:16s} {e:13s} compile {r['compile_ms']:9.2f} ms, mask median "
+                        log(f"      {case['name']:24s} {e:13s} compile {r['compile_ms']:9.2f} ms, mask median "
                             f"{fa.get('median_us', float('nan')):8.2f} p99 {fa.get('p99_us', float('nan')):9.2f} "
-                            f"max {fa.get('max_us', float('nan')):9.0f} µs, rejected {len(r['rejections'])}")
+                            f"max {fa.get('max_us', float('nan')):9.0f} µs, rejected {len(r['rejections'])}"
+                            + (f", invalid accepted {len(r['invalid_accepted'])}/{r['invalid_walked']}" if r.get("invalid_walked") else ""))
                     else:
-                        log(f"      {case['name']:16s} {e:13s} {r['status']}: {r.get('error', '')[:150]}")
+                        log(f"      {case['name']:24s} {e:13s} {r['status']}: {r.get('error', '')[:150]}")
     gc.enable()
     return summarize_set(set_name, cases, results, engines, used, cap, time.perf_counter() - t_set, distinct_masks)
 
@@ -701,6 +744,7 @@ def bench_set(set_name, cases, setup, engines, cfg, log):
 def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct_masks):
     out = {"set": set_name, "schemas": len(cases), "instances": sum(len(c["instances"]) for c in cases),
            "tokens": sum(len(i["ids"]) for c in cases for i in c["instances"]),
+           "invalid": sum(len(c.get("invalid", [])) for c in cases),
            "cap_s": cap, "wall_s": wall_s, "engines": {}, "per_schema": []}
     ok_by = {e: {c["name"] for c in cases if results[c["name"]][e]["status"] == "ok"} for e in engines}
     running = [e for e in engines if ok_by[e]
@@ -753,12 +797,15 @@ def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct
             "time_used_s": used[e],
             "compile_ms_median": float(np.median([r["compile_ms"] for _, r in oks])) if oks else None,
             "compile_ms_p90": float(np.percentile([r["compile_ms"] for _, r in oks], 90)) if oks else None,
+            "compile_ms_p99": float(np.percentile([r["compile_ms"] for _, r in oks], 99)) if oks else None,
+            "compile_ms_max": float(max(r["compile_ms"] for _, r in oks)) if oks else None,
             "compile_ms_median_common": (float(np.median([r["compile_ms"] for c, r in oks if c["name"] in common]))
-                                         if common and oks else None),
+                                         if any(c["name"] in common for c, _ in oks) else None),
             "fill": stats_us(fills),
             "fill_common": stats_us(np.concatenate(cfills)) if cfills else {"n": 0},
             "advance": stats_us(advs),
             "masks_over_1ms": int((fills > 1_000_000).sum()),
+            "masks_over_3ms": int((fills > 3_000_000).sum()),
             "instances_walked": sum(r["instances"] for _, r in oks),
             "instances_rejected": len(rej),
             "invalid_walked": sum(r.get("invalid_walked", 0) for _, r in oks),
@@ -769,6 +816,7 @@ def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct
             "refusal_reasons": sorted(([k, len(v), v[:8]] for k, v in refusals.items()), key=lambda x: -x[1]),
             "agreement_with_corral": agg if have_agreement else None,
         }
+    out["ratios"] = engine_ratios(cases, results, engines)
     # per schema (without the raw samples), and the per-file breakdown for the suite
     for c in cases:
         row = {"name": c["name"], "file": c["file"], "description": c["description"], "instances": len(c["instances"]),
@@ -807,6 +855,29 @@ def summarize_set(set_name, cases, results, engines, used, cap, wall_s, distinct
     return out
 
 
+def engine_ratios(cases, results, engines, num="corral", den="llguidance"):
+    """num / den for compile median, p99 and max and for mask p99: over each engine's own
+    compiled schemas ("own") and over the schemas both compiled ("common")."""
+    if num not in engines or den not in engines:
+        return None
+
+    def stats(e, names):
+        rs = [results[c["name"]][e] for c in cases if c["name"] in names]
+        if not rs:
+            return None
+        comp = [r["compile_ms"] for r in rs]
+        fills = np.concatenate([r["fills_ns"] for r in rs])
+        return {"compile_median": float(np.median(comp)), "compile_p99": float(np.percentile(comp, 99)),
+                "compile_max": float(max(comp)), "mask_p99": stats_us(fills).get("p99_us")}
+
+    ok = {e: {c["name"] for c in cases if results[c["name"]][e]["status"] == "ok"} for e in (num, den)}
+    out = {"num": num, "den": den, "common_schemas": len(ok[num] & ok[den])}
+    for label, names in (("own", None), ("common", ok[num] & ok[den])):
+        a, b = stats(num, names if names is not None else ok[num]), stats(den, names if names is not None else ok[den])
+        out[label] = ({k: (a[k] / b[k] if a.get(k) is not None and b.get(k) else None) for k in a} if a and b else None)
+    return out
+
+
 # ----------------------------------------------------------------------------- report
 
 def cell_status(s, e):
@@ -830,26 +901,29 @@ def fmt(x, unit=""):
 
 
 def engine_table(L, res, engines, suite):
-    L.append("| engine | schemas compiled / refused | supported² | compile ms median | p90 | compile ms median, common schemas¹ "
-             "| instances walked / rejected | invalid walked / accepted | masks timed | mask µs median | p90 | p99 | max | masks > 1 ms "
-             "| advance µs median | notes |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    L.append("| engine | schemas compiled / refused | supported² | compile ms median | p90 | p99 | max | compile ms median, common schemas¹ "
+             "| instances walked / rejected | invalid walked / accepted (wrong accepts) | masks timed | mask µs median | p90 | p99 | max "
+             "| masks > 1 ms | masks > 3 ms | advance µs median | notes |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for e in engines:
         s = res["engines"][e]
         if s["missing_api"]:
-            L.append(f"| {e} | missing API | | | | | | | | | | | | | | `corral.Grammar.json_schema` not found |")
+            L.append(f"| {e} | missing API | | | | | | | | | | | | | | | | | `corral.Grammar.json_schema` not found |")
             continue
         f = s["fill"]
         L.append(f"| {e} | {s['compiled']} / {s['refused']} | {s['supported']} | {fmt(s['compile_ms_median'])} | {fmt(s['compile_ms_p90'])} "
+                 f"| {fmt(s.get('compile_ms_p99'))} | {fmt(s.get('compile_ms_max'))} "
                  f"| {fmt(s['compile_ms_median_common'])} | {s['instances_walked']} / {s['instances_rejected']} "
                  f"| {s['invalid_walked']} / {s['invalid_accepted']} "
                  f"| {f['n']:,} | {fmt(f.get('median_us'))} | {fmt(f.get('p90_us'))} | {fmt(f.get('p99_us'))} "
-                 f"| {fmt(f.get('max_us'))} | {s['masks_over_1ms']} | {fmt(s['advance'].get('median_us'))} "
+                 f"| {fmt(f.get('max_us'))} | {s['masks_over_1ms']} | {s.get('masks_over_3ms', 0)} | {fmt(s['advance'].get('median_us'))} "
                  f"| {cell_status(s, e)} |")
     L.append("")
     L.append("² Supported = compiled, every valid instance accepted and every invalid instance (the suite's "
-             "`valid: false` tests; the realistic set has none) rejected, at some token or at EOS.")
+             "`valid: false` tests, the large set's `.invalid.json`; the realistic set has none) rejected, at some token or at EOS. "
+             "Invalid instances are forced through untimed, only on schemas the engine compiled.")
     L.append("")
+    ratio_lines(L, res)
     running = res["common_engines"]
     if res["common_schemas"] and len(running) > 1:
         L.append(f"¹ Over the {res['common_schemas']} schema(s) compiled by every engine that went through the whole "
@@ -857,6 +931,21 @@ def engine_table(L, res, engines, suite):
                  "mask µs median / p99: " + ", ".join(
                      f"{e} {fmt(res['engines'][e]['fill_common'].get('median_us'))} / "
                      f"{fmt(res['engines'][e]['fill_common'].get('p99_us'))}" for e in running) + ".")
+        L.append("")
+
+
+def ratio_lines(L, res):
+    r = res.get("ratios")
+    if not r:
+        return
+    parts = []
+    for label, what in (("own", "each over the schemas it compiled"), ("common", f"over the {r['common_schemas']} schema(s) both compiled")):
+        x = r.get(label)
+        if x:
+            parts.append(f"{what}: compile median {fmt(x['compile_median'])}, p99 {fmt(x['compile_p99'])}, "
+                         f"max {fmt(x['compile_max'])}; mask p99 {fmt(x['mask_p99'])}")
+    if parts:
+        L.append(f"Ratios {r['num']} / {r['den']} (below 1: {r['num']} faster) — " + "; ".join(parts) + ".")
         L.append("")
 
 
@@ -955,35 +1044,44 @@ def markdown(out, engines):
             L.append("")
             rejection_lines(L, s, engines, 12)
         else:
-            L.append(f"## Realistic schemas (bench/json_schemas) — {s['schemas']} schemas, {s['instances']} instances, "
-                     f"{s['tokens']:,} tokens")
-            L.append("")
-            L.append("### All realistic schemas together")
+            large = s["set"] == "large"
+            if large:
+                L.append(f"## Large real-world schemas (bench/json_schemas/large) — {s['schemas']} schemas, {s['instances']} "
+                         f"valid instances ({s['tokens']:,} tokens), {s.get('invalid', 0)} invalid instances")
+                L.append("")
+                L.append("### All large schemas together")
+            else:
+                L.append(f"## Realistic schemas (bench/json_schemas) — {s['schemas']} schemas, {s['instances']} instances, "
+                         f"{s['tokens']:,} tokens")
+                L.append("")
+                L.append("### All realistic schemas together")
             L.append("")
             engine_table(L, s, engines, False)
             L.append("### Per schema")
             L.append("")
-            L.append("| schema | tokens | engine | compile ms | mask µs median | p90 | p99 | max | instances rejected |")
-            L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+            L.append("| schema | tokens | engine | compile ms | mask µs median | p90 | p99 | max | instances rejected | invalid accepted |")
+            L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
             for row in s["per_schema"]:
                 for k, e in enumerate(engines):
                     r = row["engines"][e]
                     first = f"`{row['name']}` | {row['tokens']:,}" if k == 0 else " | "
                     if r["status"] != "ok":
                         why = r["status"] + (f": {r.get('error', '')[:90]}" if r.get("error") else "")
-                        L.append(f"| {first} | {e} | {why} | | | | | |")
+                        L.append(f"| {first} | {e} | {why} | | | | | | |")
                         continue
                     f = r["fill"]
+                    inv = f"{r['invalid_accepted']} / {r['invalid_walked']}" if r.get("invalid_walked") else "–"
                     L.append(f"| {first} | {e} | {f2(r['compile_ms'])} | {fmt(f.get('median_us'))} | {fmt(f.get('p90_us'))} "
-                             f"| {fmt(f.get('p99_us'))} | {fmt(f.get('max_us'))} | {r['rejected']} / {r['instances']} |")
+                             f"| {fmt(f.get('p99_us'))} | {fmt(f.get('max_us'))} | {r['rejected']} / {r['instances']} | {inv} |")
             L.append("")
             L.append(f"Compile: median of up to {out['config']['compile_reps']} fresh compiles per schema (fewer once "
                      f"{out['config']['compile_reps_budget_s']:.0f} s are spent on one); each engine's time for the set is "
-                     f"capped at {s['cap_s']:.0f} s; outlines-core gets at most {out['config']['outlines_realistic_timeout_s']:.0f} s "
-                     "per schema.")
+                     f"capped at {s['cap_s']:.0f} s; one schema may take at most "
+                     f"{out['config'][s['set'] + '_schema_timeout_s']:.0f} s, outlines-core at most "
+                     f"{out['config']['outlines_' + s['set'] + '_timeout_s']:.0f} s.")
             L.append("")
             agreement_lines(L, s, engines, size)
-            rejection_lines(L, s, engines, 20)
+            rejection_lines(L, s, engines, 20 if not large else 40)
     L.append(f"Mask = one public fill call timed alone with `perf_counter_ns` from Python (timer overhead ≈ "
              f"{m['timer_overhead_ns']:.0f} ns, included): corral `Matcher.fill_bitmask(bm, 0)`, llguidance "
              "`llguidance.numpy.fill_next_token_bitmask(m, bm, 0)`, xgrammar `GrammarMatcher.fill_next_token_bitmask(bm)`, "
@@ -1021,7 +1119,7 @@ def jsonable(x):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
-                    help="every 4th suite schema, 2 instances per realistic schema, shorter caps (a few minutes)")
+                    help="every 4th suite schema, 2 instances per realistic schema, 1 per large schema, shorter caps (a few minutes)")
     ap.add_argument("--out", default=None, help="output folder (default bench/results; with --quick a fresh temporary folder)")
     ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {SETS}")
     ap.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated, of {ENGINES}")
@@ -1033,7 +1131,7 @@ def main():
     if args.no_fork:
         cfg["fork"] = False
     if args.cap is not None:
-        cfg["suite_cap_s"] = cfg["realistic_cap_s"] = args.cap
+        cfg["suite_cap_s"] = cfg["realistic_cap_s"] = cfg["large_cap_s"] = args.cap
     sets = [s for s in args.sets.split(",") if s]
     engines = [e for e in ENGINES if e in args.engines.split(",")]
     if any(s not in SETS for s in sets) or not engines:
@@ -1059,6 +1157,10 @@ def main():
     if "realistic" in sets:
         data["realistic"] = load_realistic(cfg["realistic_instances"])
         log(f"realistic: {len(data['realistic'])} schemas, every instance valid (jsonschema, formats checked)")
+    if "large" in sets:
+        data["large"] = load_large(cfg["large_instances"])
+        log(f"large: {len(data['large'])} schemas, {sum(len(c['instances']) for c in data['large'])} valid instances "
+            f"(jsonschema, each schema's draft, formats checked), {sum(len(c['invalid']) for c in data['large'])} invalid")
     if "suite" in sets:
         cases, suite_info = load_suite(cfg["suite_stride"])
         data["suite"] = cases
@@ -1087,7 +1189,7 @@ def main():
            "engine_options": {"corral": CORRAL_OPTIONS, "llguidance": LLG_OPTIONS,
                               "xgrammar": {k: list(v) if isinstance(v, tuple) else v for k, v in XGR_OPTIONS.items()},
                               "outlines-core": {"whitespace_pattern": OUTLINES_WHITESPACE}}}
-    for name in ("realistic", "suite"):
+    for name in ("realistic", "suite", "large"):
         if name not in data:
             continue
         log(f"set {name}")
@@ -1098,9 +1200,11 @@ def main():
         for e in engines:
             s = res["engines"][e]
             log(f"  [{name}] {e:13s} compiled {s['compiled']} refused {s['refused']} timed out {s['timed_out']} "
-                f"capped {s['capped']} | compile median {fmt(s['compile_ms_median'])} ms | mask median "
-                f"{fmt(s['fill'].get('median_us'))} p99 {fmt(s['fill'].get('p99_us'))} µs | rejected "
-                f"{s['instances_rejected']}/{s['instances_walked']}")
+                f"capped {s['capped']} | compile median {fmt(s['compile_ms_median'])} p99 {fmt(s['compile_ms_p99'])} "
+                f"max {fmt(s['compile_ms_max'])} ms | mask median {fmt(s['fill'].get('median_us'))} p99 "
+                f"{fmt(s['fill'].get('p99_us'))} max {fmt(s['fill'].get('max_us'))} µs, > 3 ms {s['masks_over_3ms']} | rejected "
+                f"{s['instances_rejected']}/{s['instances_walked']} | wrong accepts {s['invalid_accepted']}/{s['invalid_walked']} "
+                f"| {s['time_used_s']:.0f} s")
     # suite first in the report
     out["sets"].sort(key=lambda s: SETS.index(s["set"]))
     machine["loadavg_end"] = bc.loadavg()
