@@ -1,5 +1,7 @@
-//! JSON Schema → grammar: the translator that turns a schema document into the engine's
-//! grammar form directly (no grammar text in between).
+//! JSON Schema in the core: the pieces a translation from a schema document to the
+//! engine's grammar form is built from, with no grammar text in between. (The
+//! translation of whole schemas is still done by the Python package, which writes
+//! corral EBNF; these pieces are checked against it language by language.)
 //!
 //! The pieces, bottom-up:
 //!
