@@ -147,6 +147,22 @@ def test_decimal_bounds_match_plain_numbers_only():
                     _core.Grammar.cfg(f"start ::= and!(/{rx}/, not!(/{num.PLAIN_NUMBER}/)) ;", "ebnf", "start", None, None)
 
 
+def test_bounds_with_more_digits_than_decimal_precision_are_exact():
+    # Decimal's default context keeps 28 significant digits: a bound's digits must not be
+    # rounded to it (the bound 1 + 1e-34 is not the bound 1).
+    import re
+    from decimal import Decimal
+
+    from corral._schema import numbers as num
+
+    b = Decimal("1.0000000000000000000000000000000001")
+    ge = re.compile(num.decimal_ge(b, False))
+    assert not ge.fullmatch("1") and not ge.fullmatch("1.0000000000000000000000000000000000")
+    assert ge.fullmatch("1.0000000000000000000000000000000001") and ge.fullmatch("1.00000000000000000000000000000000011")
+    le = re.compile(num.decimal_le(b, True))
+    assert le.fullmatch("1") and not le.fullmatch("1.0000000000000000000000000000000001")
+
+
 def test_references_to_one_definition_share_one_rule(byte_vocab):
     point = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
     schema = {

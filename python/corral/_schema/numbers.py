@@ -157,7 +157,7 @@ def int_range(lo: int | None, hi: int | None) -> str | None:
 
 def _split(d: Decimal) -> tuple[str, str]:
     """(integer digits, fraction digits without trailing zeros) of |d|."""
-    t = format(abs(d), "f")
+    t = format(d.copy_abs(), "f")  # abs() would round to the context's 28 digits
     if "." in t:
         i, f = t.split(".")
         f = f.rstrip("0")
