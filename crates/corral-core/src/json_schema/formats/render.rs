@@ -1,235 +1,18 @@
 //! A format pattern rendered over a string's JSON encoding, in the exact text the Python
 //! translator renders: the text is the key of the format's prebuilt automaton.
 //!
-//! The pattern (the subset of syntax the format patterns use, read with ECMAScript's
-//! meaning as the translator reads a format) becomes a tree over code points; each
-//! character set is then written as the ways its characters are encoded in canonical JSON
-//! (`json.dumps(..., ensure_ascii=False)`: raw except `"`, `\` and the C0 controls, which
-//! have one escape each), classes as `[...]` with `\uXXXX` escapes, every repeated item
-//! and every nested alternation in a `(?:...)` group. Only the rendering is kept here:
-//! the automaton is built from the rendered text by the regex front-end (or read from the
-//! prebuilt table under it).
+//! The pattern is read by [`ecma::parse`] (with ECMAScript's meaning, as the translator
+//! reads a format) into a tree over code points; each character set is then written as
+//! the ways its characters are encoded in canonical JSON (`json.dumps(...,
+//! ensure_ascii=False)`: raw except `"`, `\` and the C0 controls, which have one escape
+//! each), classes as `[...]` with `\uXXXX` escapes, every repeated item and every nested
+//! alternation in a `(?:...)` group. Only the rendering is kept here: the automaton is
+//! built from the rendered text by the regex front-end (or read from the prebuilt table
+//! under it).
 
 use crate::error::{Error, Result};
-
-/// Inclusive code-point ranges, sorted, merged and without surrogates.
-type Ranges = Vec<(u32, u32)>;
-
-const MAX_CODE_POINT: u32 = 0x10FFFF;
-const SURROGATES: (u32, u32) = (0xD800, 0xDFFF);
-
-/// Sorted, merged, surrogate-free ranges.
-fn normalize(mut ranges: Ranges) -> Ranges {
-    ranges.sort_unstable();
-    let mut out: Ranges = Vec::new();
-    for (lo, hi) in ranges {
-        let pieces = if lo <= SURROGATES.1 && hi >= SURROGATES.0 {
-            vec![(lo, SURROGATES.0 - 1), (SURROGATES.1 + 1, hi)]
-        } else {
-            vec![(lo, hi)]
-        };
-        for (a, b) in pieces.into_iter().filter(|(a, b)| a <= b) {
-            match out.last_mut() {
-                Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
-                _ => out.push((a, b)),
-            }
-        }
-    }
-    out
-}
-
-/// Every character not in `ranges`.
-fn complement(ranges: &[(u32, u32)]) -> Ranges {
-    let mut out = Vec::new();
-    let mut next = 0;
-    for &(lo, hi) in ranges {
-        if lo > next {
-            out.push((next, lo - 1));
-        }
-        next = hi + 1;
-    }
-    if next <= MAX_CODE_POINT {
-        out.push((next, MAX_CODE_POINT));
-    }
-    normalize(out)
-}
-
-/// The characters in both.
-fn intersect(a: &[(u32, u32)], b: &[(u32, u32)]) -> Ranges {
-    complement(&normalize([complement(a), complement(b)].concat()))
-}
-
-/// A pattern read into a tree (groups dissolved, as the translator's reader leaves them).
-#[derive(Debug, Clone)]
-enum Node {
-    Chars(Ranges),
-    Seq(Vec<Node>),
-    Alt(Vec<Node>),
-    Repeat(Box<Node>, u32, Option<u32>),
-}
-
-/// Reads a format pattern (see the module docs for the subset it holds).
-struct Reader<'a> {
-    pattern: &'a str,
-    chars: Vec<char>,
-    i: usize,
-}
-
-impl Reader<'_> {
-    fn error(&self, what: &str) -> Error {
-        Error::Internal(format!("format pattern: {what} at character {} of {}", self.i, self.pattern))
-    }
-
-    fn peek(&self, k: usize) -> Option<char> {
-        self.chars.get(self.i + k).copied()
-    }
-
-    fn alternation(&mut self) -> Result<Node> {
-        let mut branches = vec![self.sequence()?];
-        while self.peek(0) == Some('|') {
-            self.i += 1;
-            branches.push(self.sequence()?);
-        }
-        Ok(if branches.len() == 1 { branches.remove(0) } else { Node::Alt(branches) })
-    }
-
-    fn sequence(&mut self) -> Result<Node> {
-        let mut items = Vec::new();
-        while let Some(c) = self.peek(0).filter(|c| *c != '|' && *c != ')') {
-            crate::util::interrupt::check()?;
-            let atom = self.atom(c)?;
-            items.push(self.quantified(atom));
-        }
-        Ok(if items.len() == 1 { items.remove(0) } else { Node::Seq(items) })
-    }
-
-    fn quantified(&mut self, mut atom: Node) -> Node {
-        loop {
-            let (lo, hi) = match self.peek(0) {
-                Some(c @ ('*' | '+' | '?')) => {
-                    self.i += 1;
-                    match c {
-                        '*' => (0, None),
-                        '+' => (1, None),
-                        _ => (0, Some(1)),
-                    }
-                }
-                Some('{') => match self.braces() {
-                    Some(bounds) => bounds,
-                    None => return atom,
-                },
-                _ => return atom,
-            };
-            if self.peek(0) == Some('?') {
-                self.i += 1; // lazy: the same language
-            }
-            atom = Node::Repeat(Box::new(atom), lo, hi);
-        }
-    }
-
-    /// Digits at `j`: their value and the index after them (None if there is none).
-    fn number_at(&self, j: usize) -> Option<(u32, usize)> {
-        let n = self.chars[j..].iter().take_while(|c| c.is_ascii_digit()).count();
-        let text: String = self.chars[j..j + n].iter().collect();
-        Some((text.parse().ok()?, j + n))
-    }
-
-    /// `{m}`, `{m,}`, `{m,n}` at the cursor (moving past it); None for a literal brace.
-    fn braces(&mut self) -> Option<(u32, Option<u32>)> {
-        let (lo, mut j) = self.number_at(self.i + 1)?;
-        let mut hi = Some(lo);
-        if self.chars.get(j) == Some(&',') {
-            hi = self.number_at(j + 1).map(|(n, _)| n);
-            j = self.number_at(j + 1).map_or(j + 1, |(_, k)| k);
-        }
-        if self.chars.get(j) != Some(&'}') {
-            return None;
-        }
-        self.i = j + 1;
-        Some((lo, hi))
-    }
-
-    fn atom(&mut self, c: char) -> Result<Node> {
-        match c {
-            '(' => {
-                self.i += 1;
-                if self.peek(0) == Some('?') {
-                    if self.peek(1) != Some(':') {
-                        return Err(self.error("unsupported group"));
-                    }
-                    self.i += 2;
-                }
-                let node = self.alternation()?;
-                if self.peek(0) != Some(')') {
-                    return Err(self.error("missing `)`"));
-                }
-                self.i += 1;
-                Ok(node)
-            }
-            '[' => Ok(Node::Chars(self.class()?)),
-            '\\' => self.escape().map(|cp| Node::Chars(vec![(cp, cp)])),
-            '.' | '^' | '$' | '*' | '+' | '?' => Err(self.error("unsupported syntax")),
-            _ => {
-                self.i += 1;
-                Ok(Node::Chars(vec![(c as u32, c as u32)]))
-            }
-        }
-    }
-
-    /// A backslash escape of punctuation (the only escapes the format patterns use).
-    fn escape(&mut self) -> Result<u32> {
-        let c = self.peek(1).filter(|c| !c.is_ascii_alphanumeric()).ok_or_else(|| self.error("unsupported escape"))?;
-        self.i += 2;
-        Ok(c as u32)
-    }
-
-    /// One member of a class: a character (a class escape is not used in the patterns).
-    fn class_atom(&mut self) -> Result<u32> {
-        match self.peek(0) {
-            Some('\\') => self.escape(),
-            Some(c) => {
-                self.i += 1;
-                Ok(c as u32)
-            }
-            None => Err(self.error("unterminated class")),
-        }
-    }
-
-    fn class(&mut self) -> Result<Ranges> {
-        self.i += 1;
-        let negated = self.peek(0) == Some('^');
-        if negated {
-            self.i += 1;
-        }
-        let mut ranges = Vec::new();
-        while self.peek(0) != Some(']') {
-            let lo = self.class_atom()?;
-            if self.peek(0) == Some('-') && !matches!(self.peek(1), None | Some(']')) {
-                self.i += 1;
-                let hi = self.class_atom()?;
-                if hi < lo {
-                    return Err(self.error("range out of order"));
-                }
-                ranges.push((lo, hi));
-            } else {
-                ranges.push((lo, lo));
-            }
-        }
-        self.i += 1;
-        let ranges = normalize(ranges);
-        Ok(if negated { complement(&ranges) } else { ranges })
-    }
-}
-
-/// Reads `pattern` whole.
-fn read(pattern: &str) -> Result<Node> {
-    let mut reader = Reader { pattern, chars: pattern.chars().collect(), i: 0 };
-    let node = reader.alternation()?;
-    if reader.i < reader.chars.len() {
-        return Err(reader.error("unbalanced `)`"));
-    }
-    Ok(node)
-}
+use crate::json_schema::ecma::{self, complement, intersect, normalize, Node};
+use crate::limits::Limits;
 
 /// One character in a rendered class.
 fn class_char(cp: u32) -> String {
@@ -300,7 +83,7 @@ fn render_hex_pairs(codes: &[u32]) -> String {
 
 /// One character of `ranges` in its canonical JSON encoding.
 fn render_json_class(ranges: &[(u32, u32)]) -> String {
-    let must_escape = normalize(vec![(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]);
+    let must_escape = normalize([(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]);
     let plain = intersect(ranges, &complement(&must_escape));
     let mut parts = Vec::new();
     if !plain.is_empty() {
@@ -348,25 +131,27 @@ fn repeat_suffix(lo: u32, hi: Option<u32>) -> String {
     }
 }
 
-fn render(node: &Node) -> String {
-    match node {
+fn render(node: &Node) -> Result<String> {
+    Ok(match node {
         Node::Chars(ranges) => render_json_class(ranges),
-        Node::Seq(items) => items
-            .iter()
-            .map(|x| match x {
-                Node::Alt(_) => group(&render(x)),
-                _ => render(x),
-            })
-            .collect(),
-        Node::Alt(items) => items.iter().map(render).collect::<Vec<_>>().join("|"),
-        Node::Repeat(item, lo, hi) => group(&render(item)) + &repeat_suffix(*lo, *hi),
-    }
+        Node::Seq(items) => {
+            let parts: Result<Vec<String>> =
+                items.iter().map(|x| Ok(if matches!(x, Node::Alt(_)) { group(&render(x)?) } else { render(x)? })).collect();
+            parts?.concat()
+        }
+        Node::Alt(items) => items.iter().map(render).collect::<Result<Vec<_>>>()?.join("|"),
+        Node::Repeat { item, min, max } => group(&render(item)?) + &repeat_suffix(*min, *max),
+        // Format patterns are whole-string languages written without anchors.
+        Node::Anchor { position, .. } => {
+            return Err(Error::Internal(format!("a format pattern has an anchor at character {position}")))
+        }
+    })
 }
 
 /// The pattern over the canonical JSON encoding (without the quotes) of the strings
 /// `pattern` matches whole.
 pub(super) fn render_json(pattern: &str) -> Result<String> {
-    let node = read(pattern)?;
-    let text = render(&node);
+    let node = ecma::parse(pattern, &Limits::default())?;
+    let text = render(&node)?;
     Ok(if matches!(node, Node::Alt(_)) { group(&text) } else { text })
 }
