@@ -17,7 +17,7 @@
 use std::sync::OnceLock;
 
 use crate::automata::Dfa;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::frontend::regex::{self, prebuilt};
 use crate::limits::Limits;
 
@@ -73,10 +73,11 @@ pub fn kind(name: &str) -> FormatKind {
     }
 }
 
-/// One format's patterns: over the decoded value, and rendered over its JSON encoding.
+/// One format's patterns: over the decoded value, and rendered over its JSON encoding
+/// (an error kept, not hidden, should a constant pattern fail to render).
 struct Rendered {
-    value: String,
-    json: String,
+    value: Result<String>,
+    json: Result<String>,
 }
 
 /// Every format's patterns, in [`FORMAT_NAMES`] order (rendered once).
@@ -86,9 +87,11 @@ fn rendered() -> &'static [Rendered] {
         FORMAT_NAMES
             .iter()
             .map(|name| {
-                let value = patterns::value_pattern(name).unwrap_or_default();
-                // The patterns are constants that the tests render: this cannot fail.
-                let json = render::render_json(&value).unwrap_or_default();
+                // The patterns are constants that the tests render; a failure here is a bug,
+                // reported as one by every function that needs the pattern.
+                let value =
+                    patterns::value_pattern(name).ok_or_else(|| Error::Internal(format!("the format `{name}` has no pattern")));
+                let json = value.clone().and_then(|v| render::render_json(&v));
                 Rendered { value, json }
             })
             .collect()
@@ -102,21 +105,31 @@ fn find(name: &str) -> Option<&'static Rendered> {
 /// The pattern (Python `re` syntax, `re.fullmatch` meaning) of the decoded strings of
 /// format `name`; None for a name without a language.
 pub fn value_pattern(name: &str) -> Option<&'static str> {
-    find(name).map(|r| r.value.as_str())
+    find(name).and_then(|r| r.value.as_deref().ok())
 }
 
 /// The pattern (Python `re` syntax) of format `name`'s strings as JSON writes them between
 /// the quotes, in the text the prebuilt table is keyed by; None for a name without a
 /// language.
 pub fn format_source(name: &str) -> Option<&'static str> {
-    find(name).map(|r| r.json.as_str())
+    find(name).and_then(|r| r.json.as_deref().ok())
+}
+
+/// A pattern of format `name` (`pick` chooses which): None for a name without a
+/// language, an internal error for one whose constant pattern failed to render.
+fn pattern_of(name: &str, pick: fn(&'static Rendered) -> &'static Result<String>) -> Result<Option<&'static str>> {
+    match find(name).map(pick) {
+        None => Ok(None),
+        Some(Ok(p)) => Ok(Some(p.as_str())),
+        Some(Err(e)) => Err(e.clone()),
+    }
 }
 
 /// Every pattern a `format` alone is compiled from: each format's [`format_source`] and
 /// the same between double quotes (a whole JSON string), by name. The prebuilt table has
 /// an entry for each.
 pub fn format_sources() -> Vec<String> {
-    rendered().iter().flat_map(|r| [r.json.clone(), format!("\"{}\"", r.json)]).collect()
+    rendered().iter().filter_map(|r| r.json.as_ref().ok()).flat_map(|j| [j.clone(), format!("\"{j}\"")]).collect()
 }
 
 /// The automaton of `pattern`, prebuilt when the table has it within `limits`.
@@ -130,19 +143,19 @@ fn dfa_of(pattern: &str, limits: &Limits) -> Result<Dfa> {
 /// The automaton of format `name`'s strings as JSON writes them between the quotes; None
 /// for a name without a language.
 pub fn format_dfa(name: &str, limits: &Limits) -> Result<Option<Dfa>> {
-    format_source(name).map(|p| dfa_of(p, limits)).transpose()
+    pattern_of(name, |r| &r.json)?.map(|p| dfa_of(p, limits)).transpose()
 }
 
 /// The automaton of format `name`'s strings as whole JSON strings, quotes included; None
 /// for a name without a language.
 pub fn format_string_dfa(name: &str, limits: &Limits) -> Result<Option<Dfa>> {
-    format_source(name).map(|p| dfa_of(&format!("\"{p}\""), limits)).transpose()
+    pattern_of(name, |r| &r.json)?.map(|p| dfa_of(&format!("\"{p}\""), limits)).transpose()
 }
 
 /// The automaton of format `name`'s decoded values (to check a given string, such as an
 /// `enum` member, against the format); None for a name without a language. Built anew.
 pub fn value_dfa(name: &str, limits: &Limits) -> Result<Option<Dfa>> {
-    value_pattern(name).map(|p| regex::compile(p, limits)).transpose()
+    pattern_of(name, |r| &r.value)?.map(|p| regex::compile(p, limits)).transpose()
 }
 
 const LEAP: &str = "Leap seconds are accepted only as 23:59:60 with offset Z or +/-00:00; a leap second \
