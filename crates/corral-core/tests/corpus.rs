@@ -7,8 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use corral_core::Dialect;
-use corral_core::{CompiledGrammar, Grammar, Limits, Matcher, Vocabulary};
+use corral_core::{CompiledGrammar, Grammar, Limits, Vocabulary};
 use serde_json::Value;
+
+#[path = "support/bytes.rs"]
+mod bytes;
+use bytes::{accepts, byte_vocab};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
@@ -20,37 +24,6 @@ fn read(name: &str) -> Vec<Value> {
         Value::Array(entries) => entries,
         other => panic!("{name}: expected a list, got {other}"),
     }
-}
-
-/// One token per byte, then EOS (id 256).
-fn byte_vocab() -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-    tokens.push(None);
-    Arc::new(Vocabulary::new(tokens, &[], &[256], None).expect("byte vocabulary"))
-}
-
-const EOS: u32 = 256;
-
-fn bit(mask: &[u32], t: u32) -> bool {
-    mask[(t / 32) as usize] >> (t % 32) & 1 == 1
-}
-
-/// Feeds `s` byte by byte, checking mask and `advance` agree; then whether EOS ends it.
-fn accepts(compiled: &Arc<CompiledGrammar>, s: &str, what: &str) -> bool {
-    let mut m = Matcher::new(compiled.clone());
-    let mut mask = vec![0u32; compiled.vocab().mask_words()];
-    for (i, &b) in s.as_bytes().iter().enumerate() {
-        m.fill_mask(&mut mask).unwrap_or_else(|e| panic!("{what}: mask at byte {i} of {s:?}: {e}"));
-        let allowed = bit(&mask, b as u32);
-        let took = m.advance(b as u32).unwrap_or_else(|e| panic!("{what}: advance at byte {i} of {s:?}: {e}"));
-        assert_eq!(allowed, took, "{what}: mask and advance disagree at byte {i} of {s:?}");
-        if !took {
-            return false;
-        }
-    }
-    m.fill_mask(&mut mask).unwrap();
-    assert_eq!(bit(&mask, EOS), m.is_accepting(), "{what}: EOS bit and is_accepting disagree after {s:?}");
-    m.is_accepting()
 }
 
 fn strings<'a>(entry: &'a Value, key: &str) -> Vec<&'a str> {

@@ -1,6 +1,11 @@
-//! The grammar AST that every grammar syntax (corral EBNF, GBNF, Lark) parses into.
+//! The grammar AST that every grammar syntax (corral EBNF, GBNF, Lark) parses into, and
+//! that front-ends building a grammar directly (the JSON Schema translator) construct.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use regex_syntax::hir::Hir;
 
 /// A 1-based line and column in the grammar text (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
@@ -24,15 +29,66 @@ pub enum Term {
     Literal(String),
     /// A regex in Python `re` syntax (character classes and `.` are parsed into this too).
     Regex(String),
+    /// A regular language built directly as a regex-syntax HIR (over Unicode scalar values
+    /// or bytes), never written as text: what a front-end computes rather than parses.
+    Hir(HirTerm),
 }
 
 impl Term {
-    /// The term as Python `re` source.
-    pub fn regex_source(&self) -> String {
+    /// The term as Python `re` source; None for a [`Term::Hir`], which has none.
+    pub fn regex_source(&self) -> Option<String> {
         match self {
-            Term::Literal(s) => regex_syntax::escape(s),
-            Term::Regex(r) => format!("(?:{r})"),
+            Term::Literal(s) => Some(regex_syntax::escape(s)),
+            Term::Regex(r) => Some(format!("(?:{r})")),
+            Term::Hir(_) => None,
         }
+    }
+}
+
+/// A regular language as a regex-syntax [`Hir`], shared, with a canonical name: equal
+/// names, equal languages (the name is the HIR's printed form, so that terms are compared
+/// and hashed without walking their trees).
+#[derive(Clone)]
+pub struct HirTerm {
+    hir: Arc<Hir>,
+    key: Arc<str>,
+}
+
+impl HirTerm {
+    /// The term of `hir`.
+    pub fn new(hir: Hir) -> HirTerm {
+        let key = hir.to_string().into();
+        HirTerm { hir: Arc::new(hir), key }
+    }
+
+    /// The language.
+    pub fn hir(&self) -> &Hir {
+        &self.hir
+    }
+
+    /// The canonical name (regex-syntax's printing of the HIR).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+impl fmt::Debug for HirTerm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HirTerm({:?})", self.key)
+    }
+}
+
+impl PartialEq for HirTerm {
+    fn eq(&self, other: &HirTerm) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for HirTerm {}
+
+impl Hash for HirTerm {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
     }
 }
 
@@ -216,7 +272,8 @@ fn lark_expr(e: &Expr, id: &dyn Fn(&str) -> Option<String>) -> std::result::Resu
     Ok(match e {
         Expr::Empty => String::new(),
         Expr::Term { term, .. } => {
-            let src = term.regex_source().replace('/', "\\/").replace('\n', "\\n").replace('\r', "\\r");
+            let src = term.regex_source().ok_or("a HIR term has no Lark text")?;
+            let src = src.replace('/', "\\/").replace('\n', "\\n").replace('\r', "\\r");
             format!("/{src}/")
         }
         Expr::Ref { name, .. } => id(name).ok_or_else(|| format!("undefined rule `{name}`"))?,

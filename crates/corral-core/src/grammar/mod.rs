@@ -102,6 +102,24 @@ impl Grammar {
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
     }
 
+    /// Validates and normalizes a grammar built directly as an AST (by a front-end that
+    /// computes its grammar rather than parsing text, such as the JSON Schema translator).
+    /// `description` names it in messages; `start` as in [`Grammar::cfg_text`]. Runs
+    /// within `limits.max_compile_ms`.
+    pub fn cfg_ast(
+        ast: &frontend::ast::GrammarAst,
+        description: &str,
+        start: Option<&str>,
+        limits: &Limits,
+        options: &LowerOptions,
+        classes: Option<&PerlClasses>,
+    ) -> Result<Grammar> {
+        let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        let cfg = interrupt::run(&budget, || lower_with(ast, start, limits, options, classes))?;
+        let description = description.to_string();
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
+    }
+
     /// The same grammar, for JSON output whose objects never repeat a key: its matchers
     /// refuse a token that would repeat one (see [`distinct_keys`]). The text must be
     /// JSON that spells each character one way (as the JSON Schema translator writes it).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::*;
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, Pos, Term};
+use crate::frontend::ast::{Expr, HirTerm, Pos, Term};
 use crate::frontend::regex::{self};
 use crate::frontend::scanner::grammar_error;
 
@@ -275,7 +275,8 @@ impl<'a> Lowering<'a> {
             Expr::Term { term: Term::Regex(src), .. } if self.void_terms.contains_key(src.as_str()) => {
                 Reg::Void(self.void_terms[src.as_str()])
             }
-            Expr::Term { term, .. } => Reg::Src(term.regex_source()),
+            Expr::Term { term: Term::Hir(h), pos } => self.hir_reg(h, *pos)?,
+            Expr::Term { term, .. } => Reg::Src(term.regex_source().unwrap_or_default()),
             Expr::Ref { name, .. } => match self.ref_reg(name)? {
                 Reg::Src(src) => Reg::Src(group(&src)),
                 dfa => dfa,
@@ -295,6 +296,16 @@ impl<'a> Lowering<'a> {
             }
             Expr::Except { expr, pos } => self.except_reg(expr, *pos)?,
         })
+    }
+
+    /// A term built as a HIR: its DFA (void when it matches no string).
+    fn hir_reg(&mut self, h: &HirTerm, pos: Pos) -> Result<Reg> {
+        if h.hir().properties().minimum_len().is_none() {
+            let v = self.void(pos, format!("the regular piece `{}` matches no string", h.key()));
+            return Ok(Reg::Void(v));
+        }
+        let what = format!("the regular piece at {pos}");
+        self.cached(format!("hir({:?})", h.key()), |lw| regex::compile_hir(h.hir(), &what, lw.dfa_limits()))
     }
 
     /// The regular forms of `items`, in order.

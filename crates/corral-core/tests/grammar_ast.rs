@@ -1,0 +1,88 @@
+//! Grammars built directly as an AST (as the JSON Schema translator builds them), with
+//! regular pieces given as HIRs rather than text: alone, merged with text pieces, inside
+//! recursion, under `and!`/`not!`, and a piece that matches nothing.
+
+use std::sync::Arc;
+
+use corral_core::frontend::ast::{Expr, GrammarAst, HirTerm, Pos, RuleDef, Term};
+use corral_core::{CompiledGrammar, Grammar, Limits, LowerOptions};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, Repetition};
+
+#[path = "support/bytes.rs"]
+mod bytes;
+use bytes::{accepts, byte_vocab};
+
+fn at() -> Pos {
+    Pos { line: 1, col: 1 }
+}
+
+fn hir(h: Hir) -> Expr {
+    Expr::Term { term: Term::Hir(HirTerm::new(h)), pos: at() }
+}
+
+fn lit(s: &str) -> Expr {
+    Expr::Term { term: Term::Literal(s.to_string()), pos: at() }
+}
+
+fn re(s: &str) -> Expr {
+    Expr::Term { term: Term::Regex(s.to_string()), pos: at() }
+}
+
+fn rule(name: &str, expr: Expr) -> RuleDef {
+    RuleDef { name: name.to_string(), expr, pos: at(), is_terminal: false }
+}
+
+fn r(name: &str) -> Expr {
+    Expr::Ref { name: name.to_string(), pos: at() }
+}
+
+/// `[lo-hi]+` as a HIR.
+fn class_plus(lo: char, hi: char) -> Hir {
+    let class = Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new(lo, hi)])));
+    Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(class) })
+}
+
+fn compile(rules: Vec<RuleDef>) -> corral_core::Result<Arc<CompiledGrammar>> {
+    let ast = GrammarAst { rules, ..Default::default() };
+    let g = Grammar::cfg_ast(&ast, "test grammar", Some("start"), &Limits::default(), &LowerOptions::default(), None)?;
+    Ok(Arc::new(CompiledGrammar::new(&g, byte_vocab(), &Limits::default(), false)?))
+}
+
+fn check(rules: Vec<RuleDef>, pass: &[&str], fail: &[&str]) {
+    let c = compile(rules).expect("compiles");
+    for s in pass {
+        assert!(accepts(&c, s, "ast"), "{s:?} must match");
+    }
+    for s in fail {
+        assert!(!accepts(&c, s, "ast"), "{s:?} must not match");
+    }
+}
+
+#[test]
+fn a_hir_piece_alone_and_beside_text_pieces() {
+    let start = Expr::Seq(vec![lit("<"), hir(class_plus('a', 'c')), re("[0-9]?"), lit(">")]);
+    check(vec![rule("start", start)], &["<a>", "<abc7>", "<cc>"], &["<>", "<d>", "<a77>", "abc"]);
+}
+
+#[test]
+fn hir_pieces_inside_recursion_and_unicode() {
+    // start ::= "(" start ")" | greek+
+    let start = Expr::Alt(vec![Expr::Seq(vec![lit("("), r("start"), lit(")")]), hir(class_plus('α', 'ω'))]);
+    check(vec![rule("start", start)], &["αβ", "((ω))"], &["(α", "a", "()"]);
+}
+
+#[test]
+fn hir_pieces_under_boolean_operators() {
+    // and!([a-c]+, not!("ab")): any string of a-c but "ab".
+    let start =
+        Expr::And { exprs: vec![hir(class_plus('a', 'c')), Expr::Not { expr: Box::new(lit("ab")), pos: at() }], pos: at() };
+    check(vec![rule("start", start)], &["a", "abc", "ba"], &["ab", "", "d"]);
+}
+
+#[test]
+fn a_hir_piece_that_matches_nothing_drops_its_alternative() {
+    let start = Expr::Alt(vec![hir(Hir::fail()), lit("x")]);
+    check(vec![rule("start", start)], &["x"], &[""]);
+    let err = compile(vec![rule("start", hir(Hir::fail()))]).expect_err("a grammar of nothing is an error");
+    assert!(err.to_string().contains("matches no string"), "{err}");
+}
