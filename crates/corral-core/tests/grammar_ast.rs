@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use corral_core::frontend::ast::{Expr, GrammarAst, HirTerm, Pos, RuleDef, Term};
+use corral_core::frontend::ast::{DfaTerm, Expr, GrammarAst, HirTerm, Pos, RuleDef, Term};
+use corral_core::frontend::regex::compile_hir;
 use corral_core::{CompiledGrammar, Grammar, Limits, LowerOptions};
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, Repetition};
 
@@ -85,4 +86,12 @@ fn a_hir_piece_that_matches_nothing_drops_its_alternative() {
     check(vec![rule("start", start)], &["x"], &[""]);
     let err = compile(vec![rule("start", hir(Hir::fail()))]).expect_err("a grammar of nothing is an error");
     assert!(err.to_string().contains("matches no string"), "{err}");
+}
+
+#[test]
+fn a_built_dfa_piece_beside_others() {
+    let dfa = compile_hir(&class_plus('x', 'z'), "xyz", &Limits::default()).expect("builds");
+    let piece = Expr::Term { term: Term::Dfa(DfaTerm::new(Arc::new(dfa), "xyz+".into())), pos: at() };
+    let start = Expr::Seq(vec![lit("a"), piece.clone(), Expr::Repeat { expr: Box::new(piece), min: 0, max: Some(1), pos: at() }]);
+    check(vec![rule("start", start)], &["ax", "axyzz", "axy"], &["a", "ab", "xa"]);
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use regex_syntax::hir::Hir;
 
+use crate::automata::Dfa;
+
 /// A 1-based line and column in the grammar text (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Pos {
@@ -32,15 +34,20 @@ pub enum Term {
     /// A regular language built directly as a regex-syntax HIR (over Unicode scalar values
     /// or bytes), never written as text: what a front-end computes rather than parses.
     Hir(HirTerm),
+    /// A regular language already built as a DFA (by a front-end that had to build it to
+    /// decide something, such as whether an intersection is empty), under a canonical
+    /// name its builder gives (equal names, equal languages).
+    Dfa(DfaTerm),
 }
 
 impl Term {
-    /// The term as Python `re` source; None for a [`Term::Hir`], which has none.
+    /// The term as Python `re` source; None for a [`Term::Hir`] or [`Term::Dfa`], which have
+    /// none.
     pub fn regex_source(&self) -> Option<String> {
         match self {
             Term::Literal(s) => Some(regex_syntax::escape(s)),
             Term::Regex(r) => Some(format!("(?:{r})")),
-            Term::Hir(_) => None,
+            Term::Hir(_) | Term::Dfa(_) => None,
         }
     }
 }
@@ -69,6 +76,51 @@ impl HirTerm {
     /// The canonical name (regex-syntax's printing of the HIR).
     pub fn key(&self) -> &str {
         &self.key
+    }
+}
+
+/// A regular language as a built [`Dfa`], shared, with the canonical name its builder
+/// gives it (two terms with equal names must have equal languages).
+#[derive(Clone)]
+pub struct DfaTerm {
+    dfa: Arc<Dfa>,
+    key: Arc<str>,
+}
+
+impl DfaTerm {
+    /// The term of `dfa`, named `key` (see the type's docs).
+    pub fn new(dfa: Arc<Dfa>, key: String) -> DfaTerm {
+        DfaTerm { dfa, key: key.into() }
+    }
+
+    /// The automaton.
+    pub fn dfa(&self) -> &Arc<Dfa> {
+        &self.dfa
+    }
+
+    /// The canonical name.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+impl fmt::Debug for DfaTerm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DfaTerm({:?})", self.key)
+    }
+}
+
+impl PartialEq for DfaTerm {
+    fn eq(&self, other: &DfaTerm) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for DfaTerm {}
+
+impl Hash for DfaTerm {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
     }
 }
 
@@ -272,7 +324,7 @@ fn lark_expr(e: &Expr, id: &dyn Fn(&str) -> Option<String>) -> std::result::Resu
     Ok(match e {
         Expr::Empty => String::new(),
         Expr::Term { term, .. } => {
-            let src = term.regex_source().ok_or("a HIR term has no Lark text")?;
+            let src = term.regex_source().ok_or("a HIR or DFA term has no Lark text")?;
             let src = src.replace('/', "\\/").replace('\n', "\\n").replace('\r', "\\r");
             format!("/{src}/")
         }

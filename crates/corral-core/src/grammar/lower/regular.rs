@@ -276,6 +276,8 @@ impl<'a> Lowering<'a> {
                 Reg::Void(self.void_terms[src.as_str()])
             }
             Expr::Term { term: Term::Hir(h), pos } => self.hir_reg(h, *pos)?,
+            // (A built DFA always matches some string: the constructions refuse an empty one.)
+            Expr::Term { term: Term::Dfa(d), .. } => Reg::Dfa { dfa: d.dfa().clone(), key: format!("dfa({:?})", d.key()) },
             Expr::Term { term, .. } => Reg::Src(term.regex_source().unwrap_or_default()),
             Expr::Ref { name, .. } => match self.ref_reg(name)? {
                 Reg::Src(src) => Reg::Src(group(&src)),
