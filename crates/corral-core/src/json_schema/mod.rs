@@ -22,6 +22,7 @@ pub mod ecma;
 pub mod formats;
 pub mod numbers;
 pub mod resources;
+pub mod translate;
 pub mod uri;
 
 #[cfg(test)]

@@ -1,0 +1,147 @@
+//! A regular language the translator computes with: a HIR (patterns, number bounds,
+//! literals), a fixed pattern of the translator's own (Python `re` text, looked up in the
+//! prebuilt table, such as a `format`), or a built automaton (intersections and
+//! complements). [`bool_terms`] intersects languages and removes others, and tells when
+//! nothing is left; [`finite_strings`] lists a small finite language.
+
+use std::sync::Arc;
+
+use regex_syntax::hir::Hir;
+
+use super::expr;
+use crate::automata::{Dfa, DfaExpr, DEAD};
+use crate::error::{Error, Result};
+use crate::frontend::ast::{Expr, HirTerm};
+use crate::frontend::regex::{self, prebuilt};
+use crate::limits::Limits;
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub(crate) enum Lang {
+    /// A HIR, with its canonical name.
+    Hir(HirTerm),
+    /// A fixed pattern (Python `re` syntax).
+    Regex(String),
+    /// A built automaton, with its canonical name.
+    Dfa(Arc<Dfa>, String),
+}
+
+impl Lang {
+    /// The language of `hir`.
+    pub fn hir(hir: Hir) -> Lang {
+        Lang::Hir(HirTerm::new(hir))
+    }
+
+    /// The literal `text`.
+    pub fn literal(text: &str) -> Lang {
+        Lang::hir(Hir::literal(text.as_bytes()))
+    }
+
+    /// A canonical name: equal names, equal languages.
+    pub fn key(&self) -> String {
+        match self {
+            Lang::Hir(h) => format!("hir:{}", h.key()),
+            Lang::Regex(src) => format!("re:{src}"),
+            Lang::Dfa(_, key) => key.clone(),
+        }
+    }
+
+    /// The automaton (built now unless it is one; a fixed pattern from the prebuilt table
+    /// when it is there).
+    pub fn dfa(&self, limits: &Limits) -> Result<Arc<Dfa>> {
+        Ok(match self {
+            Lang::Hir(h) => Arc::new(regex::compile_hir(h.hir(), "a JSON Schema piece", limits)?),
+            Lang::Regex(src) => match prebuilt::lookup(src, limits) {
+                Some(d) => Arc::new(d),
+                None => Arc::new(regex::compile(src, limits)?),
+            },
+            Lang::Dfa(d, _) => d.clone(),
+        })
+    }
+
+    /// The grammar expression.
+    pub fn into_expr(self) -> Expr {
+        match self {
+            Lang::Hir(h) => Expr::Term { term: crate::frontend::ast::Term::Hir(h), pos: expr::AT },
+            Lang::Regex(src) => expr::regex(&src),
+            Lang::Dfa(d, key) => expr::dfa(d, key),
+        }
+    }
+}
+
+/// The strings of every one of `terms` and none of `negs`: the one term itself when there
+/// is nothing to combine, else their automaton. None when no string is left.
+pub(crate) fn bool_terms(mut terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits) -> Result<Option<Lang>> {
+    if negs.is_empty() && terms.len() == 1 {
+        return Ok(terms.pop());
+    }
+    let what = "a JSON Schema constraint";
+    let key = format!(
+        "and!({};not!({}))",
+        terms.iter().map(Lang::key).collect::<Vec<_>>().join(","),
+        negs.iter().map(Lang::key).collect::<Vec<_>>().join("|")
+    );
+    let empty = |r: Result<Dfa>| match r {
+        Err(Error::EmptyLanguage { .. }) => Ok(None),
+        other => other.map(Some),
+    };
+    let mut acc: Option<Arc<Dfa>> = None;
+    for t in &terms {
+        let d = t.dfa(limits)?;
+        acc = Some(match acc {
+            None => d,
+            Some(a) => match empty(a.intersect(&d, limits, what))? {
+                Some(x) => Arc::new(x),
+                None => return Ok(None),
+            },
+        });
+    }
+    if !negs.is_empty() {
+        let dfas = negs.iter().map(|n| n.dfa(limits)).collect::<Result<Vec<_>>>()?;
+        let leaves: Vec<DfaExpr<'_>> = dfas.iter().map(|d| DfaExpr::Leaf(d)).collect();
+        let union = Dfa::from_expr(&DfaExpr::Alt(leaves), limits, what)?;
+        let Some(outside) = empty(union.complement(limits, what))? else { return Ok(None) };
+        acc = Some(match acc {
+            None => Arc::new(outside),
+            Some(a) => match empty(a.intersect(&outside, limits, what))? {
+                Some(x) => Arc::new(x),
+                None => return Ok(None),
+            },
+        });
+    }
+    Ok(acc.map(|d| Lang::Dfa(d, key)))
+}
+
+/// The strings of `dfa`, sorted, when there are at most `limit` of them (None for an
+/// infinite or larger language).
+pub(crate) fn finite_strings(dfa: &Dfa, limit: usize) -> Result<Option<Vec<Vec<u8>>>> {
+    let mut out = Vec::new();
+    // Depth-first over (state, prefix); a path longer than the number of states has a
+    // cycle on a live state, so the language is infinite (the DFA is pruned).
+    let mut stack: Vec<(u32, Vec<u8>)> = vec![(dfa.start(), Vec::new())];
+    while let Some((state, prefix)) = stack.pop() {
+        crate::util::interrupt::check()?;
+        if prefix.len() > dfa.num_states() {
+            return Ok(None);
+        }
+        if dfa.is_accepting(state) {
+            out.push(prefix.clone());
+            if out.len() > limit {
+                return Ok(None);
+            }
+        }
+        for b in (0..=255u8).rev() {
+            let t = dfa.next(state, b);
+            if t != DEAD {
+                let mut p = prefix.clone();
+                p.push(b);
+                stack.push((t, p));
+                if stack.len() > limit.saturating_mul(256).max(4096) {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(Some(out))
+}

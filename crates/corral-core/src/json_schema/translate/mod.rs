@@ -1,0 +1,523 @@
+//! JSON Schema → the engine's grammar form, built directly (no grammar text).
+//!
+//! The schema is read as a boolean formula over *shapes* ([`shape`]): a shape is a
+//! conjunction of constraints per JSON type, and the combinators (`anyOf`, `oneOf`,
+//! `not`, `if`/`then`/`else`, `dependentSchemas`…) become disjunctions of shapes,
+//! distributed out (`allOf` is a plain conjunction; `not` is pushed down to the keywords,
+//! [`negation`]). Each shape becomes one alternative of a value rule; subschemas
+//! (property values, items) become rules of their own, memoized, so `$ref` recursion is
+//! grammar recursion.
+//!
+//! Every constraint is enforced exactly or reported: an unsupported keyword is an
+//! [`Error::Schema`] with its JSON pointer (or, with `strict` off, dropped with a warning).
+//! Scalar sets that need intersection or complement (a pattern *and* a length, a range
+//! *and* a multiple) are built as one automaton, so they stay exact too.
+//!
+//! The steps, one file each: [`keywords`] reads a subschema's keywords into a shape,
+//! [`negation`] their negations, [`expand`] distributes disjunctions and proves `oneOf`
+//! branches disjoint; [`scalars`], [`arrays`] and [`objects`] write a shape's values;
+//! [`check`] decides whether a given value (an `enum` member, a property name) satisfies
+//! a shape; [`assemble`] runs the passes and builds the [`GrammarAst`].
+
+// The translation is being ported from the Python package piece by piece: until it is
+// whole, parts of it are not called yet.
+#![allow(dead_code)]
+
+use std::collections::{HashMap, HashSet};
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use super::resources::{self, Draft, Resources, Subschema};
+use crate::error::{Error, Result};
+use crate::frontend::ast::{Expr, GrammarAst};
+use crate::limits::Limits;
+
+mod arrays;
+mod assemble;
+mod check;
+mod expand;
+mod expr;
+mod keywords;
+mod lang;
+mod negation;
+mod objects;
+mod scalars;
+mod shape;
+mod value;
+
+use expr::{alt, lit, regex, rule, seq};
+use shape::{Kinds, Shape, Sub, SubKey, SubNode};
+
+/// How whitespace may appear between JSON tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whitespace {
+    /// None at all.
+    Compact,
+    /// Any run of up to `max` spaces, tabs and newlines between tokens.
+    Flexible {
+        /// The longest run.
+        max: u32,
+    },
+}
+
+/// The options of a translation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaOptions {
+    /// Refuse (true) or drop with a warning (false) a keyword that cannot be enforced
+    /// exactly.
+    pub strict: bool,
+    /// Whitespace between tokens (ignored when `indent` is set).
+    pub whitespace: Whitespace,
+    /// Properties in any order (true) or in the schema's order (false).
+    pub any_order: bool,
+    /// The specification's exact language: objects stay open to keys the schema does not
+    /// name, and (see `integer_fraction`) integers may be written with a fraction.
+    pub spec_exact: bool,
+    /// `"type": "integer"` allows `1.0` (the specification, draft 6 on).
+    pub integer_fraction: bool,
+    /// Lay the output out as `json.dumps(indent=...)` does, one level indented by this
+    /// text; None: no layout.
+    pub indent: Option<String>,
+    /// The draft of a schema that names none with `$schema`.
+    pub draft: Draft,
+}
+
+impl Default for SchemaOptions {
+    fn default() -> Self {
+        SchemaOptions {
+            strict: true,
+            whitespace: Whitespace::Compact,
+            any_order: false,
+            spec_exact: false,
+            integer_fraction: false,
+            indent: None,
+            draft: Draft::Draft2020,
+        }
+    }
+}
+
+/// A translated schema: its grammar (start rule `start`), what was dropped (with
+/// `strict` off), and whether some class of keys leaves a half-written key finitely many
+/// endings (then the matcher must check half-written keys too, see
+/// [`crate::grammar::distinct_keys`]).
+#[derive(Debug)]
+pub struct Translation {
+    /// The grammar.
+    pub ast: GrammarAst,
+    /// Keywords dropped (strict off) and other findings.
+    pub warnings: Vec<String>,
+    /// See the type's docs.
+    pub finite_key_endings: bool,
+}
+
+/// Translates `schema` (with `documents`: other schema documents by URI, for `$ref`s
+/// that point outside it). A `$ref` into a document not given is an error naming it;
+/// [`missing_documents`] lists them all up front.
+pub fn translate(schema: &Value, documents: &[(String, Value)], options: &SchemaOptions, limits: &Limits) -> Result<Translation> {
+    let mut t = Translator::new(schema, documents, options, limits)?;
+    let ast = t.grammar()?;
+    Ok(Translation { ast, warnings: std::mem::take(&mut t.warnings), finite_key_endings: t.finite_key_endings })
+}
+
+/// The documents `$ref`s in `schema` (and in `documents`) point into that are not among
+/// `documents`: what a resolver must supply before [`translate`] can run.
+pub fn missing_documents(
+    schema: &Value,
+    documents: &[(String, Value)],
+    options: &SchemaOptions,
+    limits: &Limits,
+) -> Result<Vec<String>> {
+    let (res, _) = load(schema, documents, options, limits)?;
+    Ok(res.missing_documents())
+}
+
+fn load<'a>(
+    schema: &'a Value,
+    documents: &'a [(String, Value)],
+    options: &SchemaOptions,
+    limits: &Limits,
+) -> Result<(Resources<'a>, Subschema<'a>)> {
+    if !schema.is_object() && !schema.is_boolean() {
+        return Err(resources::invalid(
+            "",
+            "",
+            &format!("a schema must be a JSON object or a boolean, got {}", value::show(schema)),
+        ));
+    }
+    let (mut res, root) = Resources::new(schema, options.draft, limits.max_schema_document_depth)?;
+    for (uri, doc) in documents {
+        res.add_document(uri, doc, root.draft, limits.max_schema_document_depth)?;
+    }
+    Ok((res, root))
+}
+
+/// The memoization key of a value rule: its subs, and (with an indent) its depth.
+type RuleKey = (Vec<SubKey>, Option<usize>);
+
+/// One translation (see the module docs).
+pub(crate) struct Translator<'a> {
+    res: Resources<'a>,
+    root: Subschema<'a>,
+    opts: SchemaOptions,
+    limits: Limits,
+    /// Every synthetic constraint made, alive while keys with their address exist.
+    keep_alive: Vec<Sub<'a>>,
+    /// `oneOf`s whose branches are being proven disjoint (no re-entry).
+    proving: HashSet<SubKey>,
+    /// Value rules known to allow no value (found by an earlier pass).
+    known_empty: HashSet<RuleKey>,
+    /// Some class of keys leaves a half-written key finitely many endings.
+    finite_key_endings: bool,
+    pass: Pass,
+    warnings: Vec<String>,
+}
+
+/// The state of one pass of the translation (see [`assemble`]).
+#[derive(Default)]
+struct Pass {
+    /// The rules, in the order they were made (a value rule's body is None while it is
+    /// built, and for a rule that allows no value).
+    rules: IndexMap<String, Option<Expr>>,
+    memo: HashMap<RuleKey, Option<String>>,
+    rule_keys: HashMap<String, RuleKey>,
+    /// Value rules whose body is being built.
+    building: HashSet<String>,
+    /// Value rules referred to while being built (recursion).
+    early: HashSet<String>,
+    /// Value rules found empty after a recursive reference to them was made.
+    found_empty: HashSet<RuleKey>,
+    /// Subschemas being read in place inside one another.
+    depth: usize,
+    /// Value rules being built inside one another.
+    value_depth: usize,
+    /// The nesting depth, in the output, of the value being built.
+    json_depth: usize,
+    /// With an indent: a value past `max_indent_depth` was refused.
+    depth_cut: bool,
+    /// With an indent: containers laid out so far (see `value_rule`).
+    layouts: usize,
+    /// With an indent: value rules with no container, by their subs.
+    depth_free: HashMap<Vec<SubKey>, String>,
+    /// Long bodies written once (see `shared_rule`), by their printed form.
+    shared: HashMap<String, String>,
+}
+
+/// The separators of a non-empty container: open, close, comma, colon.
+pub(crate) struct Separators {
+    pub open: Expr,
+    pub close: Expr,
+    pub comma: Expr,
+    pub colon: Expr,
+}
+
+impl<'a> Translator<'a> {
+    fn new(
+        schema: &'a Value,
+        documents: &'a [(String, Value)],
+        options: &SchemaOptions,
+        limits: &Limits,
+    ) -> Result<Translator<'a>> {
+        let (res, root) = load(schema, documents, options, limits)?;
+        let missing = res.missing_documents();
+        if let Some(uri) = missing.first() {
+            return Err(resources::invalid(
+                "",
+                "$ref",
+                &format!("cannot resolve a reference into {uri} (no schema given for it; pass a resolver)"),
+            ));
+        }
+        Ok(Translator {
+            res,
+            root,
+            opts: options.clone(),
+            limits: limits.clone(),
+            keep_alive: Vec::new(),
+            proving: HashSet::new(),
+            known_empty: HashSet::new(),
+            finite_key_endings: false,
+            pass: Pass::default(),
+            warnings: Vec::new(),
+        })
+    }
+
+    // --- errors -------------------------------------------------------------------
+
+    /// A keyword that cannot be enforced exactly: an error in strict mode, else a
+    /// warning (the keyword is dropped). `pointer` is the keyword's schema's.
+    pub(crate) fn unsupported(&mut self, pointer: &str, keyword: &str, why: &str) -> Result<()> {
+        let at = keyword_pointer(pointer, keyword);
+        if self.opts.strict {
+            return Err(resources::unsupported(&at, keyword, &format!("{why} (strict=False drops it with a warning)")));
+        }
+        let message = format!("dropped {keyword} at {}: {why}", if at.is_empty() { "/" } else { &at });
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+        Ok(())
+    }
+
+    /// An invalid keyword's error (`pointer`: its schema's).
+    pub(crate) fn invalid(pointer: &str, keyword: &str, why: &str) -> Error {
+        resources::invalid(&keyword_pointer(pointer, keyword), keyword, why)
+    }
+
+    /// A limit's error at a keyword (`pointer`: the keyword's own).
+    pub(crate) fn limit_at(pointer: &str, keyword: &str, why: &str, limit: &'static str, value: usize) -> Error {
+        let what = if keyword.is_empty() { "schema" } else { keyword };
+        let at = if pointer.is_empty() { "/" } else { pointer };
+        Error::LimitExceeded { limit, value, context: format!("{what} at {at}: {why}") }
+    }
+
+    /// A count the grammar would repeat more often than `max_grammar_productions` allows.
+    pub(crate) fn check_count(&self, shape: &Shape<'a>, field: shape::CountField, keyword: &str, n: Option<u64>) -> Result<()> {
+        let cap = self.limits.max_grammar_productions;
+        match n {
+            Some(n) if n > cap as u64 => {
+                let pointer = shape.count_ptrs.get(&field).cloned().unwrap_or_else(|| shape_pointer(shape));
+                Err(Self::limit_at(
+                    &pointer,
+                    keyword,
+                    &format!("a count of {n} repetitions in the grammar"),
+                    "max_grammar_productions",
+                    cap,
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    // --- rules ----------------------------------------------------------------------
+
+    /// A fresh rule-name prefix (`o12_40`: the value rules and rules made so far).
+    pub(crate) fn fresh_base(&self, prefix: &str) -> String {
+        format!("{prefix}{}_{}", self.pass.memo.len(), self.pass.rules.len())
+    }
+
+    /// Adds rule `name` with `body`.
+    pub(crate) fn add_rule(&mut self, name: String, body: Expr) {
+        self.pass.rules.insert(name, Some(body));
+    }
+
+    /// A synthetic constraint, kept alive for the translation.
+    pub(crate) fn synthetic(&mut self, syn: shape::Synthetic<'a>) -> Sub<'a> {
+        let s = std::rc::Rc::new(SubNode::Synthetic(syn));
+        self.keep_alive.push(s.clone());
+        s
+    }
+
+    /// The target of a sub that is only a `$ref` (annotations beside it), so that every
+    /// reference to one definition shares one value rule.
+    fn canonical(&self, sub: &Sub<'a>) -> Result<Sub<'a>> {
+        let mut sub = sub.clone();
+        for _ in 0..32 {
+            let SubNode::Schema { sub: s, negated: false } = &*sub else { break };
+            let Some(obj) = s.node.as_object() else { break };
+            let Some(reference) = obj.get("$ref") else { break };
+            let entered = self.res.enter(s);
+            if entered.draft >= Draft::Draft2019 && !obj.keys().all(|k| k == "$ref" || keywords::is_annotation(k)) {
+                break;
+            }
+            sub = SubNode::schema(self.res.resolve(&entered, reference)?);
+        }
+        Ok(sub)
+    }
+
+    /// The rule name for a value satisfying all `subs` (None: nothing does), written
+    /// `depth` containers deep in the output (only an indent makes that matter).
+    pub(crate) fn value_rule(&mut self, subs: &[Sub<'a>], depth: usize) -> Result<Option<String>> {
+        let subs: Vec<Sub<'a>> = subs.iter().map(|s| self.canonical(s)).collect::<Result<_>>()?;
+        let keys: Vec<SubKey> = subs.iter().map(|s| s.key()).collect();
+        let indent = self.opts.indent.is_some();
+        if indent {
+            if depth > self.limits.max_indent_depth {
+                self.pass.depth_cut = true;
+                return Ok(None);
+            }
+            if let Some(name) = self.pass.depth_free.get(&keys) {
+                return Ok(Some(name.clone()));
+            }
+        }
+        let key: RuleKey = (keys, indent.then_some(depth));
+        if self.known_empty.contains(&key) {
+            return Ok(None);
+        }
+        if let Some(name) = self.pass.memo.get(&key) {
+            if let Some(n) = name {
+                if self.pass.building.contains(n) {
+                    self.pass.early.insert(n.clone());
+                }
+            }
+            return Ok(name.clone());
+        }
+        let name = format!("v{}", self.pass.memo.len());
+        self.pass.memo.insert(key.clone(), Some(name.clone()));
+        self.pass.rule_keys.insert(name.clone(), key.clone());
+        self.pass.rules.insert(name.clone(), None);
+        self.pass.building.insert(name.clone());
+        let layouts = self.pass.layouts;
+        let body = self.value_body(&subs, depth);
+        self.pass.building.remove(&name);
+        let Some(body) = body? else {
+            // Unsatisfiable: callers drop what needs it. A recursive reference made while
+            // building it is redone (see `assemble`) with the rule known empty.
+            self.pass.memo.insert(key.clone(), None);
+            self.pass.rules.shift_remove(&name);
+            if self.pass.early.contains(&name) {
+                self.pass.found_empty.insert(key);
+            }
+            return Ok(None);
+        };
+        self.pass.rules.insert(name.clone(), Some(body));
+        if indent && self.pass.layouts == layouts {
+            self.pass.depth_free.insert(key.0, name.clone());
+        }
+        Ok(Some(name))
+    }
+
+    /// The alternatives of a value rule's body (see [`Translator::value_rule`]).
+    fn value_body(&mut self, subs: &[Sub<'a>], depth: usize) -> Result<Option<Expr>> {
+        self.pass.value_depth += 1;
+        let outer = std::mem::replace(&mut self.pass.json_depth, depth);
+        let body = (|| {
+            if self.pass.value_depth > self.limits.max_schema_value_depth {
+                let at = subs.iter().map(|s| s.pointer().to_string()).next().unwrap_or_default();
+                return Err(Self::limit_at(
+                    &at,
+                    "",
+                    "values nest too deep in the schema, through properties, items and references",
+                    "max_schema_value_depth",
+                    self.limits.max_schema_value_depth,
+                ));
+            }
+            let shapes = self.shapes(subs)?;
+            let mut alts = Vec::with_capacity(shapes.len());
+            for s in &shapes {
+                alts.push(self.emit_shape(s)?);
+            }
+            Ok(alt(alts))
+        })();
+        self.pass.value_depth -= 1;
+        self.pass.json_depth = outer;
+        body
+    }
+
+    /// The values of one shape.
+    fn emit_shape(&mut self, shape: &Shape<'a>) -> Result<Option<Expr>> {
+        if shape.enumeration.is_some() {
+            return self.emit_enum(shape);
+        }
+        let mut parts: Vec<Option<Expr>> = Vec::new();
+        let excluded = |v: &Value| shape.not_values.iter().any(|x| value::json_equal(x, v));
+        if shape.kinds.has(Kinds::NULL) && !excluded(&Value::Null) {
+            parts.push(Some(lit("null")));
+        }
+        if shape.kinds.has(Kinds::BOOL) {
+            for (text, b) in [("true", true), ("false", false)] {
+                if !excluded(&Value::Bool(b)) {
+                    parts.push(Some(lit(text)));
+                }
+            }
+        }
+        if shape.kinds.has(Kinds::NUMBER) {
+            parts.push(self.emit_number(shape)?);
+        }
+        if shape.kinds.has(Kinds::STR) {
+            parts.push(self.emit_string(shape)?);
+        }
+        if self.opts.indent.is_some() && shape.kinds.has(Kinds::ARR.or(Kinds::OBJ)) {
+            // The same scalars at every depth: one rule.
+            let scalars = alt(std::mem::take(&mut parts));
+            parts.push(scalars.map(|e| self.shared_rule(e)));
+        }
+        if shape.kinds.has(Kinds::ARR) {
+            parts.push(self.emit_array(shape)?);
+        }
+        if shape.kinds.has(Kinds::OBJ) {
+            parts.push(self.emit_object(shape)?);
+        }
+        Ok(alt(parts))
+    }
+
+    /// `body` as one rule that every place writing the same body refers to (with an
+    /// indent, the value rules of each depth repeat their scalars).
+    fn shared_rule(&mut self, body: Expr) -> Expr {
+        if matches!(body, Expr::Term { .. } | Expr::Ref { .. }) {
+            return body;
+        }
+        let printed = format!("{body:?}");
+        if let Some(name) = self.pass.shared.get(&printed) {
+            return rule(name);
+        }
+        let name = format!("s{}", self.pass.shared.len());
+        self.pass.shared.insert(printed, name.clone());
+        self.add_rule(name.clone(), body);
+        rule(&name)
+    }
+
+    /// The separators of a non-empty container written `depth` containers deep
+    /// (`brackets`: `"{}"` or `"[]"`). With an indent, as `json.dumps(indent=...)` lays it
+    /// out: a newline and the next level's indentation after the opening bracket and
+    /// after each comma, a newline and this level's before the closing bracket, `": "`
+    /// between key and value.
+    pub(crate) fn separators(&mut self, brackets: [char; 2], depth: usize) -> Separators {
+        let [o, c] = brackets;
+        if let Some(indent) = &self.opts.indent {
+            self.pass.layouts += 1;
+            let inner = format!("\n{}", indent.repeat(depth + 1));
+            return Separators {
+                open: lit(&format!("{o}{inner}")),
+                close: lit(&format!("\n{}{c}", indent.repeat(depth))),
+                comma: lit(&format!(",{inner}")),
+                colon: lit(": "),
+            };
+        }
+        match self.opts.whitespace {
+            Whitespace::Compact => {
+                Separators { open: lit(&o.to_string()), close: lit(&c.to_string()), comma: lit(","), colon: lit(":") }
+            }
+            Whitespace::Flexible { .. } => Separators {
+                open: seq(vec![lit(&o.to_string()), rule("ws")]),
+                close: seq(vec![rule("ws"), lit(&c.to_string())]),
+                comma: seq(vec![rule("ws"), lit(","), rule("ws")]),
+                colon: seq(vec![rule("ws"), lit(":"), rule("ws")]),
+            },
+        }
+    }
+
+    /// The whitespace rule's body (flexible whitespace only).
+    fn ws_body(&self) -> Option<Expr> {
+        match self.opts.whitespace {
+            Whitespace::Flexible { max } if self.opts.indent.is_none() => Some(regex(&format!("[ \\t\\n\\r]{{0,{max}}}"))),
+            _ => None,
+        }
+    }
+}
+
+/// The pointer of `keyword` in the schema at `pointer` (unchanged when it already ends
+/// with the keyword).
+fn keyword_pointer(pointer: &str, keyword: &str) -> String {
+    if keyword.is_empty() {
+        return pointer.to_string();
+    }
+    let token = format!("/{}", resources::escape_pointer(keyword));
+    if pointer.ends_with(&token) {
+        pointer.to_string()
+    } else {
+        format!("{}{token}", pointer.trim_end_matches('/'))
+    }
+}
+
+/// Where an object shape's schema is, for messages (the parent of a property).
+fn shape_pointer(shape: &Shape<'_>) -> String {
+    for clause in &shape.obj_clauses {
+        if let Some((_, sub)) = clause.props.first() {
+            let p = sub.pointer();
+            return match p.rfind("/properties/") {
+                Some(i) if i > 0 => p[..i].to_string(),
+                _ => "/".to_string(),
+            };
+        }
+    }
+    "/".to_string()
+}

@@ -1,0 +1,2 @@
+//! `not` pushed down to the keywords: the negation of a subschema as alternatives, each a
+//! conjunction of subschemas and synthetic constraints.

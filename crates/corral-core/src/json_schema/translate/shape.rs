@@ -1,0 +1,389 @@
+//! What the translator knows of one JSON value while it reads a schema: a [`Shape`] is a
+//! conjunction of constraints per JSON type, and a [`Sub`] is one thing to conjoin into
+//! it: a subschema in context (possibly negated), or a [`Synthetic`] constraint that
+//! negation makes (`not: {minimum: 3}` becomes "a number below 3").
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::super::numbers::Decimal;
+use super::super::resources::{Draft, Subschema};
+
+/// A set of JSON value kinds; integers and other numbers apart (`"type": "integer"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Kinds(u8);
+
+impl Kinds {
+    pub const NULL: Kinds = Kinds(1);
+    pub const BOOL: Kinds = Kinds(2);
+    /// Numbers with an integral value.
+    pub const INT: Kinds = Kinds(4);
+    /// Numbers with a fraction.
+    pub const FRAC: Kinds = Kinds(8);
+    pub const STR: Kinds = Kinds(16);
+    pub const ARR: Kinds = Kinds(32);
+    pub const OBJ: Kinds = Kinds(64);
+    pub const NUMBER: Kinds = Kinds(4 | 8);
+    pub const ALL: Kinds = Kinds(127);
+    pub const NONE: Kinds = Kinds(0);
+
+    /// The kinds of a `type` name (None for an unknown name).
+    pub fn of_type_name(name: &str) -> Option<Kinds> {
+        Some(match name {
+            "null" => Kinds::NULL,
+            "boolean" => Kinds::BOOL,
+            "integer" => Kinds::INT,
+            "number" => Kinds::NUMBER,
+            "string" => Kinds::STR,
+            "array" => Kinds::ARR,
+            "object" => Kinds::OBJ,
+            _ => return None,
+        })
+    }
+
+    pub fn has(self, k: Kinds) -> bool {
+        self.0 & k.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn and(self, k: Kinds) -> Kinds {
+        Kinds(self.0 & k.0)
+    }
+
+    pub fn or(self, k: Kinds) -> Kinds {
+        Kinds(self.0 | k.0)
+    }
+
+    pub fn without(self, k: Kinds) -> Kinds {
+        Kinds(self.0 & !k.0)
+    }
+}
+
+/// A subschema or synthetic constraint, shared (shapes are copied at every alternative).
+pub(crate) type Sub<'a> = Rc<SubNode<'a>>;
+
+/// See [`Sub`].
+#[derive(Debug)]
+pub(crate) enum SubNode<'a> {
+    /// A subschema; `negated`: its negation.
+    Schema { sub: Subschema<'a>, negated: bool },
+    /// A constraint made by negation.
+    Synthetic(Synthetic<'a>),
+}
+
+/// What identifies a [`Sub`] for memoization: a subschema by its node, base URI, draft
+/// and sign; a synthetic constraint by its identity (they are kept alive by the
+/// translator for as long as keys are compared).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum SubKey {
+    Schema { node: usize, base: Rc<str>, draft: Draft, negated: bool },
+    Synthetic(usize),
+}
+
+impl<'a> SubNode<'a> {
+    /// A subschema, not negated.
+    pub fn schema(sub: Subschema<'a>) -> Sub<'a> {
+        Rc::new(SubNode::Schema { sub, negated: false })
+    }
+
+    /// The memoization key (see [`SubKey`]).
+    pub fn key(self: &Rc<Self>) -> SubKey {
+        match &**self {
+            SubNode::Schema { sub, negated } => SubKey::Schema {
+                node: sub.node as *const Value as usize,
+                base: sub.base.as_str().into(),
+                draft: sub.draft,
+                negated: *negated,
+            },
+            SubNode::Synthetic(_) => SubKey::Synthetic(Rc::as_ptr(self) as *const u8 as usize),
+        }
+    }
+
+    /// The subschema with the opposite sign (a synthetic constraint is never negated).
+    pub fn negate(&self) -> Sub<'a> {
+        match self {
+            SubNode::Schema { sub, negated } => Rc::new(SubNode::Schema { sub: sub.clone(), negated: !negated }),
+            SubNode::Synthetic(_) => unreachable!("synthetic constraints are made positive and never negated"),
+        }
+    }
+
+    /// The subschema (None for a synthetic constraint).
+    pub fn subschema(&self) -> Option<&Subschema<'a>> {
+        match self {
+            SubNode::Schema { sub, .. } => Some(sub),
+            SubNode::Synthetic(_) => None,
+        }
+    }
+
+    /// The JSON pointer of a subschema ("" for a synthetic constraint).
+    pub fn pointer(&self) -> &str {
+        self.subschema().map_or("", |s| s.pointer.as_str())
+    }
+}
+
+/// A constraint made by negating a keyword (see [`Shape::apply`]).
+#[derive(Debug)]
+pub(crate) enum Synthetic<'a> {
+    /// The value is of one of these kinds.
+    Kinds(Kinds),
+    /// The object has no property of this name.
+    Absent(String),
+    /// The object has properties of all these names.
+    Present(Vec<String>),
+    /// The value is none of these (JSON equality; the canonical keys beside).
+    NotValues(Vec<&'a Value>, Vec<String>),
+    /// The value is of one of `kinds`, and obeys `field`.
+    Field(Kinds, Field<'a>),
+    /// An object whose property `name` (if present) fails `sub` (a negated subschema).
+    BadProperty(String, Sub<'a>),
+    /// An array whose item `index` exists and obeys `sub` (a negated subschema); earlier
+    /// items obey `anything`.
+    BadPrefixItem(usize, Sub<'a>, Sub<'a>),
+    /// An array whose every item obeys `sub` (a negated `contains`).
+    EveryItem(Sub<'a>),
+}
+
+/// One bound or list entry a [`Synthetic::Field`] adds.
+#[derive(Debug)]
+pub(crate) enum Field<'a> {
+    Lo(Decimal, bool),
+    Hi(Decimal, bool),
+    MinLen(u64),
+    MaxLen(u64),
+    MinItems(u64),
+    MaxItems(u64),
+    MinProps(u64),
+    MaxProps(u64),
+    /// Not a multiple of this step (and the pointer of its `multipleOf`).
+    NegMultiple(Decimal, String),
+    /// Not matching this ECMAScript pattern (and the pointer of its `pattern`).
+    NegPattern(String, String),
+    /// Not of this format (and the pointer of its `format`).
+    NegFormat(String, String),
+    /// At least `min` items obey this sub.
+    Contains(Sub<'a>, u64),
+}
+
+/// One object clause: the `properties`, `patternProperties` and `additionalProperties`
+/// of one subschema, read together (a key obeys its property's schema and every pattern
+/// it matches; only keys with neither fall to `additional`).
+#[derive(Debug, Clone)]
+pub(crate) struct ObjClause<'a> {
+    /// Named properties, in document order.
+    pub props: Vec<(String, Sub<'a>)>,
+    /// Where each named property is in `props`.
+    pub index: HashMap<String, usize>,
+    /// (ECMAScript pattern, its subschema).
+    pub patterns: Vec<(String, Sub<'a>)>,
+    pub additional: Option<Sub<'a>>,
+}
+
+impl<'a> ObjClause<'a> {
+    /// A clause of `props`, `patterns` and `additional`.
+    pub fn new(props: Vec<(String, Sub<'a>)>, patterns: Vec<(String, Sub<'a>)>, additional: Option<Sub<'a>>) -> ObjClause<'a> {
+        let index = props.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
+        ObjClause { props, index, patterns, additional }
+    }
+
+    /// The subschema of named property `name`.
+    pub fn prop(&self, name: &str) -> Option<&Sub<'a>> {
+        self.index.get(name).map(|&i| &self.props[i].1)
+    }
+}
+
+/// The count bounds a keyword sets, for messages (see [`Shape::count_ptrs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum CountField {
+    MinLen,
+    MaxLen,
+    MinItems,
+    MaxItems,
+    MinProps,
+    MaxProps,
+}
+
+/// A conjunction of constraints on one JSON value.
+#[derive(Debug, Clone)]
+pub(crate) struct Shape<'a> {
+    pub kinds: Kinds,
+    /// No value satisfies it.
+    pub unsat: bool,
+    /// `enum`/`const`: the allowed values (first spelling of each), and their canonical keys.
+    pub enumeration: Option<Vec<&'a Value>>,
+    pub enum_keys: HashSet<String>,
+    /// Values excluded by a negated `enum`/`const`, and their canonical keys.
+    pub not_values: Vec<&'a Value>,
+    pub not_keys: HashSet<String>,
+    // numbers
+    pub lo: Option<(Decimal, bool)>,
+    pub hi: Option<(Decimal, bool)>,
+    /// (`multipleOf` step, its pointer).
+    pub mults: Vec<(Decimal, String)>,
+    pub neg_mults: Vec<(Decimal, String)>,
+    // strings
+    pub min_len: u64,
+    pub max_len: Option<u64>,
+    /// (ECMAScript pattern, its pointer).
+    pub patterns: Vec<(String, String)>,
+    pub neg_patterns: Vec<(String, String)>,
+    /// (format name, its pointer).
+    pub formats: Vec<(String, String)>,
+    pub neg_formats: Vec<(String, String)>,
+    // arrays: clauses of (prefix items, the rest or None)
+    pub arr_clauses: Vec<(Vec<Sub<'a>>, Option<Sub<'a>>)>,
+    pub min_items: u64,
+    pub max_items: Option<u64>,
+    /// (`contains` subschema, least count, most count).
+    pub contains: Vec<(Sub<'a>, u64, Option<u64>)>,
+    // objects
+    pub obj_clauses: Vec<ObjClause<'a>>,
+    pub required: Vec<String>,
+    pub forbidden: Vec<String>,
+    pub min_props: u64,
+    pub max_props: Option<u64>,
+    pub prop_names: Vec<Sub<'a>>,
+    /// The pointer of the keyword that set each count bound (for messages).
+    pub count_ptrs: HashMap<CountField, String>,
+    /// A draft-4 subschema said "integer": `1.0` is not one (from draft 6 on it is).
+    pub int_without_fraction: bool,
+}
+
+impl Default for Shape<'_> {
+    fn default() -> Self {
+        Shape {
+            kinds: Kinds::ALL,
+            unsat: false,
+            enumeration: None,
+            enum_keys: HashSet::new(),
+            not_values: Vec::new(),
+            not_keys: HashSet::new(),
+            lo: None,
+            hi: None,
+            mults: Vec::new(),
+            neg_mults: Vec::new(),
+            min_len: 0,
+            max_len: None,
+            patterns: Vec::new(),
+            neg_patterns: Vec::new(),
+            formats: Vec::new(),
+            neg_formats: Vec::new(),
+            arr_clauses: Vec::new(),
+            min_items: 0,
+            max_items: None,
+            contains: Vec::new(),
+            obj_clauses: Vec::new(),
+            required: Vec::new(),
+            forbidden: Vec::new(),
+            min_props: 0,
+            max_props: None,
+            prop_names: Vec::new(),
+            count_ptrs: HashMap::new(),
+            int_without_fraction: false,
+        }
+    }
+}
+
+impl<'a> Shape<'a> {
+    /// Keeps only the values of `kinds`.
+    pub fn restrict(&mut self, kinds: Kinds) {
+        self.kinds = self.kinds.and(kinds);
+        if self.kinds.is_empty() {
+            self.unsat = true;
+        }
+    }
+
+    /// A lower bound on numbers (`exclusive`: strictly above).
+    pub fn set_lo(&mut self, d: Decimal, exclusive: bool) {
+        let tighter = match &self.lo {
+            None => true,
+            Some((cur, cur_excl)) => d > *cur || (d == *cur && exclusive && !cur_excl),
+        };
+        if tighter {
+            self.lo = Some((d, exclusive));
+        }
+    }
+
+    /// An upper bound on numbers (`exclusive`: strictly below).
+    pub fn set_hi(&mut self, d: Decimal, exclusive: bool) {
+        let tighter = match &self.hi {
+            None => true,
+            Some((cur, cur_excl)) => d < *cur || (d == *cur && exclusive && !cur_excl),
+        };
+        if tighter {
+            self.hi = Some((d, exclusive));
+        }
+    }
+
+    /// Property `name` must be absent.
+    pub fn forbid(&mut self, name: &str) {
+        if !self.forbidden.iter().any(|f| f == name) {
+            self.forbidden.push(name.to_string());
+        }
+        if self.required.iter().any(|r| r == name) {
+            self.unsat = true;
+        }
+    }
+
+    /// Properties `names` must be present.
+    pub fn require(&mut self, names: &[String]) {
+        for n in names {
+            if self.forbidden.contains(n) {
+                self.unsat = true;
+            }
+            if !self.required.contains(n) {
+                self.required.push(n.clone());
+            }
+        }
+    }
+
+    /// Adds a synthetic constraint.
+    pub fn apply(&mut self, syn: &Synthetic<'a>) {
+        match syn {
+            Synthetic::Kinds(k) => self.restrict(*k),
+            Synthetic::Absent(name) => self.forbid(name),
+            Synthetic::Present(names) => self.require(names),
+            Synthetic::NotValues(values, keys) => {
+                self.not_values.extend(values.iter().copied());
+                self.not_keys.extend(keys.iter().cloned());
+            }
+            Synthetic::Field(kinds, field) => {
+                self.restrict(*kinds);
+                self.apply_field(field);
+            }
+            Synthetic::BadProperty(name, bad) => {
+                self.obj_clauses.push(ObjClause::new(vec![(name.clone(), bad.clone())], Vec::new(), None));
+            }
+            Synthetic::BadPrefixItem(i, bad, anything) => {
+                let mut prefix = vec![anything.clone(); *i];
+                prefix.push(bad.clone());
+                self.arr_clauses.push((prefix, None));
+                self.min_items = self.min_items.max(*i as u64 + 1);
+            }
+            Synthetic::EveryItem(good) => self.arr_clauses.push((Vec::new(), Some(good.clone()))),
+        }
+    }
+
+    fn apply_field(&mut self, field: &Field<'a>) {
+        let min = |cur: &mut u64, n: u64| *cur = (*cur).max(n);
+        let max = |cur: &mut Option<u64>, n: u64| *cur = Some(cur.map_or(n, |c| c.min(n)));
+        match field {
+            Field::Lo(d, e) => self.set_lo(d.clone(), *e),
+            Field::Hi(d, e) => self.set_hi(d.clone(), *e),
+            Field::MinLen(n) => min(&mut self.min_len, *n),
+            Field::MaxLen(n) => max(&mut self.max_len, *n),
+            Field::MinItems(n) => min(&mut self.min_items, *n),
+            Field::MaxItems(n) => max(&mut self.max_items, *n),
+            Field::MinProps(n) => min(&mut self.min_props, *n),
+            Field::MaxProps(n) => max(&mut self.max_props, *n),
+            Field::NegMultiple(d, p) => self.neg_mults.push((d.clone(), p.clone())),
+            Field::NegPattern(s, p) => self.neg_patterns.push((s.clone(), p.clone())),
+            Field::NegFormat(s, p) => self.neg_formats.push((s.clone(), p.clone())),
+            Field::Contains(sub, n) => self.contains.push((sub.clone(), *n, None)),
+        }
+    }
+}
