@@ -1,12 +1,169 @@
 //! The passes of a translation and the grammar they make.
+//!
+//! A value rule may turn out empty only after something recursive referred to it (a
+//! property that requires the object itself, forever): the pass is redone with it known
+//! empty, so that whatever needs it is dropped, as for any empty branch.
 
+use std::collections::{HashMap, HashSet};
+
+use super::expr::{rule, seq};
+use super::shape::SubNode;
 use super::Translator;
 use crate::error::{Error, Result};
-use crate::frontend::ast::GrammarAst;
+use crate::frontend::ast::{Expr, GrammarAst, RuleDef};
 
 impl<'a> Translator<'a> {
     /// The grammar of the whole schema (start rule `start`).
     pub(crate) fn grammar(&mut self) -> Result<GrammarAst> {
-        Err(Error::Internal("not assembled yet".into()))
+        let start = self.passes()?;
+        if start.is_none() && self.pass.depth_cut {
+            // Refused for its depth, unless it allows nothing at any depth (an object that
+            // requires itself): the translation without an indent tells them apart.
+            let indent = self.opts.indent.take();
+            let plain = self.passes();
+            self.opts.indent = indent;
+            plain?;
+            return Err(Self::limit_at(
+                "",
+                "",
+                "with indent, this schema allows no value that nests few enough containers deep",
+                "max_indent_depth",
+                self.limits.max_indent_depth,
+            ));
+        }
+        let Some(start) = start else {
+            return Err(Error::EmptyLanguage { what: "the schema allows no JSON value".into() });
+        };
+        if !self.known_empty.is_empty() && self.may_be_unproductive() {
+            let stuck = unproductive(&self.pass.rules);
+            if !stuck.is_empty() {
+                let mut names: Vec<&String> = stuck.iter().collect();
+                names.sort();
+                return Err(super::super::resources::unsupported(
+                    "",
+                    "",
+                    &format!("rules {:?} allow no finite value", &names[..names.len().min(5)]),
+                ));
+            }
+        }
+        Ok(self.ast(&start))
     }
+
+    /// Runs passes until no recursive value rule is newly found empty; the start rule's
+    /// name (None: the schema allows no value).
+    fn passes(&mut self) -> Result<Option<String>> {
+        for _ in 0..self.limits.max_schema_passes {
+            self.pass = Default::default();
+            self.warnings.clear();
+            let root = SubNode::schema(self.root.clone());
+            let start = self.value_rule(&[root], 0)?;
+            let mut empty = std::mem::take(&mut self.pass.found_empty);
+            // Without a recursive reference the rules form a tree of non-empty bodies, all
+            // productive; only recursion can make a rule need itself forever.
+            if self.may_be_unproductive() {
+                for name in unproductive(&self.pass.rules) {
+                    if let Some(key) = self.pass.rule_keys.get(&name) {
+                        empty.insert(key.clone());
+                    }
+                }
+            }
+            if empty.is_empty() {
+                return Ok(start);
+            }
+            self.known_empty.extend(empty);
+        }
+        Err(Self::limit_at(
+            "",
+            "",
+            "the schema needed too many passes to drop its recursive subschemas that allow no value",
+            "max_schema_passes",
+            self.limits.max_schema_passes,
+        ))
+    }
+
+    /// False when no rule can need itself forever: then every rule referred to before its
+    /// body was known (the only way into a cycle) has an alternative that finishes
+    /// without any rule.
+    fn may_be_unproductive(&self) -> bool {
+        self.pass.early.iter().any(|name| match self.pass.rules.get(name) {
+            Some(Some(body)) => !productive(body, &HashSet::new()),
+            _ => true,
+        })
+    }
+
+    /// The grammar: `start` (with whitespace around it when flexible), then every rule.
+    fn ast(&self, start: &str) -> GrammarAst {
+        let mut rules = Vec::with_capacity(self.pass.rules.len() + 2);
+        let ws = self.ws_body();
+        let start_body = if ws.is_some() { seq(vec![rule(WS), rule(start), rule(WS)]) } else { rule(start) };
+        rules.push(def("start", start_body));
+        if let Some(body) = ws {
+            rules.push(def(WS, body));
+        }
+        for (name, body) in &self.pass.rules {
+            if let Some(body) = body {
+                rules.push(def(name, body.clone()));
+            }
+        }
+        GrammarAst { rules, ..Default::default() }
+    }
+}
+
+/// The whitespace rule's name.
+const WS: &str = "ws";
+
+fn def(name: &str, expr: Expr) -> RuleDef {
+    RuleDef { name: name.to_string(), expr, pos: super::expr::AT, is_terminal: false }
+}
+
+/// Can `e` finish, given the rules known `done` (productive)?
+fn productive(e: &Expr, done: &HashSet<String>) -> bool {
+    match e {
+        Expr::Empty | Expr::Term { .. } | Expr::And { .. } | Expr::Not { .. } | Expr::Except { .. } => true,
+        // (The whitespace rule is a terminal the translator always defines.)
+        Expr::Ref { name, .. } => name == WS || done.contains(name),
+        Expr::Seq(items) => items.iter().all(|x| productive(x, done)),
+        Expr::Alt(items) => items.iter().any(|x| productive(x, done)),
+        Expr::Repeat { expr, min, .. } => *min == 0 || productive(expr, done),
+        Expr::Perm { entries, min, .. } => {
+            entries.iter().filter(|x| x.required).all(|x| productive(&x.expr, done))
+                && (*min == 0 || entries.iter().any(|x| productive(&x.expr, done)))
+        }
+    }
+}
+
+fn refs<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
+    match e {
+        Expr::Ref { name, .. } => out.push(name),
+        _ => e.children().into_iter().for_each(|x| refs(x, out)),
+    }
+}
+
+/// The rules that can never finish (need themselves, forever). A worklist: a rule is
+/// looked at again only when a rule it names becomes productive.
+fn unproductive(rules: &indexmap::IndexMap<String, Option<Expr>>) -> HashSet<String> {
+    let mut users: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (name, body) in rules {
+        if let Some(body) = body {
+            let mut out = Vec::new();
+            refs(body, &mut out);
+            for r in out {
+                users.entry(r).or_default().push(name);
+            }
+        }
+    }
+    let mut done: HashSet<String> = HashSet::new();
+    let mut todo: Vec<&str> = rules.iter().filter(|(_, b)| b.is_some()).map(|(n, _)| n.as_str()).collect();
+    while let Some(name) = todo.pop() {
+        if done.contains(name) {
+            continue;
+        }
+        let Some(Some(body)) = rules.get(name) else { continue };
+        if !productive(body, &done) {
+            continue;
+        }
+        done.insert(name.to_string());
+        todo.extend(users.get(name).into_iter().flatten().filter(|u| !done.contains(**u)));
+    }
+    rules.iter().filter(|(n, b)| b.is_some() && !done.contains(n.as_str())).map(|(n, _)| n.clone()).collect()
 }

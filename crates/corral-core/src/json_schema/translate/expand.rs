@@ -1,14 +1,362 @@
 //! Shapes from subschemas: the conjunction of subschemas read in place, its disjunctions
 //! distributed out into alternative shapes, and the proof that `oneOf` branches are
-//! disjoint (then exactly one is at least one, with no negation).
+//! disjoint (then "exactly one" is "at least one", with no negation).
 
-use super::shape::{Shape, Sub};
-use super::Translator;
-use crate::error::{Error, Result};
+use serde_json::Value;
+
+use super::super::resources::Subschema;
+use super::keywords::{schema_list, Disjunction};
+use super::shape::{Shape, Sub, SubKey, SubNode};
+use super::value::{self, show};
+use super::{Kinds, Translator};
+use crate::error::{Error, Result, SchemaErrorKind};
 
 impl<'a> Translator<'a> {
     /// The conjunction of `subs` as alternative shapes (unsatisfiable ones dropped).
-    pub(crate) fn shapes(&mut self, _subs: &[Sub<'a>]) -> Result<Vec<Shape<'a>>> {
-        Err(Error::Internal("shapes are not read yet".into()))
+    pub(crate) fn shapes(&mut self, subs: &[Sub<'a>]) -> Result<Vec<Shape<'a>>> {
+        let mut shape = Shape::default();
+        let mut disj = Vec::new();
+        for s in subs {
+            self.absorb(&mut shape, s, &mut disj, &[])?;
+        }
+        let mut out = Vec::new();
+        self.expand(shape, disj, &mut out)?;
+        Ok(out)
     }
+
+    /// Distributes the pending disjunctions of `shape` (a loop with its own stack, not a
+    /// recursion per disjunction).
+    fn expand(&mut self, shape: Shape<'a>, disj: Vec<Disjunction<'a>>, out: &mut Vec<Shape<'a>>) -> Result<()> {
+        let mut stack = vec![(shape, disj)];
+        while let Some((shape, mut disj)) = stack.pop() {
+            if shape.unsat {
+                continue;
+            }
+            if disj.is_empty() {
+                out.push(shape);
+                if out.len() > self.limits.max_schema_alternatives {
+                    return Err(Error::LimitExceeded {
+                        limit: "max_schema_alternatives",
+                        value: self.limits.max_schema_alternatives,
+                        context: "the schema expands to too many anyOf/oneOf/if combinations".into(),
+                    });
+                }
+                continue;
+            }
+            crate::util::interrupt::check()?;
+            let (alternatives, chain) = disj.remove(0);
+            for alternative in alternatives.iter().rev() {
+                let mut s2 = shape.clone();
+                let mut new = Vec::new();
+                for s in alternative {
+                    self.absorb(&mut s2, s, &mut new, &chain)?;
+                    if s2.unsat {
+                        break;
+                    }
+                }
+                new.extend(disj.iter().cloned());
+                stack.push((s2, new));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the constraints of `sub` to `shape`; disjunctions go to `disj` (with `chain`,
+    /// the subschemas being read in place around them).
+    pub(crate) fn absorb(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Sub<'a>,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let (s, negated) = match &**sub {
+            SubNode::Synthetic(syn) => {
+                shape.apply(syn);
+                return Ok(());
+            }
+            SubNode::Schema { sub, negated } => (sub, *negated),
+        };
+        let key = sub.key();
+        if chain.contains(&key) {
+            // The subschema needs itself, in place, with no value in between (a `$ref`
+            // cycle through allOf/anyOf…). Its language is the least solution, as for a
+            // recursive grammar rule: the cycle itself adds no value.
+            shape.unsat = true;
+            return Ok(());
+        }
+        if chain.contains(&sub.negate().key()) {
+            return Err(super::super::resources::unsupported(
+                &s.pointer,
+                "$ref",
+                "refers to its own negation in place (through `not`, `oneOf` or `if`, with no value in between), which has no solution",
+            ));
+        }
+        self.pass.depth += 1;
+        let result = if self.pass.depth > self.limits.max_schema_depth {
+            Err(Self::limit_at(
+                &s.pointer,
+                "",
+                "subschemas read in place (allOf, anyOf, not, $ref...) nest too deep",
+                "max_schema_depth",
+                self.limits.max_schema_depth,
+            ))
+        } else {
+            let mut inner = chain.to_vec();
+            inner.push(key);
+            if negated {
+                self.absorb_negation(shape, s, disj, &inner)
+            } else {
+                self.absorb_schema(shape, s, disj, &inner)
+            }
+        };
+        self.pass.depth -= 1;
+        result
+    }
+
+    fn absorb_negation(
+        &mut self,
+        shape: &mut Shape<'a>,
+        s: &Subschema<'a>,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let mut alts = self.negation(s)?;
+        match alts.len() {
+            0 => shape.unsat = true,
+            1 => {
+                for x in alts.pop().unwrap_or_default() {
+                    self.absorb(shape, &x, disj, chain)?;
+                }
+            }
+            _ => disj.push((alts, chain.to_vec())),
+        }
+        Ok(())
+    }
+
+    fn absorb_schema(
+        &mut self,
+        shape: &mut Shape<'a>,
+        s: &Subschema<'a>,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let obj = match s.node {
+            Value::Bool(true) => return Ok(()),
+            Value::Bool(false) => {
+                shape.unsat = true;
+                return Ok(());
+            }
+            Value::Object(obj) => obj,
+            other => {
+                return Err(Self::invalid(
+                    &s.pointer,
+                    "",
+                    &format!("a schema must be an object or a boolean, got {}", show(other)),
+                ));
+            }
+        };
+        crate::util::interrupt::check()?;
+        if let Some(reference) = obj.get("$ref") {
+            let target = SubNode::schema(self.res.resolve(s, reference)?);
+            self.absorb(shape, &target, disj, chain)?;
+            if s.draft < super::super::resources::Draft::Draft2019 {
+                return Ok(()); // siblings of $ref are ignored before 2019-09
+            }
+        }
+        self.absorb_keywords(shape, s, disj, chain)?;
+        if shape.kinds.is_empty() {
+            shape.unsat = true;
+        }
+        Ok(())
+    }
+
+    /// `oneOf`: "at least one" when the branches are disjoint, else each branch with the
+    /// negation of the others.
+    pub(crate) fn k_one_of(
+        &mut self,
+        shape: &Shape<'a>,
+        sub: &Subschema<'a>,
+        val: &'a Value,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let branches = schema_list(self, sub, "oneOf", val)?;
+        if self.disjoint_branches(shape, sub, &branches)? {
+            disj.push((branches.into_iter().map(|b| vec![b]).collect(), chain.to_vec()));
+            return Ok(());
+        }
+        // Negation may be unsupported for some branch: find out now, and fall back.
+        let strict = std::mem::replace(&mut self.opts.strict, true);
+        let mut refusal = None;
+        for b in &branches {
+            if let Some(s) = b.subschema() {
+                match self.negation(s) {
+                    Ok(_) => {}
+                    Err(Error::Schema { kind: SchemaErrorKind::Unsupported, message, .. }) => {
+                        refusal = Some(message);
+                        break;
+                    }
+                    Err(e) => {
+                        self.opts.strict = strict;
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        self.opts.strict = strict;
+        let alts = match refusal {
+            None => (0..branches.len())
+                .map(|i| {
+                    let mut alt = vec![branches[i].clone()];
+                    alt.extend(branches.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, o)| o.negate()));
+                    alt
+                })
+                .collect(),
+            Some(why) => {
+                let at = format!("{}/oneOf", sub.pointer);
+                if self.opts.strict {
+                    return Err(super::super::resources::unsupported(
+                        &at,
+                        "oneOf",
+                        &format!("exclusivity cannot be enforced ({why}); strict=False treats it as anyOf"),
+                    ));
+                }
+                self.warnings.push(format!("oneOf at {at} is treated as anyOf: {why}"));
+                branches.into_iter().map(|b| vec![b]).collect()
+            }
+        };
+        disj.push((alts, chain.to_vec()));
+        Ok(())
+    }
+
+    /// Can no value satisfy two of `branches`, the `oneOf` of `sub`? Conservative: false
+    /// whenever no proof is found. Each branch is read as shapes in the context of
+    /// `shape` (what is known of the value already) and of the keywords beside the oneOf.
+    fn disjoint_branches(&mut self, shape: &Shape<'a>, sub: &Subschema<'a>, branches: &[Sub<'a>]) -> Result<bool> {
+        let key = SubNode::schema(sub.clone()).key();
+        if self.proving.contains(&key) {
+            return Ok(false); // the oneOf is inside its own branch (through $ref)
+        }
+        self.proving.insert(key.clone());
+        // Strict while proving: a dropped keyword could make a negation narrower than the
+        // schema, and a proof on it wrong.
+        let strict = std::mem::replace(&mut self.opts.strict, true);
+        let n_warnings = self.warnings.len();
+        let proof = self.prove_disjoint(shape, sub, branches);
+        self.opts.strict = strict;
+        self.warnings.truncate(n_warnings);
+        self.proving.remove(&key);
+        match proof {
+            Ok(b) => Ok(b),
+            // Unsupported, too many alternatives…: no proof. Time and interrupts stop all.
+            Err(e @ (Error::Interrupted | Error::Internal(_) | Error::LimitExceeded { limit: "max_compile_ms", .. })) => Err(e),
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn prove_disjoint(&mut self, shape: &Shape<'a>, sub: &Subschema<'a>, branches: &[Sub<'a>]) -> Result<bool> {
+        // The keywords beside oneOf constrain every branch (often "type": "object"): the
+        // subschema is read without its oneOf (and unevaluated*, which depend on it).
+        let mut per_branch = Vec::with_capacity(branches.len());
+        for b in branches {
+            let mut s = shape.clone();
+            let mut disj = Vec::new();
+            self.absorb_context(&mut s, sub, &mut disj)?;
+            self.absorb(&mut s, b, &mut disj, &[])?;
+            let mut out = Vec::new();
+            self.expand(s, disj, &mut out)?;
+            per_branch.push(out);
+        }
+        for (i, xs) in per_branch.iter().enumerate() {
+            for ys in &per_branch[i + 1..] {
+                for x in xs {
+                    for y in ys {
+                        if !self.shapes_disjoint(x, y)? {
+                            return Ok(false);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The keywords of the oneOf's subschema other than `oneOf` itself, unevaluated* and
+    /// `$id`, read into `shape`.
+    fn absorb_context(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, disj: &mut Vec<Disjunction<'a>>) -> Result<()> {
+        let Some(obj) = sub.node.as_object() else { return Ok(()) };
+        if let Some(reference) = obj.get("$ref") {
+            let target = SubNode::schema(self.res.resolve(sub, reference)?);
+            self.absorb(shape, &target, disj, &[])?;
+            if sub.draft < super::super::resources::Draft::Draft2019 {
+                return Ok(());
+            }
+        }
+        for (kw, val) in obj {
+            if matches!(kw.as_str(), "oneOf" | "$id" | "id" | "unevaluatedProperties" | "unevaluatedItems" | "$ref") {
+                continue;
+            }
+            if super::keywords::introduced(kw) > sub.draft {
+                continue;
+            }
+            self.keyword(shape, sub, obj, kw, val, disj, &[])?;
+        }
+        if shape.kinds.is_empty() {
+            shape.unsat = true;
+        }
+        Ok(())
+    }
+
+    /// Do two shapes share no value? (False when unsure.)
+    fn shapes_disjoint(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
+        if a.enumeration.is_some() && b.enumeration.is_some() && a.enum_keys.is_disjoint(&b.enum_keys) {
+            return Ok(true);
+        }
+        let common = possible_kinds(a).and(possible_kinds(b));
+        if common.is_empty() {
+            return Ok(true);
+        }
+        if common == Kinds::OBJ {
+            // A discriminator: a property both require, with finite value sets that do not meet.
+            for name in &a.required {
+                if b.required.contains(name) {
+                    let (va, vb) = (self.finite_values(a, name)?, self.finite_values(b, name)?);
+                    if let (Some(va), Some(vb)) = (va, vb) {
+                        if !va.iter().any(|x| vb.iter().any(|y| value::json_equal(x, y))) {
+                            return Ok(true);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// A finite superset of the values property `name` may have in `shape` (from
+    /// `properties` entries only: other clauses can only narrow), or None.
+    fn finite_values(&mut self, shape: &Shape<'a>, name: &str) -> Result<Option<Vec<&'a Value>>> {
+        let subs: Vec<Sub<'a>> = shape.obj_clauses.iter().filter_map(|c| c.prop(name).cloned()).collect();
+        if subs.is_empty() {
+            return Ok(None);
+        }
+        let mut values = Vec::new();
+        for s in self.shapes(&subs)? {
+            let Some(e) = s.enumeration else { return Ok(None) };
+            values.extend(e);
+        }
+        Ok(Some(values))
+    }
+}
+
+/// The kinds of the values `shape` may allow (from its enum when it has one; a number
+/// member counts as both integer and not).
+fn possible_kinds(shape: &Shape<'_>) -> Kinds {
+    let Some(e) = &shape.enumeration else { return shape.kinds };
+    let mut kinds = Kinds::NONE;
+    for v in e {
+        let k = value::kind_of(v);
+        kinds = kinds.or(if k.has(Kinds::NUMBER) { Kinds::NUMBER } else { k });
+    }
+    kinds.and(shape.kinds)
 }

@@ -1,5 +1,14 @@
-//! Reading a subschema's keywords into a shape (disjunctions are set aside for
-//! [`super::expand`]).
+//! Reading a subschema's keywords into a shape. Disjunctions (`anyOf`, `oneOf`, `if`,
+//! dependencies) are set aside for [`super::expand`] to distribute.
+
+use serde_json::{Map, Value};
+
+use super::super::numbers::Decimal;
+use super::super::resources::{escape_pointer, Draft, Subschema};
+use super::shape::{CountField, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
+use super::value::{self, show};
+use super::{Kinds, Translator};
+use crate::error::Result;
 
 /// Keywords that only annotate.
 const ANNOTATIONS: [&str; 24] = [
@@ -32,4 +41,586 @@ const ANNOTATIONS: [&str; 24] = [
 /// Does keyword `k` only annotate?
 pub(crate) fn is_annotation(k: &str) -> bool {
     ANNOTATIONS.contains(&k)
+}
+
+/// The draft that introduced an assertion keyword newer than draft 4 (in a schema of an
+/// earlier draft it is an unknown keyword, which validators ignore).
+pub(crate) fn introduced(kw: &str) -> Draft {
+    match kw {
+        "const" | "contains" | "propertyNames" => Draft::Draft6,
+        "if" | "then" | "else" => Draft::Draft7,
+        "dependentRequired"
+        | "dependentSchemas"
+        | "minContains"
+        | "maxContains"
+        | "unevaluatedProperties"
+        | "unevaluatedItems" => Draft::Draft2019,
+        "prefixItems" => Draft::Draft2020,
+        _ => Draft::Draft4,
+    }
+}
+
+/// Formats that JSON Schema defines but no regular language expresses exactly.
+const IRREGULAR_FORMATS: [&str; 19] = [
+    "date",
+    "time",
+    "date-time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uri-template",
+    "uuid",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords that apply other subschemas in place.
+const IN_PLACE: [&str; 9] = ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "contains", "$dynamicRef", "dependentSchemas"];
+
+/// A pending disjunction: its alternatives (each a conjunction) and the chain of
+/// subschemas being read in place around it.
+pub(crate) type Disjunction<'a> = (Vec<Vec<Sub<'a>>>, Vec<SubKey>);
+
+/// The child subschema at `tokens` below `sub`, entered (its own id and draft applied).
+pub(crate) fn child<'a>(t: &Translator<'a>, sub: &Subschema<'a>, node: &'a Value, tokens: &[&str]) -> Sub<'a> {
+    let mut pointer = sub.pointer.clone();
+    for tok in tokens {
+        pointer.push('/');
+        pointer.push_str(&escape_pointer(tok));
+    }
+    let raw = Subschema { node, pointer, base: sub.base.clone(), draft: sub.draft };
+    SubNode::schema(t.res.enter(&raw))
+}
+
+/// A number keyword's value.
+pub(crate) fn num(sub: &Subschema<'_>, kw: &str, val: &Value) -> Result<Decimal> {
+    value::number(val).ok_or_else(|| Translator::invalid(&sub.pointer, kw, &format!("must be a number, got {}", show(val))))
+}
+
+/// A count keyword's value (a non-negative integer; past `u64` it is as good as infinite).
+pub(crate) fn count(sub: &Subschema<'_>, kw: &str, val: &Value) -> Result<u64> {
+    match value::number(val) {
+        Some(d) if d.is_integer() && !d.is_negative() => Ok(to_u64(&d)),
+        _ => Err(Translator::invalid(&sub.pointer, kw, &format!("must be a non-negative integer, got {}", show(val)))),
+    }
+}
+
+/// A non-negative integer as `u64`, saturating.
+fn to_u64(d: &Decimal) -> u64 {
+    let digits = d.significant_digits();
+    let len = digits.len() as i64 + d.exponent();
+    if len > 20 {
+        return u64::MAX;
+    }
+    let mut n: u64 = 0;
+    for b in digits.bytes().chain(std::iter::repeat(b'0')).take(len.max(0) as usize) {
+        n = match n.checked_mul(10).and_then(|x| x.checked_add((b - b'0') as u64)) {
+            Some(x) => x,
+            None => return u64::MAX,
+        };
+    }
+    n
+}
+
+/// A keyword's list of subschemas (`prefixItems` may be empty).
+pub(crate) fn schema_list<'a>(t: &Translator<'a>, sub: &Subschema<'a>, kw: &str, val: &'a Value) -> Result<Vec<Sub<'a>>> {
+    match val.as_array() {
+        Some(items) if !items.is_empty() || kw == "prefixItems" => {
+            Ok(items.iter().enumerate().map(|(i, s)| child(t, sub, s, &[kw, &i.to_string()])).collect())
+        }
+        _ => Err(Translator::invalid(&sub.pointer, kw, "must be a non-empty array of schemas")),
+    }
+}
+
+/// The kinds of a `type` value (with OpenAPI's `nullable: true`, null too).
+pub(crate) fn type_kinds(sub: &Subschema<'_>, val: &Value, obj: &Map<String, Value>) -> Result<Kinds> {
+    let names: Vec<&Value> = match val {
+        Value::String(_) => vec![val],
+        Value::Array(a) => a.iter().collect(),
+        _ => vec![],
+    };
+    if names.is_empty() && !matches!(val, Value::Array(_)) || names.iter().any(|n| !n.is_string()) {
+        return Err(Translator::invalid(
+            &sub.pointer,
+            "type",
+            &format!("must be a type name or a list of them, got {}", show(val)),
+        ));
+    }
+    let mut kinds = Kinds::NONE;
+    for n in names.iter().filter_map(|n| n.as_str()) {
+        let Some(k) = Kinds::of_type_name(n) else {
+            return Err(Translator::invalid(
+                &sub.pointer,
+                "type",
+                &format!("unknown type {n:?} (expected one of null, boolean, integer, number, string, array, object)"),
+            ));
+        };
+        kinds = kinds.or(k);
+    }
+    if obj.get("nullable") == Some(&Value::Bool(true)) {
+        kinds = kinds.or(Kinds::NULL);
+    }
+    Ok(kinds)
+}
+
+/// The members of an enum without repeats (by JSON equality), with their canonical keys.
+pub(crate) fn enum_members(val: &Value) -> (Vec<&Value>, Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let (mut values, mut keys) = (Vec::new(), Vec::new());
+    for v in val.as_array().into_iter().flatten() {
+        let k = value::canon(v);
+        if seen.insert(k.clone()) {
+            values.push(v);
+            keys.push(k);
+        }
+    }
+    (values, keys)
+}
+
+impl<'a> Translator<'a> {
+    /// Adds the keywords of the (entered, positive) subschema `sub` to `shape`.
+    pub(crate) fn absorb_keywords(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let Some(obj) = sub.node.as_object() else { return Ok(()) };
+        for (kw, val) in obj {
+            if introduced(kw) > sub.draft {
+                continue; // not a keyword of this draft: an unknown keyword, ignored
+            }
+            self.keyword(shape, sub, obj, kw, val, disj, chain)?;
+        }
+        Ok(())
+    }
+
+    /// Adds keyword `kw` (with value `val`) of `sub` (whose object is `obj`) to `shape`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn keyword(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        kw: &str,
+        val: &'a Value,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        match kw {
+            "type" => {
+                let kinds = type_kinds(sub, val, obj)?;
+                let says_integer = val == "integer" || val.as_array().is_some_and(|a| a.iter().any(|n| n == "integer"));
+                if sub.draft == Draft::Draft4 && says_integer {
+                    shape.int_without_fraction = true;
+                }
+                shape.restrict(kinds);
+            }
+            "nullable" if !val.is_boolean() => return Err(Self::invalid(&sub.pointer, "nullable", "must be a boolean")),
+            "enum" | "const" => self.k_enum(shape, sub, obj, kw, val)?,
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => k_bound(shape, sub, obj, kw, val)?,
+            "multipleOf" => {
+                let d = num(sub, kw, val)?;
+                if d.is_negative() || d.is_zero() {
+                    return Err(Self::invalid(&sub.pointer, kw, &format!("must be greater than 0, got {}", show(val))));
+                }
+                shape.mults.push((d, format!("{}/multipleOf", sub.pointer)));
+            }
+            "minLength" | "minItems" | "minProperties" => k_count_min(shape, sub, kw, val)?,
+            "maxLength" | "maxItems" | "maxProperties" => k_count_max(shape, sub, kw, val)?,
+            "pattern" => {
+                let Some(src) = val.as_str() else { return Err(Self::invalid(&sub.pointer, kw, "must be a string")) };
+                let pointer = format!("{}/pattern", sub.pointer);
+                self.pattern_lang(src, &pointer)?;
+                shape.patterns.push((src.to_string(), pointer));
+            }
+            "format" => self.k_format(shape, sub, val)?,
+            "items" => self.k_items(shape, sub, obj, val)?,
+            "prefixItems" => self.k_prefix(shape, sub, obj, val)?,
+            "contains" => self.k_contains(shape, sub, obj, val)?,
+            "uniqueItems" => self.k_unique(shape, sub, obj, val)?,
+            "properties" | "patternProperties" | "additionalProperties" | "unevaluatedProperties" => {
+                self.k_object(shape, sub, obj, kw, val)?
+            }
+            "unevaluatedItems" => self.k_unevaluated_items(shape, sub, obj, val)?,
+            "required" => k_required(shape, sub, val)?,
+            "propertyNames" => shape.prop_names.push(child(self, sub, val, &["propertyNames"])),
+            "dependentRequired" | "dependentSchemas" | "dependencies" => self.k_dependencies(sub, kw, val, disj, chain)?,
+            "allOf" => {
+                for s in schema_list(self, sub, kw, val)? {
+                    self.absorb(shape, &s, disj, chain)?;
+                }
+            }
+            "anyOf" => {
+                let alts = schema_list(self, sub, kw, val)?.into_iter().map(|s| vec![s]).collect();
+                disj.push((alts, chain.to_vec()));
+            }
+            "oneOf" => self.k_one_of(shape, sub, val, disj, chain)?,
+            "not" => {
+                let neg = child(self, sub, val, &["not"]).negate();
+                self.absorb(shape, &neg, disj, chain)?;
+            }
+            "if" => self.k_if(sub, obj, val, disj, chain),
+            "$dynamicRef" | "$recursiveRef" => self.unsupported(&sub.pointer, kw, "dynamic references are not supported")?,
+            _ => {} // annotations, `then`/`else`/`minContains`… (read with their keyword), unknown keywords
+        }
+        Ok(())
+    }
+
+    fn k_enum(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        kw: &str,
+        val: &'a Value,
+    ) -> Result<()> {
+        let (mut values, mut keys) = if kw == "const" {
+            (vec![val], vec![value::canon(val)])
+        } else {
+            if !val.is_array() {
+                return Err(Self::invalid(&sub.pointer, "enum", "must be an array"));
+            }
+            enum_members(val)
+        };
+        if kw == "enum" && obj.get("nullable") == Some(&Value::Bool(true)) && shape.enumeration.is_none() {
+            static NULL: Value = Value::Null;
+            if !keys.iter().any(|k| k == "n") {
+                values.push(&NULL);
+                keys.push("n".to_string());
+            }
+        }
+        if shape.enumeration.is_some() {
+            let (v2, k2): (Vec<_>, Vec<_>) = values.into_iter().zip(keys).filter(|(_, k)| shape.enum_keys.contains(k)).unzip();
+            (values, keys) = (v2, k2);
+        }
+        shape.unsat |= values.is_empty();
+        shape.enumeration = Some(values);
+        shape.enum_keys = keys.into_iter().collect();
+        Ok(())
+    }
+
+    fn k_format(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, val: &Value) -> Result<()> {
+        let Some(name) = val.as_str() else { return Err(Self::invalid(&sub.pointer, "format", "must be a string")) };
+        if super::super::formats::format_source(name).is_some() {
+            shape.formats.push((name.to_string(), format!("{}/format", sub.pointer)));
+        } else if IRREGULAR_FORMATS.contains(&name) {
+            self.unsupported(&sub.pointer, "format", &format!("format {name:?} cannot be expressed as a regular language"))?;
+        }
+        Ok(()) // unknown formats are annotations
+    }
+
+    fn k_items(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, obj: &'a Map<String, Value>, val: &'a Value) -> Result<()> {
+        if val.is_array() {
+            if sub.draft >= Draft::Draft2020 {
+                return Err(Self::invalid(&sub.pointer, "items", "must be a schema (use prefixItems for tuples)"));
+            }
+            let prefix =
+                if val.as_array().is_some_and(|a| a.is_empty()) { Vec::new() } else { schema_list(self, sub, "items", val)? };
+            static TRUE: Value = Value::Bool(true);
+            let rest = child(self, sub, obj.get("additionalItems").unwrap_or(&TRUE), &["additionalItems"]);
+            shape.arr_clauses.push((prefix, Some(rest)));
+            return Ok(());
+        }
+        if sub.draft >= Draft::Draft2020 && obj.contains_key("prefixItems") {
+            return Ok(()); // read together with prefixItems
+        }
+        shape.arr_clauses.push((Vec::new(), Some(child(self, sub, val, &["items"]))));
+        Ok(())
+    }
+
+    fn k_prefix(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        val: &'a Value,
+    ) -> Result<()> {
+        if sub.draft < Draft::Draft2020 {
+            return Ok(()); // not a keyword before 2020-12
+        }
+        let prefix = schema_list(self, sub, "prefixItems", val)?;
+        let rest = if let Some(items) = obj.get("items") {
+            Some(child(self, sub, items, &["items"]))
+        } else if let (Some(u), false) = (obj.get("unevaluatedItems"), IN_PLACE.iter().any(|k| obj.contains_key(*k))) {
+            Some(child(self, sub, u, &["unevaluatedItems"]))
+        } else {
+            None
+        };
+        shape.arr_clauses.push((prefix, rest));
+        Ok(())
+    }
+
+    fn k_contains(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        val: &'a Value,
+    ) -> Result<()> {
+        let newer = sub.draft >= Draft::Draft2019;
+        let lo = match obj.get("minContains").filter(|_| newer) {
+            Some(v) => count(sub, "minContains", v)?,
+            None => 1,
+        };
+        let hi = match obj.get("maxContains").filter(|_| newer) {
+            Some(v) => Some(count(sub, "maxContains", v)?),
+            None => None,
+        };
+        if lo == 0 && hi.is_none() {
+            return Ok(());
+        }
+        shape.contains.push((child(self, sub, val, &["contains"]), lo, hi));
+        Ok(())
+    }
+
+    fn k_unique(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, obj: &'a Map<String, Value>, val: &Value) -> Result<()> {
+        let Some(unique) = val.as_bool() else { return Err(Self::invalid(&sub.pointer, "uniqueItems", "must be a boolean")) };
+        // Exact only when at most one item can be present.
+        let at_most_one = obj.get("maxItems").and_then(value::number).is_some_and(|d| d <= Decimal::from_i64(1))
+            || shape.max_items.is_some_and(|m| m <= 1);
+        if unique && !at_most_one {
+            self.unsupported(
+                &sub.pointer,
+                "uniqueItems",
+                "a grammar cannot compare array items with each other (allowed only with maxItems <= 1)",
+            )?;
+        }
+        Ok(())
+    }
+
+    fn k_object(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        kw: &str,
+        val: &'a Value,
+    ) -> Result<()> {
+        match kw {
+            "properties" => {
+                let Some(map) = val.as_object() else { return Err(Self::invalid(&sub.pointer, kw, "must be an object")) };
+                let props = map.iter().map(|(k, s)| (k.clone(), child(self, sub, s, &["properties", k]))).collect();
+                self.object_clause(shape, sub, obj, props)
+            }
+            "patternProperties" => {
+                if !val.is_object() {
+                    return Err(Self::invalid(&sub.pointer, kw, "must be an object"));
+                }
+                if obj.contains_key("properties") {
+                    return Ok(()); // read together with properties
+                }
+                self.object_clause(shape, sub, obj, Vec::new())
+            }
+            "additionalProperties" => {
+                if obj.contains_key("properties") || obj.contains_key("patternProperties") {
+                    return Ok(());
+                }
+                self.object_clause(shape, sub, obj, Vec::new())
+            }
+            _ => {
+                let applicators = ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "$dynamicRef"];
+                if applicators.iter().any(|k| obj.contains_key(*k)) {
+                    return self.unsupported(
+                        &sub.pointer,
+                        "unevaluatedProperties",
+                        "supported only without in-place applicators (allOf, anyOf, $ref...) beside it",
+                    );
+                }
+                if ["additionalProperties", "properties", "patternProperties"].iter().any(|k| obj.contains_key(*k)) {
+                    return Ok(()); // read with them
+                }
+                self.object_clause(shape, sub, obj, Vec::new())
+            }
+        }
+    }
+
+    /// One object clause of `sub`: `props` with its patterns and additional properties.
+    fn object_clause(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        props: Vec<(String, Sub<'a>)>,
+    ) -> Result<()> {
+        let mut patterns = Vec::new();
+        if let Some(pp) = obj.get("patternProperties").and_then(Value::as_object) {
+            for (src, s) in pp {
+                let pointer = format!("{}/patternProperties/{}", sub.pointer, escape_pointer(src));
+                self.pattern_lang(src, &pointer)?;
+                patterns.push((src.clone(), child(self, sub, s, &["patternProperties", src])));
+            }
+        }
+        let unevaluated_alone =
+            !["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas"].iter().any(|k| obj.contains_key(*k));
+        let additional = if let Some(a) = obj.get("additionalProperties") {
+            Some(child(self, sub, a, &["additionalProperties"]))
+        } else if let (Some(u), true) = (obj.get("unevaluatedProperties"), unevaluated_alone) {
+            Some(child(self, sub, u, &["unevaluatedProperties"]))
+        } else {
+            None
+        };
+        shape.obj_clauses.push(ObjClause::new(props, patterns, additional));
+        Ok(())
+    }
+
+    fn k_unevaluated_items(
+        &mut self,
+        shape: &mut Shape<'a>,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        val: &'a Value,
+    ) -> Result<()> {
+        let applicators = ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "contains", "$dynamicRef"];
+        if applicators.iter().any(|k| obj.contains_key(*k)) {
+            return self.unsupported(
+                &sub.pointer,
+                "unevaluatedItems",
+                "supported only without in-place applicators or contains beside it",
+            );
+        }
+        if !obj.contains_key("items") && !obj.contains_key("prefixItems") {
+            shape.arr_clauses.push((Vec::new(), Some(child(self, sub, val, &["unevaluatedItems"]))));
+        }
+        Ok(())
+    }
+
+    /// `dependentRequired`, `dependentSchemas`, `dependencies`: per key, not an object, or
+    /// the key absent, or the key present with what it needs.
+    fn k_dependencies(
+        &mut self,
+        sub: &Subschema<'a>,
+        kw: &str,
+        val: &'a Value,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let Some(map) = val.as_object() else { return Err(Self::invalid(&sub.pointer, kw, "must be an object")) };
+        for (k, deps) in map {
+            let needs: Vec<Sub<'a>> = match deps {
+                Value::Array(names) => {
+                    let names: Option<Vec<String>> = names.iter().map(|d| d.as_str().map(str::to_string)).collect();
+                    let Some(names) = names else {
+                        return Err(Self::invalid(&sub.pointer, kw, &format!("the dependencies of {k:?} must be strings")));
+                    };
+                    if names.is_empty() {
+                        continue;
+                    }
+                    let mut all = vec![k.clone()];
+                    all.extend(names);
+                    vec![self.synthetic(Synthetic::Present(all))]
+                }
+                Value::Object(_) | Value::Bool(_) => {
+                    vec![self.synthetic(Synthetic::Present(vec![k.clone()])), child(self, sub, deps, &[kw, k])]
+                }
+                _ => return Err(Self::invalid(&sub.pointer, kw, &format!("the value for {k:?} must be an array or a schema"))),
+            };
+            let not_object = self.synthetic(Synthetic::Kinds(Kinds::ALL.without(Kinds::OBJ)));
+            let object = self.synthetic(Synthetic::Kinds(Kinds::OBJ));
+            let absent = self.synthetic(Synthetic::Absent(k.clone()));
+            let mut present = vec![object.clone()];
+            present.extend(needs);
+            disj.push((vec![vec![not_object], vec![object, absent], present], chain.to_vec()));
+        }
+        Ok(())
+    }
+
+    fn k_if(
+        &mut self,
+        sub: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        val: &'a Value,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) {
+        if !obj.contains_key("then") && !obj.contains_key("else") {
+            return;
+        }
+        static TRUE: Value = Value::Bool(true);
+        let cond = child(self, sub, val, &["if"]);
+        let then = child(self, sub, obj.get("then").unwrap_or(&TRUE), &["then"]);
+        let other = child(self, sub, obj.get("else").unwrap_or(&TRUE), &["else"]);
+        disj.push((vec![vec![cond.clone(), then], vec![cond.negate(), other]], chain.to_vec()));
+    }
+}
+
+fn k_bound(shape: &mut Shape<'_>, sub: &Subschema<'_>, obj: &Map<String, Value>, kw: &str, val: &Value) -> Result<()> {
+    if kw.starts_with("exclusive") && val.is_boolean() {
+        if sub.draft == Draft::Draft4 {
+            return Ok(()); // draft 4's boolean modifier, read by minimum/maximum
+        }
+        return Err(Translator::invalid(&sub.pointer, kw, "must be a number"));
+    }
+    let d = num(sub, kw, val)?;
+    let draft4_exclusive = |k: &str| sub.draft == Draft::Draft4 && obj.get(k) == Some(&Value::Bool(true));
+    match kw {
+        "minimum" => shape.set_lo(d, draft4_exclusive("exclusiveMinimum")),
+        "maximum" => shape.set_hi(d, draft4_exclusive("exclusiveMaximum")),
+        "exclusiveMinimum" => shape.set_lo(d, true),
+        _ => shape.set_hi(d, true),
+    }
+    Ok(())
+}
+
+fn count_field(kw: &str) -> CountField {
+    match kw {
+        "minLength" => CountField::MinLen,
+        "maxLength" => CountField::MaxLen,
+        "minItems" => CountField::MinItems,
+        "maxItems" => CountField::MaxItems,
+        "minProperties" => CountField::MinProps,
+        _ => CountField::MaxProps,
+    }
+}
+
+fn k_count_min(shape: &mut Shape<'_>, sub: &Subschema<'_>, kw: &str, val: &Value) -> Result<()> {
+    let n = count(sub, kw, val)?;
+    let field = count_field(kw);
+    let cur = match field {
+        CountField::MinLen => &mut shape.min_len,
+        CountField::MinItems => &mut shape.min_items,
+        _ => &mut shape.min_props,
+    };
+    if n > *cur {
+        *cur = n;
+        shape.count_ptrs.insert(field, format!("{}/{kw}", sub.pointer));
+    }
+    Ok(())
+}
+
+fn k_count_max(shape: &mut Shape<'_>, sub: &Subschema<'_>, kw: &str, val: &Value) -> Result<()> {
+    let n = count(sub, kw, val)?;
+    let field = count_field(kw);
+    let cur = match field {
+        CountField::MaxLen => &mut shape.max_len,
+        CountField::MaxItems => &mut shape.max_items,
+        _ => &mut shape.max_props,
+    };
+    if cur.is_none_or(|c| n < c) {
+        *cur = Some(n);
+        shape.count_ptrs.insert(field, format!("{}/{kw}", sub.pointer));
+    }
+    Ok(())
+}
+
+fn k_required(shape: &mut Shape<'_>, sub: &Subschema<'_>, val: &Value) -> Result<()> {
+    let names: Option<Vec<String>> = val.as_array().and_then(|a| a.iter().map(|k| k.as_str().map(str::to_string)).collect());
+    let Some(names) = names else {
+        if sub.draft == Draft::Draft4 && val.is_boolean() {
+            return Ok(());
+        }
+        return Err(Translator::invalid(&sub.pointer, "required", "must be an array of strings"));
+    };
+    shape.require(&names);
+    Ok(())
 }

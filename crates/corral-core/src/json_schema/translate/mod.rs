@@ -46,6 +46,9 @@ mod scalars;
 mod shape;
 mod value;
 
+#[cfg(test)]
+pub(crate) mod tests;
+
 use expr::{alt, lit, regex, rule, seq};
 use shape::{Kinds, Shape, Sub, SubKey, SubNode};
 

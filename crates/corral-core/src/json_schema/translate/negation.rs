@@ -1,2 +1,286 @@
 //! `not` pushed down to the keywords: the negation of a subschema as alternatives, each a
-//! conjunction of subschemas and synthetic constraints.
+//! conjunction of subschemas and synthetic constraints. A keyword whose negation is not
+//! exact is reported (see [`Translator::unsupported`]).
+
+use serde_json::{Map, Value};
+
+use super::super::resources::{Draft, Subschema};
+use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds};
+use super::shape::{Field, Sub, SubNode, Synthetic};
+use super::value::{self, show};
+use super::{Kinds, Translator};
+use crate::error::Result;
+
+/// Alternatives, each a conjunction.
+type Alternatives<'a> = Vec<Vec<Sub<'a>>>;
+
+impl<'a> Translator<'a> {
+    /// `not s` as alternatives (none: `s` allows everything).
+    pub(crate) fn negation(&mut self, s: &Subschema<'a>) -> Result<Alternatives<'a>> {
+        let obj = match s.node {
+            Value::Bool(true) => return Ok(Vec::new()),
+            Value::Bool(false) => return Ok(vec![Vec::new()]),
+            Value::Object(obj) if obj.is_empty() => return Ok(Vec::new()),
+            Value::Object(obj) => obj,
+            _ => return Err(Self::invalid(&s.pointer, "", "a schema must be an object or a boolean")),
+        };
+        let mut alts = Vec::new();
+        if let Some(reference) = obj.get("$ref") {
+            let target = SubNode::schema(self.res.resolve(s, reference)?);
+            alts.push(vec![target.negate()]);
+            if s.draft < Draft::Draft2019 {
+                return Ok(alts);
+            }
+        }
+        for (kw, val) in obj {
+            if introduced(kw) > s.draft {
+                continue;
+            }
+            alts.extend(self.negate_keyword(s, obj, kw, val)?);
+        }
+        Ok(alts)
+    }
+
+    fn field(&mut self, kinds: Kinds, field: Field<'a>) -> Sub<'a> {
+        self.synthetic(Synthetic::Field(kinds, field))
+    }
+
+    fn kinds(&mut self, kinds: Kinds) -> Sub<'a> {
+        self.synthetic(Synthetic::Kinds(kinds))
+    }
+
+    /// The alternatives of "keyword `kw` fails".
+    fn negate_keyword(
+        &mut self,
+        s: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        kw: &str,
+        val: &'a Value,
+    ) -> Result<Alternatives<'a>> {
+        let one = |x: Sub<'a>| vec![vec![x]];
+        Ok(match kw {
+            "type" => {
+                let rest = Kinds::ALL.without(type_kinds(s, val, obj)?);
+                if rest.is_empty() {
+                    Vec::new()
+                } else {
+                    one(self.kinds(rest))
+                }
+            }
+            "enum" | "const" => self.negate_enum(s, kw, val)?,
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => self.negate_bound(s, obj, kw, val)?,
+            "multipleOf" => {
+                let d = num(s, kw, val)?;
+                if d.is_negative() || d.is_zero() {
+                    return Err(Self::invalid(&s.pointer, kw, &format!("must be greater than 0, got {}", show(val))));
+                }
+                one(self.field(Kinds::NUMBER, Field::NegMultiple(d, format!("{}/multipleOf", s.pointer))))
+            }
+            "minLength" | "minItems" | "minProperties" => {
+                let n = count(s, kw, val)?;
+                if n == 0 {
+                    return Ok(Vec::new());
+                }
+                let (kinds, f) = match kw {
+                    "minLength" => (Kinds::STR, Field::MaxLen(n - 1)),
+                    "minItems" => (Kinds::ARR, Field::MaxItems(n - 1)),
+                    _ => (Kinds::OBJ, Field::MaxProps(n - 1)),
+                };
+                one(self.field(kinds, f))
+            }
+            "maxLength" | "maxItems" | "maxProperties" => {
+                let n = count(s, kw, val)?.saturating_add(1);
+                let (kinds, f) = match kw {
+                    "maxLength" => (Kinds::STR, Field::MinLen(n)),
+                    "maxItems" => (Kinds::ARR, Field::MinItems(n)),
+                    _ => (Kinds::OBJ, Field::MinProps(n)),
+                };
+                one(self.field(kinds, f))
+            }
+            "pattern" => {
+                let Some(src) = val.as_str() else { return Err(Self::invalid(&s.pointer, kw, "must be a string")) };
+                let pointer = format!("{}/pattern", s.pointer);
+                self.pattern_lang(src, &pointer)?;
+                one(self.field(Kinds::STR, Field::NegPattern(src.to_string(), pointer)))
+            }
+            "format" => {
+                let Some(name) = val.as_str() else { return Err(Self::invalid(&s.pointer, kw, "must be a string")) };
+                if super::super::formats::format_source(name).is_some() {
+                    one(self.field(Kinds::STR, Field::NegFormat(name.to_string(), format!("{}/format", s.pointer))))
+                } else {
+                    // Unknown formats are annotations; known irregular ones are reported.
+                    let mut shape = super::shape::Shape::default();
+                    self.keyword(&mut shape, s, obj, kw, val, &mut Vec::new(), &[])?;
+                    Vec::new()
+                }
+            }
+            "required" => {
+                let Some(names) = val.as_array() else { return Ok(Vec::new()) };
+                let mut alts = Vec::new();
+                for k in names.iter().filter_map(Value::as_str) {
+                    alts.push(vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::Absent(k.to_string()))]);
+                }
+                alts
+            }
+            "properties" => self.negate_properties(s, obj, val)?,
+            "items" => self.negate_items(s, obj, val)?,
+            "prefixItems" => self.negate_prefix(s, obj, val)?,
+            "contains" => {
+                if obj.contains_key("minContains") || obj.contains_key("maxContains") {
+                    self.unsupported(&s.pointer, "contains", "cannot be negated with minContains/maxContains")?;
+                    return Ok(Vec::new());
+                }
+                let good = child(self, s, val, &["contains"]).negate();
+                vec![vec![self.kinds(Kinds::ARR), self.synthetic(Synthetic::EveryItem(good))]]
+            }
+            "allOf" => schema_list(self, s, kw, val)?.into_iter().map(|b| vec![b.negate()]).collect(),
+            "anyOf" => vec![schema_list(self, s, kw, val)?.into_iter().map(|b| b.negate()).collect()],
+            "oneOf" => {
+                let branches = schema_list(self, s, kw, val)?;
+                let mut alts = vec![branches.iter().map(|b| b.negate()).collect::<Vec<_>>()];
+                for (i, a) in branches.iter().enumerate() {
+                    for b in &branches[i + 1..] {
+                        alts.push(vec![a.clone(), b.clone()]);
+                    }
+                }
+                alts
+            }
+            "not" => vec![vec![child(self, s, val, &["not"])]],
+            "if" => {
+                let cond = child(self, s, val, &["if"]);
+                let mut alts = Vec::new();
+                if let Some(then) = obj.get("then") {
+                    alts.push(vec![cond.clone(), child(self, s, then, &["then"]).negate()]);
+                }
+                if let Some(other) = obj.get("else") {
+                    alts.push(vec![cond.negate(), child(self, s, other, &["else"]).negate()]);
+                }
+                alts
+            }
+            "dependentRequired" | "dependentSchemas" | "dependencies" => self.negate_dependencies(s, kw, val)?,
+            "additionalProperties" if val == &Value::Bool(true) => Vec::new(),
+            "uniqueItems" if val == &Value::Bool(false) => Vec::new(),
+            "additionalItems"
+            | "additionalProperties"
+            | "patternProperties"
+            | "propertyNames"
+            | "uniqueItems"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
+                self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
+                Vec::new()
+            }
+            "$dynamicRef" | "$recursiveRef" => {
+                self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
+                Vec::new()
+            }
+            _ => {
+                let _ = is_annotation(kw); // annotations, `then`/`else`…, unknown keywords: nothing to negate
+                Vec::new()
+            }
+        })
+    }
+
+    fn negate_enum(&mut self, s: &Subschema<'a>, kw: &str, val: &'a Value) -> Result<Alternatives<'a>> {
+        let (values, keys) = if kw == "const" {
+            (vec![val], vec![value::canon(val)])
+        } else {
+            if !val.is_array() {
+                return Err(Self::invalid(&s.pointer, "enum", "must be an array"));
+            }
+            enum_members(val)
+        };
+        if values.iter().any(|v| v.is_array() || v.is_object()) {
+            self.unsupported(&s.pointer, kw, "excluding array or object values is not supported")?;
+            return Ok(Vec::new());
+        }
+        Ok(vec![vec![self.synthetic(Synthetic::NotValues(values, keys))]])
+    }
+
+    fn negate_bound(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, kw: &str, val: &Value) -> Result<Alternatives<'a>> {
+        if val.is_boolean() {
+            return Ok(Vec::new()); // draft 4's modifier
+        }
+        let d = num(s, kw, val)?;
+        let draft4_exclusive = |k: &str| s.draft == Draft::Draft4 && obj.get(k) == Some(&Value::Bool(true));
+        let f = match kw {
+            "minimum" => Field::Hi(d, !draft4_exclusive("exclusiveMinimum")),
+            "maximum" => Field::Lo(d, !draft4_exclusive("exclusiveMaximum")),
+            "exclusiveMinimum" => Field::Hi(d, false),
+            _ => Field::Lo(d, false),
+        };
+        Ok(vec![vec![self.field(Kinds::NUMBER, f)]])
+    }
+
+    fn negate_properties(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Result<Alternatives<'a>> {
+        let Some(map) = val.as_object() else { return Err(Self::invalid(&s.pointer, "properties", "must be an object")) };
+        if obj.get("patternProperties").is_some_and(|p| p.as_object().is_some_and(|m| !m.is_empty())) {
+            self.unsupported(&s.pointer, "properties", "cannot be negated next to patternProperties")?;
+            return Ok(Vec::new());
+        }
+        let mut alts = Vec::new();
+        for (k, sch) in map {
+            let bad = child(self, s, sch, &["properties", k]).negate();
+            alts.push(vec![
+                self.kinds(Kinds::OBJ),
+                self.synthetic(Synthetic::Present(vec![k.clone()])),
+                self.synthetic(Synthetic::BadProperty(k.clone(), bad)),
+            ]);
+        }
+        Ok(alts)
+    }
+
+    fn negate_items(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Result<Alternatives<'a>> {
+        let prefix =
+            s.draft >= Draft::Draft2020 && obj.get("prefixItems").is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()));
+        if val.is_array() || prefix {
+            self.unsupported(&s.pointer, "items", "cannot be negated next to a tuple prefix")?;
+            return Ok(Vec::new());
+        }
+        let bad = child(self, s, val, &["items"]).negate();
+        Ok(vec![vec![self.field(Kinds::ARR, Field::Contains(bad, 1))]])
+    }
+
+    fn negate_prefix(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Result<Alternatives<'a>> {
+        let items = schema_list(self, s, "prefixItems", val)?;
+        static TRUE: Value = Value::Bool(true);
+        let anything =
+            SubNode::schema(Subschema { node: &TRUE, pointer: s.pointer.clone(), base: s.base.clone(), draft: s.draft });
+        let mut alts = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let bad = item.negate();
+            alts.push(vec![self.kinds(Kinds::ARR), self.synthetic(Synthetic::BadPrefixItem(i, bad, anything.clone()))]);
+        }
+        if obj.get("items").is_some_and(|v| !v.is_array()) {
+            self.unsupported(&s.pointer, "items", "cannot be negated next to prefixItems")?;
+        }
+        Ok(alts)
+    }
+
+    fn negate_dependencies(&mut self, s: &Subschema<'a>, kw: &str, val: &'a Value) -> Result<Alternatives<'a>> {
+        let Some(map) = val.as_object() else { return Err(Self::invalid(&s.pointer, kw, "must be an object")) };
+        let mut alts = Vec::new();
+        for (k, deps) in map {
+            match deps {
+                Value::Array(names) => {
+                    for d in names {
+                        let Some(d) = d.as_str() else {
+                            return Err(Self::invalid(&s.pointer, kw, &format!("the dependencies of {k:?} must be strings")));
+                        };
+                        alts.push(vec![
+                            self.kinds(Kinds::OBJ),
+                            self.synthetic(Synthetic::Present(vec![k.clone()])),
+                            self.synthetic(Synthetic::Absent(d.to_string())),
+                        ]);
+                    }
+                }
+                Value::Object(_) | Value::Bool(_) => {
+                    let bad = child(self, s, deps, &[kw, k]).negate();
+                    alts.push(vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::Present(vec![k.clone()])), bad]);
+                }
+                _ => return Err(Self::invalid(&s.pointer, kw, &format!("the value for {k:?} must be an array or a schema"))),
+            }
+        }
+        Ok(alts)
+    }
+}

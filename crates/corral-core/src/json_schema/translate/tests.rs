@@ -1,0 +1,128 @@
+//! The translator end to end: a schema is translated, lowered and compiled against a
+//! vocabulary of one token per byte, and strings are fed byte by byte (mask and
+//! `advance` checked against each other) to see which values it allows.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{translate, SchemaOptions, Whitespace};
+use crate::error::{Error, Result, SchemaErrorKind};
+use crate::grammar::{Grammar, LowerOptions};
+use crate::index::CompiledGrammar;
+use crate::limits::Limits;
+use crate::matcher::Matcher;
+use crate::vocab::Vocabulary;
+
+/// One token per byte, then EOS (256).
+pub(crate) fn byte_vocab() -> Arc<Vocabulary> {
+    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    tokens.push(None);
+    Arc::new(Vocabulary::new(tokens, &[], &[256], None).expect("byte vocabulary"))
+}
+
+/// `schema` translated with `options` and compiled as the Python package compiles it.
+pub(crate) fn compile_with(schema: &Value, options: &SchemaOptions) -> Result<Arc<CompiledGrammar>> {
+    let limits = Limits::default();
+    let t = translate(schema, &[], options, &limits)?;
+    let lower = LowerOptions { max_terminal_source: 0 };
+    let g =
+        Grammar::cfg_ast(&t.ast, "json schema", Some("start"), &limits, &lower, None)?.with_distinct_keys(!t.finite_key_endings);
+    Ok(Arc::new(CompiledGrammar::new(&g, byte_vocab(), &limits, false)?))
+}
+
+/// [`compile_with`] the default options.
+pub(crate) fn compile(schema: &Value) -> Result<Arc<CompiledGrammar>> {
+    compile_with(schema, &SchemaOptions::default())
+}
+
+/// Does the grammar allow exactly `s`?
+pub(crate) fn accepts(c: &Arc<CompiledGrammar>, s: &str) -> bool {
+    let bit = |mask: &[u32], t: u32| mask[(t / 32) as usize] >> (t % 32) & 1 == 1;
+    let mut m = Matcher::new(c.clone());
+    let mut mask = vec![0u32; c.vocab().mask_words()];
+    for &b in s.as_bytes() {
+        m.fill_mask(&mut mask).expect("mask");
+        let allowed = bit(&mask, b as u32);
+        let took = m.advance(b as u32).expect("advance");
+        assert_eq!(allowed, took, "mask and advance disagree in {s:?}");
+        if !took {
+            return false;
+        }
+    }
+    m.fill_mask(&mut mask).expect("mask");
+    assert_eq!(bit(&mask, 256), m.is_accepting(), "EOS and is_accepting disagree after {s:?}");
+    m.is_accepting()
+}
+
+/// Checks the values `schema` must allow and must not.
+pub(crate) fn check(schema: Value, pass: &[&str], fail: &[&str]) {
+    let c = compile(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    for s in pass {
+        assert!(accepts(&c, s), "{schema}: {s} must be allowed");
+    }
+    for s in fail {
+        assert!(!accepts(&c, s), "{schema}: {s} must not be allowed");
+    }
+}
+
+fn schema_error(schema: Value) -> (SchemaErrorKind, String, String) {
+    match compile(&schema) {
+        Err(Error::Schema { kind, pointer, keyword, .. }) => (kind, pointer, keyword),
+        Err(e) => panic!("{schema}: expected a schema error, got {e}"),
+        Ok(_) => panic!("{schema}: expected a schema error, got a grammar"),
+    }
+}
+
+#[test]
+fn types_and_combinators_of_constants() {
+    check(json!({"type": "null"}), &["null"], &["true", "nul", ""]);
+    check(json!({"type": ["boolean", "null"]}), &["true", "false", "null"], &["1"]);
+    check(json!({"anyOf": [{"type": "null"}, {"type": "boolean"}]}), &["null", "false"], &["{}"]);
+    check(json!({"type": "boolean", "not": {"const": true}}), &["false"], &["true"]);
+    check(json!({"allOf": [{"type": ["null", "boolean"]}, {"type": "boolean"}]}), &["true"], &["null"]);
+}
+
+#[test]
+fn references_and_recursion_through_allof() {
+    let schema = json!({"$defs": {"b": {"type": "boolean"}}, "$ref": "#/$defs/b"});
+    check(schema, &["true"], &["null"]);
+    // A subschema that needs itself in place adds no value: only the other branch.
+    let cyclic = json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}, "$ref": "#/$defs/a"});
+    check(cyclic, &["null"], &["true"]);
+}
+
+#[test]
+fn if_then_else_and_one_of_on_constants() {
+    check(json!({"type": ["null", "boolean"], "if": {"type": "null"}, "then": false}), &["true"], &["null"]);
+    // Not disjoint: exactly one of (null or true), (true or false) → null, false.
+    let one_of =
+        json!({"oneOf": [{"type": "null"}, {"type": "boolean"}, {"type": ["null", "boolean"], "not": {"type": "null"}}]});
+    check(one_of, &["null"], &["true", "false"]);
+}
+
+#[test]
+fn a_schema_with_no_value_is_an_empty_language() {
+    assert!(matches!(compile(&json!(false)), Err(Error::EmptyLanguage { .. })));
+    assert!(matches!(compile(&json!({"type": "null", "not": {"type": "null"}})), Err(Error::EmptyLanguage { .. })));
+}
+
+#[test]
+fn errors_name_the_keyword_and_its_pointer() {
+    let (kind, pointer, keyword) = schema_error(json!({"properties": {"a": {"type": "nothing"}}}));
+    assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Invalid, "/properties/a/type", "type"));
+    let (kind, pointer, keyword) = schema_error(json!({"$ref": "#/nowhere"}));
+    assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Invalid, "/$ref", "$ref"));
+    let (kind, pointer, keyword) = schema_error(json!({"items": {"uniqueItems": true}}));
+    assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Unsupported, "/items/uniqueItems", "uniqueItems"));
+    let (kind, _, keyword) = schema_error(json!({"not": {"$dynamicRef": "#x"}}));
+    assert_eq!((kind, keyword.as_str()), (SchemaErrorKind::Unsupported, "$dynamicRef"));
+}
+
+#[test]
+fn flexible_whitespace_surrounds_the_value() {
+    let options = SchemaOptions { whitespace: Whitespace::Flexible { max: 2 }, ..Default::default() };
+    let c = compile_with(&json!({"type": "null"}), &options).expect("compiles");
+    assert!(accepts(&c, " null\n"));
+    assert!(!accepts(&c, "   null"));
+}
