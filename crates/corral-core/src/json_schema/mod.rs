@@ -18,6 +18,8 @@
 //! Every piece is exact: a constraint is enforced as written or reported as an error
 //! that names it.
 
+pub mod compile;
+pub mod document;
 pub mod ecma;
 pub mod formats;
 pub mod numbers;

@@ -1,0 +1,107 @@
+//! A schema's text to a [`Grammar`]: the documents read, translated, lowered, with the
+//! JSON-object condition (distinct keys) attached, all on a thread whose stack holds the
+//! deepest recursion the limits allow, within `Limits::max_compile_ms`, interruptible.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::document;
+use super::translate::{self, SchemaOptions};
+use crate::error::{Error, Result};
+use crate::grammar::{Grammar, LowerOptions};
+use crate::limits::Limits;
+use crate::util::interrupt::{self, Scope, StopFlag};
+
+/// Stack bytes reserved per level of schema nesting the limits allow (a level of value
+/// nesting takes a handful of frames of the translation and of the reader; the memory is
+/// reserved, and used only by a schema that nests that deep).
+pub const STACK_PER_LEVEL: usize = 16 << 10;
+
+/// A translated schema's grammar and the translation's warnings (keywords dropped with
+/// `strict` off).
+#[derive(Debug)]
+pub struct SchemaGrammar {
+    /// The grammar (JSON whose objects keep their keys distinct).
+    pub grammar: Grammar,
+    /// What was dropped, and other findings of the translation.
+    pub warnings: Vec<String>,
+}
+
+/// The grammar of the schema in JSON `text`; `documents` are other schema documents (URI,
+/// JSON text) that its `$ref`s may point into.
+pub fn schema_grammar(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits) -> Result<SchemaGrammar> {
+    on_deep_stack(limits, || {
+        let (schema, docs) = read(text, documents, limits)?;
+        let t = translate::translate(&schema, &docs, options, limits)?;
+        // No property is determinized with its value: keys join their (shared) value
+        // terminals by concatenation.
+        let lower = LowerOptions { max_terminal_source: 0 };
+        let grammar = Grammar::cfg_ast(&t.ast, "JSON Schema", Some("start"), limits, &lower, None)?;
+        // Where every class of keys leaves half-written keys infinitely many endings,
+        // closed keys suffice (see `distinct_keys`).
+        Ok(SchemaGrammar { grammar: grammar.with_distinct_keys(!t.finite_key_endings), warnings: t.warnings })
+    })
+}
+
+/// The documents the schema's `$ref`s point into that are not among `documents`: what a
+/// resolver must supply (then ask again: new documents may point further).
+pub fn missing_documents(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits) -> Result<Vec<String>> {
+    on_deep_stack(limits, || {
+        let (schema, docs) = read(text, documents, limits)?;
+        translate::missing_documents(&schema, &docs, options, limits)
+    })
+}
+
+type Documents = Vec<(String, Value)>;
+
+fn read(text: &str, documents: &[(String, String)], limits: &Limits) -> Result<(Value, Documents)> {
+    let depth = limits.max_schema_document_depth;
+    let schema = document::parse(text, "the schema", depth)?;
+    let docs = documents
+        .iter()
+        .map(|(uri, t)| Ok((uri.clone(), document::parse(t, &format!("the document for {uri}"), depth)?)))
+        .collect::<Result<Documents>>()?;
+    Ok((schema, docs))
+}
+
+/// Runs `work` on a thread with a stack for the nesting `limits` allow, within
+/// `max_compile_ms`; this thread waits, and stops it when its own scope says stop
+/// (Ctrl-C in the Python binding).
+fn on_deep_stack<T: Send>(limits: &Limits, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    let levels = limits.max_schema_value_depth.saturating_add(limits.max_schema_depth).saturating_add(limits.max_schema_document_depth);
+    let stack = levels.saturating_mul(STACK_PER_LEVEL).clamp(8 << 20, 1 << 30);
+    let stop = StopFlag::new();
+    let budget = Scope { stop: stop.clone(), ..Scope::with_budget("max_compile_ms", limits.max_compile_ms) };
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new().name("corral-json-schema".into()).stack_size(stack).spawn_scoped(s, move || {
+            // A panic is reported as a bug, not re-raised by the scope's join.
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| interrupt::run(&budget, work)));
+            let _ = tx.send(result.unwrap_or_else(|p| Err(Error::Internal(panic_message(&p)))));
+        });
+        if let Err(e) = spawned {
+            return Err(Error::Internal(format!("cannot start the translation's thread: {e}")));
+        }
+        loop {
+            match rx.recv_timeout(Duration::from_millis(5)) {
+                Ok(result) => return result,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = interrupt::check_now() {
+                        stop.stop(); // the thread stops at its next check; the scope joins it
+                        return Err(e);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Internal("the translation's thread panicked".into()))
+                }
+            }
+        }
+    })
+}
+
+/// The message of a caught panic.
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+    format!("the translation panicked: {}", what.unwrap_or_else(|| "unknown panic".into()))
+}

@@ -1,0 +1,58 @@
+//! Schema documents as text: their nesting measured before they are read (a document
+//! nested deeper than `Limits::max_schema_document_depth` is refused without being
+//! parsed), then read with numbers kept exactly as written.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// How deep the arrays and objects of JSON `text` nest, and the byte offset where the
+/// deepest one opens (strings skipped; the text need not be valid JSON).
+pub fn nesting(text: &str) -> (usize, usize) {
+    let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, b) in text.bytes().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > deepest {
+                    (deepest, at) = (depth, i);
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (deepest, at)
+}
+
+/// Reads JSON `text` (`what` names it in errors) whose values nest at most `max_depth`
+/// deep. The caller's stack must hold a recursion of that depth (see
+/// [`super::STACK_PER_LEVEL`]).
+pub fn parse(text: &str, what: &str, max_depth: usize) -> Result<Value> {
+    let (depth, at) = nesting(text);
+    if depth > max_depth + 1 {
+        return Err(Error::LimitExceeded {
+            limit: "max_schema_document_depth",
+            value: max_depth,
+            context: format!("{what}: JSON values nest {} deep (at byte {at})", depth - 1),
+        });
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    // The depth is bounded above: serde_json's own bound (128) would refuse valid schemas.
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de).and_then(|v| de.end().map(|_| v));
+    value.map_err(|e| super::resources::invalid("", "", &format!("{what} is not valid JSON ({e})")))
+}
