@@ -211,6 +211,10 @@ class Vocabulary:
         """Concatenated bytes of a token sequence (special tokens contribute nothing)."""
 
 @final
+# (strict, whitespace, max_whitespace, property_order, spec_exact, integer_fraction,
+# indent, draft) as Grammar.json_schema takes them.
+_SchemaOptions = tuple[bool, str, int, str, bool, bool, str | None, int]
+
 class Grammar:
     """A validated constraint, not yet tied to a vocabulary."""
 
@@ -243,6 +247,26 @@ class Grammar:
     def sample(self, seed: int, budget: int = 64) -> bytes | None:
         """A random sentence of a context-free grammar (about `budget` bytes): for tests and
         examples. None for a regex."""
+    @staticmethod
+    def json_schema(
+        schema: str,
+        documents: list[tuple[str, str]],
+        options: _SchemaOptions,
+        limits: Limits | None = None,
+    ) -> Grammar:
+        """Translates a JSON Schema (its JSON text; ``documents``: (URI, JSON text) of other
+        documents its ``$ref``s point into) into a grammar of the JSON values it allows."""
+    @staticmethod
+    def json_schema_missing(
+        schema: str,
+        documents: list[tuple[str, str]],
+        options: _SchemaOptions,
+        limits: Limits | None = None,
+    ) -> list[str]:
+        """The URIs of the documents the schema's ``$ref``s need that are not given."""
+    @property
+    def schema_warnings(self) -> list[str]:
+        """What a JSON Schema translation dropped (``strict=False``) or noticed."""
     @staticmethod
     def _to_lark(text: str, dialect: str, start: str) -> str:
         """The grammar text translated to Lark syntax (a test oracle)."""

@@ -27,10 +27,12 @@ pub(crate) enum ErrorKind {
     Vocabulary,
     Matcher,
     DeadEnd,
+    InvalidSchema,
+    UnsupportedSchema,
     Internal,
 }
 
-const KINDS: usize = 9;
+const KINDS: usize = 11;
 
 impl ErrorKind {
     const ALL: [ErrorKind; KINDS] = [
@@ -42,6 +44,8 @@ impl ErrorKind {
         ErrorKind::Vocabulary,
         ErrorKind::Matcher,
         ErrorKind::DeadEnd,
+        ErrorKind::InvalidSchema,
+        ErrorKind::UnsupportedSchema,
         ErrorKind::Internal,
     ];
 
@@ -56,6 +60,8 @@ impl ErrorKind {
             ErrorKind::Vocabulary => "VocabularyError",
             ErrorKind::Matcher => "MatcherError",
             ErrorKind::DeadEnd => "DeadEndError",
+            ErrorKind::InvalidSchema => "InvalidSchemaError",
+            ErrorKind::UnsupportedSchema => "UnsupportedSchemaError",
             ErrorKind::Internal => "InternalError",
         }
     }
@@ -168,6 +174,13 @@ pub(crate) fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
         core::Error::Vocabulary(_) => raise(py, ErrorKind::Vocabulary, message, &[]),
         core::Error::InvalidArgument(_) => raise(py, ErrorKind::Matcher, message, &[]),
         core::Error::NoCommonToken { .. } => raise(py, ErrorKind::DeadEnd, message, &[]),
+        core::Error::Schema { kind, pointer, keyword, .. } => {
+            let class = match kind {
+                core::error::SchemaErrorKind::Invalid => ErrorKind::InvalidSchema,
+                _ => ErrorKind::UnsupportedSchema,
+            };
+            raise(py, class, message, &[("pointer", val(py, pointer)), ("keyword", val(py, keyword))])
+        }
         core::Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
         // `Internal`, and any variant a newer core adds (`core::Error` is non-exhaustive).
         _ => internal_error(py, &message),

@@ -32,6 +32,46 @@ enum Recipe {
         distinct_keys: bool,
         key_endings_infinite: bool,
     },
+    JsonSchema {
+        schema: String,
+        documents: Vec<(String, String)>,
+        options: SchemaArgs,
+        limits: Option<core::Limits>,
+    },
+}
+
+/// The options of `Grammar.json_schema`, as Python passes them: (strict, whitespace,
+/// max_whitespace, property_order, spec_exact, integer_fraction, indent, draft).
+type SchemaArgs = (bool, String, u32, String, bool, bool, Option<String>, u32);
+
+/// The core's options from [`SchemaArgs`] (already checked by the Python package; a
+/// value out of range here is a `TypeError`).
+fn schema_options(args: &SchemaArgs) -> PyResult<core::json_schema::translate::SchemaOptions> {
+    use core::json_schema::resources::Draft;
+    use core::json_schema::translate::{SchemaOptions, Whitespace};
+    let (strict, whitespace, max_whitespace, order, spec_exact, integer_fraction, indent, draft) = args;
+    let whitespace = match whitespace.as_str() {
+        "compact" => Whitespace::Compact,
+        "flexible" => Whitespace::Flexible { max: *max_whitespace },
+        other => return Err(PyTypeError::new_err(format!("unknown whitespace {other:?}"))),
+    };
+    let draft = match draft {
+        4 => Draft::Draft4,
+        6 => Draft::Draft6,
+        7 => Draft::Draft7,
+        2019 => Draft::Draft2019,
+        2020 => Draft::Draft2020,
+        other => return Err(PyTypeError::new_err(format!("unknown draft {other}"))),
+    };
+    Ok(SchemaOptions {
+        strict: *strict,
+        whitespace,
+        any_order: order == "any",
+        spec_exact: *spec_exact,
+        integer_fraction: *integer_fraction,
+        indent: indent.clone(),
+        draft,
+    })
 }
 
 /// A validated constraint, not yet tied to a vocabulary.
@@ -39,6 +79,8 @@ enum Recipe {
 pub(crate) struct PyGrammar {
     pub(crate) inner: core::Grammar,
     recipe: Recipe,
+    /// What a JSON Schema translation dropped (`strict=False`) or noticed.
+    schema_warnings: Vec<String>,
 }
 
 #[pymethods]
@@ -60,7 +102,7 @@ impl PyGrammar {
         let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
         let pattern = pattern.to_string();
         let inner = guard_detached(py, move || core::Grammar::regex(&pattern, &limits, classes.as_ref()))?;
-        Ok(PyGrammar { inner, recipe })
+        Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new() })
     }
 
     /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
@@ -111,7 +153,51 @@ impl PyGrammar {
             core::Grammar::cfg_text_with(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
         })?;
         let inner = if distinct_keys { inner.with_distinct_keys(key_endings_infinite) } else { inner };
-        Ok(PyGrammar { inner, recipe })
+        Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new() })
+    }
+
+    /// Translates a JSON Schema (its JSON `schema` text; `documents`: (URI, JSON text) of
+    /// other documents its `$ref`s point into) into a grammar of the JSON values it
+    /// allows. `options`: (strict, whitespace, max_whitespace, property_order, spec_exact,
+    /// integer_fraction, indent, draft), as `corral.Grammar.json_schema` checks them.
+    #[staticmethod]
+    #[pyo3(signature = (schema, documents, options, limits=None))]
+    fn json_schema(
+        py: Python<'_>,
+        schema: String,
+        documents: Vec<(String, String)>,
+        options: SchemaArgs,
+        limits: Option<PyRef<'_, PyLimits>>,
+    ) -> PyResult<Self> {
+        let opts = schema_options(&options)?;
+        let lim = limits.as_ref().map(|l| l.inner.clone()).unwrap_or_default();
+        let (text, docs) = (schema.clone(), documents.clone());
+        let built = guard_detached(py, move || core::json_schema::compile::schema_grammar(&text, &docs, &opts, &lim))?;
+        let recipe = Recipe::JsonSchema { schema, documents, options, limits: limits.map(|l| l.inner.clone()) };
+        Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
+    }
+
+    /// The documents (URIs) the schema's `$ref`s point into that are not among
+    /// `documents`: what a resolver must supply (ask again after: new documents may
+    /// point further).
+    #[staticmethod]
+    #[pyo3(signature = (schema, documents, options, limits=None))]
+    fn json_schema_missing(
+        py: Python<'_>,
+        schema: String,
+        documents: Vec<(String, String)>,
+        options: SchemaArgs,
+        limits: Option<PyRef<'_, PyLimits>>,
+    ) -> PyResult<Vec<String>> {
+        let opts = schema_options(&options)?;
+        let lim = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        guard_detached(py, move || core::json_schema::compile::missing_documents(&schema, &documents, &opts, &lim))
+    }
+
+    /// What a JSON Schema translation dropped (`strict=False`) or noticed.
+    #[getter]
+    fn schema_warnings(&self) -> Vec<String> {
+        self.schema_warnings.clone()
     }
 
     /// A random sentence of a context-free grammar (about `budget` bytes): for tests and
@@ -162,6 +248,9 @@ impl PyGrammar {
                 (text, dialect, start, limits(l), classes.clone(), *max_terminal_source, *distinct_keys, *key_endings_infinite),
             )
                 .into_pyobject(py)?,
+            Recipe::JsonSchema { schema, documents, options, limits: l } => {
+                ("json_schema", (schema, documents.clone(), options.clone(), limits(l))).into_pyobject(py)?
+            }
         };
         Ok((py.import("corral._core")?.getattr("_rebuild_grammar")?, args))
     }
@@ -180,7 +269,7 @@ pub(crate) fn _rebuild_grammar<'py>(
     args: Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
     match constructor {
-        "regex" | "cfg" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
+        "regex" | "cfg" | "json_schema" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
         other => Err(PyTypeError::new_err(format!("unknown grammar constructor {other:?}"))),
     }
 }

@@ -1,0 +1,98 @@
+"""JSON Schema compiled by the Rust core: what stays in Python is what is Python's.
+
+The schema (a dict, after ``schema_from`` turned Pydantic types into one) is written as
+JSON text and handed to ``_core.Grammar.json_schema``. A ``resolver`` (a dict from URI to
+schema, or a function of the URI) is asked for the documents the core names as missing,
+until none is; a document it cannot supply is reported by the core at the ``$ref`` that
+needs it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from .. import _core
+from ..errors import InvalidSchemaError
+
+# The most rounds of asking the resolver (each round's documents may point further).
+MAX_RESOLVER_ROUNDS = 64
+
+
+def schema_text(schema: Any, what: str = "the schema") -> str:
+    """``schema`` as JSON text; InvalidSchemaError for a value that is not JSON (``NaN``,
+    a non-string key, a lone surrogate), naming where."""
+    try:
+        text = json.dumps(schema, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        raise InvalidSchemaError(f"{what} is not a JSON value: {e}") from None
+    except RecursionError:
+        raise InvalidSchemaError(f"{what} nests too deeply to be written as JSON") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        _refuse_surrogates(schema)
+    return text
+
+
+def compile_schema(
+    schema: Any,
+    *,
+    resolver: dict[str, Any] | Callable[[str], Any] | None,
+    options: tuple[bool, str, int, str, bool, bool, str | None, int],
+    limits: Any,
+) -> _core.Grammar:
+    """The core's grammar for ``schema`` (see :meth:`corral.Grammar.json_schema`)."""
+    text = schema_text(schema)
+    documents: dict[str, str] = {}
+    for _ in range(MAX_RESOLVER_ROUNDS):
+        missing = _core.Grammar.json_schema_missing(text, list(documents.items()), options, limits)
+        found = False
+        for uri in missing:
+            doc = _ask(resolver, uri)
+            if doc is not None:
+                documents[uri] = doc
+                found = True
+        if not found:
+            break
+    return _core.Grammar.json_schema(text, list(documents.items()), options, limits)
+
+
+def _ask(resolver: dict[str, Any] | Callable[[str], Any] | None, uri: str) -> str | None:
+    """The JSON text of document ``uri`` from the resolver (None: it has none)."""
+    if resolver is None:
+        return None
+    found = resolver(uri) if callable(resolver) else resolver.get(uri)
+    if found is None:
+        return None
+    if isinstance(found, (bytes, bytearray)):
+        found = found.decode("utf-8", "replace")
+    if isinstance(found, str):
+        return found  # JSON text: the core reads it (and says where it is not JSON)
+    if not isinstance(found, (dict, bool)):
+        raise InvalidSchemaError(f"the document for {uri} is not a schema (an object or a boolean)")
+    return schema_text(found, f"the document for {uri}")
+
+
+def _refuse_surrogates(schema: Any) -> None:
+    """Raises InvalidSchemaError at the first string of ``schema`` (a key or a value)
+    holding a lone surrogate: Python's JSON reader accepts ``"\\ud800"``, but no UTF-8
+    output can contain it."""
+    stack: list[tuple[str, Any]] = [("", schema)]
+    while stack:
+        pointer, node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            here = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            for text in (key, value):
+                if isinstance(text, str):
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError as e:
+                        raise InvalidSchemaError(
+                            f"{here or '/'}: lone surrogate U+{ord(text[e.start]):04X} cannot be written as UTF-8 text",
+                            pointer=here,
+                        ) from None
+            stack.append((here, value))
+    raise InvalidSchemaError("the schema holds a lone surrogate, which cannot be written as UTF-8 text")
