@@ -96,6 +96,10 @@ class SchemaWarning(GrammarWarning):
     """A JSON Schema keyword was dropped (``strict=False``) or is treated loosely."""
 
 
+# The options of Grammar.json_schema's defaults, as the core takes them.
+_DEFAULT_SCHEMA_OPTIONS = (True, "compact", 16, "schema", False, False, None, 2020)
+
+
 class Grammar:
     """A validated constraint on the model's output, independent of any vocabulary.
 
@@ -259,35 +263,23 @@ class Grammar:
         ``max_schema_alternatives``... see docs/limits.md) and its wall-clock time
         (``max_compile_ms``); :class:`~corral.LimitExceededError` names the one hit.
         """
-        from ._schema import schema_from, translate
+        from ._schema import check_options, indent_string, schema_from
+        from ._schema.native import compile_schema, schema_text
 
+        check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=2020, property_order=property_order, integer_fraction=spec_exact, limits=limits, spec_exact=spec_exact, indent=indent)
         from_python_type = not isinstance(schema, (dict, bool, str, bytes, bytearray, list, tuple, int, float, type(None)))
         python_type = schema
         schema = schema_from(schema)
         # A Python type (Pydantic) never gets integers with a fraction: JSON Schema counts
         # 1.0 as an integer, but Pydantic rejects large ones written that way.
-        text, translator = translate(
-            schema,
-            strict=strict,
-            whitespace=whitespace,
-            max_whitespace=max_whitespace,
-            indent=indent,
-            resolver=resolver,
-            property_order=property_order,
-            spec_exact=spec_exact,
-            integer_fraction=spec_exact is True and not from_python_type,
-            limits=limits,
-        )
-        for message in translator.warnings:
+        options = (strict, whitespace, max_whitespace, property_order, spec_exact, spec_exact is True and not from_python_type, indent_string(indent), 2020)
+        inner = compile_schema(schema, resolver=resolver, options=options, limits=limits)
+        for message in inner.schema_warnings:
             warnings.warn(message, SchemaWarning, stacklevel=2)
-        classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
-        # 0: no property is determinized with its value; keys join their (shared) value
-        # terminals by concatenation (see LowerOptions in crates/corral-core/src/grammar/lower.rs).
-        # The matchers keep every object's keys distinct (a grammar cannot); where each key
-        # class leaves half-written keys infinitely many endings, closed keys suffice.
-        inner = _core.Grammar.cfg(text, "ebnf", "start", limits, classes, 0, True, not translator.finite_key_endings)
-        grammar = cls(inner, "json_schema", text, "start", limits=limits)
-        grammar._schema_warnings = list(translator.warnings)
+        # The source: the schema's JSON text and the options that shape the output.
+        source = schema_text(schema) if options == _DEFAULT_SCHEMA_OPTIONS else f"{schema_text(schema)} {options!r}"
+        grammar = cls(inner, "json_schema", source, "start", limits=limits)
+        grammar._schema_warnings = list(inner.schema_warnings)
         grammar._python_type = python_type if from_python_type else None
         return grammar
 

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..grammar import SchemaWarning
+from .options import check_options, indent_string
 from .translate import Translator
 
-__all__ = ["SchemaWarning", "Translator", "schema_from", "translate"]
+__all__ = ["SchemaWarning", "Translator", "check_options", "indent_string", "schema_from", "translate"]
 
 
 def schema_from(source: Any) -> dict | bool:

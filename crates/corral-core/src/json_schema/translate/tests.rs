@@ -126,3 +126,34 @@ fn flexible_whitespace_surrounds_the_value() {
     assert!(accepts(&c, " null\n"));
     assert!(!accepts(&c, "   null"));
 }
+
+/// A schema whose values nest `n` objects deep through a chain of definitions (each
+/// `$defs` entry's property refers to the next): deep values, shallow document.
+fn definition_chain(n: usize) -> String {
+    let mut defs = serde_json::Map::new();
+    for i in 0..n {
+        let next = if i + 1 < n { json!({"$ref": format!("#/$defs/d{}", i + 1)}) } else { json!({"type": "null"}) };
+        defs.insert(format!("d{i}"), json!({"type": "object", "properties": {"x": next}, "required": ["x"]}));
+    }
+    json!({"$defs": defs, "$ref": "#/$defs/d0"}).to_string()
+}
+
+#[test]
+fn values_nested_past_the_limit_are_refused_and_deep_ones_within_it_compile() {
+    use super::super::compile::schema_grammar;
+    let limits = Limits { max_schema_value_depth: 300, ..Limits::default() };
+    let too_deep = schema_grammar(&definition_chain(400), &[], &SchemaOptions::default(), &limits);
+    assert!(matches!(too_deep, Err(Error::LimitExceeded { limit: "max_schema_value_depth", .. })), "{too_deep:?}");
+    // Within a raised limit, the thread's stack holds the recursion.
+    let limits = Limits { max_schema_value_depth: 20_000, ..Limits::default() };
+    let deep = schema_grammar(&definition_chain(12_000), &[], &SchemaOptions::default(), &limits);
+    assert!(deep.is_ok(), "{:?}", deep.err());
+}
+
+#[test]
+fn documents_nested_past_the_limit_are_refused_before_they_are_read() {
+    use super::super::compile::schema_grammar;
+    let text = format!("{}{{}}{}", "{\"not\":".repeat(100_000), "}".repeat(100_000));
+    let r = schema_grammar(&text, &[], &SchemaOptions::default(), &Limits::default());
+    assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_schema_document_depth", .. })), "{r:?}");
+}
