@@ -210,11 +210,11 @@ class Vocabulary:
     def decode_bytes(self, ids: Iterable[SupportsIndex]) -> bytes:
         """Concatenated bytes of a token sequence (special tokens contribute nothing)."""
 
-@final
 # (strict, whitespace, max_whitespace, property_order, spec_exact, integer_fraction,
 # indent, draft) as Grammar.json_schema takes them.
 _SchemaOptions = tuple[bool, str, int, str, bool, bool, str | None, int]
 
+@final
 class Grammar:
     """A validated constraint, not yet tied to a vocabulary."""
 
