@@ -13,8 +13,8 @@
 //!    or a regex DFA, with errors that say where.
 //! 5. [`grammar`]: the AST → a normalized grammar over DFA terminals; the [`Grammar`] a
 //!    constraint is.
-//! 6. [`json_schema`]: JSON Schema documents: `$ref` resolution, and the languages of
-//!    patterns, number bounds and formats, built as regex HIR (no grammar text).
+//! 6. [`json_schema`]: a JSON Schema → a grammar AST (shapes, combinators, `$ref`s,
+//!    patterns, number bounds and formats as regex HIR; no grammar text), then a [`Grammar`].
 //! 7. [`parser`]: the Earley recognizer that reads a context-free grammar byte by byte.
 //! 8. [`index`]: grammar × vocabulary → [`CompiledGrammar`], with the mask caches.
 //! 9. [`matcher`]: a [`Matcher`], one sequence's position: fills int32 bitmasks (bit t of

@@ -1,7 +1,5 @@
-//! JSON Schema in the core: the pieces a translation from a schema document to the
-//! engine's grammar form is built from, with no grammar text in between. (The
-//! translation of whole schemas is still done by the Python package, which writes
-//! corral EBNF; these pieces are checked against it language by language.)
+//! JSON Schema in the core: a schema document to the engine's grammar form, with no
+//! grammar text in between ([`compile::schema_grammar`]).
 //!
 //! The pieces, bottom-up:
 //!
@@ -14,6 +12,10 @@
 //! * [`uri`]: URI references resolved by RFC 3986 (`$id`, `$ref`).
 //! * [`resources`]: the documents of a translation, their drafts, identifiers and
 //!   anchors, and the resolution of `$ref`.
+//! * [`translate`]: the translation (shapes, combinators, negation, the values of each
+//!   type) into a grammar AST.
+//! * [`document`] and [`compile`]: schema text read with its nesting bounded, translated
+//!   and lowered on a thread with the stack the limits need.
 //!
 //! Every piece is exact: a constraint is enforced as written or reported as an error
 //! that names it.
