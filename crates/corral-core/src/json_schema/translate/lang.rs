@@ -4,6 +4,7 @@
 //! complements). [`bool_terms`] intersects languages and removes others, and tells when
 //! nothing is left; [`finite_strings`] lists a small finite language.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use regex_syntax::hir::Hir;
@@ -69,25 +70,79 @@ impl Lang {
     }
 }
 
+/// Automata and combinations a translation built, by canonical name: a schema repeats
+/// its constraints (one `pattern` on fifty properties), and each is built once.
+#[derive(Debug, Default)]
+pub(crate) struct LangCache {
+    dfas: HashMap<String, Arc<Dfa>>,
+    combined: HashMap<String, Option<Lang>>,
+}
+
+impl LangCache {
+    /// [`Lang::dfa`], built once per name.
+    pub fn dfa(&mut self, lang: &Lang, limits: &Limits) -> Result<Arc<Dfa>> {
+        if let Lang::Dfa(d, _) = lang {
+            return Ok(d.clone());
+        }
+        let key = lang.key();
+        if let Some(d) = self.dfas.get(&key) {
+            return Ok(d.clone());
+        }
+        let d = lang.dfa(limits)?;
+        self.dfas.insert(key, d.clone());
+        Ok(d)
+    }
+
+    /// [`bool_terms`], built once per combination.
+    pub fn bool_terms(&mut self, terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits) -> Result<Option<Lang>> {
+        if negs.is_empty() && terms.len() == 1 {
+            return Ok(terms.into_iter().next());
+        }
+        let key = combination_key(&terms, &negs);
+        if let Some(found) = self.combined.get(&key) {
+            return Ok(found.clone());
+        }
+        let dfas = terms.iter().map(|t| self.dfa(t, limits)).collect::<Result<Vec<_>>>()?;
+        let neg_dfas = negs.iter().map(|t| self.dfa(t, limits)).collect::<Result<Vec<_>>>()?;
+        let built = combine(&dfas, &neg_dfas, limits)?.map(|d| Lang::Dfa(d, key.clone()));
+        self.combined.insert(key, built.clone());
+        Ok(built)
+    }
+}
+
+/// The canonical name of a combination.
+fn combination_key(terms: &[Lang], negs: &[Lang]) -> String {
+    format!(
+        "and!({};not!({}))",
+        terms.iter().map(Lang::key).collect::<Vec<_>>().join(","),
+        negs.iter().map(Lang::key).collect::<Vec<_>>().join("|")
+    )
+}
+
 /// The strings of every one of `terms` and none of `negs`: the one term itself when there
-/// is nothing to combine, else their automaton. None when no string is left.
+/// is nothing to combine, else their automaton. None when no string is left. (See
+/// [`LangCache::bool_terms`] for the memoized form a translation uses.)
 pub(crate) fn bool_terms(mut terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits) -> Result<Option<Lang>> {
     if negs.is_empty() && terms.len() == 1 {
         return Ok(terms.pop());
     }
+    let key = combination_key(&terms, &negs);
+    let dfas = terms.iter().map(|t| t.dfa(limits)).collect::<Result<Vec<_>>>()?;
+    let neg_dfas = negs.iter().map(|t| t.dfa(limits)).collect::<Result<Vec<_>>>()?;
+    Ok(combine(&dfas, &neg_dfas, limits)?.map(|d| Lang::Dfa(d, key)))
+}
+
+/// The intersection of `terms` minus the union of `negs` (at least one of either); None
+/// when empty.
+fn combine(terms: &[Arc<Dfa>], negs: &[Arc<Dfa>], limits: &Limits) -> Result<Option<Arc<Dfa>>> {
     let what = "a JSON Schema constraint";
-    let key = format!(
-        "and!({};not!({}))",
-        terms.iter().map(Lang::key).collect::<Vec<_>>().join(","),
-        negs.iter().map(Lang::key).collect::<Vec<_>>().join("|")
-    );
     let empty = |r: Result<Dfa>| match r {
         Err(Error::EmptyLanguage { .. }) => Ok(None),
         other => other.map(Some),
     };
     let mut acc: Option<Arc<Dfa>> = None;
-    for t in &terms {
-        let d = t.dfa(limits)?;
+    for d in terms {
+        let d = d.clone();
         acc = Some(match acc {
             None => d,
             Some(a) => match empty(a.intersect(&d, limits, what))? {
@@ -97,8 +152,7 @@ pub(crate) fn bool_terms(mut terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits)
         });
     }
     if !negs.is_empty() {
-        let dfas = negs.iter().map(|n| n.dfa(limits)).collect::<Result<Vec<_>>>()?;
-        let leaves: Vec<DfaExpr<'_>> = dfas.iter().map(|d| DfaExpr::Leaf(d)).collect();
+        let leaves: Vec<DfaExpr<'_>> = negs.iter().map(|d| DfaExpr::Leaf(d)).collect();
         let union = Dfa::from_expr(&DfaExpr::Alt(leaves), limits, what)?;
         let Some(outside) = empty(union.complement(limits, what))? else { return Ok(None) };
         acc = Some(match acc {
@@ -109,7 +163,7 @@ pub(crate) fn bool_terms(mut terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits)
             },
         });
     }
-    Ok(acc.map(|d| Lang::Dfa(d, key)))
+    Ok(acc)
 }
 
 /// The strings of `dfa`, sorted, when there are at most `limit` of them (None for an

@@ -174,6 +174,8 @@ pub(crate) struct Translator<'a> {
     finite_key_endings: bool,
     pass: Pass,
     warnings: Vec<String>,
+    /// Automata and combinations built so far (see [`lang::LangCache`]).
+    langs: lang::LangCache,
 }
 
 /// The state of one pass of the translation (see [`assemble`]).
@@ -241,6 +243,7 @@ impl<'a> Translator<'a> {
             finite_key_endings: false,
             pass: Pass::default(),
             warnings: Vec::new(),
+            langs: lang::LangCache::default(),
         })
     }
 
