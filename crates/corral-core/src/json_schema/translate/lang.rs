@@ -163,7 +163,8 @@ fn combine(terms: &[Arc<Dfa>], negs: &[Arc<Dfa>], limits: &Limits) -> Result<Opt
             },
         });
     }
-    Ok(acc)
+    // Products of products grow; the terminal the grammar keeps is the minimal one.
+    Ok(acc.map(|d| if terms.len() + negs.len() > 1 { Arc::new(d.minimized()) } else { d }))
 }
 
 /// The strings of `dfa`, sorted, when there are at most `limit` of them (None for an
