@@ -308,7 +308,11 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// Do two shapes share no value? (False when unsure.)
+    /// Do two shapes share no value? (False when unsure.) Sound rules only: members of an
+    /// enum that the other shape rejects (the checker is exact), then kind by kind:
+    /// number ranges that do not meet, string languages whose intersection is empty, a
+    /// property one requires that the other cannot have or whose values cannot meet, and
+    /// item counts that do not meet.
     fn shapes_disjoint(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
         if a.enumeration.is_some() && b.enumeration.is_some() && a.enum_keys.is_disjoint(&b.enum_keys) {
             return Ok(true);
@@ -317,15 +321,101 @@ impl<'a> Translator<'a> {
         if common.is_empty() {
             return Ok(true);
         }
-        if common == Kinds::OBJ {
-            // A discriminator: a property both require, with finite value sets that do not meet.
-            for name in &a.required {
-                if b.required.contains(name) {
-                    let (va, vb) = (self.finite_values(a, name)?, self.finite_values(b, name)?);
-                    if let (Some(va), Some(vb)) = (va, vb) {
-                        if !va.iter().any(|x| vb.iter().any(|y| value::json_equal(x, y))) {
-                            return Ok(true);
-                        }
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some(members) = &x.enumeration {
+                let mut any = false;
+                for m in members {
+                    if self.check(m, x, true)? && self.check(m, y, false)? {
+                        any = true;
+                        break;
+                    }
+                }
+                if !any {
+                    return Ok(true);
+                }
+            }
+        }
+        if a.enumeration.is_some() || b.enumeration.is_some() {
+            return Ok(false);
+        }
+        for kind in [Kinds::NULL, Kinds::BOOL, Kinds::INT, Kinds::FRAC, Kinds::STR, Kinds::ARR, Kinds::OBJ] {
+            if common.has(kind) && !self.disjoint_in(kind, a, b)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Do `a` and `b` share no value of kind `kind` (one bit)?
+    fn disjoint_in(&mut self, kind: Kinds, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
+        if kind == Kinds::INT || kind == Kinds::FRAC {
+            return Ok(ranges_apart(a, b) || ranges_apart(b, a));
+        }
+        if kind == Kinds::STR {
+            return self.strings_disjoint(a, b);
+        }
+        if kind == Kinds::ARR {
+            let apart = |x: &Shape<'_>, y: &Shape<'_>| x.max_items.is_some_and(|m| m < y.min_items);
+            return Ok(apart(a, b) || apart(b, a));
+        }
+        if kind == Kinds::OBJ {
+            for (x, y) in [(a, b), (b, a)] {
+                for name in &x.required {
+                    if !self.may_have(y, name)? {
+                        return Ok(true);
+                    }
+                }
+            }
+            return self.discriminated(a, b);
+        }
+        Ok(false) // null and booleans: only an enum tells them apart (above)
+    }
+
+    /// Is the intersection of two shapes' string languages empty? (Errors other than time
+    /// and interrupts mean "unsure".)
+    fn strings_disjoint(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
+        let (Some(x), Some(y)) = (self.string_body(a)?, self.string_body(b)?) else { return Ok(true) };
+        match self.langs.bool_terms(vec![x, y], Vec::new(), &self.limits) {
+            Ok(both) => Ok(both.is_none()),
+            Err(e @ (Error::Interrupted | Error::LimitExceeded { limit: "max_compile_ms", .. })) => Err(e),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// May an object of `shape` have property `name`? False when it is forbidden, or some
+    /// clause closes the object to it (no `properties` entry, no pattern matching it, and
+    /// `additionalProperties: false`).
+    fn may_have(&mut self, shape: &Shape<'a>, name: &str) -> Result<bool> {
+        if shape.forbidden.iter().any(|f| f == name) {
+            return Ok(false);
+        }
+        for clause in &shape.obj_clauses {
+            if clause.prop(name).is_some() {
+                continue;
+            }
+            let mut matched = false;
+            for (src, sub) in &clause.patterns {
+                if self.pattern_matches(src, sub.pointer(), name)? {
+                    matched = true;
+                    break;
+                }
+            }
+            let closed = clause.additional.as_ref().is_some_and(|s| matches!(&**s, SubNode::Schema { sub, negated: false } if sub.node == &Value::Bool(false)));
+            if !matched && closed {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A discriminator: a property both require, with finite value sets that do not meet.
+    fn discriminated(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
+        for name in &a.required {
+            if b.required.contains(name) {
+                let (va, vb) = (self.finite_values(a, name)?, self.finite_values(b, name)?);
+                if let (Some(va), Some(vb)) = (va, vb) {
+                    if !va.iter().any(|x| vb.iter().any(|y| value::json_equal(x, y))) {
+                        return Ok(true);
                     }
                 }
             }
@@ -359,4 +449,13 @@ fn possible_kinds(shape: &Shape<'_>) -> Kinds {
         kinds = kinds.or(if k.has(Kinds::NUMBER) { Kinds::NUMBER } else { k });
     }
     kinds.and(shape.kinds)
+}
+
+/// Is every number `x` allows below every number `y` allows (`x`'s upper bound under
+/// `y`'s lower one)?
+fn ranges_apart(x: &Shape<'_>, y: &Shape<'_>) -> bool {
+    match (&x.hi, &y.lo) {
+        (Some((hi, hi_excl)), Some((lo, lo_excl))) => hi < lo || (hi == lo && (*hi_excl || *lo_excl)),
+        _ => false,
+    }
 }

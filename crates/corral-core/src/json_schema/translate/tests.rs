@@ -157,3 +157,47 @@ fn documents_nested_past_the_limit_are_refused_before_they_are_read() {
     let r = schema_grammar(&text, &[], &SchemaOptions::default(), &Limits::default());
     assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_schema_document_depth", .. })), "{r:?}");
 }
+
+// oneOf without negation: branches proven disjoint by the rules of `shapes_disjoint`.
+// Each branch here holds a keyword whose negation is not exact (`propertyNames`,
+// `additionalProperties`), so without a proof the schema would be refused.
+
+#[test]
+fn one_of_with_number_ranges_apart_needs_no_negation() {
+    let schema = json!({"oneOf": [
+        {"type": "integer", "maximum": 5, "propertyNames": {"maxLength": 3}},
+        {"type": "integer", "minimum": 6, "propertyNames": {"maxLength": 3}}
+    ]});
+    check(schema, &["5", "6", "-3", "40"], &["5.5", "\"a\""]);
+}
+
+#[test]
+fn one_of_with_string_languages_apart_needs_no_negation() {
+    let schema = json!({"oneOf": [
+        {"enum": ["pip", "build"]},
+        {"type": "string", "pattern": "^pip; ?args:", "propertyNames": {"maxLength": 3}},
+        {"type": "string", "pattern": "^build; ?args:", "propertyNames": {"maxLength": 3}},
+        {"type": "object", "additionalProperties": false, "properties": {"name": {"type": "string"}}}
+    ]});
+    check(schema, &["\"pip\"", "\"pip;args: -v\"", "\"build; args: x\"", "{\"name\":\"x\"}"], &["\"uv\"", "\"pipx\""]);
+}
+
+#[test]
+fn one_of_with_a_required_property_the_other_cannot_have_needs_no_negation() {
+    let schema = json!({"oneOf": [
+        {"type": "object", "required": ["phase"], "properties": {"phase": {"type": "string"}}, "additionalProperties": false},
+        {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}, "additionalProperties": false}
+    ]});
+    check(schema, &["{\"phase\":\"a\"}", "{\"name\":\"b\"}"], &["{\"phase\":\"a\",\"name\":\"b\"}", "{}"]);
+}
+
+#[test]
+fn one_of_branches_that_overlap_still_need_negation() {
+    // Both allow {"a": 1}: no proof; negating additionalProperties is not exact: refused.
+    let schema = json!({"oneOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false},
+        {"type": "object", "properties": {"a": {"type": "number"}}, "additionalProperties": false}
+    ]});
+    let (kind, _, keyword) = schema_error(schema);
+    assert_eq!((kind, keyword.as_str()), (SchemaErrorKind::Unsupported, "oneOf"));
+}
