@@ -188,7 +188,7 @@ fn listed_ok(value: &Value, shape: &Shape<'_>, member: bool) -> bool {
         return true;
     }
     let key = value::canon(value);
-    !(test_enum && !shape.enum_keys.contains(&key)) && !shape.not_keys.contains(&key)
+    (!test_enum || shape.enum_keys.contains(&key)) && !shape.not_keys.contains(&key)
 }
 
 /// Does number `d` meet `shape`'s bounds and steps?
