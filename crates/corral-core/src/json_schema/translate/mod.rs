@@ -42,6 +42,7 @@ mod keywords;
 mod lang;
 mod negation;
 mod objects;
+mod order;
 mod scalars;
 mod shape;
 mod value;
@@ -50,6 +51,7 @@ mod value;
 pub(crate) mod tests;
 
 use expr::{alt, lit, regex, rule, seq};
+pub use order::order;
 use shape::{Kinds, Shape, Sub, SubKey, SubNode};
 
 /// How whitespace may appear between JSON tokens.
