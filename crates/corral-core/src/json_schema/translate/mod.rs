@@ -47,6 +47,8 @@ mod shape;
 mod value;
 
 #[cfg(test)]
+mod objects_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 use expr::{alt, lit, regex, rule, seq};
