@@ -231,3 +231,104 @@ fn too_many_named_properties_for_counts() {
     let s = json!({"type": "object", "properties": props, "maxProperties": 300});
     assert!(matches!(compile_with(&s, &SchemaOptions::default()), Err(Error::LimitExceeded { limit: "max_spelled_count", .. })));
 }
+
+// --- key classes (need the string emitters) ----------------------------------------
+
+#[test]
+fn pattern_properties_and_the_keys_left() {
+    let s = json!({
+        "type": "object",
+        "properties": {"ab": {"type": "string"}},
+        "patternProperties": {"^a": {"type": "null"}, "b$": {"type": "boolean"}},
+        "additionalProperties": false
+    });
+    // "ab" obeys its property and both patterns: nothing fits (string, null and boolean).
+    check(
+        s,
+        &["{}", r#"{"ax":null}"#, r#"{"xb":true}"#, r#"{"ax":null,"xb":false}"#],
+        &[r#"{"ab":"s"}"#, r#"{"ab":null}"#, r#"{"axb":null}"#, r#"{"x":null}"#, r#"{"ax":true}"#, r#"{"ax":null,"ax":null}"#],
+    );
+    let open =
+        json!({"type": "object", "patternProperties": {"^x-": {"type": "null"}}, "additionalProperties": {"type": "boolean"}});
+    check(open, &[r#"{"x-a":null,"y":true}"#, r#"{"x-":null}"#], &[r#"{"x-a":true}"#, r#"{"y":null}"#]);
+}
+
+#[test]
+fn property_names_make_classes() {
+    // A finite class: its keys are named, each at most once.
+    let finite = json!({"type": "object", "propertyNames": {"enum": ["x", "y"]}, "additionalProperties": {"type": "null"}});
+    check(
+        finite,
+        &["{}", r#"{"x":null}"#, r#"{"x":null,"y":null}"#],
+        &[r#"{"z":null}"#, r#"{"x":null,"x":null}"#, r#"{"y":null,"x":null}"#],
+    );
+    let open = json!({"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 3}, "additionalProperties": {"type": "null"}});
+    check(open, &[r#"{"abc":null,"d":null}"#], &[r#"{"abcd":null}"#, r#"{"A":null}"#, r#"{"":null}"#]);
+    // Named keys must obey propertyNames too.
+    let named = json!({"type": "object", "properties": {"ok": {"type": "null"}, "NO": {"type": "null"}}, "propertyNames": {"pattern": "^[a-z]+$"}});
+    check(named, &[r#"{"ok":null}"#], &[r#"{"NO":null}"#]);
+    let none = json!({"type": "object", "propertyNames": false, "minProperties": 1});
+    assert!(matches!(compile_with(&none, &SchemaOptions::default()), Err(Error::EmptyLanguage { .. })));
+}
+
+#[test]
+fn a_pattern_of_finitely_many_keys_names_them() {
+    let s = json!({"type": "object", "patternProperties": {"^(a|bc)$": {"type": "null"}}, "additionalProperties": false});
+    check(
+        s.clone(),
+        &["{}", r#"{"a":null,"bc":null}"#, r#"{"bc":null}"#],
+        &[r#"{"a":null,"a":null}"#, r#"{"b":null}"#, r#"{"bc":null,"a":null}"#],
+    );
+    let t = super::translate(&s, &[], &SchemaOptions::default(), &crate::limits::Limits::default()).unwrap();
+    assert!(!t.finite_key_endings);
+}
+
+#[test]
+fn a_class_with_finite_endings_is_flagged() {
+    let s = json!({"type": "object", "patternProperties": {"^(abc|x+)$": {"type": "null"}}, "additionalProperties": false});
+    let t = super::translate(&s, &[], &SchemaOptions::default(), &crate::limits::Limits::default()).unwrap();
+    assert!(t.finite_key_endings);
+    check(s, &[r#"{"abc":null,"xx":null}"#], &[r#"{"abc":null,"abc":null}"#, r#"{"ab":null}"#]);
+    let plain = json!({"type": "object", "properties": {"a": {"type": "null"}}, "additionalProperties": {"type": "null"}});
+    let t = super::translate(&plain, &[], &SchemaOptions::default(), &crate::limits::Limits::default()).unwrap();
+    assert!(!t.finite_key_endings);
+}
+
+#[test]
+fn key_classes_in_any_order() {
+    let s = json!({
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "patternProperties": {"^x-": {"type": "string"}},
+        "additionalProperties": false,
+        "required": ["id"]
+    });
+    check_with(
+        s,
+        &any_order(),
+        &[r#"{"x-a":"s","id":1}"#, r#"{"id":2,"x-a":"s","x-b":"t"}"#],
+        &[r#"{"x-a":"s"}"#, r#"{"id":1,"x-a":"s","x-a":"t"}"#, r#"{"id":1,"y":"s"}"#],
+    );
+}
+
+#[test]
+fn too_many_patterns_are_refused() {
+    let patterns: serde_json::Map<String, Value> = (0..5).map(|i| (format!("^p{i}"), json!({"type": "null"}))).collect();
+    let s = json!({"type": "object", "patternProperties": patterns});
+    match compile_with(&s, &SchemaOptions::default()) {
+        Err(Error::Schema { keyword, pointer, .. }) => {
+            assert_eq!((keyword.as_str(), pointer.as_str()), ("patternProperties", "/patternProperties/^p0"))
+        }
+        other => panic!("expected a schema error, got {other:?}"),
+    }
+}
+
+#[test]
+fn any_values_inside_containers() {
+    let s = json!({"type": "object", "properties": {"a": {}, "b": {"type": "array"}}, "required": ["a"]});
+    check(
+        s,
+        &[r#"{"a":1}"#, r#"{"a":"s","b":[1,"x",{"k":[]}]}"#, r#"{"a":{"z":null}}"#],
+        &["{}", r#"{"a":1,"c":2}"#, r#"{"b":[]}"#],
+    );
+}
