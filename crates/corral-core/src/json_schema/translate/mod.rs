@@ -48,6 +48,8 @@ mod shape;
 mod value;
 
 #[cfg(test)]
+mod objects_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 use expr::{alt, lit, regex, rule, seq};
@@ -178,6 +180,8 @@ pub(crate) struct Translator<'a> {
     warnings: Vec<String>,
     /// Automata and combinations built so far (see [`lang::LangCache`]).
     langs: lang::LangCache,
+    /// Pattern languages, matchers and number products built so far.
+    scalars: scalars::ScalarCache,
 }
 
 /// The state of one pass of the translation (see [`assemble`]).
@@ -246,6 +250,7 @@ impl<'a> Translator<'a> {
             pass: Pass::default(),
             warnings: Vec::new(),
             langs: lang::LangCache::default(),
+            scalars: scalars::ScalarCache::default(),
         })
     }
 
