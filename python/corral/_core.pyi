@@ -264,6 +264,15 @@ class Grammar:
         limits: Limits | None = None,
     ) -> list[str]:
         """The URIs of the documents the schema's ``$ref``s need that are not given."""
+    @staticmethod
+    def json_schema_order(
+        schema: str,
+        documents: list[tuple[str, str]],
+        options: _SchemaOptions,
+        value: str,
+        limits: Limits | None = None,
+    ) -> str:
+        """The JSON ``value`` with its object keys in the order the schema's grammar writes them."""
     @property
     def schema_warnings(self) -> list[str]:
         """What a JSON Schema translation dropped (``strict=False``) or noticed."""

@@ -194,6 +194,23 @@ impl PyGrammar {
         guard_detached(py, move || core::json_schema::compile::missing_documents(&schema, &documents, &opts, &lim))
     }
 
+    /// The JSON `value` with its object keys in the order the schema's grammar writes
+    /// them (for tests and tools that force a known valid value through the grammar).
+    #[staticmethod]
+    #[pyo3(signature = (schema, documents, options, value, limits=None))]
+    fn json_schema_order(
+        py: Python<'_>,
+        schema: String,
+        documents: Vec<(String, String)>,
+        options: SchemaArgs,
+        value: String,
+        limits: Option<PyRef<'_, PyLimits>>,
+    ) -> PyResult<String> {
+        let opts = schema_options(&options)?;
+        let lim = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        guard_detached(py, move || core::json_schema::compile::order_value(&schema, &documents, &opts, &lim, &value))
+    }
+
     /// What a JSON Schema translation dropped (`strict=False`) or noticed.
     #[getter]
     fn schema_warnings(&self) -> Vec<String> {

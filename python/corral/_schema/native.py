@@ -45,6 +45,27 @@ def compile_schema(
 ) -> _core.Grammar:
     """The core's grammar for ``schema`` (see :meth:`corral.Grammar.json_schema`)."""
     text = schema_text(schema)
+    documents = _documents(text, resolver, options, limits)
+    return _core.Grammar.json_schema(text, list(documents.items()), options, limits)
+
+
+def order(
+    schema: Any,
+    value: Any,
+    *,
+    resolver: dict[str, Any] | Callable[[str], Any] | None = None,
+    options: tuple[bool, str, int, str, bool, bool, str | None, int] = (True, "compact", 16, "schema", False, False, None, 2020),
+) -> Any:
+    """``value`` with its object keys in the order the grammar of ``schema`` writes them
+    (for tests and tools that force a known valid value through the grammar)."""
+    text = schema_text(schema)
+    documents = _documents(text, resolver, options, None)
+    ordered = _core.Grammar.json_schema_order(text, list(documents.items()), options, schema_text(value, "the value"))
+    return json.loads(ordered)
+
+
+def _documents(text: str, resolver: Any, options: Any, limits: Any) -> dict[str, str]:
+    """The documents the resolver supplies for the schema's ``$ref``s, round by round."""
     documents: dict[str, str] = {}
     for _ in range(MAX_RESOLVER_ROUNDS):
         missing = _core.Grammar.json_schema_missing(text, list(documents.items()), options, limits)
@@ -56,7 +77,7 @@ def compile_schema(
                 found = True
         if not found:
             break
-    return _core.Grammar.json_schema(text, list(documents.items()), options, limits)
+    return documents
 
 
 def _ask(resolver: dict[str, Any] | Callable[[str], Any] | None, uri: str) -> str | None:

@@ -53,6 +53,17 @@ pub fn missing_documents(text: &str, documents: &[(String, String)], options: &S
     })
 }
 
+/// The JSON `value` with its object keys in the order the schema's grammar writes them
+/// (for tests and tools that force a known valid value through the grammar).
+pub fn order_value(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits, value: &str) -> Result<String> {
+    on_deep_stack(limits, || {
+        let (schema, docs) = read(text, documents, limits)?;
+        let value = document::parse(value, "the value", limits.max_schema_document_depth)?;
+        let ordered = translate::order(&schema, &docs, options, limits, &value)?;
+        serde_json::to_string(&ordered).map_err(|e| Error::Internal(format!("writing a value: {e}")))
+    })
+}
+
 type Documents = Vec<(String, Value)>;
 
 fn read(text: &str, documents: &[(String, String)], limits: &Limits) -> Result<(Value, Documents)> {

@@ -42,16 +42,20 @@ mod keywords;
 mod lang;
 mod negation;
 mod objects;
+mod order;
 mod scalars;
 mod shape;
 mod value;
 
+#[cfg(test)]
+mod objects_tests;
 #[cfg(test)]
 mod scalars_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
 use expr::{alt, lit, regex, rule, seq};
+pub use order::order;
 use shape::{Kinds, Shape, Sub, SubKey, SubNode};
 
 /// How whitespace may appear between JSON tokens.

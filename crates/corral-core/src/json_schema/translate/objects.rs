@@ -1,22 +1,515 @@
 //! The values of object shapes: named properties in the schema's order or any order,
 //! classes of other keys (patterns, `additionalProperties`, `propertyNames`), required
 //! keys and counts.
+//!
+//! [`Translator::object_layout`] sorts keys into named ones (each with the subschemas its
+//! value obeys) and classes of other keys (a regular language of encoded keys each). In
+//! the schema's order, an object is a chain of states (named key `i`, `c` members so far)
+//! ending with the classes' members; in any order, it is one `perm!`.
 
-use super::shape::{ObjClause, Shape};
-use super::Translator;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use regex_syntax::hir::{Hir, Repetition};
+use serde_json::Value;
+
+use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
+use super::lang::{self, Lang};
+use super::shape::{CountField, Kinds, ObjClause, Shape, Sub, SubNode};
+use super::value::{dump, encoded};
+use super::{shape_pointer, Separators, Translator};
+use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
-use crate::frontend::ast::Expr;
+use crate::frontend::ast::{Expr, PermEntry};
+use crate::json_schema::ecma::json_any_char_hir;
+use crate::json_schema::resources::{self, Subschema, ROOT_URI};
+
+/// A key class with at most this many keys is written as named keys (each at most once);
+/// a larger one stays an open class, whose keys the matcher keeps distinct.
+const MAX_ENUMERATED_KEYS: usize = 256;
+
+/// A chain state's body larger than this many expression nodes becomes a rule of its own:
+/// each state is written into two others, so inlined bodies would double with every key.
+const INLINE_NODES: usize = 6;
+
+/// The schemas `true` and `false`, for the clause that closes an object (see
+/// [`Translator::obj_clauses`]).
+static TRUE: Value = Value::Bool(true);
+static FALSE: Value = Value::Bool(false);
+
+/// How an object shape's keys are written (see [`Translator::object_layout`]).
+#[derive(Debug)]
+pub(crate) struct ObjectLayout<'a> {
+    /// The named keys, in order: properties, then required names, then the keys of
+    /// finite classes.
+    pub names: Vec<String>,
+    /// The subschemas each named key's value obeys (None: the key may not appear).
+    pub values: HashMap<String, Option<Vec<Sub<'a>>>>,
+    /// The open classes of other keys: (encoded keys, the subschemas their values obey).
+    pub classes: Vec<(Lang, Vec<Sub<'a>>)>,
+}
+
+/// One class of other keys before finite ones are named: its encoded keys, the
+/// subschemas of its values, and whether it is any key but the named ones (then a
+/// half-written key always has infinitely many endings).
+struct KeyClass<'a> {
+    keys: Lang,
+    subs: Vec<Sub<'a>>,
+    plain: bool,
+}
+
+/// What is needed of an object's entries to write it.
+struct Entries {
+    /// Per named key: `"key": value` (None: it cannot appear).
+    named: Vec<Option<Expr>>,
+    /// The members of every class of other keys (None: none can appear).
+    extra: Option<Expr>,
+}
 
 impl<'a> Translator<'a> {
     /// The objects of `shape` (None: none).
-    pub(crate) fn emit_object(&mut self, _shape: &Shape<'a>) -> Result<Option<Expr>> {
-        Err(Error::Internal("objects are not translated yet".into()))
+    pub(crate) fn emit_object(&mut self, shape: &Shape<'a>) -> Result<Option<Expr>> {
+        let sep = self.separators(['{', '}'], self.pass.json_depth);
+        if self.opts.indent.is_none() {
+            return self.object_body(shape, shape.min_props, &sep);
+        }
+        // As for arrays: {} apart, the others with at least one member.
+        let empty = shape.min_props == 0 && shape.required.is_empty();
+        let full = self.object_body(shape, shape.min_props.max(1), &sep)?;
+        Ok(alt(vec![full, empty.then(|| lit("{}"))]))
     }
 
-    /// The object clauses of `shape` as the grammar enforces them (see the Python
-    /// translator's `obj_clauses`: unless `spec_exact`, an object that names keys and says
-    /// nothing of others is closed to them).
+    /// The object clauses of `shape` as the grammar enforces them: unless `spec_exact`,
+    /// an object whose schema names keys (`properties`, `required`) and says nothing about
+    /// others (no `additionalProperties`, `patternProperties` or `unevaluatedProperties`
+    /// in any clause) gets one more clause closing it to the named keys, which a model
+    /// would otherwise keep inventing. An object that names no key stays open: closing it
+    /// would leave only `{}`.
     pub(crate) fn obj_clauses(&self, shape: &Shape<'a>) -> Vec<ObjClause<'a>> {
-        shape.obj_clauses.clone()
+        let clauses = &shape.obj_clauses;
+        if self.opts.spec_exact || clauses.iter().any(|c| !c.patterns.is_empty() || c.additional.is_some()) {
+            return clauses.clone();
+        }
+        let named = named_keys(shape);
+        if named.is_empty() {
+            return clauses.clone();
+        }
+        let anything = self.constant_schema(&TRUE);
+        let closing = ObjClause::new(
+            named.into_iter().map(|k| (k, anything.clone())).collect(),
+            Vec::new(),
+            Some(self.constant_schema(&FALSE)),
+        );
+        clauses.iter().cloned().chain([closing]).collect()
     }
+
+    /// The schema `true` or `false` of the translation's root resource.
+    fn constant_schema(&self, node: &'static Value) -> Sub<'a> {
+        SubNode::schema(Subschema { node, pointer: String::new(), base: ROOT_URI.to_string(), draft: self.root.draft })
+    }
+
+    /// The named keys of `shape` with the subschemas of their values, and the classes of
+    /// other keys. A class of finitely many keys (a `propertyNames` enum, a pattern such
+    /// as `^(a|b)$`) becomes named keys, so that each may appear at most once; in the
+    /// open classes left, the matcher keeps keys distinct (see
+    /// [`crate::grammar::distinct_keys`]), so counts of entries are counts of properties.
+    pub(crate) fn object_layout(&mut self, shape: &Shape<'a>) -> Result<ObjectLayout<'a>> {
+        let clauses = self.obj_clauses(shape);
+        let mut names = named_keys(shape);
+        let mut values = HashMap::with_capacity(names.len());
+        for k in &names {
+            let subs = self.named_value(shape, &clauses, k)?;
+            values.insert(k.clone(), subs);
+        }
+        let classes = self.key_classes(shape, &clauses, &names)?;
+        let mut open = Vec::new();
+        for class in classes {
+            let dfa = self.langs.dfa(&class.keys, &self.limits)?;
+            let Some(keys) = lang::finite_strings(&dfa, MAX_ENUMERATED_KEYS)? else {
+                // A class shaped by patterns may leave a half-written key finitely many
+                // endings (`^(abc|x+)$` after `ab`): the matcher then checks half-written
+                // keys against the written ones too. Deciding it exactly costs an
+                // automaton product per class: not worth its time.
+                self.finite_key_endings |= !class.plain;
+                open.push((class.keys, class.subs));
+                continue;
+            };
+            for bytes in keys {
+                let k = decode_key(&bytes)?;
+                if let Entry::Vacant(slot) = values.entry(k) {
+                    names.push(slot.key().clone());
+                    slot.insert(Some(class.subs.clone()));
+                }
+            }
+        }
+        Ok(ObjectLayout { names, values, classes: open })
+    }
+
+    /// The subschemas named key `k`'s value obeys (None: it may not appear): in every
+    /// clause, its property's schema and every pattern it matches; only a key with
+    /// neither falls to the clause's `additionalProperties`.
+    fn named_value(&mut self, shape: &Shape<'a>, clauses: &[ObjClause<'a>], k: &str) -> Result<Option<Vec<Sub<'a>>>> {
+        let mut subs = Vec::new();
+        for clause in clauses {
+            let mut matched = Vec::new();
+            for (src, p_sub) in &clause.patterns {
+                if self.pattern_matches(src, p_sub.pointer(), k)? {
+                    matched.push(p_sub.clone());
+                }
+            }
+            let own = clause.prop(k);
+            let falls = own.is_none() && matched.is_empty();
+            subs.extend(own.cloned());
+            subs.extend(matched);
+            if let (true, Some(a)) = (falls, &clause.additional) {
+                subs.push(a.clone());
+            }
+        }
+        let forbidden = shape.forbidden.iter().any(|f| f == k);
+        if forbidden || (!shape.prop_names.is_empty() && !self.valid(&Value::String(k.to_string()), &shape.prop_names)?) {
+            return Ok(None);
+        }
+        Ok(Some(subs))
+    }
+
+    /// The classes of keys other than `names` (and forbidden ones): one per choice of the
+    /// patterns a key matches, those that allow some key and some value clause.
+    fn key_classes(&mut self, shape: &Shape<'a>, clauses: &[ObjClause<'a>], names: &[String]) -> Result<Vec<KeyClass<'a>>> {
+        let patterns: Vec<(&str, &Sub<'a>, usize)> =
+            clauses.iter().enumerate().flat_map(|(ci, c)| c.patterns.iter().map(move |(src, s)| (src.as_str(), s, ci))).collect();
+        let cap = self.limits.max_pattern_properties;
+        if patterns.len() > cap {
+            let at = patterns[0].1.pointer();
+            return Err(resources::unsupported(
+                at,
+                "patternProperties",
+                &format!("more than {cap} patterns on one object (Limits.max_pattern_properties; each pattern doubles the key classes); raise the limit to allow more"),
+            ));
+        }
+        let excluded = excluded_keys(shape, names);
+        let mut classes = Vec::new();
+        // Every choice of patterns on (matched) and off, all on first.
+        let n = patterns.len();
+        for choice in 0..1usize << n {
+            let on: Vec<bool> = (0..n).map(|j| choice >> (n - 1 - j) & 1 == 0).collect();
+            if let Some(class) = self.key_class(shape, clauses, &patterns, &on, excluded.as_ref())? {
+                classes.push(class);
+            }
+        }
+        Ok(classes)
+    }
+
+    /// The class of keys matching exactly the patterns `on` (None: no such key, or no
+    /// clause lets one appear).
+    fn key_class(
+        &mut self,
+        shape: &Shape<'a>,
+        clauses: &[ObjClause<'a>],
+        patterns: &[(&str, &Sub<'a>, usize)],
+        on: &[bool],
+        excluded: Option<&Lang>,
+    ) -> Result<Option<KeyClass<'a>>> {
+        let mut subs = Vec::new();
+        for (ci, clause) in clauses.iter().enumerate() {
+            let hit: Vec<Sub<'a>> =
+                patterns.iter().zip(on).filter(|((_, _, cj), &o)| o && *cj == ci).map(|((_, s, _), _)| (*s).clone()).collect();
+            if !hit.is_empty() {
+                subs.extend(hit);
+            } else if let Some(a) = &clause.additional {
+                if is_false(a) {
+                    return Ok(None);
+                }
+                subs.push(a.clone());
+            }
+        }
+        let mut terms = vec![any_key()];
+        let mut negs = Vec::new();
+        for ((src, p, _), &o) in patterns.iter().zip(on) {
+            let l = self.pattern_lang(src, p.pointer())?;
+            if o {
+                terms.push(l);
+            } else {
+                negs.push(l);
+            }
+        }
+        negs.extend(excluded.cloned());
+        if !shape.prop_names.is_empty() {
+            let Some(pn) = self.key_body(&shape.prop_names)? else { return Ok(None) };
+            terms.push(pn);
+        }
+        let plain = terms.len() == 1 && negs.len() == usize::from(excluded.is_some());
+        // None: no key falls in this class (a named key's own pattern).
+        let keys = self.langs.bool_terms(terms, negs, &self.limits)?;
+        Ok(keys.map(|keys| KeyClass { keys, subs, plain }))
+    }
+
+    /// The encoded-key language of a `propertyNames` schema (None: no key).
+    pub(crate) fn key_body(&mut self, subs: &[Sub<'a>]) -> Result<Option<Lang>> {
+        let mut parts = Vec::new();
+        for shape in self.shapes(subs)? {
+            if !shape.kinds.has(Kinds::STR) {
+                continue;
+            }
+            if let Some(members) = &shape.enumeration {
+                for v in members {
+                    if let Value::String(s) = v {
+                        if self.check(v, &shape, false)? {
+                            parts.push(Lang::literal(&encoded(s)));
+                        }
+                    }
+                }
+            } else if let Some(body) = self.string_body(&shape)? {
+                parts.push(body);
+            }
+        }
+        self.union(parts)
+    }
+
+    /// The union of `parts` (None: no part): one HIR when all are HIRs, else an automaton.
+    fn union(&mut self, mut parts: Vec<Lang>) -> Result<Option<Lang>> {
+        if parts.len() <= 1 {
+            return Ok(parts.pop());
+        }
+        if parts.iter().all(|p| matches!(p, Lang::Hir(_))) {
+            let hirs = parts.iter().filter_map(|p| if let Lang::Hir(h) = p { Some(h.hir().clone()) } else { None }).collect();
+            return Ok(Some(Lang::hir(Hir::alternation(hirs))));
+        }
+        let dfas = parts.iter().map(|p| self.langs.dfa(p, &self.limits)).collect::<Result<Vec<_>>>()?;
+        let leaves = dfas.iter().map(|d| DfaExpr::Leaf(d)).collect();
+        let union = Dfa::from_expr(&DfaExpr::Alt(leaves), &self.limits, "a propertyNames schema")?;
+        let key = format!("alt!({})", parts.iter().map(Lang::key).collect::<Vec<_>>().join("|"));
+        Ok(Some(Lang::Dfa(Arc::new(union.minimized()), key)))
+    }
+
+    /// The objects of `shape` with at least `lo` members.
+    fn object_body(&mut self, shape: &Shape<'a>, lo: u64, sep: &Separators) -> Result<Option<Expr>> {
+        let layout = self.object_layout(shape)?;
+        if shape.required.iter().any(|k| !matches!(layout.values.get(k), Some(Some(_)))) {
+            return Ok(None);
+        }
+        let Some(entries) = self.entries(shape, &layout, &sep.colon)? else { return Ok(None) };
+        let hi = shape.max_props;
+        if hi.is_some_and(|h| h < lo) {
+            return Ok(None);
+        }
+        let inner = if self.opts.any_order {
+            self.object_any_order(shape, &layout.names, entries, lo, &sep.comma)?
+        } else {
+            self.object_chain(shape, &layout.names, &entries, lo, &sep.comma)?
+        };
+        Ok(inner.map(|inner| seq(vec![sep.open.clone(), inner, sep.close.clone()])))
+    }
+
+    /// The members of an object: `"key": value` per named key, and the members of the
+    /// classes of other keys. None: a required key can have no value.
+    fn entries(&mut self, shape: &Shape<'a>, layout: &ObjectLayout<'a>, colon: &Expr) -> Result<Option<Entries>> {
+        let depth = self.pass.json_depth + 1;
+        let mut named = Vec::with_capacity(layout.names.len());
+        for k in &layout.names {
+            let value = match &layout.values[k] {
+                Some(subs) => self.value_rule(subs, depth)?,
+                None => None,
+            };
+            let member = value.map(|v| seq(vec![lit(&dump(&Value::String(k.clone()))), colon.clone(), rule(&v)]));
+            if member.is_none() && shape.required.contains(k) {
+                return Ok(None);
+            }
+            named.push(member);
+        }
+        let mut extra = Vec::new();
+        for (keys, subs) in &layout.classes {
+            if let Some(v) = self.value_rule(subs, depth)? {
+                let key = self.quoted(keys)?.into_expr();
+                extra.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
+            }
+        }
+        Ok(Some(Entries { named, extra: alt(extra) }))
+    }
+
+    /// The quoted keys of a class, as one term.
+    fn quoted(&mut self, keys: &Lang) -> Result<Lang> {
+        let quote = || Hir::literal(*b"\"");
+        if let Lang::Hir(h) = keys {
+            return Ok(Lang::hir(Hir::concat(vec![quote(), h.hir().clone(), quote()])));
+        }
+        let what = "a class of object keys";
+        let inner = self.langs.dfa(keys, &self.limits)?;
+        let q = Dfa::literal(b"\"", &self.limits, what)?;
+        let whole =
+            Dfa::from_expr(&DfaExpr::Seq(vec![DfaExpr::Leaf(&q), DfaExpr::Leaf(&inner), DfaExpr::Leaf(&q)]), &self.limits, what)?;
+        Ok(Lang::Dfa(Arc::new(whole), format!("quoted!({})", keys.key())))
+    }
+
+    /// Properties in the schema's order: the chain of states (named key `i`, `c` members
+    /// so far; `c` never passes `i` or the cap), built from the last key back, then the
+    /// members of other keys. None: no object.
+    fn object_chain(
+        &mut self,
+        shape: &Shape<'a>,
+        names: &[String],
+        entries: &Entries,
+        lo: u64,
+        comma: &Expr,
+    ) -> Result<Option<Expr>> {
+        let hi = shape.max_props;
+        if entries.extra.is_some() {
+            self.grammar_count(shape, CountField::MinProps, "minProperties", lo)?;
+            hi.map(|h| self.grammar_count(shape, CountField::MaxProps, "maxProperties", h)).transpose()?;
+        }
+        let cap = hi.unwrap_or(lo.max(1));
+        let n = names.len() as u64;
+        let states = (n + 1).saturating_mul(n.min(cap) + 1);
+        // Ten times the cap of `contains`: these states are cheaper (no item rule each).
+        let most = 10 * self.limits.max_spelled_count;
+        if states > most as u64 {
+            return Err(Self::limit_at(
+                &shape_pointer(shape),
+                "properties",
+                &format!("{n} properties counted up to {cap} need {states} grammar states, more than 10 × the limit an object may have"),
+                "max_spelled_count",
+                self.limits.max_spelled_count,
+            ));
+        }
+        let base = self.fresh_base("o");
+        let required: HashSet<&str> = shape.required.iter().map(String::as_str).collect();
+        let mut later: Vec<Option<Expr>> =
+            (0..=n.min(cap)).map(|c| object_tail(entries.extra.as_ref(), lo, hi, c, comma)).collect();
+        for i in (0..names.len()).rev() {
+            crate::util::interrupt::check()?;
+            let mut here = Vec::with_capacity(later.len());
+            for c in 0..=(i as u64).min(cap) {
+                let mut opts = Vec::new();
+                if let Some(member) = entries.named[i].as_ref().filter(|_| hi.is_none_or(|h| c < h)) {
+                    if let Some(next) = &later[(c + 1).min(cap) as usize] {
+                        let lead = if c == 0 { Expr::Empty } else { comma.clone() };
+                        opts.push(Some(seq(vec![lead, member.clone(), next.clone()])));
+                    }
+                }
+                if !required.contains(names[i].as_str()) {
+                    opts.push(later[c as usize].clone());
+                }
+                here.push(alt(opts).map(|body| self.state_body(&base, i, c, body)));
+            }
+            later = here;
+        }
+        Ok(later.swap_remove(0))
+    }
+
+    /// `body` of chain state (`i`, `c`) as it is written where it is used: itself when
+    /// small, else a rule.
+    fn state_body(&mut self, base: &str, i: usize, c: u64, body: Expr) -> Expr {
+        if nodes(&body) <= INLINE_NODES {
+            return body;
+        }
+        let name = format!("{base}_{i}_{c}");
+        self.add_rule(name.clone(), body);
+        rule(&name)
+    }
+
+    /// Properties in any order: one `perm!` whose entries are the named properties
+    /// (required ones exactly once, the others at most once) and the class of other keys
+    /// (any number of times), with `minProperties`/`maxProperties` as its count. The
+    /// parser carries the set of keys seen (see [`crate::grammar::perm`]), so the grammar
+    /// grows linearly with the number of properties and stays exact.
+    fn object_any_order(
+        &mut self,
+        shape: &Shape<'a>,
+        names: &[String],
+        entries: Entries,
+        lo: u64,
+        comma: &Expr,
+    ) -> Result<Option<Expr>> {
+        let hi = shape.max_props;
+        let mut perm = Vec::new();
+        for (k, member) in names.iter().zip(entries.named) {
+            let required = shape.required.contains(k);
+            match member {
+                Some(expr) => perm.push(PermEntry { expr, required, repeat: false }),
+                None if required => return Ok(None),
+                None => {}
+            }
+        }
+        let has_extra = entries.extra.is_some();
+        perm.extend(entries.extra.map(|expr| PermEntry { expr, required: false, repeat: true }));
+        // The list must be finishable (the engine would drop it too, but the translator
+        // reports a schema that allows no value itself): enough keys for the least count,
+        // room for the required ones.
+        if hi.is_some_and(|h| (shape.required.len() as u64) > h) || (!has_extra && lo > perm.len() as u64) {
+            return Ok(None);
+        }
+        if perm.is_empty() {
+            return Ok(Some(Expr::Empty));
+        }
+        let (min, max) = if has_extra {
+            let min = self.grammar_count(shape, CountField::MinProps, "minProperties", lo)?;
+            (min, hi.map(|h| self.grammar_count(shape, CountField::MaxProps, "maxProperties", h)).transpose()?)
+        } else {
+            // At most one of each entry: the bounds past their number change nothing.
+            let most = perm.len() as u64;
+            (lo as u32, hi.map(|h| h.min(most) as u32))
+        };
+        Ok(Some(Expr::Perm { sep: Box::new(comma.clone()), entries: perm, min, max, pos: AT }))
+    }
+}
+
+/// The members of other keys after chain state `c` of an object with `lo` to `hi`
+/// members. None: it cannot end there.
+fn object_tail(extra: Option<&Expr>, lo: u64, hi: Option<u64>, c: u64, comma: &Expr) -> Option<Expr> {
+    let need = lo.saturating_sub(c);
+    let room = hi.map(|h| h.saturating_sub(c));
+    let Some(extra) = extra.filter(|_| room != Some(0)) else { return (need == 0).then_some(Expr::Empty) };
+    if room.is_some_and(|r| r < need) {
+        return None;
+    }
+    // With other keys, the counts were checked to fit (see `grammar_count`).
+    let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    let (need, room) = (count(need), room.map(count));
+    let more = || seq(vec![comma.clone(), extra.clone()]);
+    let fewer = |n: u32| n.saturating_sub(1);
+    Some(if c > 0 {
+        repeat(more(), need, room)
+    } else if need == 0 {
+        let rest = if room == Some(1) { Expr::Empty } else { repeat(more(), 0, room.map(fewer)) };
+        opt(seq(vec![extra.clone(), rest]))
+    } else {
+        seq(vec![extra.clone(), repeat(more(), need - 1, room.map(fewer))])
+    })
+}
+
+/// The names of `shape`'s properties, then its required names, each once.
+fn named_keys(shape: &Shape<'_>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let props = shape.obj_clauses.iter().flat_map(|c| c.props.iter().map(|(k, _)| k));
+    props.chain(&shape.required).filter(|k| seen.insert(k.as_str())).cloned().collect()
+}
+
+/// The encoded keys no class holds: the named keys and the forbidden ones (None: no key).
+fn excluded_keys(shape: &Shape<'_>, names: &[String]) -> Option<Lang> {
+    let mut forbidden: Vec<&String> = shape.forbidden.iter().filter(|k| !names.contains(k)).collect();
+    forbidden.sort();
+    let keys: Vec<Hir> = names.iter().chain(forbidden).map(|k| Hir::literal(encoded(k).into_bytes())).collect();
+    (!keys.is_empty()).then(|| Lang::hir(Hir::alternation(keys)))
+}
+
+/// Any key, encoded.
+fn any_key() -> Lang {
+    Lang::hir(Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(json_any_char_hir()) }))
+}
+
+/// Is `sub` the schema `false`?
+fn is_false(sub: &Sub<'_>) -> bool {
+    matches!(&**sub, SubNode::Schema { sub, negated: false } if sub.node == &Value::Bool(false))
+}
+
+/// A key from its JSON encoding (without the quotes).
+fn decode_key(bytes: &[u8]) -> Result<String> {
+    let quoted = [b"\"".as_slice(), bytes, b"\""].concat();
+    serde_json::from_slice(&quoted)
+        .map_err(|e| Error::Internal(format!("a key class holds a key that is not JSON-encoded ({e})")))
+}
+
+/// The number of nodes of `e` (the size that decides whether a body is inlined).
+fn nodes(e: &Expr) -> usize {
+    1 + e.children().into_iter().map(nodes).sum::<usize>()
 }
