@@ -239,8 +239,8 @@ class Grammar:
     ) -> Grammar:
         """Parses, validates and normalizes corral EBNF (`dialect="ebnf"`), llama.cpp GBNF
         (`dialect="gbnf"`) or Lark (`dialect="lark"`). `start` names the start rule;
-        `max_terminal_source` overrides how large a regular part may be to become one
-        terminal. `distinct_keys`: the text is JSON whose objects must not repeat a key;
+        `max_terminal_source` overrides how heavy a regular part may be to become one
+        terminal (a weight about the bytes of its regex written out; default 150). `distinct_keys`: the text is JSON whose objects must not repeat a key;
         `key_endings_infinite`: every half-written key is known to have infinitely many
         endings (only closed keys are then checked).
         """

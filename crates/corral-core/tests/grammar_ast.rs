@@ -44,13 +44,21 @@ fn class_plus(lo: char, hi: char) -> Hir {
 }
 
 fn compile(rules: Vec<RuleDef>) -> corral_core::Result<Arc<CompiledGrammar>> {
+    compile_with(rules, &LowerOptions::default())
+}
+
+fn compile_with(rules: Vec<RuleDef>, options: &LowerOptions) -> corral_core::Result<Arc<CompiledGrammar>> {
     let ast = GrammarAst { rules, ..Default::default() };
-    let g = Grammar::cfg_ast(&ast, "test grammar", Some("start"), &Limits::default(), &LowerOptions::default(), None)?;
+    let g = Grammar::cfg_ast(&ast, "test grammar", Some("start"), &Limits::default(), options, None)?;
     Ok(Arc::new(CompiledGrammar::new(&g, byte_vocab(), &Limits::default(), false)?))
 }
 
 fn check(rules: Vec<RuleDef>, pass: &[&str], fail: &[&str]) {
-    let c = compile(rules).expect("compiles");
+    check_with(rules, &LowerOptions::default(), pass, fail)
+}
+
+fn check_with(rules: Vec<RuleDef>, options: &LowerOptions, pass: &[&str], fail: &[&str]) {
+    let c = compile_with(rules, options).expect("compiles");
     for s in pass {
         assert!(accepts(&c, s, "ast"), "{s:?} must match");
     }
@@ -94,4 +102,39 @@ fn a_built_dfa_piece_beside_others() {
     let piece = Expr::Term { term: Term::Dfa(DfaTerm::new(Arc::new(dfa), "xyz+".into())), pos: at() };
     let start = Expr::Seq(vec![lit("a"), piece.clone(), Expr::Repeat { expr: Box::new(piece), min: 0, max: Some(1), pos: at() }]);
     check(vec![rule("start", start)], &["ax", "axyzz", "axy"], &["a", "ab", "xa"]);
+}
+
+/// `start ::= "[" item ("," item)* "]"`, `item ::= key ":" value`, with `value` a HIR
+/// rule and `key` a text one (a recursive `start` keeps it a context-free grammar).
+fn mixed_rules() -> Vec<RuleDef> {
+    let items = Expr::Repeat { expr: Box::new(Expr::Seq(vec![lit(","), r("item")])), min: 0, max: None, pos: at() };
+    let nested = Expr::Seq(vec![lit("("), r("start"), lit(")")]);
+    vec![
+        rule("start", Expr::Alt(vec![Expr::Seq(vec![lit("["), r("item"), items, lit("]")]), nested])),
+        rule("item", Expr::Seq(vec![r("key"), lit(":"), r("value")])),
+        rule("key", re("[a-z]+")),
+        rule("value", Expr::Alt(vec![hir(class_plus('0', '9')), lit("-")])),
+    ]
+}
+
+#[test]
+fn hir_and_text_pieces_make_one_terminal_or_merge() {
+    let pass = ["[a:1]", "[ab:12,c:-]", "([x:0])"];
+    let fail = ["[a:]", "[:1]", "[a:1,]", "[A:1]", "[a:-1]"];
+    // One terminal of both kinds of pieces (`item` is light), then merged with "[" and "]".
+    check(mixed_rules(), &pass, &fail);
+    // No piece determinized with another: the terminals of `key`, ":" and `value` are
+    // joined by concatenation instead.
+    check_with(mixed_rules(), &LowerOptions { max_terminal_source: 0 }, &pass, &fail);
+}
+
+#[test]
+fn except_over_hir_and_mixed_pieces() {
+    // except!("a" [0-9]+): strings with no "a" followed by a digit.
+    let piece = Expr::Seq(vec![lit("a"), hir(class_plus('0', '9'))]);
+    let start = Expr::Except { expr: Box::new(piece), pos: at() };
+    check(vec![rule("start", start)], &["", "a", "ba", "9a", "aa", "a b1"], &["a1", "xa12y", "aa0"]);
+    // except!([a-c]+): only strings without a, b or c.
+    let start = Expr::Except { expr: Box::new(hir(class_plus('a', 'c'))), pos: at() };
+    check(vec![rule("start", start)], &["", "xyz", "é"], &["a", "xbx"]);
 }

@@ -107,7 +107,7 @@ impl PyGrammar {
 
     /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
     /// (`dialect="gbnf"`). `start` names the start rule; `max_terminal_source` overrides
-    /// how large a regular part may be to become one terminal (see `cfg::LowerOptions`).
+    /// how heavy a regular part may be to become one terminal (see `LowerOptions`).
     /// `distinct_keys`: the text is JSON whose objects must not repeat a key (see
     /// `json_keys` in corral-core); `key_endings_infinite`: every half-written key is
     /// known to have infinitely many endings (only closed keys are then checked).

@@ -73,6 +73,11 @@ impl HirTerm {
         &self.hir
     }
 
+    /// The language, shared (no copy of the tree).
+    pub fn shared_hir(&self) -> Arc<Hir> {
+        self.hir.clone()
+    }
+
     /// The canonical name (regex-syntax's printing of the HIR).
     pub fn key(&self) -> &str {
         &self.key

@@ -60,6 +60,11 @@ impl ParsedRegex {
     pub fn hir(&self) -> &Hir {
         &self.hir
     }
+
+    /// The HIR, taken out (the pattern's text is dropped).
+    pub fn into_hir(self) -> Hir {
+        self.hir
+    }
 }
 
 /// Parses a Python `re` pattern and applies Python's semantics. Does not build the DFA.
@@ -95,6 +100,16 @@ pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
 /// [`Limits::regex_nest_limit`] bounds a parsed pattern's).
 pub fn compile_hir(hir: &Hir, what: &str, limits: &Limits) -> Result<Dfa> {
     hir_dfa(hir, what, limits, &mut PieceCache::default())
+}
+
+/// [`compile_hir`], reusing (and adding to) pieces built for earlier patterns (a grammar's
+/// regular pieces, built by its lowering as HIRs); the result may be shared with the cache.
+/// A literal is built as a chain of states directly (under a microsecond).
+pub fn compile_hir_cached(hir: &Hir, what: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
+    if let regex_syntax::hir::HirKind::Literal(l) = hir.kind() {
+        return Ok(Arc::new(Dfa::literal(&l.0, limits, what)?));
+    }
+    hir_dfa_shared(hir, what, limits, cache)
 }
 
 /// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns; the result

@@ -85,7 +85,7 @@ impl<'a> Lowering<'a> {
                 None => e.pos().unwrap_or_default(),
             };
             let empty = match self.expr_reg(e)? {
-                Reg::Src(src) => self.compile_src(&src, &src, pos)?.accepts_empty(),
+                Reg::Hir(p) => p.matches_empty(),
                 Reg::Dfa { dfa, .. } => dfa.accepts_empty(),
                 Reg::Void(_) => false,
             };

@@ -14,12 +14,12 @@ use crate::limits::Limits;
 /// DFA states, see [`merge_terminal_runs`]).
 pub(super) const MERGE_MAX_STATES: usize = 4_096;
 
-/// A terminal being merged with its neighbours: its DFA, regex source (None when built
-/// by corral's own constructions), name and canonical key.
+/// A terminal being merged with its neighbours: its DFA, the terminal it is (None once
+/// merged), name and canonical key (a merged run's names its parts' keys).
 #[derive(Clone)]
 pub(super) struct RunPart {
     dfa: Arc<Dfa>,
-    src: Option<String>,
+    terminal: Option<u32>,
     name: String,
     key: String,
 }
@@ -27,8 +27,8 @@ pub(super) struct RunPart {
 /// Replaces runs of adjacent terminals by one terminal (same language, fewer parser
 /// steps, and a string's quotes inside its terminal, so that the terminal ends only where
 /// the string does). Two terminals are joined by [`Dfa::concat`] where the junction is
-/// deterministic; otherwise two regex terminals are joined by the regex engine, and a
-/// terminal built from boolean operators stays apart.
+/// deterministic; otherwise by subset construction while the result stays small (see
+/// [`merge_pairwise`]), else they stay apart.
 pub(super) fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
     let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
     // Joins tried so far, by the two parts' keys (a run may repeat one pair many times,
@@ -88,7 +88,7 @@ pub(super) fn merge_run(
         let i = s.index() as usize;
         RunPart {
             dfa: lw.terminals[i].dfa.clone(),
-            src: lw.terminal_regex[i].clone(),
+            terminal: Some(s.index()),
             name: lw.terminals[i].name.clone(),
             key: lw.terminal_key[i].clone(),
         }
@@ -112,26 +112,17 @@ pub(super) fn merge_run(
             let dfas: Vec<&Dfa> = segment.iter().map(|p| &*p.dfa).collect();
             let what = format!("the terminals {}", segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" "));
             if let Some(d) = Dfa::concat_all(&dfas, lw.limits, &what)? {
-                let src =
-                    segment.iter().map(|p| p.src.as_deref().map(group)).collect::<Option<Vec<String>>>().map(|v| v.concat());
                 let name = segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ");
                 let key = format!("seq({})", segment.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(","));
-                parts.push(RunPart { dfa: Arc::new(d), src, name, key });
+                parts.push(RunPart { dfa: Arc::new(d), terminal: None, name, key });
                 continue;
             }
         }
         merge_pairwise(lw, segment, joins, &mut parts)?;
     }
     for p in parts {
-        let t = match &p.src {
-            Some(src) if lw.terminal_of_regex.contains_key(src) => lw.terminal_of_regex[src],
-            Some(src) => {
-                let id = lw.push_terminal(Terminal { name: p.name.clone(), dfa: p.dfa.clone() }, Some(src.clone()), p.key);
-                lw.terminal_of_regex.insert(src.clone(), id);
-                id
-            }
-            None => lw.dfa_terminal(&p.dfa, p.key, &p.name),
-        };
+        // A merged run is one terminal per key (the same run in many places, say).
+        let t = p.terminal.unwrap_or_else(|| lw.dfa_terminal(&p.dfa, p.key, &p.name));
         out.push(Sym::t(t));
     }
     Ok(())
@@ -159,10 +150,6 @@ pub(super) fn merge_pairwise(
             continue;
         }
         let what = format!("the terminals {} {}", c.name, next.name);
-        let src = match (&c.src, &next.src) {
-            (Some(x), Some(y)) => Some(format!("{}{}", group(x), group(y))),
-            _ => None,
-        };
         let pair = (c.key.clone(), next.key.clone());
         let joined = match joins.get(&pair) {
             Some(j) => j.clone(),
@@ -186,7 +173,7 @@ pub(super) fn merge_pairwise(
         match joined {
             Some(dfa) => {
                 let key = format!("seq({},{})", c.key, next.key);
-                cur = Some(RunPart { dfa, src, name: format!("{} {}", c.name, next.name), key });
+                cur = Some(RunPart { dfa, terminal: None, name: format!("{} {}", c.name, next.name), key });
             }
             None => {
                 parts.push(c);

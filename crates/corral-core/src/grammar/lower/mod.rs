@@ -1,8 +1,9 @@
 //! Validation and normalization: grammar AST → [`Cfg`], a BNF over byte-DFA terminals with
 //! no nullable rules (except the start) and no unit rules.
 //!
-//! Steps: resolve names (undefined rules are errors with line:column) → find the regular
-//! rules (not on a reference cycle) and compile each regex piece to one terminal DFA, and
+//! Steps: resolve names (undefined rules are errors with line:column) → parse each regex
+//! once into a regex-syntax HIR → find the regular rules (not on a reference cycle) and
+//! build each regular piece (a HIR, see `piece`) into one terminal DFA, and
 //! each `and!`, `not!`, `except!` to one terminal DFA built with [`crate::automata`]'s
 //! constructions →
 //! lower the rest to BNF (groups and repetitions become helper rules, repetitions left
@@ -27,6 +28,7 @@ mod assemble;
 mod lark_tokens;
 mod merge;
 mod nullable;
+mod piece;
 mod productive;
 mod regular;
 mod rules;
@@ -37,6 +39,7 @@ mod tests;
 use assemble::*;
 use merge::*;
 use nullable::*;
+use piece::Piece;
 use productive::*;
 use regular::*;
 use rules::*;
@@ -83,22 +86,27 @@ pub struct Cfg {
     pub perms: Vec<Perm>,
 }
 
-/// Regex source weight (bytes, see `regular::source_weight`) above which a regular rule is
-/// parsed as grammar structure over smaller terminals rather than determinized whole (see
+/// Piece weight (see `piece::Measure::weight`: comparable to bytes of regex text, a
+/// character class counting as one position) above which a regular rule is parsed as
+/// grammar structure over smaller terminals rather than determinized whole (see
 /// [`Lowering::is_terminal_piece`]): a large regular structure (an object of many
 /// properties) is cheaper to parse over its pieces than to determinize whole. A small one
 /// (a string, a number) is worth one terminal: split into pieces, each piece ending at
 /// every character would put the parser under every byte of every token.
-const MAX_TERMINAL_SOURCE: usize = 150;
+const MAX_TERMINAL_WEIGHT: usize = 150;
 
 /// How the lowering splits a grammar into terminals (front-ends that know their grammar's
 /// shape may choose; the defaults suit hand-written grammars).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LowerOptions {
-    /// Regex source length (bytes) up to which a regular sequence or union of rules and
-    /// strings becomes one terminal, determinized whole; longer ones stay grammar structure
-    /// over their parts (then joined by concatenation where that is deterministic, see
-    /// `merge_terminal_runs`). Default 150. The JSON Schema front-end uses 0: its value
+    /// Weight up to which a regular sequence or union of rules and strings becomes one
+    /// terminal, determinized whole; heavier ones stay grammar structure over their parts
+    /// (then joined by concatenation where that is deterministic, see
+    /// `merge_terminal_runs`). The weight is a structural measure of the piece's HIR
+    /// comparable to the length of its regex text in bytes: literals count their bytes, a
+    /// character class counts as one position (2 to 4, however many ranges it has: Python's
+    /// `\w` is as light as `[a-z]`), repetition and alternation operators the bytes they
+    /// would take to write, groups nothing. Default 150. The JSON Schema front-end uses 0: its value
     /// rules are terminals shared by many properties, and joining a key to a shared value
     /// by concatenation costs microseconds where determinizing each property's regex costs
     /// tens. Single terminals (a string, a `/regex/`) are always one terminal.
@@ -107,7 +115,7 @@ pub struct LowerOptions {
 
 impl Default for LowerOptions {
     fn default() -> Self {
-        LowerOptions { max_terminal_source: MAX_TERMINAL_SOURCE }
+        LowerOptions { max_terminal_source: MAX_TERMINAL_WEIGHT }
     }
 }
 
@@ -131,39 +139,47 @@ struct Lowering<'a> {
     defs: HashMap<&'a str, (Vec<&'a Expr>, Pos)>,
     /// Rules that are regular (on no reference cycle, so they could be one DFA).
     regular_rules: HashSet<&'a str>,
-    /// Regex source of the regular rules without boolean operators (computed up front);
-    /// DFAs of those with them (built when an operator's argument needs one).
+    /// Pieces of the regular rules without boolean operators (computed up front); DFAs of
+    /// those with them (built when an operator's argument needs one).
     regular: HashMap<&'a str, Reg>,
+    /// Each regex term's piece, by its text (parsed once, when the grammar is read).
+    regex_pieces: HashMap<&'a str, Piece>,
+    /// The Lark TERMINALs (tokens: each is one terminal, however large).
+    lark_terminals: HashSet<&'a str>,
+    /// Inside a probe (see [`Lowering::probe`]): a piece too heavy to keep stops it.
+    probing: bool,
     /// Smaller limits while trying to build a regular start rule's DFA (see `try_fold`).
     fold_limits: Option<Limits>,
     /// DFA states built so far by the current fold attempt (bounded by [`FOLD_MAX_WORK`]).
     fold_work: std::cell::Cell<usize>,
-    /// DFAs built for regular pieces, by [`Reg::key`] (each is built once).
+    /// The rules' regular forms found by the current fold attempt (valid under any
+    /// limits, but kept apart from `regular`, which holds what was built outside folds).
+    fold_memo: HashMap<&'a str, Reg>,
+    /// DFAs built for pieces, by [`Piece::key`] (each is built once).
     dfa_cache: HashMap<String, Arc<Dfa>>,
-    /// Regex sources compiled so far (checking a piece, building a terminal and folding a
-    /// rule often compile the same source).
-    compiled: std::cell::RefCell<HashMap<String, Arc<Dfa>>>,
-    /// Pieces of regexes built so far, shared by the sources compiled later.
+    /// DFAs built by operators, by their full key, with their short key's number (see
+    /// [`Lowering::cached`]).
+    op_cache: HashMap<String, (Arc<Dfa>, usize)>,
+    /// Parts of automata built so far, shared by the pieces built later.
     pieces: std::cell::RefCell<regex::PieceCache>,
     nt_names: Vec<String>,
     nt_origin: Vec<(String, Pos)>,
     nt_of_rule: HashMap<&'a str, u32>,
     bnf: Vec<Alts>,
     terminals: Vec<Terminal>,
-    terminal_of_regex: HashMap<String, u32>,
-    /// Terminals built as DFAs (not from one regex), by [`Reg::key`].
-    terminal_of_dfa: HashMap<String, u32>,
-    /// Terminals of the raw regex source (for merging runs), None for DFA-built ones.
-    terminal_regex: Vec<Option<String>>,
+    /// Terminals by their piece's or DFA's key (see [`Reg::key`]).
+    terminal_of_key: HashMap<String, u32>,
+    /// Each terminal's piece (for `%ignore`), None for DFA-built ones.
+    terminal_piece: Vec<Option<Piece>>,
     /// Each terminal's canonical key (see [`Reg::key`]), for naming merged terminals.
     terminal_key: Vec<String>,
     worklist: Vec<&'a str>,
     /// Rule references being followed by [`Lowering::rule_reg`] right now (see
     /// `Limits::max_grammar_nesting`).
     ref_depth: usize,
-    /// Regular rules whose regex source is too long to keep (see [`KEPT_SOURCE_FACTOR`]).
+    /// Regular rules whose piece is too heavy to keep (see [`Lowering::is_heavy`]).
     oversized: HashSet<&'a str>,
-    /// Regex pieces (by source) that match no string: they lower to [`Reg::Void`].
+    /// Regex terms (by their text) that match no string: they lower to [`Reg::Void`].
     void_terms: HashMap<&'a str, usize>,
     /// The pieces that match no string: where, and why (each once).
     voids: Vec<(Pos, String)>,
@@ -173,11 +189,6 @@ struct Lowering<'a> {
     void_rule_notes: Vec<(Pos, String)>,
     /// The `perm!`s lowered so far (see [`super::perm`]).
     perms: Vec<PermDraft>,
-}
-
-/// Wraps a regex source so it can be concatenated or repeated.
-fn group(src: &str) -> String {
-    format!("(?:{src})")
 }
 
 impl<'a> Lowering<'a> {
@@ -190,19 +201,22 @@ impl<'a> Lowering<'a> {
             defs: HashMap::new(),
             regular_rules: HashSet::new(),
             regular: HashMap::new(),
+            regex_pieces: HashMap::new(),
+            lark_terminals: ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect(),
+            probing: false,
             fold_limits: None,
             fold_work: Default::default(),
+            fold_memo: HashMap::new(),
             dfa_cache: HashMap::new(),
-            compiled: Default::default(),
+            op_cache: HashMap::new(),
             pieces: Default::default(),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),
             nt_of_rule: HashMap::new(),
             bnf: Vec::new(),
             terminals: Vec::new(),
-            terminal_of_regex: HashMap::new(),
-            terminal_of_dfa: HashMap::new(),
-            terminal_regex: Vec::new(),
+            terminal_of_key: HashMap::new(),
+            terminal_piece: Vec::new(),
             terminal_key: Vec::new(),
             worklist: Vec::new(),
             ref_depth: 0,
@@ -233,7 +247,7 @@ impl<'a> Lowering<'a> {
                 return Err(grammar_error(pos, format!("undefined rule `{name}`")));
             }
         }
-        // Each regex piece on its own, so an error points at the piece.
+        // Each regex term on its own, so an error points at the term.
         let ast: &'a GrammarAst = self.ast;
         let mut terms = Vec::new();
         for r in &ast.rules {
@@ -243,16 +257,28 @@ impl<'a> Lowering<'a> {
             collect_regex_terms(e, &mut terms);
         }
         for (src, pos) in terms {
-            match self.compile_cached(src, self.limits) {
-                Ok(_) => {}
-                Err(Error::EmptyLanguage { .. }) => {
-                    // Not an error by itself: what needs it is dropped (see `Reg::Void`).
-                    let v = self.void(pos, format!("`{src}` matches no string"));
-                    self.void_terms.entry(src).or_insert(v);
-                }
-                Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => return Err(e),
-                Err(e) => return Err(grammar_error(pos, format!("in `{src}`: {e}"))),
-            }
+            self.parse_term(src, pos)?;
+        }
+        Ok(())
+    }
+
+    /// Parses regex term `src` (once per text) into its piece; a term that matches no
+    /// string is noted, not an error: what needs it is dropped (see [`Reg::Void`]).
+    fn parse_term(&mut self, src: &'a str, pos: Pos) -> Result<()> {
+        if self.regex_pieces.contains_key(src) || self.void_terms.contains_key(src) {
+            return Ok(());
+        }
+        crate::util::interrupt::check()?;
+        let piece = match regex::parse(src, self.limits, self.classes) {
+            Ok(parsed) => Piece::regex(parsed.into_hir(), src),
+            Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => return Err(e),
+            Err(e) => return Err(grammar_error(pos, format!("in `{src}`: {e}"))),
+        };
+        if piece.is_void() {
+            let v = self.void(pos, format!("`{src}` matches no string"));
+            self.void_terms.insert(src, v);
+        } else {
+            self.regex_pieces.insert(src, piece);
         }
         Ok(())
     }
@@ -283,11 +309,7 @@ pub fn expression_is_empty(expr: &str, limits: &Limits, classes: Option<&PerlCla
         Reg::Void(_) => Ok(true),
         // Built DFAs are pruned: one that exists matches something.
         Reg::Dfa { .. } => Ok(false),
-        Reg::Src(src) => match lw.compile_cached(&src, limits) {
-            Ok(_) => Ok(false),
-            Err(Error::EmptyLanguage { .. }) => Ok(true),
-            Err(e) => Err(e),
-        },
+        Reg::Hir(p) => Ok(p.is_void()),
     }
 }
 
@@ -351,10 +373,10 @@ fn start_rule<'a>(ast: &'a GrammarAst, lw: &Lowering<'a>, start: Option<&'a str>
 /// The whole grammar as one DFA, when it is regular and that DFA stays moderate (a large
 /// one costs more to build than the parser costs to run); None otherwise.
 fn whole_grammar_dfa<'a>(lw: &mut Lowering<'a>, start_name: &'a str, limits: &Limits) -> Result<Option<Dfa>> {
-    let src = match lw.regular.get(start_name).cloned() {
+    let piece = match lw.regular.get(start_name).cloned() {
         None if lw.regular_rules.contains(start_name) => return Ok(lw.try_fold(start_name)),
         Some(Reg::Dfa { dfa, .. }) => return Ok(Some((*dfa).clone())),
-        Some(Reg::Src(src)) if src.len() <= WHOLE_MAX_SOURCE => src,
+        Some(Reg::Hir(p)) if p.measure().weight <= WHOLE_MAX_WEIGHT && p.measure().depth <= MAX_PIECE_DEPTH => p,
         _ => return Ok(None),
     };
     let whole_limits = Limits {
@@ -362,8 +384,14 @@ fn whole_grammar_dfa<'a>(lw: &mut Lowering<'a>, start_name: &'a str, limits: &Li
         dfa_size_limit: limits.dfa_size_limit.min(WHOLE_MAX_BYTES),
         ..limits.clone()
     };
-    match lw.compile_cached(&src, &whole_limits) {
-        Ok(d) => Ok(Some((*d).clone())),
+    if let Some(d) = lw.dfa_cache.get(piece.key()) {
+        return Ok(Some((**d).clone()));
+    }
+    match lw.build_piece(&piece, &whole_limits, start_name) {
+        Ok(d) => {
+            lw.dfa_cache.insert(piece.key().to_string(), d.clone());
+            Ok(Some((*d).clone()))
+        }
         // Too large as one DFA: the parser reads it over its pieces (any piece that is
         // itself too large is reported there).
         Err(Error::LimitExceeded { .. }) => Ok(None),
@@ -380,21 +408,21 @@ fn whole_grammar_dfa<'a>(lw: &mut Lowering<'a>, start_name: &'a str, limits: &Li
 fn ignore_terminal(ast: &GrammarAst, lw: &mut Lowering<'_>) -> Result<Option<Sym>> {
     let mut parts = Vec::with_capacity(ast.ignore.len());
     for e in &ast.ignore {
-        let not_regular = || grammar_error(e.pos().unwrap_or_default(), "%ignore needs a regular expression or terminal");
         if !lw.is_pure(e) {
-            return Err(not_regular());
+            return Err(grammar_error(e.pos().unwrap_or_default(), "%ignore needs a regular expression or terminal"));
         }
         match lw.expr_reg(e)? {
-            Reg::Src(src) => parts.push(src),
-            Reg::Dfa { .. } => return Err(not_regular()), // Lark has no boolean operators
-            Reg::Void(_) => {}                            // ignores nothing (noted)
+            Reg::Void(_) => {} // ignores nothing (noted)
+            reg => parts.push(reg),
         }
     }
     if parts.is_empty() {
         return Ok(None);
     }
-    let src = format!("(?:{})+", parts.join("|"));
-    Ok(Some(Sym::t(lw.terminal(src, "%ignore", ast.ignore[0].pos())?)))
+    let pos = ast.ignore[0].pos();
+    let any = lw.combine(parts, false, pos.unwrap_or_default())?;
+    let some = lw.repeat_reg(any, 1, None, pos.unwrap_or_default())?;
+    Ok(Some(Sym::t(lw.reg_terminal(some, "%ignore", pos)?)))
 }
 
 /// Lowers every rule reached from the start to BNF alternatives (the work list grows as
@@ -417,18 +445,16 @@ fn lower_rules(lw: &mut Lowering<'_>) -> Result<()> {
 /// Lark's `%ignore`: ignored text may follow every terminal (merged into the terminal's
 /// DFA, which keeps the grammar small) and may precede the first one.
 fn attach_ignore(lw: &mut Lowering<'_>, ig: Sym, s_prime: u32, origin: (String, Pos)) -> Result<()> {
-    let ig_src = lw.terminal_regex[ig.index() as usize].clone().unwrap_or_default();
+    let pos = origin.1;
+    let ig_any = lw.repeat_reg(lw.terminal_reg(ig.index()), 0, None, pos)?;
     let mut with_ignore: HashMap<u32, Sym> = HashMap::new();
     let mut used: Vec<Sym> = lw.bnf.iter().flatten().flatten().copied().filter(|s| s.is_terminal() && *s != ig).collect();
     used.sort_unstable();
     used.dedup();
     for t in used {
         let name = lw.terminals[t.index() as usize].name.clone();
-        let merged = match lw.terminal_regex[t.index() as usize].clone() {
-            Some(src) => Sym::t(lw.terminal(format!("{}{}*", group(&src), group(&ig_src)), &name, None)?),
-            None => t,
-        };
-        with_ignore.insert(t.index(), merged);
+        let followed = lw.combine(vec![lw.terminal_reg(t.index()), ig_any.clone()], true, pos)?;
+        with_ignore.insert(t.index(), Sym::t(lw.reg_terminal(followed, &name, None)?));
     }
     for s in lw.bnf.iter_mut().flatten().flatten() {
         if let Some(m) = with_ignore.get(&s.index()).filter(|_| s.is_terminal()) {

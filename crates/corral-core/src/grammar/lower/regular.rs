@@ -1,22 +1,22 @@
-//! Which rules and pieces are regular, and their regex source or DFA: a rule not on a
+//! Which rules and pieces are regular, and their HIR piece or DFA: a rule not on a
 //! reference cycle becomes one terminal; `and!`, `not!` and `except!` become one DFA.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::piece::{Measure, Piece};
 use super::*;
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, HirTerm, Pos, Term};
-use crate::frontend::regex::{self};
+use crate::frontend::ast::{Expr, Pos, Term};
 use crate::frontend::scanner::grammar_error;
 
-/// A regular piece of a grammar. Without boolean operators it stays Python regex source
-/// (compiled by the regex engine, and mergeable with neighbouring terminals); with them it
-/// is a DFA built by corral's own constructions, named by a canonical key (for caching).
+/// A regular piece of a grammar. Without boolean operators it is a regex-syntax HIR
+/// (built by the regex compiler, and mergeable with neighbouring pieces); with them it is
+/// a DFA built by corral's own constructions, named by a canonical key (for caching).
 #[derive(Debug, Clone)]
 pub(super) enum Reg {
-    Src(String),
+    Hir(Piece),
     Dfa {
         dfa: Arc<Dfa>,
         key: String,
@@ -28,21 +28,22 @@ pub(super) enum Reg {
 }
 
 impl Reg {
-    /// A canonical name: equal keys, equal languages. Sources are quoted, so they never
-    /// read as an operator key.
+    /// A canonical name: equal keys, equal languages (a piece's key starts with `r` or
+    /// `h` and its length, a DFA's with `@`, see [`Lowering::cached`]).
     pub(super) fn key(&self) -> String {
         match self {
-            Reg::Src(src) => format!("{src:?}"),
+            Reg::Hir(p) => p.key().to_string(),
             Reg::Dfa { key, .. } => key.clone(),
             Reg::Void(_) => "void".to_string(),
         }
     }
 }
 
-/// Regex source length (bytes) up to which a regular grammar may be matched as one DFA
-/// (see [`WHOLE_MAX_STATES`]). A fold gives up at a piece longer than [`MAX_TERMINAL_SOURCE`]
-/// or a counted one of more than [`FOLD_MAX_PIECE_STATES`] states.
-pub(super) const WHOLE_MAX_SOURCE: usize = 1_000;
+/// Weight (see [`Measure::weight`], comparable to bytes of regex text) up to which a
+/// regular grammar may be matched as one DFA (see [`WHOLE_MAX_STATES`]). A fold gives up
+/// at a piece heavier than [`MAX_TERMINAL_WEIGHT`] or a counted one of more than
+/// [`FOLD_MAX_PIECE_STATES`] states.
+pub(super) const WHOLE_MAX_WEIGHT: usize = 1_000;
 
 /// A regular grammar is matched as one DFA only while that DFA has at most this many
 /// states (else by the parser over its pieces).
@@ -65,28 +66,27 @@ pub(super) const FOLD_MAX_WORK: usize = 4 * FOLD_MAX_STATES;
 /// A fold gives up at a piece of more states than this that has a count of 16 or more.
 pub(super) const FOLD_MAX_PIECE_STATES: usize = 256;
 
-/// The regex source of `inner` (already grouped) repeated `{min,max}`.
-pub(super) fn repeat_src(inner: &str, min: u32, max: Option<u32>) -> String {
-    match (min, max) {
-        (0, Some(1)) => format!("{inner}?"),
-        (0, None) => format!("{inner}*"),
-        (1, None) => format!("{inner}+"),
-        (m, None) => format!("{inner}{{{m},}}"),
-        (m, Some(n)) if m == n => format!("{inner}{{{m}}}"),
-        (m, Some(n)) => format!("{inner}{{{m},{n}}}"),
-    }
-}
+/// A regular rule's piece is kept whole (so that rules using it can be one piece too) only
+/// up to this many times the weight of the largest piece a terminal or a whole-grammar DFA
+/// is built from; a heavier combination is left to grammar structure (see
+/// [`Lowering::is_heavy`]). Without a cap, a chain of rules that each use the next twice
+/// would hold pieces of exponential size.
+pub(super) const KEPT_WEIGHT_FACTOR: usize = 4;
 
-/// Regex source of a regular rule is kept (so that rules using it can be one regex too)
-/// only up to this many times the largest piece a terminal or a whole-grammar DFA is built
-/// from; a longer rule is parsed over its parts. Without a cap, a chain of rules that each
-/// use the next would hold sources of quadratic total size.
-pub(super) const KEPT_SOURCE_FACTOR: usize = 4;
+/// Deepest nesting (see [`Measure::depth`]) of a piece that is kept whole or becomes one
+/// terminal (real terminals nest a dozen deep; the regex reader refuses past
+/// `Limits::regex_nest_limit`, and building an automaton reads a HIR recursively).
+pub(super) const MAX_PIECE_DEPTH: usize = 48;
+
+/// The `limit` of the error that stops a probe at a piece too heavy to keep whole (see
+/// [`Lowering::probe`]); it never reaches a caller of the lowering.
+const HEAVY: &str = "the weight of a regular piece kept whole";
 
 impl<'a> Lowering<'a> {
     /// Marks regular rules: those on no reference cycle whose references are all regular,
-    /// and computes each one's regex source or DFA (in dependency order, so each is built
-    /// once).
+    /// and computes each one's piece or DFA (in dependency order, so each is built once).
+    /// A rule whose piece would be too heavy to keep (see [`Lowering::is_heavy`]) is left
+    /// out (`oversized`): the rules that use it are then grammar structure around it.
     pub(super) fn find_regular(&mut self) -> Result<()> {
         let names: Vec<&'a str> = {
             let mut v: Vec<&'a str> = self.defs.keys().copied().collect();
@@ -94,7 +94,6 @@ impl<'a> Lowering<'a> {
             v
         };
         let (is_regular, order) = self.regular_order(&names);
-        let kept = KEPT_SOURCE_FACTOR * WHOLE_MAX_SOURCE.max(self.options.max_terminal_source);
         for n in order {
             crate::util::interrupt::check()?;
             if !is_regular.get(n).copied().unwrap_or(false) {
@@ -103,17 +102,64 @@ impl<'a> Lowering<'a> {
             self.regular_rules.insert(n);
             // Dependency order: the rules `n` references are settled already.
             let pure = self.defs[n].0.iter().all(|e| self.is_pure(e));
-            if pure {
-                let reg = self.rule_reg(n)?;
-                let lark_token = self.ast.lark_tokens && self.ast.rules.iter().any(|r| r.name == n && r.is_terminal);
-                if matches!(&reg, Reg::Src(src) if src.len() > kept) && !lark_token {
-                    self.oversized.insert(n);
-                    continue;
+            if !pure {
+                continue;
+            }
+            let kept = match self.probe(|lw| lw.rule_reg(n))? {
+                Some(Reg::Hir(p)) if self.is_heavy(p.measure()) => None,
+                other => other,
+            };
+            match kept {
+                Some(reg) => {
+                    self.regular.insert(n, reg);
                 }
-                self.regular.insert(n, reg);
+                // A Lark token is one terminal however large (ignored text may follow it):
+                // built as a DFA from its parts.
+                None if self.lark_terminals.contains(n) => {
+                    let reg = self.rule_reg(n)?;
+                    self.regular.insert(n, reg);
+                }
+                None => {
+                    self.oversized.insert(n);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Is a piece measuring `m` too heavy to keep whole: heavier than
+    /// [`KEPT_WEIGHT_FACTOR`] times the largest terminal or whole-grammar piece, or nested
+    /// deeper than [`MAX_PIECE_DEPTH`]?
+    pub(super) fn is_heavy(&self, m: Measure) -> bool {
+        let kept = KEPT_WEIGHT_FACTOR * WHOLE_MAX_WEIGHT.max(self.options.max_terminal_source);
+        m.weight > kept || m.depth > MAX_PIECE_DEPTH
+    }
+
+    /// Runs `f` as a probe: a combination of pieces too heavy to keep whole stops it
+    /// (None) instead of being built as an automaton from its parts. A probe reads only
+    /// pure expressions (see [`Lowering::is_pure`]), so it builds no automaton at all.
+    pub(super) fn probe<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<Option<T>> {
+        let was = std::mem::replace(&mut self.probing, true);
+        let r = f(self);
+        self.probing = was;
+        match r {
+            Ok(x) => Ok(Some(x)),
+            Err(Error::LimitExceeded { limit: HEAVY, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Is a combination measuring `m` too heavy where it is made? In a probe or a fold it
+    /// then stops the attempt (an error, see [`Lowering::probe`]; a fold gives up on any
+    /// error), else it is built as an automaton from its parts (true).
+    fn too_heavy(&self, m: Measure) -> Result<bool> {
+        if !self.is_heavy(m) {
+            return Ok(false);
+        }
+        if self.probing || self.fold_limits.is_some() {
+            return Err(Error::LimitExceeded { limit: HEAVY, value: m.weight, context: "a regular piece".into() });
+        }
+        Ok(true)
     }
 
     /// Which rules are regular (on no reference cycle, referencing only regular rules;
@@ -121,7 +167,6 @@ impl<'a> Lowering<'a> {
     /// after the rules it references). A depth-first search with its own stack: reference
     /// chains can be as long as the grammar.
     pub(super) fn regular_order(&self, names: &[&'a str]) -> (HashMap<&'a str, bool>, Vec<&'a str>) {
-        let lark_terminal: HashSet<&str> = self.ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
         // 1 = in progress, 2 = done.
         let mut state: HashMap<&'a str, u8> = HashMap::new();
         let mut is_regular: HashMap<&'a str, bool> = HashMap::new();
@@ -139,8 +184,8 @@ impl<'a> Lowering<'a> {
                     collect_refs(e, &mut refs);
                 }
                 // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
-                let ok =
-                    (!self.ast.lark_tokens || lark_terminal.contains(name)) && !self.defs[name].0.iter().any(|e| e.has_perm());
+                let ok = (!self.ast.lark_tokens || self.lark_terminals.contains(name))
+                    && !self.defs[name].0.iter().any(|e| e.has_perm());
                 (name, refs.into_iter().map(|(r, _)| r).collect::<Vec<_>>(), 0usize, ok)
             };
             stack.push(enter(root, &mut state));
@@ -171,7 +216,7 @@ impl<'a> Lowering<'a> {
         (is_regular, order)
     }
 
-    /// The regex source or DFA of a regular rule (its definitions are alternatives).
+    /// The piece or DFA of a regular rule (its definitions are alternatives).
     pub(super) fn rule_reg(&mut self, name: &str) -> Result<Reg> {
         let (defs, pos) = self.defs[name].clone();
         let max_depth = self.limits.max_grammar_nesting as usize;
@@ -183,35 +228,27 @@ impl<'a> Lowering<'a> {
             });
         }
         self.ref_depth += 1;
-        let reg = self.rule_reg_inner(name, defs, pos);
+        let reg = self.rule_reg_inner(defs, pos);
         self.ref_depth -= 1;
         reg
     }
 
-    pub(super) fn rule_reg_inner(&mut self, name: &str, defs: Vec<&Expr>, pos: Pos) -> Result<Reg> {
+    /// The alternatives `defs` of a rule defined at `pos`, as one regular form.
+    pub(super) fn rule_reg_inner(&mut self, defs: Vec<&Expr>, pos: Pos) -> Result<Reg> {
         let mut parts = Vec::with_capacity(defs.len());
         for e in defs {
             parts.push(self.expr_reg(e)?);
         }
-        let reg = match parts.len() {
-            1 => parts.pop().unwrap_or(Reg::Src(String::new())),
-            _ => self.combine(parts, false, pos)?,
-        };
-        if let Reg::Src(src) = &reg {
-            if src.len() > self.limits.max_pattern_bytes {
-                return Err(Error::LimitExceeded {
-                    limit: "max_pattern_bytes",
-                    value: self.limits.max_pattern_bytes,
-                    context: format!("the regular expression of rule `{name}`"),
-                });
-            }
+        match parts.len() {
+            1 => Ok(parts.pop().unwrap_or(Reg::Hir(Piece::empty()))),
+            _ => self.combine(parts, false, pos),
         }
-        Ok(reg)
     }
 
-    /// Concatenation (`seq`) or union of regular pieces: regex source while every piece is
-    /// one, else one DFA (adjacent sources joined into one regex first, so that the regex
-    /// engine does what it can).
+    /// Concatenation (`seq`) or union of regular forms: one piece while every part is a
+    /// piece and the whole is not too heavy (see [`Lowering::too_heavy`]), else one DFA
+    /// joined from the parts (adjacent pieces joined into one piece first, so that the
+    /// regex compiler does what it can).
     pub(super) fn combine(&mut self, parts: Vec<Reg>, seq: bool, pos: Pos) -> Result<Reg> {
         // A sequence with a void part is void; a union drops its void parts.
         let first_void = parts.iter().find_map(|p| if let Reg::Void(v) = p { Some(*v) } else { None });
@@ -226,33 +263,17 @@ impl<'a> Lowering<'a> {
             }
             None => parts,
         };
-        let sep = if seq { "" } else { "|" };
-        let all_src: Option<Vec<&str>> =
-            parts.iter().map(|p| if let Reg::Src(s) = p { Some(s.as_str()) } else { None }).collect();
-        if let Some(srcs) = all_src {
-            return Ok(Reg::Src(group(&srcs.join(sep))));
-        }
-        let mut pieces: Vec<Reg> = Vec::new();
-        let mut run: Vec<String> = Vec::new();
-        for p in parts {
-            match p {
-                Reg::Src(src) => run.push(src),
-                Reg::Void(_) => {} // removed above
-                dfa => {
-                    // A union's sources are all joined (order does not matter there).
-                    if seq && !run.is_empty() {
-                        pieces.push(Reg::Src(group(&run.join(sep))));
-                        run.clear();
-                    }
-                    pieces.push(dfa);
-                }
+        let all_pieces: Option<Vec<Piece>> =
+            parts.iter().map(|p| if let Reg::Hir(x) = p { Some(x.clone()) } else { None }).collect();
+        if let Some(pieces) = &all_pieces {
+            let m = Measure::combined(&pieces.iter().map(Piece::measure).collect::<Vec<_>>(), seq);
+            if !self.too_heavy(m)? {
+                return Ok(Reg::Hir(Piece::combine(pieces, seq)));
             }
         }
-        if !run.is_empty() {
-            pieces.push(Reg::Src(group(&run.join(sep))));
-        }
+        let pieces = self.dfa_parts(parts, seq);
         if pieces.len() == 1 {
-            return Ok(pieces.pop().unwrap_or(Reg::Src(String::new())));
+            return Ok(pieces.into_iter().next().unwrap_or(Reg::Hir(Piece::empty())));
         }
         let op = if seq { "seq" } else { "alt" };
         let key = format!("{op}({})", pieces.iter().map(Reg::key).collect::<Vec<_>>().join(","));
@@ -268,26 +289,70 @@ impl<'a> Lowering<'a> {
         })
     }
 
-    /// The regex source or DFA of a regular expression (its references are regular rules).
+    /// The parts of a combination built as a DFA (see [`Lowering::combine`]): runs of
+    /// adjacent pieces (any pieces, in a union) joined into one piece while that stays
+    /// light enough to keep, DFAs as they are (no part is void).
+    fn dfa_parts(&self, parts: Vec<Reg>, seq: bool) -> Vec<Reg> {
+        let mut out: Vec<Reg> = Vec::new();
+        let mut run: Vec<Piece> = Vec::new();
+        let flush = |run: &mut Vec<Piece>, out: &mut Vec<Reg>| match run.len() {
+            0 => {}
+            1 => out.extend(run.drain(..).map(Reg::Hir)),
+            _ => out.push(Reg::Hir(Piece::combine(&std::mem::take(run), seq))),
+        };
+        let mut run_measures: Vec<Measure> = Vec::new();
+        for p in parts {
+            match p {
+                Reg::Hir(x) => {
+                    run_measures.push(x.measure());
+                    if !run.is_empty() && self.is_heavy(Measure::combined(&run_measures, seq)) {
+                        flush(&mut run, &mut out);
+                        run_measures = vec![x.measure()];
+                    }
+                    run.push(x);
+                }
+                Reg::Void(_) => {} // removed by the caller
+                dfa => {
+                    // A union's pieces are all joined (order does not matter there).
+                    if seq {
+                        flush(&mut run, &mut out);
+                        run_measures.clear();
+                    }
+                    out.push(dfa);
+                }
+            }
+        }
+        flush(&mut run, &mut out);
+        out
+    }
+
+    /// The piece or DFA of a regular expression (its references are regular rules).
     pub(super) fn expr_reg(&mut self, e: &Expr) -> Result<Reg> {
         Ok(match e {
-            Expr::Empty => Reg::Src("(?:)".to_string()),
-            Expr::Term { term: Term::Regex(src), .. } if self.void_terms.contains_key(src.as_str()) => {
-                Reg::Void(self.void_terms[src.as_str()])
-            }
-            Expr::Term { term: Term::Hir(h), pos } => self.hir_reg(h, *pos)?,
+            Expr::Empty => Reg::Hir(Piece::empty()),
+            Expr::Term { term: Term::Regex(src), .. } => match self.void_terms.get(src.as_str()) {
+                Some(&v) => Reg::Void(v),
+                None => Reg::Hir(self.regex_pieces[src.as_str()].clone()),
+            },
+            Expr::Term { term: Term::Literal(s), .. } => Reg::Hir(Piece::literal(s)),
             // (A built DFA always matches some string: the constructions refuse an empty one.)
             Expr::Term { term: Term::Dfa(d), .. } => Reg::Dfa { dfa: d.dfa().clone(), key: format!("dfa({:?})", d.key()) },
-            Expr::Term { term, .. } => Reg::Src(term.regex_source().unwrap_or_default()),
-            Expr::Ref { name, .. } => match self.ref_reg(name)? {
-                Reg::Src(src) => Reg::Src(group(&src)),
-                dfa => dfa,
-            },
+            Expr::Term { term: Term::Hir(h), pos } => {
+                let p = Piece::hir_term(h);
+                if p.is_void() {
+                    return Ok(Reg::Void(self.void(*pos, format!("the regular piece `{}` matches no string", h.key()))));
+                }
+                Reg::Hir(p)
+            }
+            Expr::Ref { name, .. } => self.ref_reg(name)?,
             Expr::Seq(items) | Expr::Alt(items) => {
                 let parts = self.regs(items)?;
                 self.combine(parts, matches!(e, Expr::Seq(_)), e.pos().unwrap_or_default())?
             }
-            Expr::Repeat { expr, min, max, pos } => self.repeat_reg(expr, *min, *max, *pos)?,
+            Expr::Repeat { expr, min, max, pos } => {
+                let inner = self.expr_reg(expr)?;
+                self.repeat_reg(inner, *min, *max, *pos)?
+            }
             Expr::And { exprs, pos } => self.and_reg(exprs, *pos)?,
             Expr::Not { expr, pos } => self.not_reg(expr, *pos)?,
             Expr::Perm { pos, .. } => {
@@ -300,49 +365,49 @@ impl<'a> Lowering<'a> {
         })
     }
 
-    /// A term built as a HIR: its DFA (void when it matches no string).
-    fn hir_reg(&mut self, h: &HirTerm, pos: Pos) -> Result<Reg> {
-        if h.hir().properties().minimum_len().is_none() {
-            let v = self.void(pos, format!("the regular piece `{}` matches no string", h.key()));
-            return Ok(Reg::Void(v));
-        }
-        let what = format!("the regular piece at {pos}");
-        self.cached(format!("hir({:?})", h.key()), |lw| regex::compile_hir(h.hir(), &what, lw.dfa_limits()))
-    }
-
     /// The regular forms of `items`, in order.
     fn regs(&mut self, items: &[Expr]) -> Result<Vec<Reg>> {
         items.iter().map(|x| self.expr_reg(x)).collect()
     }
 
-    /// Rule `name`'s regular form (memoized, except for a fold's attempt under its smaller
-    /// limits).
+    /// Rule `name`'s regular form (memoized; a fold's attempt, under its smaller limits,
+    /// memoizes its own: a rule used twice by each of a chain of rules is built once).
     fn ref_reg(&mut self, name: &str) -> Result<Reg> {
-        if let Some(reg) = self.regular.get(name) {
+        if let Some(reg) = self.regular.get(name).or_else(|| self.fold_memo.get(name)) {
             return Ok(reg.clone());
         }
         let reg = self.rule_reg(name)?;
-        if let (Some((&key, _)), None) = (self.defs.get_key_value(name), &self.fold_limits) {
-            self.regular.insert(key, reg.clone());
+        if let Some((&key, _)) = self.defs.get_key_value(name) {
+            if self.fold_limits.is_some() {
+                self.fold_memo.insert(key, reg.clone());
+            } else {
+                self.regular.insert(key, reg.clone());
+            }
         }
         Ok(reg)
     }
 
-    /// `expr{min,max}`: regex source where the inner part has one, else a DFA.
-    fn repeat_reg(&mut self, expr: &Expr, min: u32, max: Option<u32>, pos: Pos) -> Result<Reg> {
-        Ok(match self.expr_reg(expr)? {
+    /// `inner{min,max}`: a piece where the inner part is one (and the result is not too
+    /// heavy), else a DFA.
+    pub(super) fn repeat_reg(&mut self, inner: Reg, min: u32, max: Option<u32>, pos: Pos) -> Result<Reg> {
+        let inner = match inner {
             // No repetition of nothing but the empty one.
-            Reg::Void(_) if min == 0 => Reg::Src("(?:)".to_string()),
-            Reg::Void(v) => Reg::Void(v),
-            Reg::Src(src) => Reg::Src(repeat_src(&group(&src), min, max)),
-            inner => {
-                let key = format!("rep{{{min},{max:?}}}({})", inner.key());
-                let dfa = self.reg_dfa(&inner, pos)?;
-                let what = format!("the repetition at {pos}");
-                let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min, max };
-                self.cached(key, |lw| Dfa::from_expr(&e, lw.dfa_limits(), &what))?
+            Reg::Void(_) if min == 0 => return Ok(Reg::Hir(Piece::empty())),
+            Reg::Void(v) => return Ok(Reg::Void(v)),
+            Reg::Hir(p) => {
+                let r = p.repeat(min, max);
+                if !self.too_heavy(r.measure())? {
+                    return Ok(Reg::Hir(r));
+                }
+                Reg::Hir(p)
             }
-        })
+            dfa => dfa,
+        };
+        let key = format!("rep{{{min},{max:?}}}({})", inner.key());
+        let dfa = self.reg_dfa(&inner, pos)?;
+        let what = format!("the repetition at {pos}");
+        let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min, max };
+        self.cached(key, |lw| Dfa::from_expr(&e, lw.dfa_limits(), &what))
     }
 
     /// `and!(a, b, ...)`: the product of the arguments' DFAs.
@@ -391,9 +456,12 @@ impl<'a> Lowering<'a> {
         }
         let what = format!("except!(...) at {pos}");
         let built = match &inner {
-            Reg::Src(src) => self.cached(key, |lw| regex::build_except_dfa(src, lw.dfa_limits(), lw.classes, &what)),
+            // Not containing a match = the complement of `.* e .*`.
+            Reg::Hir(p) => self.cached(key, |lw| {
+                let contains = lw.build_piece(&p.contained(), lw.dfa_limits(), &what)?;
+                contains.complement(lw.dfa_limits(), &what)
+            }),
             Reg::Dfa { dfa, .. } => self.cached(key, |lw| {
-                // Not containing a match = the complement of `.* e .*`.
                 let any = Dfa::utf8_any();
                 let contains = DfaExpr::Seq(vec![DfaExpr::Leaf(&any), DfaExpr::Leaf(dfa), DfaExpr::Leaf(&any)]);
                 Dfa::from_expr(&contains, lw.dfa_limits(), &what)?.complement(lw.dfa_limits(), &what)
@@ -418,14 +486,19 @@ impl<'a> Lowering<'a> {
     pub(super) fn is_pure(&self, e: &Expr) -> bool {
         match e {
             Expr::Empty | Expr::Term { .. } => true,
-            Expr::Ref { name, .. } => matches!(self.regular.get(name.as_str()), Some(Reg::Src(_) | Reg::Void(_))),
+            Expr::Ref { name, .. } => match self.regular.get(name.as_str()) {
+                Some(Reg::Hir(_) | Reg::Void(_)) => true,
+                // A Lark token too heavy to keep as a piece is still one token.
+                Some(Reg::Dfa { .. }) => self.lark_terminals.contains(name.as_str()),
+                None => false,
+            },
             Expr::Seq(v) | Expr::Alt(v) => v.iter().all(|x| self.is_pure(x)),
             Expr::Repeat { expr, .. } => self.is_pure(expr),
             Expr::And { .. } | Expr::Not { .. } | Expr::Except { .. } | Expr::Perm { .. } => false,
         }
     }
 
-    /// Does `e` become one regex terminal? It must be pure (see [`Lowering::is_pure`]) and,
+    /// Does `e` become one piece terminal? It must be pure (see [`Lowering::is_pure`]) and,
     /// unless it is a single term, small: a large regular structure (a JSON object with
     /// many properties, say) determinized as one regex costs far more to build than the
     /// parser reading its pieces as separate terminals (which are then joined where that
@@ -443,14 +516,24 @@ impl<'a> Lowering<'a> {
         if self.ast.lark_tokens {
             return Ok(matches!(e, Expr::Ref { .. }));
         }
-        // A pure expression's source is never empty: with no room at all, no need to build it.
+        // With no room at all, no need to build the piece.
         if self.options.max_terminal_source == 0 {
             return Ok(false);
         }
-        Ok(match self.expr_reg(e)? {
-            Reg::Src(src) => source_weight(&src) <= self.options.max_terminal_source && !has_large_count(&src),
-            Reg::Dfa { .. } | Reg::Void(_) => true,
+        Ok(match self.probe(|lw| lw.expr_reg(e))? {
+            None => false, // too heavy to keep whole, so too heavy for one terminal
+            Some(Reg::Hir(p)) => self.fits_one_terminal(p.measure()),
+            Some(Reg::Dfa { .. } | Reg::Void(_)) => true,
         })
+    }
+
+    /// Is a piece measuring `m` small enough to be determinized as one terminal? It must
+    /// weigh at most `LowerOptions::max_terminal_source`, nest at most [`MAX_PIECE_DEPTH`]
+    /// deep and have no count of [`LARGE_COUNT`] or more (such a piece has at least that
+    /// many DFA states per state of what it repeats, so it stays a terminal of its own
+    /// instead of being copied into a larger one).
+    pub(super) fn fits_one_terminal(&self, m: Measure) -> bool {
+        m.weight <= self.options.max_terminal_source && m.depth <= MAX_PIECE_DEPTH && m.largest_count < LARGE_COUNT
     }
 
     /// The operator with a non-regular argument at or inside `e`, innermost first.
@@ -482,83 +565,9 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// The size of regex source `src` as a measure of its automaton: its length without the
-/// non-capturing groups that lowering wraps around every piece (`(?:` and its `)`, four
-/// bytes each), so that how a rule is written (a class in a rule of its own, nested
-/// groups) does not decide whether it becomes one terminal. A source nested deeper than
-/// [`MAX_TERMINAL_NESTING`] groups (a long chain of rules, each using the next) weighs
-/// `usize::MAX`: it stays structure. (Whether a whole grammar becomes one DFA is still
-/// decided by its length, [`WHOLE_MAX_SOURCE`], and its states.) (A heuristic on the text: it only chooses a
-/// construction, never a language.)
-pub(super) fn source_weight(src: &str) -> usize {
-    let (mut depth, mut deepest, mut in_class) = (0usize, 0usize, false);
-    let mut bytes = src.bytes();
-    while let Some(b) = bytes.next() {
-        match b {
-            b'\\' => {
-                bytes.next();
-            }
-            b'[' if !in_class => in_class = true,
-            b']' if in_class => in_class = false,
-            b'(' if !in_class => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b')' if !in_class => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    if deepest > MAX_TERMINAL_NESTING {
-        return usize::MAX;
-    }
-    src.len().saturating_sub(4 * src.matches("(?:").count())
-}
-
-/// Deepest group nesting of a regular rule's source that [`source_weight`] lets become one
-/// terminal (real terminals nest a dozen deep; the regex reader refuses past
-/// `Limits::regex_nest_limit`).
-const MAX_TERMINAL_NESTING: usize = 48;
-
-/// Does regex source `src` contain a counted repetition `{m}` / `{m,n}` with a count of at
-/// least 64? Such a piece has at least that many DFA states per state of what it repeats,
-/// so it stays a terminal of its own instead of being copied into a larger regex.
-/// (A heuristic on the text: an escaped brace or one inside a class only makes a rule
-/// parsed as structure, which is always exact.)
-pub(super) fn has_large_count(src: &str) -> bool {
-    largest_count(src) >= 64
-}
-
-/// The largest bound of a counted repetition (`{n}`, `{m,n}`) in regex source `src`.
-pub(super) fn largest_count(src: &str) -> u64 {
-    let b = src.as_bytes();
-    let mut best = 0u64;
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i] == b'{' {
-            let mut j = i + 1;
-            let mut largest = 0u64;
-            let mut cur = 0u64;
-            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b',') {
-                if b[j] == b',' {
-                    largest = largest.max(cur);
-                    cur = 0;
-                } else {
-                    cur = cur.saturating_mul(10).saturating_add((b[j] - b'0') as u64);
-                }
-                j += 1;
-            }
-            if j < b.len() && b[j] == b'}' && j > i + 1 {
-                best = best.max(largest.max(cur));
-            }
-        }
-        i += 1;
-    }
-    best
-}
+/// A counted repetition of at least this many stays out of larger terminals (see
+/// [`Lowering::fits_one_terminal`]).
+pub(super) const LARGE_COUNT: u32 = 64;
 
 pub(super) fn collect_refs<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {

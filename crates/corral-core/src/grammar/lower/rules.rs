@@ -125,7 +125,7 @@ impl<'a> Lowering<'a> {
                 _ => owner.0.clone(),
             };
             let t = match self.expr_reg(e)? {
-                Reg::Src(src) => self.terminal(src, &name, e.pos().or(Some(owner.1)))?,
+                Reg::Hir(p) => self.terminal(&p, &name, e.pos().or(Some(owner.1)))?,
                 Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &name),
                 Reg::Void(v) => {
                     if let Expr::Ref { name, .. } = e {
@@ -153,7 +153,7 @@ impl<'a> Lowering<'a> {
                 };
                 let t = match self.expr_reg(e)? {
                     Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &format!("{op}({})", owner.0)),
-                    Reg::Src(src) => self.terminal(src, op, e.pos())?, // operators always build DFAs
+                    Reg::Hir(p) => self.terminal(&p, op, e.pos())?, // operators always build DFAs
                     Reg::Void(v) => return Ok(Some(self.void_symbol(v))),
                 };
                 Ok(Some(Sym::t(t)))

@@ -1,8 +1,10 @@
-//! Terminals: regex sources and DFAs compiled once per grammar (literals as chains,
-//! shared pieces cached), and folding a regular grammar into one DFA while that is cheap.
+//! Terminals: regular pieces and DFAs built once per grammar (prebuilt patterns read from
+//! their table, literals as chains, shared pieces cached), and folding a regular grammar
+//! into one DFA while that is cheap.
 
 use std::sync::Arc;
 
+use super::piece::Piece;
 use super::*;
 use crate::automata::Dfa;
 use crate::error::{Error, Result};
@@ -34,76 +36,61 @@ impl<'a> Lowering<'a> {
         self.fold_work.set(0);
         let reg = self.rule_reg(name);
         self.fold_limits = None;
+        self.fold_memo.clear();
         match reg {
             Ok(Reg::Dfa { dfa, .. }) => Some((*dfa).clone()),
-            Ok(Reg::Src(src)) => self.compile_cached(&src, self.limits).ok().map(|d| (*d).clone()),
+            Ok(Reg::Hir(p)) => self.piece_dfa(&p, name, Pos::default()).ok().map(|d| (*d).clone()),
             Ok(Reg::Void(_)) | Err(_) => None,
         }
     }
 
-    /// Compiles regex source to a DFA; errors name `name` and point at `pos`.
-    pub(super) fn compile_src(&self, src: &str, name: &str, pos: Pos) -> Result<Arc<Dfa>> {
-        // A fold gives up on a large regex before the regex engine spends its budget.
-        if self.fold_limits.is_some() && src.len() > MAX_TERMINAL_SOURCE && !self.compiled.borrow().contains_key(src) {
-            return Err(Error::LimitExceeded {
-                limit: "max_dfa_states",
-                value: FOLD_MAX_STATES,
-                context: "folding the grammar into one DFA".into(),
-            });
+    /// The DFA of piece `p` under [`Lowering::dfa_limits`] (built once, then cached by
+    /// its key); errors name `name` and point at `pos`.
+    pub(super) fn piece_dfa(&mut self, p: &Piece, name: &str, pos: Pos) -> Result<Arc<Dfa>> {
+        if let Some(d) = self.dfa_cache.get(p.key()) {
+            return Ok(d.clone());
         }
-        match self.compile_cached(src, self.dfa_limits()) {
+        let fold = self.fold_limits.is_some();
+        // A fold gives up on a heavy piece before the regex compiler spends its budget.
+        if fold && p.measure().weight > MAX_TERMINAL_WEIGHT {
+            return Err(fold_stopped(FOLD_MAX_STATES));
+        }
+        let dfa = match self.build_piece(p, self.dfa_limits(), name) {
             // A fold with a large counted piece (a bounded JSON string: 14 states a
             // character) would spend its whole budget combining it before giving up.
-            Ok(d) if self.fold_limits.is_some() && d.num_states() > FOLD_MAX_PIECE_STATES && largest_count(src) >= 16 => {
-                Err(Error::LimitExceeded {
-                    limit: "max_dfa_states",
-                    value: FOLD_MAX_PIECE_STATES,
-                    context: "folding the grammar into one DFA".into(),
-                })
+            Ok(d) if fold && d.num_states() > FOLD_MAX_PIECE_STATES && p.measure().largest_count >= 16 => {
+                Err(fold_stopped(FOLD_MAX_PIECE_STATES))
             }
             Ok(d) => Ok(d),
             Err(Error::EmptyLanguage { .. }) => Err(grammar_error(pos, format!("`{name}` matches no string at all"))),
             Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => Err(e),
             Err(e) => Err(grammar_error(pos, format!("in `{name}`: {e}"))),
-        }
+        }?;
+        self.count_fold_work(&dfa)?;
+        self.dfa_cache.insert(p.key().to_string(), dfa.clone());
+        Ok(dfa)
     }
 
-    /// Compiles a regex source once (successes are remembered; sources are whole
-    /// patterns, so the key is exact).
-    pub(super) fn compile_cached(&self, src: &str, limits: &Limits) -> Result<Arc<Dfa>> {
-        // `(?:x)` is `x` when the group spans the whole source. Stripping a group that
-        // closes earlier leaves an unbalanced `)`, which no compiled (cached) source has.
-        let mut key = src;
-        loop {
-            if let Some(d) = self.compiled.borrow().get(key) {
-                return Ok(d.clone());
-            }
-            match key.strip_prefix("(?:").and_then(|k| k.strip_suffix(')')) {
-                Some(inner) => key = inner,
-                None => break,
-            }
+    /// Builds piece `p` under `limits` (no cache of the lowering's; errors name its regex
+    /// as written, else `what`): a regex as written that ships prebuilt is read from the
+    /// table, anything else is built from its HIR, sharing the grammar's built pieces.
+    pub(super) fn build_piece(&self, p: &Piece, limits: &Limits, what: &str) -> Result<Arc<Dfa>> {
+        if let Some(d) = p.src().and_then(|src| crate::frontend::regex::prebuilt::lookup(src, limits)) {
+            return Ok(Arc::new(d));
         }
         crate::util::interrupt::check_now()?;
-        let d = crate::frontend::regex::prebuilt::compile_cached(src, limits, self.classes, &mut self.pieces.borrow_mut())?;
-        self.compiled.borrow_mut().insert(src.to_string(), d.clone());
-        Ok(d)
+        regex::compile_hir_cached(p.hir(), p.src().unwrap_or(what), limits, &mut self.pieces.borrow_mut())
     }
 
-    /// The DFA of a regular piece (regex sources are compiled once).
+    /// The DFA of a regular piece or DFA (pieces are built once).
     pub(super) fn reg_dfa(&mut self, reg: &Reg, pos: Pos) -> Result<Arc<Dfa>> {
         match reg {
             Reg::Dfa { dfa, .. } => Ok(dfa.clone()),
             // Callers take void pieces apart first; a DFA needs at least one string.
             Reg::Void(v) => Err(grammar_error(pos, self.voids[*v].1.clone())),
-            Reg::Src(src) => {
-                let key = reg.key();
-                if let Some(d) = self.dfa_cache.get(&key) {
-                    return Ok(d.clone());
-                }
-                let dfa = self.compile_src(src, src, pos)?;
-                self.count_fold_work(&dfa)?;
-                self.dfa_cache.insert(key, dfa.clone());
-                Ok(dfa)
+            Reg::Hir(p) => {
+                let name = format!("the regular expression at {pos}");
+                self.piece_dfa(p, &name, pos)
             }
         }
     }
@@ -114,53 +101,76 @@ impl<'a> Lowering<'a> {
         if self.fold_limits.is_some() {
             self.fold_work.set(self.fold_work.get() + dfa.num_states());
             if self.fold_work.get() > FOLD_MAX_WORK {
-                return Err(Error::LimitExceeded {
-                    limit: "max_dfa_states",
-                    value: FOLD_MAX_WORK,
-                    context: "folding the grammar into one DFA".into(),
-                });
+                return Err(fold_stopped(FOLD_MAX_WORK));
             }
         }
         Ok(())
     }
 
-    /// The piece named `key`: from the cache, or built now.
+    /// The DFA built by an operator, named `key` (its operands' keys inside): from the
+    /// cache, or built now. Its own key is short (`@` and a number, one per distinct
+    /// `key`), so that keys of operators over operators do not grow with their depth.
     pub(super) fn cached(&mut self, key: String, build: impl FnOnce(&Self) -> Result<Dfa>) -> Result<Reg> {
-        if let Some(dfa) = self.dfa_cache.get(&key) {
-            return Ok(Reg::Dfa { dfa: dfa.clone(), key });
+        if let Some((dfa, id)) = self.op_cache.get(&key) {
+            return Ok(Reg::Dfa { dfa: dfa.clone(), key: format!("@{id}") });
         }
         let dfa = Arc::new(build(self)?);
         self.count_fold_work(&dfa)?;
-        self.dfa_cache.insert(key.clone(), dfa.clone());
-        Ok(Reg::Dfa { dfa, key })
+        let id = self.op_cache.len();
+        self.op_cache.insert(key, (dfa.clone(), id));
+        Ok(Reg::Dfa { dfa, key: format!("@{id}") })
     }
 
     /// The terminal of a DFA-built piece (one per key).
     pub(super) fn dfa_terminal(&mut self, dfa: &Arc<Dfa>, key: String, name: &str) -> u32 {
-        if let Some(&t) = self.terminal_of_dfa.get(&key) {
+        if let Some(&t) = self.terminal_of_key.get(&key) {
             return t;
         }
         let id = self.push_terminal(Terminal { name: name.to_string(), dfa: dfa.clone() }, None, key.clone());
-        self.terminal_of_dfa.insert(key, id);
+        self.terminal_of_key.insert(key, id);
         id
     }
 
-    /// Adds a terminal with its regex source (if any) and canonical key.
-    pub(super) fn push_terminal(&mut self, t: Terminal, src: Option<String>, key: String) -> u32 {
+    /// Adds a terminal with its piece (if it is one) and canonical key.
+    pub(super) fn push_terminal(&mut self, t: Terminal, piece: Option<Piece>, key: String) -> u32 {
         let id = self.terminals.len() as u32;
         self.terminals.push(t);
-        self.terminal_regex.push(src);
+        self.terminal_piece.push(piece);
         self.terminal_key.push(key);
         id
     }
 
-    pub(super) fn terminal(&mut self, src: String, name: &str, pos: Option<Pos>) -> Result<u32> {
-        if let Some(&t) = self.terminal_of_regex.get(&src) {
+    /// The terminal of piece `p` (one per key), named `name`; build errors point at `pos`.
+    pub(super) fn terminal(&mut self, p: &Piece, name: &str, pos: Option<Pos>) -> Result<u32> {
+        if let Some(&t) = self.terminal_of_key.get(p.key()) {
             return Ok(t);
         }
-        let dfa = self.compile_src(&src, name, pos.unwrap_or_default())?;
-        let id = self.push_terminal(Terminal { name: name.to_string(), dfa }, Some(src.clone()), format!("{src:?}"));
-        self.terminal_of_regex.insert(src, id);
+        let dfa = self.piece_dfa(p, name, pos.unwrap_or_default())?;
+        let key = p.key().to_string();
+        let id = self.push_terminal(Terminal { name: name.to_string(), dfa }, Some(p.clone()), key.clone());
+        self.terminal_of_key.insert(key, id);
         Ok(id)
     }
+
+    /// The terminal of a piece or DFA (a void piece has none: callers take it apart).
+    pub(super) fn reg_terminal(&mut self, reg: Reg, name: &str, pos: Option<Pos>) -> Result<u32> {
+        match reg {
+            Reg::Hir(p) => self.terminal(&p, name, pos),
+            Reg::Dfa { dfa, key } => Ok(self.dfa_terminal(&dfa, key, name)),
+            Reg::Void(v) => Err(grammar_error(pos.unwrap_or_default(), self.voids[v].1.clone())),
+        }
+    }
+
+    /// Terminal `t`'s regular form: its piece, or its DFA and key.
+    pub(super) fn terminal_reg(&self, t: u32) -> Reg {
+        match &self.terminal_piece[t as usize] {
+            Some(p) => Reg::Hir(p.clone()),
+            None => Reg::Dfa { dfa: self.terminals[t as usize].dfa.clone(), key: self.terminal_key[t as usize].clone() },
+        }
+    }
+}
+
+/// The error that ends a fold attempt past one of its budgets (`value`).
+fn fold_stopped(value: usize) -> Error {
+    Error::LimitExceeded { limit: "max_dfa_states", value, context: "folding the grammar into one DFA".into() }
 }

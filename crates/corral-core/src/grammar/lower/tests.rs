@@ -158,14 +158,41 @@ fn expression_emptiness_is_exact_and_typed() {
     assert!(matches!(expression_is_empty("and!(/[a-z]{10}/, not!(\"a\"))", &small, None), Err(Error::LimitExceeded { .. })));
 }
 
+/// The measures of Python regex `src` (without the interpreter's classes).
+fn measure(src: &str) -> super::piece::Measure {
+    let hir = crate::frontend::regex::parse(src, &Limits::default(), None).unwrap().into_hir();
+    super::piece::Measure::of(&hir)
+}
+
 #[test]
-fn source_weight_leaves_out_lowering_groups_and_refuses_deep_nesting() {
-    use super::regular::source_weight;
-    assert_eq!(source_weight("(?:(?:a)|(?:b))"), source_weight("a|b"));
-    // Parentheses in a class or escaped are characters, not groups.
-    assert_eq!(source_weight(r"[(]\("), 5);
-    let deep = format!("{}a{}", "(?:".repeat(60), ")".repeat(60));
-    assert_eq!(source_weight(&deep), usize::MAX);
-    let shallow = format!("{}a{}", "(?:".repeat(10), ")".repeat(10));
-    assert_eq!(source_weight(&shallow), 1);
+fn weights_follow_the_regex_text_and_weigh_a_class_as_one_position() {
+    // Literals by their bytes, operators by theirs, groups nothing.
+    assert_eq!(measure("abc").weight, 3);
+    assert_eq!(measure("(?:(?:a)b)").weight, measure("ab").weight);
+    assert_eq!(measure("x{2,10}").weight, 1 + 6);
+    assert_eq!(measure("(?:ab)*").weight, 2 + 1);
+    assert_eq!(measure("ab|cd|ef").weight, 6 + 2);
+    // A short class weighs its text; a large one is capped: Python's \w (hundreds of
+    // ranges) weighs what [A-Za-z0-9_] does.
+    assert_eq!(measure("[a-z]").weight, 5);
+    assert_eq!(measure("[0-9a-f]").weight, 8);
+    assert_eq!(measure(r"\w").weight, 12);
+    assert_eq!(measure("[A-Za-z0-9_]").weight, 12);
+    assert_eq!(measure(r"[\s\S]").weight, 5);
+}
+
+#[test]
+fn depth_and_counts_come_from_the_hir() {
+    // Nested groups of a concatenation flatten; repetitions and unions nest.
+    assert_eq!(measure("(?:(?:(?:ab)c)d)").depth, 0); // one literal
+    assert_eq!(measure("(?:a|b+)c").depth, 3);
+    let deep = format!("{}a{}", "(?:b".repeat(60), ")*".repeat(60));
+    assert!(measure(&deep).depth >= 60);
+    // A union of unions is one union.
+    let flat = format!("{}a{}", "(?:bc|".repeat(60), ")".repeat(60));
+    assert_eq!(measure(&flat).depth, 1);
+    assert_eq!(measure("a{3}b{64,100}").largest_count, 100);
+    assert_eq!(measure("a*b+c?").largest_count, 1);
+    // An escaped brace is a literal, not a count.
+    assert_eq!(measure(r"a\{99\}").largest_count, 0);
 }

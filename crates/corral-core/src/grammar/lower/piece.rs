@@ -1,0 +1,235 @@
+//! A regular piece of a grammar as a regex-syntax HIR (never as regex text), with the
+//! structural measures the lowering decides by: whether a piece becomes one terminal,
+//! whether a regular grammar becomes one DFA, and whether a rule's piece is kept whole for
+//! the rules that use it.
+//!
+//! Pieces are combined with regex-syntax's own constructors (`Hir::concat`,
+//! `Hir::alternation`, `Hir::repetition`), so a piece's language never depends on how a
+//! text would have been quoted or grouped, and no piece has a size limit of its own: a
+//! piece too heavy to keep is left to grammar structure by the caller (see
+//! `Lowering::is_heavy`).
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
+
+use crate::frontend::ast::HirTerm;
+
+/// A class weighs what the text of a short one takes (`[a-z]`: 2 bytes and 3 per range)
+/// up to this cap, the text of `[A-Za-z0-9_]`: however many ranges it has, a class is one
+/// position of the automaton, one step per character (Python's `\w` is hundreds of
+/// ranges and two bytes of text; escapes such as `\u005b` in generated text are one
+/// character). Calibrated on the regex terms of the corpus grammars, the JSON Schema
+/// translator's output for the benchmark and test-suite schemas, and the prebuilt format
+/// patterns (644 regexes): the median weight is 0.97 of the text's (10% of them under
+/// 0.62, 10% over 1.8, mostly generated text with long escapes, or `(?i)` letters, which
+/// are classes); 23 of them fall on the other side of 150, none of 1,000.
+const CLASS_WEIGHT_CAP: usize = 12;
+
+/// The structural measures of a piece (computed once, when the piece is made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Measure {
+    /// A size comparable to the length of the piece's regex text (see [`Measure::of`]):
+    /// literals by their bytes, a class as one position (at most [`CLASS_WEIGHT_CAP`]),
+    /// repetition and alternation operators by the bytes they would take to write.
+    pub(super) weight: usize,
+    /// Nesting depth: the longest chain of concatenations, unions, repetitions and
+    /// groups inside one another (a literal or class alone is 0).
+    pub(super) depth: usize,
+    /// The largest bound of a counted repetition (`x{m,n}` counts `max(m, n)`; `x*` 0,
+    /// `x+` 1, `x?` 1).
+    pub(super) largest_count: u32,
+}
+
+impl Measure {
+    /// The measures of `hir`, by one walk over it.
+    pub(super) fn of(hir: &Hir) -> Measure {
+        let children: &[Hir] = match hir.kind() {
+            HirKind::Concat(v) | HirKind::Alternation(v) => v,
+            HirKind::Repetition(r) => std::slice::from_ref(&*r.sub),
+            HirKind::Capture(c) => std::slice::from_ref(&*c.sub),
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => &[],
+        };
+        let mut m = Measure { weight: own_weight(hir), depth: 0, largest_count: own_count(hir) };
+        for c in children {
+            let cm = Measure::of(c);
+            m.weight = m.weight.saturating_add(cm.weight);
+            m.depth = m.depth.max(cm.depth + 1);
+            m.largest_count = m.largest_count.max(cm.largest_count);
+        }
+        m
+    }
+
+    /// An upper bound of the measures of the concatenation (`seq`) or union of pieces
+    /// measuring `parts`, known before it is built (regex-syntax may merge literals or
+    /// classes, which only lowers the real ones).
+    pub(super) fn combined(parts: &[Measure], seq: bool) -> Measure {
+        let separators = if seq { 0 } else { parts.len().saturating_sub(1) };
+        Measure {
+            weight: parts.iter().fold(separators, |w, m| w.saturating_add(m.weight)),
+            depth: parts.iter().map(|m| m.depth).max().unwrap_or(0) + 1,
+            largest_count: parts.iter().map(|m| m.largest_count).max().unwrap_or(0),
+        }
+    }
+}
+
+/// What a node weighs besides its children (see [`Measure::weight`]).
+fn own_weight(hir: &Hir) -> usize {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Concat(_) => 0,
+        HirKind::Literal(l) => l.0.len(),
+        HirKind::Class(Class::Unicode(c)) => class_weight(c.ranges().len()),
+        HirKind::Class(Class::Bytes(c)) => class_weight(c.ranges().len()),
+        HirKind::Look(_) => 1,
+        HirKind::Repetition(r) => operator_weight(r.min, r.max),
+        // `(` and `)`: lowering's own groups do not exist in a HIR.
+        HirKind::Capture(_) => 2,
+        HirKind::Alternation(v) => v.len().saturating_sub(1),
+    }
+}
+
+/// A class of `ranges` ranges (see [`CLASS_WEIGHT_CAP`]).
+fn class_weight(ranges: usize) -> usize {
+    (2 + 3 * ranges).min(CLASS_WEIGHT_CAP)
+}
+
+/// The bytes of a repetition operator: `?`, `*`, `+`, `{m}`, `{m,}` or `{m,n}`.
+fn operator_weight(min: u32, max: Option<u32>) -> usize {
+    let digits = |n: u32| n.checked_ilog10().unwrap_or(0) as usize + 1;
+    match (min, max) {
+        (0, Some(1)) | (0, None) | (1, None) => 1,
+        (m, Some(n)) if m == n => 2 + digits(m),
+        (m, None) => 3 + digits(m),
+        (m, Some(n)) => 3 + digits(m) + digits(n),
+    }
+}
+
+/// The count of a repetition node (0 for anything else).
+fn own_count(hir: &Hir) -> u32 {
+    match hir.kind() {
+        HirKind::Repetition(r) => r.min.max(r.max.unwrap_or(0)),
+        _ => 0,
+    }
+}
+
+/// A regular piece: its HIR (shared), its measures, and a canonical key (equal keys, equal
+/// languages) made when first asked for. A piece that is exactly one regex as the user
+/// wrote it keeps that text, by which prebuilt automata are looked up (see
+/// [`crate::frontend::regex::prebuilt`]) and which is a cheaper key than the HIR's
+/// printed form.
+#[derive(Clone)]
+pub(super) struct Piece(Arc<Inner>);
+
+struct Inner {
+    hir: Arc<Hir>,
+    src: Option<Box<str>>,
+    measure: Measure,
+    key: OnceLock<Box<str>>,
+}
+
+impl Piece {
+    fn make(hir: Arc<Hir>, src: Option<&str>, key: Option<Box<str>>) -> Piece {
+        let measure = Measure::of(&hir);
+        let cell = OnceLock::new();
+        if let Some(k) = key {
+            let _ = cell.set(k);
+        }
+        Piece(Arc::new(Inner { hir, src: src.map(Box::from), measure, key: cell }))
+    }
+
+    /// The piece of a HIR built by lowering.
+    pub(super) fn new(hir: Hir) -> Piece {
+        Piece::make(Arc::new(hir), None, None)
+    }
+
+    /// The piece of regex `src` as the user wrote it, parsed into `hir`.
+    pub(super) fn regex(hir: Hir, src: &str) -> Piece {
+        Piece::make(Arc::new(hir), Some(src), None)
+    }
+
+    /// A literal string (its UTF-8 bytes).
+    pub(super) fn literal(s: &str) -> Piece {
+        Piece::new(Hir::literal(s.as_bytes()))
+    }
+
+    /// The empty string.
+    pub(super) fn empty() -> Piece {
+        Piece::new(Hir::empty())
+    }
+
+    /// A front-end's HIR term, shared (its printed form is already made: reused as the key).
+    pub(super) fn hir_term(term: &HirTerm) -> Piece {
+        Piece::make(term.shared_hir(), None, Some(hir_key(term.key())))
+    }
+
+    /// The concatenation (`seq`) or union of `parts`.
+    pub(super) fn combine(parts: &[Piece], seq: bool) -> Piece {
+        let hirs: Vec<Hir> = parts.iter().map(|p| (*p.0.hir).clone()).collect();
+        Piece::new(if seq { Hir::concat(hirs) } else { Hir::alternation(hirs) })
+    }
+
+    /// This piece repeated `min` to `max` (None: unbounded) times.
+    pub(super) fn repeat(&self, min: u32, max: Option<u32>) -> Piece {
+        let sub = Box::new((*self.0.hir).clone());
+        Piece::new(Hir::repetition(Repetition { min, max, greedy: true, sub }))
+    }
+
+    /// The strings that contain a match of this piece: `.*piece.*` over whole characters.
+    pub(super) fn contained(&self) -> Piece {
+        let any = Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new('\0', char::MAX)])));
+        let any_star = Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(any) });
+        Piece::new(Hir::concat(vec![any_star.clone(), (*self.0.hir).clone(), any_star]))
+    }
+
+    /// The language.
+    pub(super) fn hir(&self) -> &Hir {
+        &self.0.hir
+    }
+
+    /// The regex text the piece was parsed from, when it is one regex as written.
+    pub(super) fn src(&self) -> Option<&str> {
+        self.0.src.as_deref()
+    }
+
+    /// The structural measures.
+    pub(super) fn measure(&self) -> Measure {
+        self.0.measure
+    }
+
+    /// Does the piece match no string at all?
+    pub(super) fn is_void(&self) -> bool {
+        self.0.hir.properties().minimum_len().is_none()
+    }
+
+    /// Does the piece match the empty string?
+    pub(super) fn matches_empty(&self) -> bool {
+        self.0.hir.properties().minimum_len() == Some(0)
+    }
+
+    /// A canonical name: equal keys, equal languages. The text of a regex as written
+    /// (`r` and its length first), else the HIR's printed form (`h` and its length first,
+    /// as regex-syntax prints a HIR so that it reads back as the same HIR). The length
+    /// keeps a key that is part of a longer key (an operator's, a merged run's)
+    /// unambiguous, and the two kinds never equal each other.
+    pub(super) fn key(&self) -> &str {
+        self.0.key.get_or_init(|| match &self.0.src {
+            Some(src) => format!("r{}:{src}", src.len()).into(),
+            None => hir_key(&self.0.hir.to_string()),
+        })
+    }
+}
+
+/// The key of a HIR printed as `printed` (see [`Piece::key`]).
+fn hir_key(printed: &str) -> Box<str> {
+    format!("h{}:{printed}", printed.len()).into()
+}
+
+impl fmt::Debug for Piece {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.src() {
+            Some(src) => write!(f, "Piece(/{src}/)"),
+            None => write!(f, "Piece({})", self.0.hir),
+        }
+    }
+}
