@@ -44,6 +44,21 @@ pub enum Error {
         /// What was being done when it was hit.
         context: String,
     },
+    /// A documented resource limit was hit while translating a JSON Schema, at a place in
+    /// it: [`Error::LimitExceeded`] with the JSON pointer of the keyword (or subschema) that
+    /// needs more (`""` for the whole schema) and the keyword's name.
+    SchemaLimit {
+        /// The name of the limit, as in `Limits`.
+        limit: &'static str,
+        /// Its value.
+        value: usize,
+        /// What needs more, beginning with the keyword and its pointer.
+        context: String,
+        /// The JSON pointer of the keyword or subschema.
+        pointer: String,
+        /// The keyword (`""` when a subschema as a whole is meant).
+        keyword: String,
+    },
     /// The grammar describes no string at all, so no output could ever satisfy it.
     EmptyLanguage {
         /// What the grammar is (e.g. the pattern).
@@ -155,7 +170,7 @@ impl fmt::Display for Error {
                     write!(f, "grammar error at line {line}, column {col}: {message}")
                 }
             }
-            Error::LimitExceeded { limit, value, context } => write!(
+            Error::LimitExceeded { limit, value, context } | Error::SchemaLimit { limit, value, context, .. } => write!(
                 f,
                 "limit exceeded: {} needs more than Limits.{limit} = {value}; \
                  simplify the constraint or raise the limit",

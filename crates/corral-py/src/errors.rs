@@ -167,6 +167,12 @@ pub(crate) fn to_py_err(py: Python<'_>, err: core::Error) -> PyErr {
         core::Error::LimitExceeded { limit, value, .. } => {
             raise(py, ErrorKind::LimitExceeded, message, &[("limit", val(py, limit)), ("value", val(py, value))])
         }
+        core::Error::SchemaLimit { limit, value, pointer, keyword, .. } => raise(
+            py,
+            ErrorKind::LimitExceeded,
+            message,
+            &[("limit", val(py, limit)), ("value", val(py, value)), ("pointer", val(py, pointer)), ("keyword", val(py, keyword))],
+        ),
         core::Error::EmptyLanguage { .. } => raise(py, ErrorKind::EmptyLanguage, message, &[]),
         core::Error::Grammar { line, col, .. } => {
             raise(py, ErrorKind::InvalidGrammar, message, &[("line", val(py, line)), ("column", val(py, col))])

@@ -10,30 +10,76 @@ needs it.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from .. import _core
-from ..errors import InvalidSchemaError
+from ..errors import InvalidSchemaError, LimitExceededError
+
+_DEFAULT_LIMITS = _core.Limits()
 
 # The most rounds of asking the resolver (each round's documents may point further).
 MAX_RESOLVER_ROUNDS = 64
 
 
-def schema_text(schema: Any, what: str = "the schema") -> str:
+def schema_text(schema: Any, what: str = "the schema", limits: Any = None) -> str:
     """``schema`` as JSON text; InvalidSchemaError for a value that is not JSON (``NaN``,
-    a non-string key, a lone surrogate), naming where."""
+    a non-string key, a lone surrogate) and LimitExceededError for one nested deeper than
+    ``limits.max_schema_document_depth``, naming where."""
     try:
-        text = json.dumps(schema, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as e:
-        raise InvalidSchemaError(f"{what} is not a JSON value: {e}") from None
-    except RecursionError:
-        raise InvalidSchemaError(f"{what} nests too deeply to be written as JSON") from None
+        text = _dumps(schema)
+    except (TypeError, ValueError, RecursionError):
+        # Find what is wrong, and where (a JSON value nested deeper than the interpreter's
+        # recursion limit allows but within the document depth is written again).
+        depth = _check_values(schema, what, (limits or _DEFAULT_LIMITS).max_schema_document_depth)
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 4 * depth + 1000))
+        try:
+            text = _dumps(schema)
+        except (TypeError, ValueError) as e:
+            raise InvalidSchemaError(f"{what} is not a JSON value: {e}") from None
+        finally:
+            sys.setrecursionlimit(old)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         _refuse_surrogates(schema)
     return text
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _check_values(document: Any, what: str, max_depth: int) -> int:
+    """The depth of ``document``'s nesting; InvalidSchemaError at the first value that is
+    not JSON, LimitExceededError where it nests deeper than ``max_depth`` (a walk with its
+    own stack: any depth is safe to look at)."""
+    deepest = 0
+    stack: list[tuple[Any, int, str]] = [(document, 0, "")]
+    while stack:
+        node, depth, pointer = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > max_depth:
+            error = LimitExceededError(
+                f"limit exceeded: schema at {pointer or '/'}: JSON values nest {depth} deep needs more than Limits.max_schema_document_depth = {max_depth}; simplify the constraint or raise the limit"
+            )
+            error.limit, error.value, error.pointer, error.keyword = "max_schema_document_depth", max_depth, pointer, ""
+            raise error
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise InvalidSchemaError(f"{what} at {pointer or '/'}: object key {k!r} is not a string", pointer=pointer)
+                stack.append((v, depth + 1, f"{pointer}/{k.replace('~', '~0').replace('/', '~1')}"))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, depth + 1, f"{pointer}/{i}") for i, v in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            raise InvalidSchemaError(f"{what} at {pointer or '/'}: {node!r} is not a JSON number", pointer=pointer)
+        elif node is not None and not isinstance(node, (str, int, float, bool)):
+            raise InvalidSchemaError(f"{what} at {pointer or '/'}: {type(node).__name__} {node!r:.40} is not a JSON value", pointer=pointer)
+    return deepest
 
 
 def compile_schema(
@@ -44,7 +90,7 @@ def compile_schema(
     limits: Any,
 ) -> _core.Grammar:
     """The core's grammar for ``schema`` (see :meth:`corral.Grammar.json_schema`)."""
-    text = schema_text(schema)
+    text = schema_text(schema, limits=limits)
     documents = _documents(text, resolver, options, limits)
     return _core.Grammar.json_schema(text, list(documents.items()), options, limits)
 

@@ -31,7 +31,7 @@ pub struct SchemaGrammar {
 /// The grammar of the schema in JSON `text`; `documents` are other schema documents (URI,
 /// JSON text) that its `$ref`s may point into.
 pub fn schema_grammar(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits) -> Result<SchemaGrammar> {
-    on_deep_stack(limits, || {
+    let built = on_deep_stack(limits, || {
         let (schema, docs) = read(text, documents, limits)?;
         let t = translate::translate(&schema, &docs, options, limits)?;
         // No property is determinized with its value: keys join their (shared) value
@@ -41,6 +41,14 @@ pub fn schema_grammar(text: &str, documents: &[(String, String)], options: &Sche
         // Where every class of keys leaves half-written keys infinitely many endings,
         // closed keys suffice (see `distinct_keys`).
         Ok(SchemaGrammar { grammar: grammar.with_distinct_keys(!t.finite_key_endings), warnings: t.warnings })
+    });
+    built.map_err(|e| match e {
+        Error::LimitExceeded { limit: "max_compile_ms", value, .. } => Error::LimitExceeded {
+            limit: "max_compile_ms",
+            value,
+            context: "translating and compiling the JSON Schema (it ran out of time)".into(),
+        },
+        other => other,
     })
 }
 
@@ -58,7 +66,7 @@ pub fn missing_documents(text: &str, documents: &[(String, String)], options: &S
 pub fn order_value(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits, value: &str) -> Result<String> {
     on_deep_stack(limits, || {
         let (schema, docs) = read(text, documents, limits)?;
-        let value = document::parse(value, "the value", limits.max_schema_document_depth)?;
+        let value = document::parse(value, "the value", stack_levels(limits), limits.max_schema_document_depth)?;
         let ordered = translate::order(&schema, &docs, options, limits, &value)?;
         serde_json::to_string(&ordered).map_err(|e| Error::Internal(format!("writing a value: {e}")))
     })
@@ -67,21 +75,27 @@ pub fn order_value(text: &str, documents: &[(String, String)], options: &SchemaO
 type Documents = Vec<(String, Value)>;
 
 fn read(text: &str, documents: &[(String, String)], limits: &Limits) -> Result<(Value, Documents)> {
-    let depth = limits.max_schema_document_depth;
-    let schema = document::parse(text, "the schema", depth)?;
+    // Deeper than the limit is refused with a pointer once read (see `Resources`); far
+    // deeper, before (the reader needs stack for every level).
+    let (depth, limit) = (stack_levels(limits), limits.max_schema_document_depth);
+    let schema = document::parse(text, "the schema", depth, limit)?;
     let docs = documents
         .iter()
-        .map(|(uri, t)| Ok((uri.clone(), document::parse(t, &format!("the document for {uri}"), depth)?)))
+        .map(|(uri, t)| Ok((uri.clone(), document::parse(t, &format!("the document for {uri}"), depth, limit)?)))
         .collect::<Result<Documents>>()?;
     Ok((schema, docs))
+}
+
+/// The levels of recursion the translation's stack is sized for.
+fn stack_levels(limits: &Limits) -> usize {
+    limits.max_schema_value_depth.saturating_add(limits.max_schema_depth).saturating_add(limits.max_schema_document_depth)
 }
 
 /// Runs `work` on a thread with a stack for the nesting `limits` allow, within
 /// `max_compile_ms`; this thread waits, and stops it when its own scope says stop
 /// (Ctrl-C in the Python binding).
 fn on_deep_stack<T: Send>(limits: &Limits, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    let levels = limits.max_schema_value_depth.saturating_add(limits.max_schema_depth).saturating_add(limits.max_schema_document_depth);
-    let stack = levels.saturating_mul(STACK_PER_LEVEL).clamp(8 << 20, 1 << 30);
+    let stack = stack_levels(limits).saturating_mul(STACK_PER_LEVEL).clamp(8 << 20, 1 << 30);
     let stop = StopFlag::new();
     let budget = Scope { stop: stop.clone(), ..Scope::with_budget("max_compile_ms", limits.max_compile_ms) };
     std::thread::scope(|s| {

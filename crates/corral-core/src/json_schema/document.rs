@@ -38,15 +38,17 @@ pub fn nesting(text: &str) -> (usize, usize) {
     (deepest, at)
 }
 
-/// Reads JSON `text` (`what` names it in errors) whose values nest at most `max_depth`
-/// deep. The caller's stack must hold a recursion of that depth (see
-/// [`super::STACK_PER_LEVEL`]).
-pub fn parse(text: &str, what: &str, max_depth: usize) -> Result<Value> {
+/// Reads JSON `text` (`what` names it in errors). Text nested deeper than `max_depth` is
+/// refused before it is read (the reader recurses once per level: the caller's stack
+/// must hold `max_depth` levels, see [`super::compile::STACK_PER_LEVEL`]); the document
+/// depth limit itself is checked on the value, where its error has a JSON pointer.
+/// `limit` is the value of `Limits::max_schema_document_depth` the error names.
+pub fn parse(text: &str, what: &str, max_depth: usize, limit: usize) -> Result<Value> {
     let (depth, at) = nesting(text);
     if depth > max_depth + 1 {
         return Err(Error::LimitExceeded {
             limit: "max_schema_document_depth",
-            value: max_depth,
+            value: limit,
             context: format!("{what}: JSON values nest {} deep (at byte {at})", depth - 1),
         });
     }

@@ -172,10 +172,12 @@ pub fn check_document_depth(document: &Value, pointer: &str, max_depth: usize) -
         if depth > max_depth {
             let at: String = path.iter().map(|t| format!("/{}", escape_pointer(t))).collect();
             let at = format!("{pointer}{at}");
-            return Err(Error::LimitExceeded {
+            return Err(Error::SchemaLimit {
                 limit: "max_schema_document_depth",
                 value: max_depth,
                 context: format!("schema at {}: JSON values nest {depth} deep", if at.is_empty() { "/" } else { &at }),
+                pointer: at,
+                keyword: String::new(),
             });
         }
         let nested = |v: &Value| matches!(v, Value::Object(_) | Value::Array(_));

@@ -281,7 +281,8 @@ impl<'a> Translator<'a> {
     pub(crate) fn limit_at(pointer: &str, keyword: &str, why: &str, limit: &'static str, value: usize) -> Error {
         let what = if keyword.is_empty() { "schema" } else { keyword };
         let at = if pointer.is_empty() { "/" } else { pointer };
-        Error::LimitExceeded { limit, value, context: format!("{what} at {at}: {why}") }
+        let context = format!("{what} at {at}: {why}");
+        Error::SchemaLimit { limit, value, context, pointer: pointer.to_string(), keyword: keyword.to_string() }
     }
 
     /// A count the grammar would repeat more often than `max_grammar_productions` allows.

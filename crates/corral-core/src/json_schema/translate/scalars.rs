@@ -686,39 +686,20 @@ pub(crate) fn python_float_repr(f: f64) -> String {
 /// A pattern's error at its keyword, as the Python translator words it: invalid or
 /// unsupported, "{message} (at offset {position} of {pattern!r})".
 pub(crate) fn pattern_error(e: Error, pattern: &str, pointer: &str) -> Error {
-    let why = |message: &str, position: usize| format!("{message} (at offset {position} of {})", python_repr(pattern));
+    let why = |message: &str, position: usize| format!("{message} (at offset {position} of {})", super::value::repr(pattern));
     match e {
         Error::RegexSyntax { message, position, .. } => resources::invalid(pointer, "pattern", &why(&message, position)),
         Error::UnsupportedRegex { construct, position, .. } => {
             resources::unsupported(pointer, "pattern", &why(&construct, position))
         }
-        Error::LimitExceeded { limit, value, context } => {
-            Error::LimitExceeded { limit, value, context: format!("pattern at {pointer}: {context}") }
-        }
+        Error::LimitExceeded { limit, value, context } => Error::SchemaLimit {
+            limit,
+            value,
+            context: format!("pattern at {pointer}: {context}"),
+            pointer: pointer.to_string(),
+            keyword: "pattern".to_string(),
+        },
         other => other,
     }
 }
 
-/// Python's `repr` of a string (quotes chosen as Python does, ASCII control characters
-/// and the C1 range escaped; other characters as they are).
-fn python_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || (0x7f..=0xa0).contains(&(c as u32)) => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}

@@ -103,3 +103,27 @@ pub(crate) fn encoded(s: &str) -> String {
 pub(crate) fn show(v: &Value) -> String {
     dump(v).chars().take(60).collect()
 }
+
+/// Python's `repr` of a string (quotes chosen as Python does, ASCII control characters
+/// and the C1 range escaped; other characters as they are).
+pub(crate) fn repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || (0x7f..=0xa0).contains(&(c as u32)) => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
