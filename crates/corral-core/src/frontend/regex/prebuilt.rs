@@ -18,6 +18,8 @@
 
 use std::sync::{Arc, OnceLock};
 
+use regex_syntax::hir::Hir;
+
 use crate::automata::Dfa;
 use crate::error::{Error, Result};
 use crate::frontend::regex::{self, PerlClasses};
@@ -161,6 +163,27 @@ pub fn lookup(pattern: &str, limits: &Limits) -> Option<Dfa> {
     }
     let dfa = decode(table, i, limits)?;
     (dfa.num_states() <= limits.max_dfa_states && dfa.memory_bytes() <= limits.dfa_size_limit).then_some(dfa)
+}
+
+/// The HIR of `pattern` when the table has it (exactly) and it fits `limits` (its length
+/// and nesting), parsed once per process: the formats' patterns are long (`uri` is
+/// parsed in about half a millisecond), and a grammar that uses one as a piece of a larger
+/// expression needs its HIR. A table pattern means the same under every interpreter's
+/// `\d \w \s` (see [`build_table`]), so one parse serves every caller.
+pub fn parsed(pattern: &str, limits: &Limits) -> Option<Arc<Hir>> {
+    static PARSED: OnceLock<Vec<OnceLock<Option<Arc<Hir>>>>> = OnceLock::new();
+    let Index { table, by_pattern, .. } = index();
+    let &i = by_pattern.get(pattern)?;
+    if pattern.len() > limits.max_pattern_bytes || table[i].1.nest > limits.regex_nest_limit {
+        return None;
+    }
+    let slots = PARSED.get_or_init(|| (0..table.len()).map(|_| OnceLock::new()).collect());
+    slots[i]
+        .get_or_init(|| {
+            let permissive = Limits { max_pattern_bytes: usize::MAX, regex_nest_limit: u32::MAX, ..Limits::default() };
+            regex::parse(pattern, &permissive, None).ok().map(|p| Arc::new(p.into_hir()))
+        })
+        .clone()
 }
 
 /// The patterns of the shipped table, in table order.
