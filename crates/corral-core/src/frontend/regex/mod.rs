@@ -131,8 +131,9 @@ pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses
     build_dfa(&parse(pattern, limits, classes)?, limits)
 }
 
-/// [`compile_with`], sharing built pieces through `cache` (the grammar path reads
-/// patterns shipped prebuilt first: `crate::frontend::regex::prebuilt::compile_cached`).
+/// [`compile_with`], sharing built pieces through `cache` (`prebuilt::compile_cached`
+/// reads patterns shipped prebuilt first; a grammar's pieces are built by
+/// [`compile_hir_cached`]).
 pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
     // A grammar's literals (object keys, enum members) are most of its regex sources; the
     // parser and the general construction cost ~10 µs each, the chain well under one.
@@ -146,8 +147,9 @@ pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClass
 
 /// The bytes `pattern` matches when it is a plain literal: characters that are not regex
 /// syntax, and backslash escapes of ASCII punctuation (`\-`, `\"`). None for anything else
-/// (including the empty pattern), which then takes the full parse.
-fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
+/// (including the empty pattern), which then takes the full parse (a grammar's literals,
+/// object keys and enum members, are most of its regexes: the parse costs ~10 µs).
+pub fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
     if pattern.is_empty() {
         return None;
     }

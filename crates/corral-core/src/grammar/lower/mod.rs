@@ -269,8 +269,16 @@ impl<'a> Lowering<'a> {
             return Ok(());
         }
         crate::util::interrupt::check()?;
-        let piece = match regex::parse(src, self.limits, self.classes) {
-            Ok(parsed) => Piece::regex(parsed.into_hir(), src),
+        // A format's pattern (long, and the same in every grammar) is parsed once per
+        // process; a plain literal not at all.
+        let literal = regex::plain_literal(src).filter(|_| src.len() <= self.limits.max_pattern_bytes);
+        let parsed = match (literal, regex::prebuilt::parsed(src, self.limits)) {
+            (Some(bytes), _) => Ok(Arc::new(regex_syntax::hir::Hir::literal(bytes))),
+            (None, Some(hir)) => Ok(hir),
+            (None, None) => regex::parse(src, self.limits, self.classes).map(|p| Arc::new(p.into_hir())),
+        };
+        let piece = match parsed {
+            Ok(hir) => Piece::regex(hir, src),
             Err(e @ (Error::LimitExceeded { .. } | Error::Interrupted)) => return Err(e),
             Err(e) => return Err(grammar_error(pos, format!("in `{src}`: {e}"))),
         };

@@ -35,7 +35,8 @@ pub(super) struct Measure {
     /// repetition and alternation operators by the bytes they would take to write.
     pub(super) weight: usize,
     /// Nesting depth: the longest chain of concatenations, unions, repetitions and
-    /// groups inside one another (a literal or class alone is 0).
+    /// groups inside one another (a literal or class alone is 0); for a combination of
+    /// pieces, one more than its deepest part (see [`Piece::combine`]).
     pub(super) depth: usize,
     /// The largest bound of a counted repetition (`x{m,n}` counts `max(m, n)`; `x*` 0,
     /// `x+` 1, `x?` 1).
@@ -113,39 +114,61 @@ fn own_count(hir: &Hir) -> u32 {
     }
 }
 
-/// A regular piece: its HIR (shared), its measures, and a canonical key (equal keys, equal
-/// languages) made when first asked for. A piece that is exactly one regex as the user
-/// wrote it keeps that text, by which prebuilt automata are looked up (see
-/// [`crate::frontend::regex::prebuilt`]) and which is a cheaper key than the HIR's
-/// printed form.
+/// A regular piece: a HIR leaf (a regex term, a literal, a front-end's HIR term) or a
+/// concatenation, union or repetition of pieces, with its measures (see [`Measure`]) and
+/// a canonical key (equal keys, equal languages). A combination's HIR is put together only
+/// when something needs it (its automaton, its key): a grammar's rules combine their
+/// pieces, rule after rule, and most combinations never become one automaton (they are
+/// too heavy, or a front-end keeps every property apart), so copying the parts' trees at
+/// every step would be wasted. A leaf that is exactly one regex as the user wrote it keeps
+/// that text, by which prebuilt automata are looked up (see
+/// [`crate::frontend::regex::prebuilt`]) and which is a cheaper key than a printed HIR.
 #[derive(Clone)]
 pub(super) struct Piece(Arc<Inner>);
 
 struct Inner {
-    hir: Arc<Hir>,
-    src: Option<Box<str>>,
+    shape: Shape,
     measure: Measure,
+    /// Does the piece match the empty string?
+    nullable: bool,
+    /// A combination's HIR, put together from the parts when first asked for.
+    built: OnceLock<Hir>,
     key: OnceLock<Box<str>>,
 }
 
+enum Shape {
+    /// A HIR of its own (and the regex text it was parsed from, if any).
+    Leaf(Arc<Hir>, Option<Box<str>>),
+    /// A concatenation (true) or union of the parts.
+    Combined(Vec<Piece>, bool),
+    /// The part repeated `min` to `max` (None: unbounded) times.
+    Repeat(Piece, u32, Option<u32>),
+}
+
 impl Piece {
-    fn make(hir: Arc<Hir>, src: Option<&str>, key: Option<Box<str>>) -> Piece {
+    fn leaf(hir: Arc<Hir>, src: Option<&str>, key: Option<Box<str>>) -> Piece {
         let measure = Measure::of(&hir);
-        let cell = OnceLock::new();
+        let nullable = hir.properties().minimum_len() == Some(0);
+        let key_cell = OnceLock::new();
         if let Some(k) = key {
-            let _ = cell.set(k);
+            let _ = key_cell.set(k);
         }
-        Piece(Arc::new(Inner { hir, src: src.map(Box::from), measure, key: cell }))
+        let shape = Shape::Leaf(hir, src.map(Box::from));
+        Piece(Arc::new(Inner { shape, measure, nullable, built: OnceLock::new(), key: key_cell }))
+    }
+
+    fn node(shape: Shape, measure: Measure, nullable: bool) -> Piece {
+        Piece(Arc::new(Inner { shape, measure, nullable, built: OnceLock::new(), key: OnceLock::new() }))
     }
 
     /// The piece of a HIR built by lowering.
     pub(super) fn new(hir: Hir) -> Piece {
-        Piece::make(Arc::new(hir), None, None)
+        Piece::leaf(Arc::new(hir), None, None)
     }
 
     /// The piece of regex `src` as the user wrote it, parsed into `hir`.
-    pub(super) fn regex(hir: Hir, src: &str) -> Piece {
-        Piece::make(Arc::new(hir), Some(src), None)
+    pub(super) fn regex(hir: Arc<Hir>, src: &str) -> Piece {
+        Piece::leaf(hir, Some(src), None)
     }
 
     /// A literal string (its UTF-8 bytes).
@@ -160,36 +183,63 @@ impl Piece {
 
     /// A front-end's HIR term, shared (its printed form is already made: reused as the key).
     pub(super) fn hir_term(term: &HirTerm) -> Piece {
-        Piece::make(term.shared_hir(), None, Some(hir_key(term.key())))
+        Piece::leaf(term.shared_hir(), None, Some(hir_key(term.key())))
     }
 
-    /// The concatenation (`seq`) or union of `parts`.
+    /// The concatenation (`seq`) or union of `parts` (one part is itself). Its measures are
+    /// [`Measure::combined`]'s: the weight and count exactly, the depth one more than its
+    /// deepest part (so it bounds how deep pieces nest inside one another too).
     pub(super) fn combine(parts: &[Piece], seq: bool) -> Piece {
-        let hirs: Vec<Hir> = parts.iter().map(|p| (*p.0.hir).clone()).collect();
-        Piece::new(if seq { Hir::concat(hirs) } else { Hir::alternation(hirs) })
+        if let [one] = parts {
+            return one.clone();
+        }
+        let measure = Measure::combined(&parts.iter().map(Piece::measure).collect::<Vec<_>>(), seq);
+        let nullable = if seq { parts.iter().all(Piece::matches_empty) } else { parts.iter().any(Piece::matches_empty) };
+        Piece::node(Shape::Combined(parts.to_vec(), seq), measure, nullable)
     }
 
     /// This piece repeated `min` to `max` (None: unbounded) times.
     pub(super) fn repeat(&self, min: u32, max: Option<u32>) -> Piece {
-        let sub = Box::new((*self.0.hir).clone());
-        Piece::new(Hir::repetition(Repetition { min, max, greedy: true, sub }))
+        let m = self.measure();
+        let measure = Measure {
+            weight: m.weight.saturating_add(operator_weight(min, max)),
+            depth: m.depth + 1,
+            largest_count: m.largest_count.max(min.max(max.unwrap_or(0))),
+        };
+        Piece::node(Shape::Repeat(self.clone(), min, max), measure, min == 0 || self.matches_empty())
     }
 
     /// The strings that contain a match of this piece: `.*piece.*` over whole characters.
     pub(super) fn contained(&self) -> Piece {
         let any = Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new('\0', char::MAX)])));
-        let any_star = Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(any) });
-        Piece::new(Hir::concat(vec![any_star.clone(), (*self.0.hir).clone(), any_star]))
+        let any_star = Piece::new(Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(any) }));
+        Piece::combine(&[any_star.clone(), self.clone(), any_star], true)
     }
 
-    /// The language.
+    /// The language (a combination's HIR is put together now, once).
     pub(super) fn hir(&self) -> &Hir {
-        &self.0.hir
+        match &self.0.shape {
+            Shape::Leaf(hir, _) => hir,
+            Shape::Combined(parts, seq) => self.0.built.get_or_init(|| {
+                let hirs: Vec<Hir> = parts.iter().map(|p| p.hir().clone()).collect();
+                if *seq {
+                    Hir::concat(hirs)
+                } else {
+                    Hir::alternation(hirs)
+                }
+            }),
+            Shape::Repeat(sub, min, max) => self.0.built.get_or_init(|| {
+                Hir::repetition(Repetition { min: *min, max: *max, greedy: true, sub: Box::new(sub.hir().clone()) })
+            }),
+        }
     }
 
     /// The regex text the piece was parsed from, when it is one regex as written.
     pub(super) fn src(&self) -> Option<&str> {
-        self.0.src.as_deref()
+        match &self.0.shape {
+            Shape::Leaf(_, src) => src.as_deref(),
+            _ => None,
+        }
     }
 
     /// The structural measures.
@@ -197,25 +247,33 @@ impl Piece {
         self.0.measure
     }
 
-    /// Does the piece match no string at all?
+    /// Does the piece match no string at all? (Only a leaf can: lowering combines no void
+    /// piece.)
     pub(super) fn is_void(&self) -> bool {
-        self.0.hir.properties().minimum_len().is_none()
+        matches!(self.0.shape, Shape::Leaf(..)) && self.hir().properties().minimum_len().is_none()
     }
 
     /// Does the piece match the empty string?
     pub(super) fn matches_empty(&self) -> bool {
-        self.0.hir.properties().minimum_len() == Some(0)
+        self.0.nullable
     }
 
     /// A canonical name: equal keys, equal languages. The text of a regex as written
-    /// (`r` and its length first), else the HIR's printed form (`h` and its length first,
-    /// as regex-syntax prints a HIR so that it reads back as the same HIR). The length
-    /// keeps a key that is part of a longer key (an operator's, a merged run's)
-    /// unambiguous, and the two kinds never equal each other.
+    /// (`r` and its length first) or of a literal string (`l`), else the HIR's printed
+    /// form (`h` and its length first, as regex-syntax prints a HIR so that it reads back
+    /// as the same HIR). The length keeps a key that is part of a longer key (an
+    /// operator's, a merged run's) unambiguous, and the kinds never equal each other.
     pub(super) fn key(&self) -> &str {
-        self.0.key.get_or_init(|| match &self.0.src {
-            Some(src) => format!("r{}:{src}", src.len()).into(),
-            None => hir_key(&self.0.hir.to_string()),
+        self.0.key.get_or_init(|| {
+            let text = match self.hir().kind() {
+                HirKind::Literal(l) => std::str::from_utf8(&l.0).ok(),
+                _ => None,
+            };
+            match (self.src(), text) {
+                (Some(src), _) => format!("r{}:{src}", src.len()).into(),
+                (None, Some(text)) => format!("l{}:{text}", text.len()).into(),
+                (None, None) => hir_key(&self.hir().to_string()),
+            }
         })
     }
 }
@@ -229,7 +287,7 @@ impl fmt::Debug for Piece {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.src() {
             Some(src) => write!(f, "Piece(/{src}/)"),
-            None => write!(f, "Piece({})", self.0.hir),
+            None => write!(f, "Piece({})", self.hir()),
         }
     }
 }
