@@ -203,8 +203,9 @@ def test_bad_numeric_and_keyword_values_are_invalid_schemas(schema, pointer):
     "schema,pointer",
     [
         ({"type": float("nan")}, "/type"),
-        ({"type": [{"a": float("inf")}]}, "/type"),
-        ({"properties": {"a": {"type": {"x": float("nan")}}}}, "/properties/a/type"),
+        # (The pointer is the value's own.)
+        ({"type": [{"a": float("inf")}]}, "/type/0/a"),
+        ({"properties": {"a": {"type": {"x": float("nan")}}}}, "/properties/a/type/x"),
     ],
 )
 def test_messages_about_non_json_values_do_not_fail(schema, pointer):
@@ -693,4 +694,8 @@ def test_a_draft_changes_only_at_a_resource_root(byte_vocab):
 def test_a_bound_too_long_for_the_number_automaton_is_a_limit_error():
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema({"multipleOf": 0.0001, "minimum": 1e308})
+    # The bound's 309 digits nest too deep before any automaton is built.
+    assert info.value.limit == "regex_nest_limit"
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema({"multipleOf": 0.0001, "minimum": 1e40}, limits=corral.Limits(max_number_states=20))
     assert info.value.limit == "max_number_states" and info.value.pointer == "/multipleOf"

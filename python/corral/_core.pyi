@@ -273,6 +273,8 @@ class Grammar:
         limits: Limits | None = None,
     ) -> str:
         """The JSON ``value`` with its object keys in the order the schema's grammar writes them."""
+    def _without_distinct_keys(self) -> Grammar:
+        """The same grammar without the condition that JSON objects keep their keys distinct."""
     @property
     def schema_warnings(self) -> list[str]:
         """What a JSON Schema translation dropped (``strict=False``) or noticed."""

@@ -211,6 +211,14 @@ impl PyGrammar {
         guard_detached(py, move || core::json_schema::compile::order_value(&schema, &documents, &opts, &lim, &value))
     }
 
+    /// The same grammar without the condition that JSON objects keep their keys distinct
+    /// (what the grammar alone allows): for tests that compare the two. It pickles as the
+    /// grammar it came from.
+    fn _without_distinct_keys(&self) -> Self {
+        let inner = self.inner.clone().without_distinct_keys();
+        PyGrammar { inner, recipe: self.recipe.clone(), schema_warnings: self.schema_warnings.clone() }
+    }
+
     /// What a JSON Schema translation dropped (`strict=False`) or noticed.
     #[getter]
     fn schema_warnings(&self) -> Vec<String> {

@@ -142,6 +142,21 @@ impl Grammar {
         }
     }
 
+    /// The same grammar without the distinct-keys condition (what the grammar alone
+    /// allows; for tests that compare the two).
+    pub fn without_distinct_keys(self) -> Grammar {
+        match self {
+            Grammar::Cfg(c) => {
+                let (cfg, description) = match Arc::try_unwrap(c) {
+                    Ok(c) => (c.cfg, c.description),
+                    Err(shared) => (shared.cfg.clone(), shared.description.clone()),
+                };
+                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false }))
+            }
+            regex => regex,
+        }
+    }
+
     /// With distinct keys: are half-written keys known to have infinitely many endings?
     pub fn key_endings_infinite(&self) -> bool {
         matches!(self, Grammar::Cfg(c) if c.key_endings_infinite)

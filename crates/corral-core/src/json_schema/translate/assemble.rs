@@ -22,7 +22,9 @@ impl<'a> Translator<'a> {
             let indent = self.opts.indent.take();
             let plain = self.passes();
             self.opts.indent = indent;
-            plain?;
+            if plain?.is_none() {
+                return Err(Error::EmptyLanguage { what: "the schema allows no JSON value".into() });
+            }
             return Err(Self::limit_at(
                 "",
                 "",
