@@ -30,7 +30,12 @@ pub struct SchemaGrammar {
 
 /// The grammar of the schema in JSON `text`; `documents` are other schema documents (URI,
 /// JSON text) that its `$ref`s may point into.
-pub fn schema_grammar(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits) -> Result<SchemaGrammar> {
+pub fn schema_grammar(
+    text: &str,
+    documents: &[(String, String)],
+    options: &SchemaOptions,
+    limits: &Limits,
+) -> Result<SchemaGrammar> {
     let built = on_deep_stack(limits, || {
         let (schema, docs) = read(text, documents, limits)?;
         let t = translate::translate(&schema, &docs, options, limits)?;
@@ -54,7 +59,12 @@ pub fn schema_grammar(text: &str, documents: &[(String, String)], options: &Sche
 
 /// The documents the schema's `$ref`s point into that are not among `documents`: what a
 /// resolver must supply (then ask again: new documents may point further).
-pub fn missing_documents(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits) -> Result<Vec<String>> {
+pub fn missing_documents(
+    text: &str,
+    documents: &[(String, String)],
+    options: &SchemaOptions,
+    limits: &Limits,
+) -> Result<Vec<String>> {
     on_deep_stack(limits, || {
         let (schema, docs) = read(text, documents, limits)?;
         translate::missing_documents(&schema, &docs, options, limits)
@@ -63,7 +73,13 @@ pub fn missing_documents(text: &str, documents: &[(String, String)], options: &S
 
 /// The JSON `value` with its object keys in the order the schema's grammar writes them
 /// (for tests and tools that force a known valid value through the grammar).
-pub fn order_value(text: &str, documents: &[(String, String)], options: &SchemaOptions, limits: &Limits, value: &str) -> Result<String> {
+pub fn order_value(
+    text: &str,
+    documents: &[(String, String)],
+    options: &SchemaOptions,
+    limits: &Limits,
+    value: &str,
+) -> Result<String> {
     on_deep_stack(limits, || {
         let (schema, docs) = read(text, documents, limits)?;
         let value = document::parse(value, "the value", stack_levels(limits), limits.max_schema_document_depth)?;
@@ -100,11 +116,12 @@ fn on_deep_stack<T: Send>(limits: &Limits, work: impl FnOnce() -> Result<T> + Se
     let budget = Scope { stop: stop.clone(), ..Scope::with_budget("max_compile_ms", limits.max_compile_ms) };
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
-        let spawned = std::thread::Builder::new().name("corral-json-schema".into()).stack_size(stack).spawn_scoped(s, move || {
-            // A panic is reported as a bug, not re-raised by the scope's join.
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| interrupt::run(&budget, work)));
-            let _ = tx.send(result.unwrap_or_else(|p| Err(Error::Internal(panic_message(&p)))));
-        });
+        let spawned =
+            std::thread::Builder::new().name("corral-json-schema".into()).stack_size(stack).spawn_scoped(s, move || {
+                // A panic is reported as a bug, not re-raised by the scope's join.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| interrupt::run(&budget, work)));
+                let _ = tx.send(result.unwrap_or_else(|p| Err(Error::Internal(panic_message(&p)))));
+            });
         if let Err(e) = spawned {
             return Err(Error::Internal(format!("cannot start the translation's thread: {e}")));
         }

@@ -400,7 +400,10 @@ impl<'a> Translator<'a> {
                     break;
                 }
             }
-            let closed = clause.additional.as_ref().is_some_and(|s| matches!(&**s, SubNode::Schema { sub, negated: false } if sub.node == &Value::Bool(false)));
+            let closed = clause
+                .additional
+                .as_ref()
+                .is_some_and(|s| matches!(&**s, SubNode::Schema { sub, negated: false } if sub.node == &Value::Bool(false)));
             if !matched && closed {
                 return Ok(false);
             }

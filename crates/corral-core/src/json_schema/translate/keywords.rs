@@ -161,7 +161,10 @@ pub(crate) fn type_kinds(sub: &Subschema<'_>, val: &Value, obj: &Map<String, Val
             return Err(Translator::invalid(
                 &sub.pointer,
                 "type",
-                &format!("unknown type {} (expected one of null, boolean, integer, number, string, array, object)", value::repr(n)),
+                &format!(
+                    "unknown type {} (expected one of null, boolean, integer, number, string, array, object)",
+                    value::repr(n)
+                ),
             ));
         };
         kinds = kinds.or(k);
@@ -315,7 +318,11 @@ impl<'a> Translator<'a> {
         if super::super::formats::format_source(name).is_some() {
             shape.formats.push((name.to_string(), format!("{}/format", sub.pointer)));
         } else if IRREGULAR_FORMATS.contains(&name) {
-            self.unsupported(&sub.pointer, "format", &format!("format {} cannot be expressed as a regular language", value::repr(name)))?;
+            self.unsupported(
+                &sub.pointer,
+                "format",
+                &format!("format {} cannot be expressed as a regular language", value::repr(name)),
+            )?;
         }
         Ok(()) // unknown formats are annotations
     }
@@ -511,7 +518,11 @@ impl<'a> Translator<'a> {
                 Value::Array(names) => {
                     let names: Option<Vec<String>> = names.iter().map(|d| d.as_str().map(str::to_string)).collect();
                     let Some(names) = names else {
-                        return Err(Self::invalid(&sub.pointer, kw, &format!("the dependencies of {} must be strings", value::repr(k))));
+                        return Err(Self::invalid(
+                            &sub.pointer,
+                            kw,
+                            &format!("the dependencies of {} must be strings", value::repr(k)),
+                        ));
                     };
                     if names.is_empty() {
                         continue;
@@ -523,7 +534,13 @@ impl<'a> Translator<'a> {
                 Value::Object(_) | Value::Bool(_) => {
                     vec![self.synthetic(Synthetic::Present(vec![k.clone()])), child(self, sub, deps, &[kw, k])]
                 }
-                _ => return Err(Self::invalid(&sub.pointer, kw, &format!("the value for {} must be an array or a schema", value::repr(k)))),
+                _ => {
+                    return Err(Self::invalid(
+                        &sub.pointer,
+                        kw,
+                        &format!("the value for {} must be an array or a schema", value::repr(k)),
+                    ))
+                }
             };
             let not_object = self.synthetic(Synthetic::Kinds(Kinds::ALL.without(Kinds::OBJ)));
             let object = self.synthetic(Synthetic::Kinds(Kinds::OBJ));

@@ -1,7 +1,7 @@
 //! A regular language the translator computes with: a HIR (patterns, number bounds,
 //! literals), a fixed pattern of the translator's own (Python `re` text, looked up in the
 //! prebuilt table, such as a `format`), or a built automaton (intersections and
-//! complements). [`bool_terms`] intersects languages and removes others, and tells when
+//! complements). [`LangCache::bool_terms`] intersects languages and removes others, and tells when
 //! nothing is left; [`finite_strings`] lists a small finite language.
 
 use std::collections::HashMap;
@@ -93,7 +93,9 @@ impl LangCache {
         Ok(d)
     }
 
-    /// [`bool_terms`], built once per combination.
+    /// The strings of every one of `terms` and none of `negs`: the one term itself when
+    /// there is nothing to combine, else their automaton; None when no string is left.
+    /// Built once per combination.
     pub fn bool_terms(&mut self, terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits) -> Result<Option<Lang>> {
         if negs.is_empty() && terms.len() == 1 {
             return Ok(terms.into_iter().next());
@@ -117,19 +119,6 @@ fn combination_key(terms: &[Lang], negs: &[Lang]) -> String {
         terms.iter().map(Lang::key).collect::<Vec<_>>().join(","),
         negs.iter().map(Lang::key).collect::<Vec<_>>().join("|")
     )
-}
-
-/// The strings of every one of `terms` and none of `negs`: the one term itself when there
-/// is nothing to combine, else their automaton. None when no string is left. (See
-/// [`LangCache::bool_terms`] for the memoized form a translation uses.)
-pub(crate) fn bool_terms(mut terms: Vec<Lang>, negs: Vec<Lang>, limits: &Limits) -> Result<Option<Lang>> {
-    if negs.is_empty() && terms.len() == 1 {
-        return Ok(terms.pop());
-    }
-    let key = combination_key(&terms, &negs);
-    let dfas = terms.iter().map(|t| t.dfa(limits)).collect::<Result<Vec<_>>>()?;
-    let neg_dfas = negs.iter().map(|t| t.dfa(limits)).collect::<Result<Vec<_>>>()?;
-    Ok(combine(&dfas, &neg_dfas, limits)?.map(|d| Lang::Dfa(d, key)))
 }
 
 /// The intersection of `terms` minus the union of `negs` (at least one of either); None

@@ -1,10 +1,10 @@
 //! JSON Schema → the engine's grammar form, built directly (no grammar text).
 //!
-//! The schema is read as a boolean formula over *shapes* ([`shape`]): a shape is a
+//! The schema is read as a boolean formula over *shapes* (`shape`): a shape is a
 //! conjunction of constraints per JSON type, and the combinators (`anyOf`, `oneOf`,
 //! `not`, `if`/`then`/`else`, `dependentSchemas`…) become disjunctions of shapes,
 //! distributed out (`allOf` is a plain conjunction; `not` is pushed down to the keywords,
-//! [`negation`]). Each shape becomes one alternative of a value rule; subschemas
+//! `negation`). Each shape becomes one alternative of a value rule; subschemas
 //! (property values, items) become rules of their own, memoized, so `$ref` recursion is
 //! grammar recursion.
 //!
@@ -13,15 +13,11 @@
 //! Scalar sets that need intersection or complement (a pattern *and* a length, a range
 //! *and* a multiple) are built as one automaton, so they stay exact too.
 //!
-//! The steps, one file each: [`keywords`] reads a subschema's keywords into a shape,
-//! [`negation`] their negations, [`expand`] distributes disjunctions and proves `oneOf`
-//! branches disjoint; [`scalars`], [`arrays`] and [`objects`] write a shape's values;
-//! [`check`] decides whether a given value (an `enum` member, a property name) satisfies
-//! a shape; [`assemble`] runs the passes and builds the [`GrammarAst`].
-
-// The translation is being ported from the Python package piece by piece: until it is
-// whole, parts of it are not called yet.
-#![allow(dead_code)]
+//! The steps, one file each: `keywords` reads a subschema's keywords into a shape,
+//! `negation` their negations, `expand` distributes disjunctions and proves `oneOf`
+//! branches disjoint; `scalars`, `arrays` and `objects` write a shape's values;
+//! `check` decides whether a given value (an `enum` member, a property name) satisfies
+//! a shape; `assemble` runs the passes and builds the [`GrammarAst`].
 
 use std::collections::{HashMap, HashSet};
 

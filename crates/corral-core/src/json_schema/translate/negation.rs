@@ -265,7 +265,11 @@ impl<'a> Translator<'a> {
                 Value::Array(names) => {
                     for d in names {
                         let Some(d) = d.as_str() else {
-                            return Err(Self::invalid(&s.pointer, kw, &format!("the dependencies of {} must be strings", value::repr(k))));
+                            return Err(Self::invalid(
+                                &s.pointer,
+                                kw,
+                                &format!("the dependencies of {} must be strings", value::repr(k)),
+                            ));
                         };
                         alts.push(vec![
                             self.kinds(Kinds::OBJ),
@@ -278,7 +282,13 @@ impl<'a> Translator<'a> {
                     let bad = child(self, s, deps, &[kw, k]).negate();
                     alts.push(vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::Present(vec![k.clone()])), bad]);
                 }
-                _ => return Err(Self::invalid(&s.pointer, kw, &format!("the value for {} must be an array or a schema", value::repr(k)))),
+                _ => {
+                    return Err(Self::invalid(
+                        &s.pointer,
+                        kw,
+                        &format!("the value for {} must be an array or a schema", value::repr(k)),
+                    ))
+                }
             }
         }
         Ok(alts)

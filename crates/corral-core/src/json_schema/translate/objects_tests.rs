@@ -109,11 +109,15 @@ fn contains_past_its_limits_is_refused() {
         other => panic!("expected a schema error, got {other:?}"),
     }
     let s = json!({"type": "array", "items": {"type": "null"}, "contains": {"type": "null"}, "minContains": 20000});
-    assert!(matches!(compile_with(&s, &SchemaOptions::default()), Err(Error::LimitExceeded { limit: "max_spelled_count", .. } | Error::SchemaLimit { limit: "max_spelled_count", .. })));
+    assert!(matches!(
+        compile_with(&s, &SchemaOptions::default()),
+        Err(Error::LimitExceeded { limit: "max_spelled_count", .. } | Error::SchemaLimit { limit: "max_spelled_count", .. })
+    ));
     let s = json!({"type": "array", "items": {"type": "null"}, "minItems": 1_000_000});
     assert!(matches!(
         compile_with(&s, &SchemaOptions::default()),
-        Err(Error::LimitExceeded { limit: "max_grammar_productions", .. } | Error::SchemaLimit { limit: "max_grammar_productions", .. })
+        Err(Error::LimitExceeded { limit: "max_grammar_productions", .. }
+            | Error::SchemaLimit { limit: "max_grammar_productions", .. })
     ));
 }
 
@@ -229,7 +233,10 @@ fn whitespace_between_members() {
 fn too_many_named_properties_for_counts() {
     let props: serde_json::Map<String, Value> = (0..400).map(|i| (format!("k{i}"), json!({"type": "null"}))).collect();
     let s = json!({"type": "object", "properties": props, "maxProperties": 300});
-    assert!(matches!(compile_with(&s, &SchemaOptions::default()), Err(Error::LimitExceeded { limit: "max_spelled_count", .. } | Error::SchemaLimit { limit: "max_spelled_count", .. })));
+    assert!(matches!(
+        compile_with(&s, &SchemaOptions::default()),
+        Err(Error::LimitExceeded { limit: "max_spelled_count", .. } | Error::SchemaLimit { limit: "max_spelled_count", .. })
+    ));
 }
 
 // --- key classes (need the string emitters) ----------------------------------------

@@ -702,4 +702,3 @@ pub(crate) fn pattern_error(e: Error, pattern: &str, pointer: &str) -> Error {
         other => other,
     }
 }
-

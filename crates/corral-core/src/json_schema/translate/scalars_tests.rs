@@ -258,7 +258,14 @@ fn lengths_past_the_limits_name_their_keyword() {
     shape.patterns.clear();
     shape.min_len = 5000;
     let r = t.emit_string(&shape);
-    assert!(matches!(&r, Err(Error::LimitExceeded { limit: "max_grammar_productions", .. } | Error::SchemaLimit { limit: "max_grammar_productions", .. })), "{r:?}");
+    assert!(
+        matches!(
+            &r,
+            Err(Error::LimitExceeded { limit: "max_grammar_productions", .. }
+                | Error::SchemaLimit { limit: "max_grammar_productions", .. })
+        ),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -143,7 +143,14 @@ fn values_nested_past_the_limit_are_refused_and_deep_ones_within_it_compile() {
     use super::super::compile::schema_grammar;
     let limits = Limits { max_schema_value_depth: 300, ..Limits::default() };
     let too_deep = schema_grammar(&definition_chain(400), &[], &SchemaOptions::default(), &limits);
-    assert!(matches!(too_deep, Err(Error::LimitExceeded { limit: "max_schema_value_depth", .. } | Error::SchemaLimit { limit: "max_schema_value_depth", .. })), "{too_deep:?}");
+    assert!(
+        matches!(
+            too_deep,
+            Err(Error::LimitExceeded { limit: "max_schema_value_depth", .. }
+                | Error::SchemaLimit { limit: "max_schema_value_depth", .. })
+        ),
+        "{too_deep:?}"
+    );
     // Within a raised limit, the thread's stack holds the recursion.
     let limits = Limits { max_schema_value_depth: 20_000, ..Limits::default() };
     let deep = schema_grammar(&definition_chain(12_000), &[], &SchemaOptions::default(), &limits);
@@ -155,7 +162,14 @@ fn documents_nested_past_the_limit_are_refused_before_they_are_read() {
     use super::super::compile::schema_grammar;
     let text = format!("{}{{}}{}", "{\"not\":".repeat(100_000), "}".repeat(100_000));
     let r = schema_grammar(&text, &[], &SchemaOptions::default(), &Limits::default());
-    assert!(matches!(r, Err(Error::LimitExceeded { limit: "max_schema_document_depth", .. } | Error::SchemaLimit { limit: "max_schema_document_depth", .. })), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Err(Error::LimitExceeded { limit: "max_schema_document_depth", .. }
+                | Error::SchemaLimit { limit: "max_schema_document_depth", .. })
+        ),
+        "{r:?}"
+    );
 }
 
 // oneOf without negation: branches proven disjoint by the rules of `shapes_disjoint`.
