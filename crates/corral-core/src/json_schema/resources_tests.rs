@@ -141,7 +141,10 @@ fn deep_documents_are_refused_with_the_limit() {
         s = json!({"items": s});
     }
     match Resources::new(&s, Draft::Draft2020, 20).unwrap_err() {
-        Error::LimitExceeded { limit, value, .. } => assert_eq!((limit, value), ("max_schema_document_depth", 20)),
+        Error::SchemaLimit { limit, value, pointer, .. } => {
+            assert_eq!((limit, value), ("max_schema_document_depth", 20));
+            assert_eq!(pointer, "/items".repeat(21), "the pointer of the first value too deep");
+        }
         other => panic!("{other}"),
     }
     assert!(Resources::new(&s, Draft::Draft2020, 60).is_ok());
