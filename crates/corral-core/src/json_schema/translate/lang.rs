@@ -157,35 +157,75 @@ fn combine(terms: &[Arc<Dfa>], negs: &[Arc<Dfa>], limits: &Limits) -> Result<Opt
 }
 
 /// The strings of `dfa`, sorted, when there are at most `limit` of them (None for an
-/// infinite or larger language).
+/// infinite or larger language). The DFA is pruned (every state can still accept), so
+/// its language is infinite exactly when a cycle is reachable: that is decided first, and
+/// the strings are counted before any is spelled out.
 pub(crate) fn finite_strings(dfa: &Dfa, limit: usize) -> Result<Option<Vec<Vec<u8>>>> {
-    let mut out = Vec::new();
-    // Depth-first over (state, prefix); a path longer than the number of states has a
-    // cycle on a live state, so the language is infinite (the DFA is pruned).
-    let mut stack: Vec<(u32, Vec<u8>)> = vec![(dfa.start(), Vec::new())];
-    while let Some((state, prefix)) = stack.pop() {
-        crate::util::interrupt::check()?;
-        if prefix.len() > dfa.num_states() {
-            return Ok(None);
-        }
-        if dfa.is_accepting(state) {
-            out.push(prefix.clone());
-            if out.len() > limit {
-                return Ok(None);
-            }
-        }
-        for b in (0..=255u8).rev() {
-            let t = dfa.next(state, b);
+    let n = dfa.num_states();
+    // Each state's moves, one byte per distinct target (the byte classes, found anew).
+    let moves = |q: u32| -> Vec<(u8, u32)> {
+        let mut out: Vec<(u8, u32)> = Vec::new();
+        for b in 0..=255u8 {
+            let t = dfa.next(q, b);
             if t != DEAD {
-                let mut p = prefix.clone();
-                p.push(b);
-                stack.push((t, p));
-                if stack.len() > limit.saturating_mul(256).max(4096) {
-                    return Ok(None);
-                }
+                out.push((b, t));
             }
+        }
+        out
+    };
+    // Depth-first, with its own stack: the reachable states in post-order, or a cycle.
+    let mut state = vec![0u8; n]; // 0 new, 1 on the path, 2 done
+    let mut order: Vec<u32> = Vec::new();
+    let mut stack: Vec<(u32, Vec<(u8, u32)>, usize)> = vec![(dfa.start(), moves(dfa.start()), 0)];
+    state[dfa.start() as usize] = 1;
+    while let Some((q, out, i)) = stack.last_mut() {
+        crate::util::interrupt::check()?;
+        if let Some(&(_, t)) = out.get(*i) {
+            *i += 1;
+            match state[t as usize] {
+                1 => return Ok(None), // a cycle: infinitely many strings
+                0 => {
+                    state[t as usize] = 1;
+                    let m = moves(t);
+                    stack.push((t, m, 0));
+                }
+                _ => {}
+            }
+        } else {
+            state[*q as usize] = 2;
+            order.push(*q);
+            stack.pop();
         }
     }
+    // Strings from each state (saturating past the limit), successors first.
+    let mut count = vec![0usize; n];
+    for &q in &order {
+        let mut c = usize::from(dfa.is_accepting(q));
+        for (_, t) in moves(q) {
+            c = c.saturating_add(count[t as usize]);
+        }
+        count[q as usize] = c.min(limit + 1);
+    }
+    if count[dfa.start() as usize] > limit {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(count[dfa.start() as usize]);
+    spell(dfa, dfa.start(), &mut Vec::new(), &mut out);
     out.sort();
     Ok(Some(out))
+}
+
+/// Every string from state `q` of an acyclic DFA, after `prefix`.
+fn spell(dfa: &Dfa, q: u32, prefix: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
+    if dfa.is_accepting(q) {
+        out.push(prefix.clone());
+    }
+    for b in 0..=255u8 {
+        let t = dfa.next(q, b);
+        if t != DEAD {
+            prefix.push(b);
+            spell(dfa, t, prefix, out);
+            prefix.pop();
+        }
+    }
 }
