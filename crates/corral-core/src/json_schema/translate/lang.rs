@@ -176,7 +176,9 @@ pub(crate) fn finite_strings(dfa: &Dfa, limit: usize) -> Result<Option<Vec<Vec<u
     // Depth-first, with its own stack: the reachable states in post-order, or a cycle.
     let mut state = vec![0u8; n]; // 0 new, 1 on the path, 2 done
     let mut order: Vec<u32> = Vec::new();
-    let mut stack: Vec<(u32, Vec<(u8, u32)>, usize)> = vec![(dfa.start(), moves(dfa.start()), 0)];
+    // Frames: (state, its moves, the next move to follow).
+    type Frame = (u32, Vec<(u8, u32)>, usize);
+    let mut stack: Vec<Frame> = vec![(dfa.start(), moves(dfa.start()), 0)];
     state[dfa.start() as usize] = 1;
     while let Some((q, out, i)) = stack.last_mut() {
         crate::util::interrupt::check()?;
