@@ -16,7 +16,7 @@ import pytest
 
 import corral
 from _util import accepts_tokens
-from corral._schema.native import compile_schema
+from corral._schema.native import compile_schema, schema_text
 from json_schema_suite import _DRAFT_NUMBER, _SCHEMA_URI, remote_resolver, serialize, suite_files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ def python_grammar(schema, opts, resolver):
 
 
 def native_grammar(schema, opts, resolver):
-    inner = compile_schema(schema, resolver=resolver, options=opts, limits=None)
+    inner = compile_schema(schema_text(schema), resolver=resolver, options=opts, limits=None)
     return corral.Grammar(inner, "json_schema", json.dumps([schema, opts], sort_keys=True), "start")
 
 

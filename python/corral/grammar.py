@@ -273,11 +273,12 @@ class Grammar:
         # A Python type (Pydantic) never gets integers with a fraction: JSON Schema counts
         # 1.0 as an integer, but Pydantic rejects large ones written that way.
         options = (strict, whitespace, max_whitespace, property_order, spec_exact, spec_exact is True and not from_python_type, indent_string(indent), 2020)
-        inner = compile_schema(schema, resolver=resolver, options=options, limits=limits)
+        text = schema_text(schema, limits=limits)
+        inner = compile_schema(text, resolver=resolver, options=options, limits=limits)
         for message in inner.schema_warnings:
             warnings.warn(message, SchemaWarning, stacklevel=2)
         # The source: the schema's JSON text and the options that shape the output.
-        source = schema_text(schema) if options == _DEFAULT_SCHEMA_OPTIONS else f"{schema_text(schema)} {options!r}"
+        source = text if options == _DEFAULT_SCHEMA_OPTIONS else f"{text} {options!r}"
         grammar = cls(inner, "json_schema", source, "start", limits=limits)
         grammar._schema_warnings = list(inner.schema_warnings)
         grammar._python_type = python_type if from_python_type else None

@@ -83,14 +83,14 @@ def _check_values(document: Any, what: str, max_depth: int) -> int:
 
 
 def compile_schema(
-    schema: Any,
+    text: str,
     *,
     resolver: dict[str, Any] | Callable[[str], Any] | None,
     options: tuple[bool, str, int, str, bool, bool, str | None, int],
     limits: Any,
 ) -> _core.Grammar:
-    """The core's grammar for ``schema`` (see :meth:`corral.Grammar.json_schema`)."""
-    text = schema_text(schema, limits=limits)
+    """The core's grammar for the schema in JSON ``text`` (see ``schema_text``, and
+    :meth:`corral.Grammar.json_schema`)."""
     documents = _documents(text, resolver, options, limits)
     return _core.Grammar.json_schema(text, list(documents.items()), options, limits)
 
