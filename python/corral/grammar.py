@@ -376,7 +376,8 @@ class Grammar:
 
     @property
     def source(self) -> str:
-        """The grammar's source text (the pattern, for a regex)."""
+        """The grammar's source text (the pattern, for a regex; the schema's JSON text, with
+        the options that differ from the defaults, for a JSON Schema)."""
         return self._source
 
     @property
