@@ -376,8 +376,8 @@ class Grammar:
 
     @property
     def source(self) -> str:
-        """The grammar's source text (the pattern, for a regex; the schema's JSON text, with
-        the options that differ from the defaults, for a JSON Schema)."""
+        """The grammar's source text (the pattern, for a regex; for a JSON Schema, the
+        schema's JSON text, followed by its options when they are not the defaults)."""
         return self._source
 
     @property
