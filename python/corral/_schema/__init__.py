@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..grammar import SchemaWarning
+from .native import _refuse_surrogates
 from .options import check_options, indent_string
 from .translate import Translator
 
@@ -106,28 +107,3 @@ def translate(
     except UnicodeEncodeError:
         _refuse_surrogates(schema)
     return text, translator
-
-
-def _refuse_surrogates(schema: Any) -> None:
-    """Raises :class:`~corral.InvalidSchemaError` at the first string of ``schema`` (a key
-    or a value) holding a lone surrogate: Python's JSON reader accepts ``"\\ud800"``, but
-    no UTF-8 output can contain it."""
-    from ..errors import InvalidSchemaError
-
-    stack = [("", schema)]
-    while stack:
-        pointer, node = stack.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for key, value in items:
-            here = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
-            for text, where in ((key, here), (value, here)):
-                if isinstance(text, str):
-                    try:
-                        text.encode("utf-8")
-                    except UnicodeEncodeError as e:
-                        raise InvalidSchemaError(
-                            f"{where or '/'}: lone surrogate U+{ord(text[e.start]):04X} cannot be written as UTF-8 text",
-                            pointer=where,
-                        ) from None
-            stack.append((here, value))
-    raise InvalidSchemaError("the schema holds a lone surrogate, which cannot be written as UTF-8 text")

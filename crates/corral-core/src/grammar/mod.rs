@@ -130,28 +130,24 @@ impl Grammar {
     /// patterns without an end anchor), so a half-written key can always become a new
     /// one and only closed keys are checked. False is always safe.
     pub fn with_distinct_keys(self, key_endings_infinite: bool) -> Grammar {
-        match self {
-            Grammar::Cfg(c) => {
-                let (cfg, description) = match Arc::try_unwrap(c) {
-                    Ok(c) => (c.cfg, c.description),
-                    Err(shared) => (shared.cfg.clone(), shared.description.clone()),
-                };
-                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: true, key_endings_infinite }))
-            }
-            regex => regex,
-        }
+        self.keys_condition(true, key_endings_infinite)
     }
 
     /// The same grammar without the distinct-keys condition (what the grammar alone
     /// allows; for tests that compare the two).
     pub fn without_distinct_keys(self) -> Grammar {
+        self.keys_condition(false, false)
+    }
+
+    /// The same grammar with the distinct-keys condition set as given (a regex unchanged).
+    fn keys_condition(self, distinct_keys: bool, key_endings_infinite: bool) -> Grammar {
         match self {
             Grammar::Cfg(c) => {
                 let (cfg, description) = match Arc::try_unwrap(c) {
                     Ok(c) => (c.cfg, c.description),
                     Err(shared) => (shared.cfg.clone(), shared.description.clone()),
                 };
-                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false }))
+                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite }))
             }
             regex => regex,
         }
