@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::numbers::Decimal;
 use crate::error::{Error, Result};
 
 /// How deep the arrays and objects of JSON `text` nest, and the byte offset where the
@@ -56,5 +57,40 @@ pub fn parse(text: &str, what: &str, max_depth: usize, limit: usize) -> Result<V
     // The depth is bounded above: serde_json's own bound (128) would refuse valid schemas.
     de.disable_recursion_limit();
     let value = Value::deserialize(&mut de).and_then(|v| de.end().map(|_| v));
-    value.map_err(|e| super::resources::invalid("", "", &format!("{what} is not valid JSON ({e})")))
+    let value = value.map_err(|e| super::resources::invalid("", "", &format!("{what} is not valid JSON ({e})")))?;
+    check_numbers(&value, what)?;
+    Ok(value)
+}
+
+/// An invalid-schema error at the first number whose exponent is past what an exact
+/// decimal holds (`1e99999999999999999999`): read as anything else, a bound or a step
+/// would silently change the language. A quick pass first; the pointer is found only
+/// when one is there.
+fn check_numbers(document: &Value, what: &str) -> Result<()> {
+    let bad = |v: &Value| matches!(v, Value::Number(n) if Decimal::parse(&n.to_string()).is_none());
+    let mut stack = vec![document];
+    let mut found = false;
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(m) => stack.extend(m.values()),
+            other => found |= bad(other),
+        }
+    }
+    if !found {
+        return Ok(());
+    }
+    let mut stack: Vec<(&Value, String)> = vec![(document, String::new())];
+    while let Some((v, at)) = stack.pop() {
+        match v {
+            Value::Array(a) => stack.extend(a.iter().enumerate().map(|(i, x)| (x, format!("{at}/{i}")))),
+            Value::Object(m) => stack.extend(m.iter().map(|(k, x)| (x, format!("{at}/{}", super::resources::escape_pointer(k))))),
+            other if bad(other) => {
+                let why = format!("{what}: the number {other} has an exponent out of range");
+                return Err(super::resources::invalid(&at, "", &why));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

@@ -215,3 +215,13 @@ fn one_of_branches_that_overlap_still_need_negation() {
     let (kind, _, keyword) = schema_error(schema);
     assert_eq!((kind, keyword.as_str()), (SchemaErrorKind::Unsupported, "oneOf"));
 }
+
+#[test]
+fn a_number_whose_exponent_is_out_of_range_is_an_invalid_schema_not_another_number() {
+    use super::super::compile::schema_grammar;
+    let text = r#"{"properties": {"a": {"minimum": 1e99999999999999999999}}}"#;
+    match schema_grammar(text, &[], &SchemaOptions::default(), &Limits::default()) {
+        Err(Error::Schema { kind: SchemaErrorKind::Invalid, pointer, .. }) => assert_eq!(pointer, "/properties/a/minimum"),
+        other => panic!("expected an invalid schema, got {other:?}"),
+    }
+}
