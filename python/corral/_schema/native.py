@@ -113,6 +113,8 @@ def order(
 def _documents(text: str, resolver: Any, options: Any, limits: Any) -> dict[str, str]:
     """The documents the resolver supplies for the schema's ``$ref``s, round by round."""
     documents: dict[str, str] = {}
+    if resolver is None:
+        return documents  # nothing can be supplied: the compile itself names what is missing
     for _ in range(MAX_RESOLVER_ROUNDS):
         missing = _core.Grammar.json_schema_missing(text, list(documents.items()), options, limits)
         found = False

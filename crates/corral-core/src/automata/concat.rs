@@ -1,6 +1,7 @@
 //! Concatenation of DFAs in one pass, where every junction is deterministic (where a
 //! part may end, no byte both continues it and starts what may come next): the sum of
-//! the parts' tables, with no subset construction.
+//! the parts' tables, with no subset construction. The same holds for a DFA repeated
+//! after itself ([`Dfa::repeat_deterministic`]).
 
 use std::sync::Arc;
 
@@ -42,6 +43,57 @@ impl Dfa {
             return Err(too_many_states(limits, what));
         }
         Ok(Some(join.build()))
+    }
+}
+
+impl Dfa {
+    /// `self{min,max}` built without subset construction, where that is exact and one pass
+    /// suffices: `{0,1}` when no transition leads back to the start ([`Dfa::or_empty`]), and
+    /// `{0,}` / `{1,}` when the junction is deterministic (no accepting state continues on a
+    /// byte that starts `self`): each accepting state then takes the start's moves too.
+    /// None otherwise (and for a DFA with a counted region): the general construction is
+    /// needed.
+    pub fn repeat_deterministic(&self, min: u32, max: Option<u32>) -> Option<Dfa> {
+        if self.counted.is_some() {
+            return None;
+        }
+        match (min, max) {
+            (0, Some(1)) => self.or_empty(),
+            (0 | 1, None) => self.looped(min == 0),
+            _ => None,
+        }
+    }
+
+    /// `self+` (with the empty string too when `star`), by adding the start's moves to
+    /// every accepting state (see [`Dfa::repeat_deterministic`]).
+    fn looped(&self, star: bool) -> Option<Dfa> {
+        let (start, stride) = (self.start() as usize, self.stride);
+        let start_row = &self.table[start * stride..(start + 1) * stride];
+        // Making the start accepting is exact only if no path returns to it.
+        if star && !self.accepts_empty() && self.table.contains(&(start as u32)) {
+            return None;
+        }
+        let mut d = self.clone();
+        for s in 0..self.accepting.len() {
+            if !self.accepting[s] {
+                continue;
+            }
+            for (c, &entry) in start_row.iter().enumerate() {
+                let own = self.table[s * stride + c];
+                match (own == DEAD, entry == DEAD) {
+                    (_, true) => {}
+                    (true, false) => d.table[s * stride + c] = entry,
+                    // Continuing this match and starting the next lead to one state.
+                    (false, false) if own == entry => {}
+                    // A byte that both continues this match and starts the next one.
+                    (false, false) => return None,
+                }
+            }
+        }
+        if star {
+            d.accepting[start] = true;
+        }
+        Some(d)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Product constructions: intersection, complement within well-formed UTF-8, and a
+//! Product constructions: intersection, difference, complement within well-formed UTF-8, and a
 //! shortest string in one language but not another.
 
 use std::hash::Hash;
@@ -35,6 +35,27 @@ impl Dfa {
                 (a != DEAD && b != DEAD).then_some((a, b))
             },
             |(a, b)| self.is_accepting(a) && other.is_accepting(b),
+            limits,
+            what,
+        )
+    }
+
+    /// The strings accepted by `self` and not by `other`: one product, where a complement
+    /// then an intersection would first complete `other` over every byte.
+    ///
+    /// `Error::EmptyLanguage` if there is none; `Error::LimitExceeded` past
+    /// `limits.max_dfa_states`.
+    pub fn minus(&self, other: &Dfa, limits: &Limits, what: &str) -> Result<Dfa> {
+        let class_of = refine(&[&self.class_of, &other.class_of]);
+        Dfa::from_automaton(
+            (self.start(), other.start()),
+            &class_of,
+            // `other` may die (its dead state leads to itself): from there on, `self` alone.
+            |(a, b), byte| {
+                let a = self.next(a, byte);
+                (a != DEAD).then(|| (a, other.next(b, byte)))
+            },
+            |(a, b)| self.is_accepting(a) && !other.is_accepting(b),
             limits,
             what,
         )

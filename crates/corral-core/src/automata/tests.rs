@@ -470,3 +470,38 @@ fn refine_is_the_coarsest_common_refinement() {
         top = top.max(c);
     }
 }
+
+/// Every string over `alphabet` up to `len` bytes.
+fn strings_upto(alphabet: &[u8], len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut layer = vec![Vec::new()];
+    for _ in 0..len {
+        layer = layer.iter().flat_map(|s: &Vec<u8>| alphabet.iter().map(move |&b| [s.as_slice(), &[b]].concat())).collect();
+        out.extend(layer.iter().cloned());
+    }
+    out
+}
+
+#[test]
+fn deterministic_repetition_agrees_with_subset_construction() {
+    let limits = Limits::default();
+    let patterns = ["a|aa", "ab", "a|ab", "a(ba)*", "(ab)*", "a*b", "x?ab", "abc|b", "a|b", "(a|bc)d", "[ab]c", "a+", "ba*"];
+    let alphabet = b"abcdx";
+    for p in patterns {
+        let d = compile(p, &limits).unwrap();
+        for (min, max) in [(0, Some(1)), (0, None), (1, None)] {
+            let general = Dfa::from_expr(&DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&d)), min, max }, &limits, p).unwrap();
+            let Some(fast) = d.repeat_deterministic(min, max) else { continue };
+            for s in strings_upto(alphabet, 6) {
+                assert_eq!(fast.matches(&s), general.matches(&s), "/{p}/{{{min},{max:?}}} on {:?}", String::from_utf8_lossy(&s));
+            }
+        }
+    }
+    // The junction decides: `a|ab` then `b...` is ambiguous after `a`, `ab` then `ab` is not.
+    assert!(compile("a|ab", &limits).unwrap().repeat_deterministic(0, None).is_some());
+    assert!(compile("ab", &limits).unwrap().repeat_deterministic(1, None).is_some());
+    let plus = compile("a+", &limits).unwrap().minimized();
+    assert!(plus.repeat_deterministic(0, None).is_some(), "{plus:?}");
+    assert!(compile("ab|b", &limits).unwrap().repeat_deterministic(0, None).is_some());
+    assert!(compile("a|aa", &limits).unwrap().repeat_deterministic(0, None).is_none());
+}

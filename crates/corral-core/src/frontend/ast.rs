@@ -235,19 +235,40 @@ pub struct PermEntry {
 }
 
 impl Expr {
-    /// The expressions directly inside this one.
-    pub fn children(&self) -> Vec<&Expr> {
+    /// The expressions directly inside this one (no allocation: grammar walks call this
+    /// for every node).
+    pub fn children(&self) -> Children<'_> {
         match self {
-            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => Vec::new(),
-            Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter().collect(),
-            Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => vec![expr],
-            Expr::Perm { sep, entries, .. } => std::iter::once(&**sep).chain(entries.iter().map(|e| &e.expr)).collect(),
+            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => Children { first: None, list: [].iter(), entries: [].iter() },
+            Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => {
+                Children { first: None, list: v.iter(), entries: [].iter() }
+            }
+            Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => {
+                Children { first: Some(expr), list: [].iter(), entries: [].iter() }
+            }
+            Expr::Perm { sep, entries, .. } => Children { first: Some(sep), list: [].iter(), entries: entries.iter() },
         }
     }
 
     /// Does a `perm!` appear in this expression?
     pub fn has_perm(&self) -> bool {
-        matches!(self, Expr::Perm { .. }) || self.children().into_iter().any(Expr::has_perm)
+        matches!(self, Expr::Perm { .. }) || self.children().any(Expr::has_perm)
+    }
+}
+
+/// The expressions directly inside one (see [`Expr::children`]): a boxed one, then a
+/// list, then a `perm!`'s entries.
+pub struct Children<'a> {
+    first: Option<&'a Expr>,
+    list: std::slice::Iter<'a, Expr>,
+    entries: std::slice::Iter<'a, PermEntry>,
+}
+
+impl<'a> Iterator for Children<'a> {
+    type Item = &'a Expr;
+
+    fn next(&mut self) -> Option<&'a Expr> {
+        self.first.take().or_else(|| self.list.next()).or_else(|| self.entries.next().map(|e| &e.expr))
     }
 }
 

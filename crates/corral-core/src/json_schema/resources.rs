@@ -134,34 +134,36 @@ const SINGLES: [&str; 11] = [
 /// document order of the keyword groups (maps, lists, single subschemas, `dependencies`).
 pub fn children(node: &Value) -> Vec<(&Value, Vec<String>)> {
     let Some(obj) = node.as_object() else { return Vec::new() };
+    // One pass over the members (a lookup per keyword would hash thirty keys per node),
+    // then the keyword order above.
+    let mut found: Vec<(usize, &String, &Value)> = obj.iter().filter_map(|(k, v)| keyword_rank(k).map(|r| (r, k, v))).collect();
+    found.sort_by_key(|&(r, _, _)| r);
     let mut out = Vec::new();
-    for kw in MAPS {
-        if let Some(Value::Object(m)) = obj.get(kw) {
-            out.extend(m.iter().map(|(k, s)| (s, vec![kw.to_string(), k.clone()])));
-        }
-    }
-    for kw in LISTS {
-        if let Some(Value::Array(v)) = obj.get(kw) {
-            out.extend(v.iter().enumerate().map(|(i, s)| (s, vec![kw.to_string(), i.to_string()])));
-        }
-    }
-    for kw in SINGLES {
-        match obj.get(kw) {
-            Some(s @ (Value::Object(_) | Value::Bool(_))) => out.push((s, vec![kw.to_string()])),
-            Some(Value::Array(v)) if kw == "items" => {
-                out.extend(v.iter().enumerate().map(|(i, s)| (s, vec![kw.to_string(), i.to_string()])))
+    for (rank, kw, value) in found {
+        match value {
+            Value::Object(m) if rank < MAPS.len() => out.extend(m.iter().map(|(k, s)| (s, vec![kw.clone(), k.clone()]))),
+            Value::Array(v) if (MAPS.len()..MAPS.len() + LISTS.len()).contains(&rank) || kw == "items" => {
+                out.extend(v.iter().enumerate().map(|(i, s)| (s, vec![kw.clone(), i.to_string()])))
+            }
+            Value::Object(m) if kw == "dependencies" => {
+                for (k, s) in m {
+                    if matches!(s, Value::Object(_) | Value::Bool(_)) {
+                        out.push((s, vec![kw.clone(), k.clone()]));
+                    }
+                }
+            }
+            s @ (Value::Object(_) | Value::Bool(_)) if rank >= MAPS.len() + LISTS.len() && kw != "dependencies" => {
+                out.push((s, vec![kw.clone()]))
             }
             _ => {}
         }
     }
-    if let Some(Value::Object(m)) = obj.get("dependencies") {
-        for (k, s) in m {
-            if matches!(s, Value::Object(_) | Value::Bool(_)) {
-                out.push((s, vec!["dependencies".to_string(), k.clone()]));
-            }
-        }
-    }
     out
+}
+
+/// The place of keyword `k` in the order of [`children`] (None: it holds no subschema).
+fn keyword_rank(k: &str) -> Option<usize> {
+    MAPS.iter().chain(&LISTS).chain(&SINGLES).chain(&["dependencies"]).position(|kw| *kw == k)
 }
 
 /// A `LimitExceeded` error when JSON values in `document` nest deeper than `max_depth`

@@ -330,10 +330,38 @@ fn cached_dense(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCach
     }
 }
 
+/// A union of literals (the keys an object names, an enum's members), however many: one
+/// pass over their bytes ([`Dfa::from_byte_sequences`]), never split into parts joined by
+/// a subset construction.
+fn literal_set(hir: &Hir, items: &[Hir], pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
+    use regex_syntax::hir::HirKind;
+    let key = hir.to_string();
+    if let Some(d) = cache.built.get(&key) {
+        return Ok(Piece::Dfa(d.clone()));
+    }
+    let seqs: Vec<Vec<(u8, u8)>> = items
+        .iter()
+        .filter_map(|h| match h.kind() {
+            HirKind::Literal(l) => Some(l.0.iter().map(|&b| (b, b)).collect()),
+            _ => None,
+        })
+        .collect();
+    let piece = lift(Dfa::from_byte_sequences(&seqs, limits, pattern))?;
+    if let Piece::Dfa(d) = &piece {
+        cache.built.insert(key, d.clone());
+    }
+    Ok(piece)
+}
+
 /// The DFA of `hir`, a piece of `pattern`: built from its parts when it is heavy (see
 /// [`is_split`]), else whole (see [`cached_dense`]).
 fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
     use regex_syntax::hir::HirKind;
+    if let HirKind::Alternation(items) = hir.kind() {
+        if items.iter().all(|h| matches!(h.kind(), HirKind::Literal(_))) {
+            return literal_set(hir, items, pattern, limits, cache);
+        }
+    }
     if !is_split(hir) {
         return cached_dense(hir, pattern, limits, cache);
     }

@@ -30,7 +30,7 @@ impl<'a> Lowering<'a> {
                     Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => todo.extend(v.iter().map(|x| (x, in_loop))),
                     Expr::Repeat { expr, max, .. } => todo.push((expr, in_loop || max.is_none())),
                     Expr::Not { expr, .. } | Expr::Except { expr, .. } => todo.push((expr, in_loop)),
-                    Expr::Perm { .. } => todo.extend(e.children().into_iter().map(|x| (x, true))),
+                    Expr::Perm { .. } => todo.extend(e.children().map(|x| (x, true))),
                     Expr::Ref { .. } | Expr::Term { .. } | Expr::Empty => {}
                 }
             }

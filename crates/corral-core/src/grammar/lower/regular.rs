@@ -407,7 +407,11 @@ impl<'a> Lowering<'a> {
         let dfa = self.reg_dfa(&inner, pos)?;
         let what = format!("the repetition at {pos}");
         let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min, max };
-        self.cached(key, |lw| Dfa::from_expr(&e, lw.dfa_limits(), &what))
+        // One pass where the repetition's junction is deterministic, else subset construction.
+        self.cached(key, |lw| match dfa.repeat_deterministic(min, max) {
+            Some(d) => Ok(d),
+            None => Dfa::from_expr(&e, lw.dfa_limits(), &what),
+        })
     }
 
     /// `and!(a, b, ...)`: the product of the arguments' DFAs.
@@ -572,13 +576,13 @@ pub(super) const LARGE_COUNT: u32 = 64;
 pub(super) fn collect_refs<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {
         Expr::Ref { name, pos } => out.push((name.as_str(), *pos)),
-        _ => e.children().into_iter().for_each(|x| collect_refs(x, out)),
+        _ => e.children().for_each(|x| collect_refs(x, out)),
     }
 }
 
 pub(super) fn collect_regex_terms<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>) {
     match e {
         Expr::Term { term: Term::Regex(src), pos } => out.push((src.as_str(), *pos)),
-        _ => e.children().into_iter().for_each(|x| collect_regex_terms(x, out)),
+        _ => e.children().for_each(|x| collect_regex_terms(x, out)),
     }
 }

@@ -86,10 +86,11 @@ fn hex_pairs(codes: &[u32]) -> Hir {
     Hir::alternation(alts)
 }
 
-/// Any one character in its canonical JSON encoding (the Python translator's
-/// `JSON_CHAR`).
+/// Any one character in its canonical JSON encoding (built once: every string and key
+/// of a schema starts from it).
 pub fn json_any_char_hir() -> Hir {
-    json_char_hir(&normalize([(0, MAX_CODE_POINT)]))
+    static ANY: std::sync::OnceLock<Hir> = std::sync::OnceLock::new();
+    ANY.get_or_init(|| json_char_hir(&normalize([(0, MAX_CODE_POINT)]))).clone()
 }
 
 /// `node` as HIR, each character set built by `chars`. Anchors never reach here (a

@@ -137,7 +137,7 @@ fn productive(e: &Expr, done: &HashSet<String>) -> bool {
 fn refs<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
     match e {
         Expr::Ref { name, .. } => out.push(name),
-        _ => e.children().into_iter().for_each(|x| refs(x, out)),
+        _ => e.children().for_each(|x| refs(x, out)),
     }
 }
 

@@ -140,20 +140,25 @@ fn combine(terms: &[Arc<Dfa>], negs: &[Arc<Dfa>], limits: &Limits) -> Result<Opt
             },
         });
     }
-    if !negs.is_empty() {
+    if let Some(mut a) = acc.clone() {
+        // Each excluded language removed by one product (no union, no complement).
+        for n in negs {
+            a = match empty(a.minus(n, limits, what))? {
+                Some(x) => Arc::new(x),
+                None => return Ok(None),
+            };
+        }
+        acc = Some(a);
+    } else if !negs.is_empty() {
         let leaves: Vec<DfaExpr<'_>> = negs.iter().map(|d| DfaExpr::Leaf(d)).collect();
         let union = Dfa::from_expr(&DfaExpr::Alt(leaves), limits, what)?;
         let Some(outside) = empty(union.complement(limits, what))? else { return Ok(None) };
-        acc = Some(match acc {
-            None => Arc::new(outside),
-            Some(a) => match empty(a.intersect(&outside, limits, what))? {
-                Some(x) => Arc::new(x),
-                None => return Ok(None),
-            },
-        });
+        acc = Some(Arc::new(outside));
     }
-    // Products of products grow; the terminal the grammar keeps is the minimal one.
-    Ok(acc.map(|d| if terms.len() + negs.len() > 1 { Arc::new(d.minimized()) } else { d }))
+    // Products of products grow; the terminal the grammar keeps is the minimal one. One
+    // product of two minimal automata (any key but the named ones) is left as it is: its
+    // few redundant states cost less than minimizing every object's key class.
+    Ok(acc.map(|d| if terms.len() + negs.len() > 2 { Arc::new(d.minimized()) } else { d }))
 }
 
 /// The strings of `dfa`, sorted, when there are at most `limit` of them (None for an

@@ -492,9 +492,13 @@ fn excluded_keys(shape: &Shape<'_>, names: &[String]) -> Option<Lang> {
     (!keys.is_empty()).then(|| Lang::hir(Hir::alternation(keys)))
 }
 
-/// Any key, encoded.
+/// Any key, encoded (built and named once).
 fn any_key() -> Lang {
-    Lang::hir(Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(json_any_char_hir()) }))
+    static ANY: std::sync::OnceLock<Lang> = std::sync::OnceLock::new();
+    ANY.get_or_init(|| {
+        Lang::hir(Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(json_any_char_hir()) }))
+    })
+    .clone()
 }
 
 /// Is `sub` the schema `false`?
@@ -511,5 +515,5 @@ fn decode_key(bytes: &[u8]) -> Result<String> {
 
 /// The number of nodes of `e` (the size that decides whether a body is inlined).
 fn nodes(e: &Expr) -> usize {
-    1 + e.children().into_iter().map(nodes).sum::<usize>()
+    1 + e.children().map(nodes).sum::<usize>()
 }
