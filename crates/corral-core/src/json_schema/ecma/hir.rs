@@ -86,8 +86,7 @@ fn hex_pairs(codes: &[u32]) -> Hir {
     Hir::alternation(alts)
 }
 
-/// Any one character in its canonical JSON encoding (the Python translator's
-/// `JSON_CHAR`).
+/// Any one character in its canonical JSON encoding.
 pub fn json_any_char_hir() -> Hir {
     json_char_hir(&normalize([(0, MAX_CODE_POINT)]))
 }
