@@ -43,16 +43,23 @@ def test_core_limits_named_in_errors_are_limits_fields():
 def test_translator_limits_are_limits_fields_and_documented():
     doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
     names = set()
+    # The translator (corral-core's json_schema) names a limit as a string: `limit:
+    # "max_number_states"`, or an argument of the helper that builds the error.
+    for path in sorted((ROOT / "crates" / "corral-core" / "src" / "json_schema").rglob("*.rs")):
+        if path.name == "tests.rs" or path.name.endswith("_tests.rs"):
+            continue
+        names.update(re.findall(r'"((?:max_\w+)|regex_nest_limit)"', _code(path)))
+    # The Python side (the schema's text, its depth) names one with its value:
+    # `"max_schema_document_depth", max_depth`.
     for path in sorted((ROOT / "python" / "corral" / "_schema").glob("*.py")):
-        # A limit is named with its value: `"max_schema_depth", self.limits.max_schema_depth`.
-        text = path.read_text(encoding="utf-8")
-        names.update(re.findall(r'"(max_\w+)",\s*(?:[A-Za-z_][\w.]*|\d)', text))
+        names.update(re.findall(r'"(max_\w+)",\s*(?:[A-Za-z_][\w.]*|\d)', path.read_text(encoding="utf-8")))
     assert len(names) >= 12, names  # the translator's own caps and the engine's it checks
+    assert "max_schema_document_depth" in names and "max_multiple_states" in names, names
     limits = corral.Limits()
     missing = sorted(n for n in names if not hasattr(limits, n))
-    assert not missing, f"Python errors name limits corral.Limits does not have: {missing}"
+    assert not missing, f"translator errors name limits corral.Limits does not have: {missing}"
     undocumented = sorted(n for n in names if f"| `{n}` |" not in doc)
-    assert not undocumented, f"limits named in Python errors but not in the table of docs/limits.md: {undocumented}"
+    assert not undocumented, f"limits named in translator errors but not in the table of docs/limits.md: {undocumented}"
 
 
 def test_limits_named_in_messages_are_fields():

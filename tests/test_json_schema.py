@@ -127,41 +127,126 @@ def test_integer_ranges_are_exact(byte_vocab):
     assert not compiled.matches(b"007") and not compiled.matches(b"-0")
 
 
-def test_decimal_bounds_match_plain_numbers_only():
-    # The translator leaves the generic number out of and!(...) when a bound is there:
-    # every bound's regex must be a subset of it (checked by the engine: the difference
-    # matches no string).
-    import random
+# A JSON number without an exponent: what a number with a bound is written as.
+_PLAIN_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+_BOUND_KEYWORDS = {
+    "minimum": lambda x, b: x >= b,
+    "exclusiveMinimum": lambda x, b: x > b,
+    "maximum": lambda x, b: x <= b,
+    "exclusiveMaximum": lambda x, b: x < b,
+}
+
+
+def _bounded_number_grammar(bounds: dict[str, str]) -> corral.Grammar:
+    """The grammar of ``{"type": "number", <keyword>: <bound>...}`` with each bound written
+    as the given JSON number text, read by the core as written (``Grammar.json_schema``
+    reads a JSON text into Python floats first, which keep 17 significant digits)."""
+    from corral._schema.native import compile_schema
+
+    text = '{"type":"number",' + ",".join(f'"{k}":{v}' for k, v in bounds.items()) + "}"
+    inner = compile_schema(text, resolver=None, options=(True, "compact", 16, "schema", False, False, None, 2020), limits=None)
+    return corral.Grammar(inner, "json_schema", text, "start")
+
+
+def _plain(d) -> str:
+    """``d`` (a Decimal) as a plain JSON number, no exponent."""
+    text = format(d, "f")
+    return "0" if text == "-0" else text
+
+
+def _number_texts(bounds, rng) -> list[str]:
+    """Numbers around each bound (one unit of the bound's last digit and of 40 other
+    places either side, with trailing zeros), random ones, and spellings that are no plain
+    JSON number (an exponent, leading zeros, a bare point, a sign)."""
+    from decimal import Decimal, localcontext
+
+    texts = {"0", "-0", "0.0", "-0.0", "-0.00", "1", "-1", "1e3", "1E+3", "-2.5e-1", "0e0", "01", "-01.5", "1.", ".5", "+1", "--1", "1.0.0", ""}
+    with localcontext() as ctx:
+        ctx.prec = 400
+        for b in bounds:
+            texts |= {_plain(b), _plain(b) + ("0" if "." in _plain(b) else ".0"), _plain(-b)}
+            for places in list(range(-3, 41)) + [-b.as_tuple().exponent]:
+                unit = Decimal(1).scaleb(-places)
+                for k in (-11, -2, -1, 1, 2, 11):
+                    texts.add(_plain(b + k * unit))
+            texts |= {f"{b:e}", f"{b:E}"}
+        for _ in range(300):
+            d = Decimal(rng.randint(-(10**rng.randint(1, 12)), 10 ** rng.randint(1, 12))).scaleb(-rng.randint(0, 45))
+            texts |= {_plain(d), _plain(d) + "0" if "." in _plain(d) else _plain(d) + ".00"}
+    return sorted(texts)
+
+
+def _check_bounded_numbers(compiled, bounds: dict, texts) -> int:
+    """Each text is accepted exactly when it is a plain JSON number within every bound
+    (exact Decimal comparison), but the negative zeros (``-0``, ``-0.0``), which may be
+    refused where 0 is allowed (a lower bound of 0 allows no sign), never accepted where 0
+    is not; the number of texts accepted."""
+    from decimal import Decimal, localcontext
+
+    accepted = 0
+    with localcontext() as ctx:
+        ctx.prec = 400
+        for text in texts:
+            got = compiled.matches(text.encode())
+            accepted += got
+            plain = _PLAIN_NUMBER.fullmatch(text) is not None
+            within = plain and all(_BOUND_KEYWORDS[k](Decimal(text), b) for k, b in bounds.items())
+            if plain and text.startswith("-") and Decimal(text) == 0:
+                assert within or not got, (bounds, text)
+            else:
+                assert got == within, (bounds, text, got)
+    return accepted
+
+
+_NUMBER_BOUNDS = [
+    "0", "1", "-1", "0.5", "-0.5", "100", "1E3", "-2.75", "0.001", "12345.678", "1e-3", "-0.0", "2.50",
+    # More significant digits than a float (17) or the default Decimal context (28) holds.
+    "1.0000000000000000000000000000000001", "-1.0000000000000000000000000000000001",
+    "0.0000000000000000000000000000000000001", "0.99999999999999999999999999999999999999",
+    "123456789012345678901234567890123456789.5", "-98765432109876543210.00000000000000000000000000000001",
+]
+
+
+@pytest.mark.parametrize("bound", _NUMBER_BOUNDS)
+def test_number_bounds_are_exact_on_plain_numbers(byte_vocab, bound):
+    """Each bound keyword, inclusive and exclusive, accepts exactly the plain JSON numbers
+    on its side of the bound, to the last digit (exact ``Decimal`` comparison; a bound of
+    more digits than any float is not rounded), and no number with an exponent."""
     from decimal import Decimal
 
-    from corral import _core
-    from corral._schema import numbers as num
+    rng = random.Random(bound)
+    b = Decimal(bound)
+    texts = _number_texts([b], rng)
+    for keyword in _BOUND_KEYWORDS:
+        compiled = corral.compile(_bounded_number_grammar({keyword: bound}), byte_vocab)
+        accepted = _check_bounded_numbers(compiled, {keyword: b}, texts)
+        assert 0 < accepted < len(texts), (keyword, bound)
+
+
+def test_number_bounds_given_as_python_numbers_are_exact(byte_vocab):
+    """Through ``Grammar.json_schema``: Python ints (any size) and floats as bounds, each
+    read as the exact value it is written as (``repr``), and two bounds together."""
+    from decimal import Decimal
 
     rng = random.Random(5)
-    values = [Decimal(v) for v in ("0", "1", "-1", "0.5", "-0.5", "100", "1E3", "-2.75", "0.001", "12345.678")]
-    values += [Decimal(rng.randint(-100000, 100000)) / Decimal(10 ** rng.randint(0, 4)) for _ in range(20)]
+    values = [0, 1, -1, 0.5, -0.5, 100, 1e3, -2.75, 0.001, 12345.678, 0.1, 10**30 + 1, -(10**25) - 7, 1e-7, 1e22, 1.5e-30]
+    values += [rng.randint(-100000, 100000) / 10 ** rng.randint(0, 4) for _ in range(20)]
     for v in values:
-        for exclusive in (False, True):
-            for bound in (num.decimal_ge, num.decimal_le):
-                rx = bound(v, exclusive)
-                with pytest.raises(corral.InvalidGrammarError, match="matches no string"):
-                    _core.Grammar.cfg(f"start ::= and!(/{rx}/, not!(/{num.PLAIN_NUMBER}/)) ;", "ebnf", "start", None, None)
-
-
-def test_bounds_with_more_digits_than_decimal_precision_are_exact():
-    # Decimal's default context keeps 28 significant digits: a bound's digits must not be
-    # rounded to it (the bound 1 + 1e-34 is not the bound 1).
-    import re
-    from decimal import Decimal
-
-    from corral._schema import numbers as num
-
-    b = Decimal("1.0000000000000000000000000000000001")
-    ge = re.compile(num.decimal_ge(b, False))
-    assert not ge.fullmatch("1") and not ge.fullmatch("1.0000000000000000000000000000000000")
-    assert ge.fullmatch("1.0000000000000000000000000000000001") and ge.fullmatch("1.00000000000000000000000000000000011")
-    le = re.compile(num.decimal_le(b, True))
-    assert le.fullmatch("1") and not le.fullmatch("1.0000000000000000000000000000000001")
+        b = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+        texts = _number_texts([b], rng) if abs(b) < 10**40 else [_plain(b), _plain(b) + ".0", "0", "-1", "1e308"]
+        for keyword in _BOUND_KEYWORDS:
+            compiled = corral.compile(corral.Grammar.json_schema({"type": "number", keyword: v}), byte_vocab)
+            _check_bounded_numbers(compiled, {keyword: b}, texts)
+    for lo, hi in [(-1.5, 2.25), (0, 0), (0.1, 0.30000000000000004), (-(10**20), -(10**20) + 1)]:
+        for low_kw, high_kw in [("minimum", "maximum"), ("exclusiveMinimum", "exclusiveMaximum"), ("minimum", "exclusiveMaximum")]:
+            bounds = {low_kw: Decimal(repr(lo)) if isinstance(lo, float) else Decimal(lo), high_kw: Decimal(repr(hi)) if isinstance(hi, float) else Decimal(hi)}
+            schema = {"type": "number", low_kw: lo, high_kw: hi}
+            if bounds[low_kw] == bounds[high_kw] and "exclusive" in low_kw + high_kw:  # no number is within
+                with pytest.raises(corral.EmptyLanguageError):
+                    corral.Grammar.json_schema(schema)
+                continue
+            compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+            assert _check_bounded_numbers(compiled, bounds, _number_texts(list(bounds.values()), rng)) > 0, schema
 
 
 def test_references_to_one_definition_share_one_rule(byte_vocab):
@@ -202,19 +287,25 @@ def test_pattern_escapes_and_lengths(byte_vocab):
     assert not accepts(g, byte_vocab, json.dumps("ad", ensure_ascii=False))
 
 
-def test_hex_escape_rendering_matches_exactly_its_codes():
-    # The \u00XX escapes of control characters are rendered grouped by first digit
-    # (0[0-7bef]|1[0-9a-f]); check the grouping against the codes it stands for.
-    import random
-    import re
-
-    from corral._schema import ecma
-
+def test_pattern_classes_accept_exactly_the_json_escapes_of_their_characters(byte_vocab):
+    # A class of characters is written in canonical JSON: the controls without a short
+    # escape as \u00XX (lowercase hex; the automaton groups them by first digit), the
+    # others as themselves or their short escape. Random classes over the 256 first code
+    # points: each code's canonical spelling (json.dumps) is accepted exactly when the
+    # class holds it, and no other spelling of it (upper-case hex, \u for a printable
+    # character, a raw control) ever is.
     rng = random.Random(7)
-    for _ in range(500):
-        codes = sorted(rng.sample(range(0x100), rng.randint(1, 40)))
-        pattern = re.compile(f"(?:{ecma._render_hex_pairs(codes)})")
-        assert [c for c in range(0x100) if pattern.fullmatch(f"{c:02x}")] == codes
+    for round_ in range(120):
+        pool = range(0x20) if round_ % 2 else range(0x100)  # half of the classes all controls
+        codes = set(rng.sample(pool, rng.randint(1, min(40, len(pool)))))
+        pattern = "^[" + "".join(f"\\u{c:04x}" for c in sorted(codes)) + "]$"
+        compiled = corral.compile(corral.Grammar.json_schema({"type": "string", "pattern": pattern}), byte_vocab)
+        for c in range(0x100):
+            canonical = json.dumps(chr(c), ensure_ascii=False)
+            assert compiled.matches(canonical.encode()) == (c in codes), (sorted(codes), canonical)
+            others = {f'"\\u{c:04x}"', f'"\\u{c:04X}"', f'"{chr(c)}"'} - {canonical}
+            for other in others:
+                assert not compiled.matches(other.encode("utf-8", "surrogatepass")), (sorted(codes), other)
 
 
 def test_control_characters_in_strings_use_json_escapes(byte_vocab):
@@ -583,22 +674,18 @@ def test_realistic_discriminated_unions(byte_vocab, name):
 
 
 def test_every_format_ships_prebuilt(byte_vocab):
-    """Each format's regex, in both forms the translator emits (a quoted string alone, the
-    characters inside and!/not!), has a prebuilt DFA in the library (if this fails, run
-    tools/prebuild_formats.py and rebuild), and grammars using it still mean the format."""
+    """Each format's pattern, in both forms a grammar uses (a whole quoted string, and the
+    characters between the quotes that a length bound is intersected with), has a prebuilt
+    DFA in the library (if this fails, run tools/prebuild_formats.py and rebuild), and
+    grammars using it still mean the format."""
     from corral import _core
-    from corral._schema import translate
-    from corral._schema.formats import FORMAT_PATTERNS
-    from corral._schema.translate import format_source, format_sources
 
+    sources = _core._format_sources()
+    names = [name for name, _, _ in _core._format_patterns()]
+    assert len(sources) == 2 * len(names) and len(set(sources)) == len(sources)
+    assert sources[1::2] == [f'"{s}"' for s in sources[0::2]]
     shipped = set(_core._prebuilt_patterns())
-    assert [s[:60] for s in format_sources() if s not in shipped] == []
-    for name in sorted(FORMAT_PATTERNS):
-        body = format_source(name).replace("/", "\\/")
-        alone, _ = translate({"type": "string", "format": name}, strict=True, whitespace="compact")
-        assert f'/"{body}"/' in alone, name
-        bounded, _ = translate({"type": "string", "format": name, "maxLength": 40}, strict=True, whitespace="compact")
-        assert f"/{body}/" in bounded and "and!" in bounded, name
+    assert [s[:60] for s in sources if s not in shipped] == []
     # The prebuilt automata at work, alone and intersected with a length bound.
     uri = corral.Grammar.json_schema({"type": "string", "format": "uri"})
     assert accepts(uri, byte_vocab, '"https://example.com/a?b=c#d"')

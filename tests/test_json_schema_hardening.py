@@ -17,7 +17,12 @@ import jsonschema
 import pytest
 
 import corral
-from corral._schema import translate
+from corral._schema import check_options
+from corral._schema.native import order as grammar_order
+
+# Grammar.json_schema's options as the core takes them (strict, whitespace, max_whitespace,
+# property_order, spec_exact, integer_fraction, indent, draft), for spec_exact=True.
+SPEC_EXACT_OPTIONS = (True, "compact", 16, "schema", True, True, None, 2020)
 
 COMPACT = dict(separators=(",", ":"), ensure_ascii=False)
 
@@ -32,10 +37,9 @@ def compiled(schema, vocab, **options):
 def agrees(c, schema, docs, *, reorder=True):
     """Every document is accepted exactly when jsonschema says it is valid (written in
     corral's compact form and, unless ``reorder`` is off, in its property order)."""
-    _, translator = translate(schema, spec_exact=True)
     validator = jsonschema.Draft202012Validator(schema)
     for doc in docs:
-        shown = translator.order(doc, [translator.root]) if reorder else doc
+        shown = grammar_order(schema, doc, options=SPEC_EXACT_OPTIONS) if reorder else doc
         text = json.dumps(shown, **COMPACT)
         assert c.matches(text.encode()) == validator.is_valid(doc), text
 
@@ -137,10 +141,14 @@ def test_options_are_checked(options, error, name):
     assert name in str(info.value)
 
 
-@pytest.mark.parametrize("option,value", [("draft", 5), ("draft", True), ("integer_fraction", 1)])
-def test_translator_options_are_checked(option, value):
-    with pytest.raises((TypeError, corral.GrammarError), match=option):
-        translate({}, **{option: value})
+@pytest.mark.parametrize("option,value,error", [("draft", 5, corral.GrammarError), ("draft", True, TypeError), ("integer_fraction", 1, TypeError)])
+def test_translator_options_are_checked(option, value, error):
+    # Options Grammar.json_schema sets itself (the draft when $schema names none, whether
+    # 3.0 is an integer), checked as the others are.
+    options = dict(strict=True, whitespace="compact", max_whitespace=16, resolver=None, draft=2020, property_order="schema", integer_fraction=False, limits=None)
+    check_options(**options)
+    with pytest.raises(error, match=option):
+        check_options(**{**options, option: value})
 
 
 @pytest.mark.parametrize("schema", [[1], [], 3, None, 2.5, '[{"type": "null"}]', '"object"', "3", "NaN"])
@@ -492,8 +500,11 @@ def test_deep_enum_values_hit_a_limit():
 
 def test_enum_members_are_deduplicated_by_json_equality(byte_vocab):
     schema = {"enum": [1, 1.0, True, "a", "a", {"x": [1]}, {"x": [1.0]}] * 1000}
-    text, _ = translate(schema)
-    assert text.count('"true"') == 1 and text.count('"\\"a\\""') == 1
+    # As many rules and terminals as the enum of its four distinct members (one more
+    # distinct member makes more of them).
+    size = repr(corral.Grammar.json_schema(schema)._inner)
+    assert size == repr(corral.Grammar.json_schema({"enum": [1, True, "a", {"x": [1]}]})._inner)
+    assert size != repr(corral.Grammar.json_schema({"enum": [1, True, "a", {"x": [1]}, {"x": [2]}]})._inner)
     c = compiled(schema, byte_vocab)
     agrees(c, schema, [1, True, "a", {"x": [1]}, 2, False, {"x": [2]}])
 
@@ -623,9 +634,9 @@ def test_random_schemas_agree_with_jsonschema(byte_vocab, seed):
         schema = _random_schema(rng)
         validator = jsonschema.Draft202012Validator(schema)
         docs = [_random_value(rng) for _ in range(30)]
-        for order in ("schema", "any"):
+        for property_order in ("schema", "any"):
             try:
-                c = compiled(schema, byte_vocab, property_order=order)
+                c = compiled(schema, byte_vocab, property_order=property_order)
             except corral.EmptyLanguageError:
                 assert not any(validator.is_valid(d) for d in docs), schema
                 continue
@@ -633,11 +644,10 @@ def test_random_schemas_agree_with_jsonschema(byte_vocab, seed):
                 continue
             compiled_count += 1
             assert validator.is_valid(json.loads(c.matcher().completion())), schema
-            _, translator = translate(schema, property_order=order, spec_exact=True)
             for doc in docs:
-                shown = translator.order(doc, [translator.root]) if order == "schema" else doc
+                shown = grammar_order(schema, doc, options=SPEC_EXACT_OPTIONS) if property_order == "schema" else doc
                 text = json.dumps(shown, **COMPACT)
-                assert c.matches(text.encode()) == validator.is_valid(doc), (schema, order, text)
+                assert c.matches(text.encode()) == validator.is_valid(doc), (schema, property_order, text)
     assert compiled_count >= 20
 
 

@@ -5,8 +5,9 @@
     python tools/prebuild_formats.py          # rewrite the table (then rebuild corral)
     python tools/prebuild_formats.py --check  # exit 1 if the table lacks a pattern
 
-Run it after changing python/corral/_schema/formats.py or the way the translator renders
-formats. A stale table is never wrong (a pattern not in it is compiled as usual, and the
+Run it (with corral built from this checkout) after changing a format's pattern
+(crates/corral-core/src/json_schema/formats/) or the way the translator renders formats,
+then rebuild. A stale table is never wrong (a pattern not in it is compiled as usual, and the
 Rust tests check every entry against a fresh compile), only slower; the Python tests fail
 when a format's pattern is missing from it.
 """
@@ -16,7 +17,6 @@ import pathlib
 import sys
 
 from corral import _core
-from corral._schema.translate import format_sources
 
 TABLE = pathlib.Path(__file__).resolve().parent.parent / "crates/corral-core/src/frontend/regex/prebuilt/formats.bin"
 
@@ -25,7 +25,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only report patterns missing from the shipped table")
     args = ap.parse_args()
-    patterns = format_sources()
+    patterns = _core._format_sources()
     if args.check:
         missing = sorted(set(patterns) - set(_core._prebuilt_patterns()))
         for p in missing:

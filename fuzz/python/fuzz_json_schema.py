@@ -8,8 +8,8 @@ cover the rest. The body:
 
 * ``corral.Grammar.json_schema(text, ...)`` with options chosen from the input's hash;
   the only allowed exceptions are ``corral.CorralError`` subclasses other than
-  ``InternalError`` (a Rust panic) and ``InvalidGrammarError`` (grammar text the
-  translator wrote and the parser refused): any other exception is a finding;
+  ``InternalError`` (a Rust panic) and ``InvalidGrammarError`` (a grammar the
+  translator built and the grammar checks refused): any other exception is a finding;
 * the grammar is compiled against a byte vocabulary under small limits, and a matcher
   takes a few steps (allowed tokens must be accepted, the completion must match);
 * every sentence the grammar samples must be JSON that ``jsonschema`` validates against
@@ -39,10 +39,8 @@ if __name__ == "__main__":
     with atheris.instrument_imports(include=["corral"]):
         import corral
         import corral._schema  # imported lazily by Grammar.json_schema: instrument it now
-        import corral._schema.ecma
-        import corral._schema.formats
-        import corral._schema.numbers
-        import corral._schema.translate
+        import corral._schema.native
+        import corral._schema.options
 else:  # imported by the regression test: no fuzzing engine needed
     atheris = None
     import corral
@@ -368,8 +366,8 @@ def _check(text: str, data: bytes) -> None:
             raise
         except InvalidGrammarError as e:
             # The schema front-end reports schema problems with their JSON pointer; a grammar
-            # error means it wrote grammar text that the grammar parser refuses.
-            raise Finding(f"the translator wrote an invalid grammar: {e}") from e
+            # error means it built a grammar that the grammar checks refuse.
+            raise Finding(f"the translator built an invalid grammar: {e}") from e
         except CorralError:
             return
     try:

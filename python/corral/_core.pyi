@@ -32,6 +32,8 @@ __all__ = [
     "_panic_for_test",
     "_prebuild_table",
     "_prebuilt_patterns",
+    "_format_sources",
+    "_format_patterns",
 ]
 
 class _TensorLike(Protocol):
@@ -276,6 +278,9 @@ class Grammar:
     def _without_distinct_keys(self) -> Grammar:
         """The same grammar without the condition that JSON objects keep their keys distinct."""
     @property
+    def _key_endings_infinite(self) -> bool:
+        """With distinct keys: is every half-written key known to have infinitely many endings?"""
+    @property
     def schema_warnings(self) -> list[str]:
         """What a JSON Schema translation dropped (``strict=False``) or noticed."""
     @staticmethod
@@ -427,3 +432,10 @@ def _prebuild_table(patterns: Sequence[str]) -> bytes:
 
 def _prebuilt_patterns() -> list[str]:
     """The patterns whose automata ship prebuilt."""
+
+def _format_sources() -> list[str]:
+    """Every pattern a JSON Schema ``format`` is compiled from (the prebuilt table must hold each)."""
+
+def _format_patterns() -> list[tuple[str, str | None, str | None]]:
+    """Each JSON Schema ``format`` with a language: (name, pattern over the decoded value in
+    Python ``re`` syntax, what it does not enforce or None)."""

@@ -1,9 +1,10 @@
 //! Differential test of the ECMAScript patterns of the JSON Schema translator
-//! (`corral_core::json_schema::ecma`) against the Python translator's `ecma` module.
+//! (`corral_core::json_schema::ecma`) against recorded renderings.
 //!
-//! `tests/fixtures/ecma.json` (written by `tools/ecma_fixtures.py`) holds, for each
-//! pattern of a corpus, the Python `re` sources the Python module renders for its search
-//! and full languages (over the JSON encoding and over the decoded value), or its error.
+//! `tests/fixtures/ecma.json` holds, for each pattern of a corpus, the Python `re` sources
+//! of its search and full languages (over the JSON encoding and over the decoded value),
+//! or its error, as an independent implementation (in Python) rendered them: recorded
+//! once, and kept as regression data (the "Python" side of the messages below).
 //! Each source is compiled by the core's Python-`re` front-end; the HIR built in Rust is
 //! determinized by the same builder; the two DFAs must accept the same bytes. Errors must
 //! agree: the same patterns refused, for the same reason (invalid or unsupported), at the
@@ -106,7 +107,7 @@ fn agree(
     let json = expected["json"].as_str().unwrap_or_default();
     let value = expected["value"].as_str().unwrap_or_default();
     if let Err(Error::RegexSyntax { message, .. }) = &got {
-        // A count past the HIR's bound is refused where it is read; the Python translator
+        // A count past the HIR's bound is refused where it is read; the recorded side
         // renders it, and Python's `re` refuses it (as the core's front-end does).
         if message == TOO_LARGE {
             return match compile(json, limits) {

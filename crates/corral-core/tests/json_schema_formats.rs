@@ -1,8 +1,8 @@
-//! The `format` languages against the Python translator's (`python/corral/_schema/formats.py`
-//! and `translate.format_source`): `tests/fixtures/formats.json`, written by
-//! `tools/number_format_fixtures.py`, holds each format's pattern, the source the
-//! translator renders from it, and every string the JSON Schema Test Suite checks a format
-//! on, with the Python pattern's verdict.
+//! The `format` languages against recorded ones: `tests/fixtures/formats.json` holds each
+//! format's pattern, the source rendered from it, and every string the JSON Schema Test
+//! Suite checks a format on, with the pattern's verdict (Python's `re`), as an independent
+//! implementation (in Python) gave them: recorded once, and kept as regression data (the
+//! "Python" side of the messages below).
 
 #[path = "support/language.rs"]
 mod language;

@@ -1,13 +1,14 @@
-//! The JSON Schema number languages against the Python translator's
-//! (`python/corral/_schema/numbers.py`): `tests/fixtures/numbers.json`, written by
-//! `tools/number_format_fixtures.py`, holds inputs (the test suite's bounds and steps,
-//! boundaries, seeded random values) with the Python outputs. Each Python regex is compiled
-//! by the core's Python-`re` front-end and compared as a language with the automaton of
-//! the HIR built here; each Python `multiple_dfa` table with the automaton built here.
+//! The JSON Schema number languages against recorded ones: `tests/fixtures/numbers.json`
+//! holds inputs (the test suite's bounds and steps, boundaries, seeded random values) with
+//! the outputs of an independent implementation (in Python), recorded once and kept as
+//! regression data (the "Python" side of the messages below): a Python `re` source per
+//! language, compiled by the core's Python-`re` front-end and compared as a language with
+//! the automaton of the HIR built here, and a `multiple_dfa` transition table per step,
+//! compared with the automaton built here.
 //!
-//! The Python functions of a decimal are run with a wide `Decimal` context: under the
-//! default one (28 digits) `numbers.py` rounds a bound of more significant digits, so it
-//! is not exact there; the fixture marks those cases `rounded`, and this side is exact.
+//! The recorded functions of a decimal were run with a wide `Decimal` context: under the
+//! default one (28 digits) they round a bound of more significant digits, so they are not
+//! exact there; the fixture marks those cases `rounded`, and this side is exact.
 
 #[path = "support/language.rs"]
 mod language;
@@ -96,7 +97,7 @@ fn bounds_ranges_and_spellings_match_python() {
         }
     }
     eprintln!(
-        "{} cases, {} agree ({rounded} of them where numbers.py under its default 28-digit context rounds the bound); \
+        "{} cases, {} agree ({rounded} of them where the recorded side, under a 28-digit context, rounds the bound); \
          {builds_where_python_cannot} build under the default limits where the Python regex text does not",
         cases.len(),
         cases.len() - disagreements.len()

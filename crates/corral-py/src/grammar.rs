@@ -219,6 +219,13 @@ impl PyGrammar {
         PyGrammar { inner, recipe: self.recipe.clone(), schema_warnings: self.schema_warnings.clone() }
     }
 
+    /// With distinct keys (a JSON Schema grammar): is every half-written key known to have
+    /// infinitely many endings, so that only closed keys are checked? For tests.
+    #[getter]
+    fn _key_endings_infinite(&self) -> bool {
+        self.inner.key_endings_infinite()
+    }
+
     /// What a JSON Schema translation dropped (`strict=False`) or noticed.
     #[getter]
     fn schema_warnings(&self) -> Vec<String> {

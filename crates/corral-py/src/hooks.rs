@@ -1,5 +1,6 @@
-//! Hooks for tests and tools, not part of the public API: a deliberate panic, and the
-//! prebuilt-automata table that `tools/prebuild_formats.py` writes.
+//! Hooks for tests and tools, not part of the public API: a deliberate panic, the
+//! prebuilt-automata table that `tools/prebuild_formats.py` writes, and the JSON Schema
+//! `format` patterns it is written from.
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -26,4 +27,20 @@ pub(crate) fn _prebuild_table<'py>(py: Python<'py>, patterns: Vec<String>) -> Py
 #[pyfunction]
 pub(crate) fn _prebuilt_patterns() -> Vec<&'static str> {
     core::frontend::regex::prebuilt::patterns()
+}
+
+/// Every pattern a JSON Schema `format` is compiled from (see
+/// `corral_core::json_schema::formats::format_sources`): what the prebuilt table must hold.
+#[pyfunction]
+pub(crate) fn _format_sources() -> Vec<String> {
+    core::json_schema::formats::format_sources()
+}
+
+/// Each JSON Schema `format` with a language, by name: its pattern over the decoded value
+/// (Python `re` syntax, `re.fullmatch` meaning) and what it does not enforce (None where
+/// it is exact). For the tests of the patterns.
+#[pyfunction]
+pub(crate) fn _format_patterns() -> Vec<(&'static str, Option<&'static str>, Option<&'static str>)> {
+    use core::json_schema::formats;
+    formats::FORMAT_NAMES.iter().map(|&name| (name, formats::value_pattern(name), formats::gap(name))).collect()
 }

@@ -49,5 +49,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::_prebuild_table, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::_prebuilt_patterns, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::_format_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::_format_patterns, m)?)?;
     Ok(())
 }

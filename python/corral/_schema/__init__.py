@@ -1,17 +1,17 @@
-"""JSON Schema (and Pydantic) front-end: schemas become corral EBNF."""
+"""JSON Schema (and Pydantic) front-end. The translator is corral-core's
+(``corral_core::json_schema``); what stays in Python is what is Python's: a schema from a
+Pydantic type or a JSON text (``schema_from``), the options' checks (``options``), the
+schema's JSON text and the resolver loop (``native``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ..grammar import SchemaWarning
-from .native import _refuse_surrogates
 from .options import check_options, indent_string
-from .translate import Translator
 
-__all__ = ["SchemaWarning", "Translator", "check_options", "indent_string", "schema_from", "translate"]
+__all__ = ["SchemaWarning", "check_options", "indent_string", "schema_from"]
 
 
 def schema_from(source: Any) -> dict | bool:
@@ -70,40 +70,3 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "an array"
     return type(value).__name__
-
-
-def translate(
-    schema: dict | bool,
-    *,
-    strict: bool = True,
-    whitespace: str = "compact",
-    max_whitespace: int = 16,
-    resolver: dict[str, Any] | Callable[[str], Any] | None = None,
-    draft: int = 2020,
-    property_order: str = "schema",
-    spec_exact: bool = False,
-    integer_fraction: bool | None = None,
-    limits: Any = None,
-    indent: int | str | None = None,
-) -> tuple[str, Translator]:
-    """EBNF text for ``schema`` and the translator (its ``warnings``; ``order`` for tests).
-
-    Options are checked as in :meth:`corral.Grammar.json_schema` (``TypeError`` for a
-    value of the wrong type, :class:`~corral.GrammarError` for one out of range).
-    ``limits`` (a :class:`corral.Limits`) holds the translation's caps (its JSON Schema
-    fields) and wall-clock time (``max_compile_ms``). ``integer_fraction`` (default: ``spec_exact``) allows ``1.0``
-    for ``"type": "integer"``. ``indent`` lays the output out as ``json.dumps(indent=...)``
-    does.
-    """
-    translator = Translator(
-        schema, strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver,
-        default_draft=draft, property_order=property_order, spec_exact=spec_exact,
-        integer_fraction=spec_exact if integer_fraction is None else integer_fraction, limits=limits,
-        indent=indent,
-    )
-    text = translator.grammar()
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        _refuse_surrogates(schema)
-    return text, translator

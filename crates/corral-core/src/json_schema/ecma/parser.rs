@@ -11,8 +11,7 @@ use super::Node;
 use crate::error::{Error, Result};
 
 /// The repetition count from which a quantifier is refused: a HIR count is a `u32`, and
-/// this is the bound Python's `re` (which the Python translator renders to) also puts on
-/// counts.
+/// this is the bound Python's `re` also puts on counts.
 const MAX_REPEAT: u64 = u32::MAX as u64;
 
 /// One member of a character class.
@@ -159,8 +158,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// `{m}`, `{m,}` or `{m,n}` at the position (digits are any decimal digits, as the
-    /// Python translator reads them), without moving.
+    /// `{m}`, `{m,}` or `{m,n}` at the position (digits are any decimal digits), without
+    /// moving.
     fn read_braces(&self) -> Option<Braces> {
         let mut j = self.i;
         let digits = |j: &mut usize| {

@@ -66,7 +66,7 @@ fn the_reader_builds_the_nodes_the_python_translator_builds() {
     assert_eq!(p("(ab)"), ab);
     assert_eq!(p("a{2,3}"), Node::Repeat { item: Box::new(lit('a')), min: 2, max: Some(3) });
     assert_eq!(p("a{2,}"), Node::Repeat { item: Box::new(lit('a')), min: 2, max: None });
-    // Quantifiers stack, as the Python translator reads them.
+    // Quantifiers stack.
     let a01 = Node::Repeat { item: Box::new(lit('a')), min: 0, max: Some(1) };
     assert_eq!(p("a???"), Node::Repeat { item: Box::new(a01), min: 0, max: Some(1) });
     // A brace that is not a quantifier is a literal (Annex B).
@@ -159,7 +159,7 @@ fn counts_past_the_hir_bound_and_limits_are_errors() {
     assert!(matches!(parse("a{4294967294}", &l), Ok(Node::Repeat { min: 4_294_967_294, .. })));
     assert!(matches!(parse("a{4294967295}", &l), Err(Error::RegexSyntax { position: 1, .. })));
     assert!(matches!(parse("a{1,99999999999999999999999}", &l), Err(Error::RegexSyntax { position: 1, .. })));
-    // The errors come in the order the Python translator finds them.
+    // The errors come in the order of the pattern's text.
     assert_eq!(refusal("^{99999999999}").2, "a quantifier cannot follow an anchor");
     assert!(refusal("^{3,2}").2.starts_with("numbers out of order"));
     // Huge counts are still ordered as numbers.

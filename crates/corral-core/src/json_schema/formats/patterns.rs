@@ -1,9 +1,9 @@
 //! The `format` patterns over a decoded string value, built from the RFCs' grammars
 //! piece by piece. Each is a pattern in a small syntax subset (literal characters,
 //! non-ASCII ones as themselves; backslash-escaped punctuation; classes with ranges and
-//! `^`; groups; alternation; greedy `? * + {m} {m,} {m,n}`), the same text character for
-//! character as the Python translator's table, so that what the translator renders from
-//! it matches the automata shipped prebuilt.
+//! `^`; groups; alternation; greedy `? * + {m} {m,} {m,n}`). What the translator renders
+//! from a pattern is the key of its automaton in the prebuilt table: a changed pattern
+//! needs the table written again (`tools/prebuild_formats.py`).
 //!
 //! Choices where the RFCs leave room (each a subset of what the RFC allows, so a string
 //! generated from the pattern is always valid): `duration` designators are upper case;

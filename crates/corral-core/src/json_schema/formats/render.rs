@@ -1,5 +1,5 @@
-//! A format pattern rendered over a string's JSON encoding, in the exact text the Python
-//! translator renders: the text is the key of the format's prebuilt automaton.
+//! A format pattern rendered over a string's JSON encoding: the text is the key of the
+//! format's prebuilt automaton.
 //!
 //! The pattern is read by [`ecma::parse`] (with ECMAScript's meaning, as the translator
 //! reads a format) into a tree over code points; each character set is then written as

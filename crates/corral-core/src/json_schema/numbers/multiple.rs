@@ -24,7 +24,7 @@ enum Residue {
 }
 
 /// (m, e) of `step` = m·10⁻ᵉ, when the automaton has at most `max_states` states
-/// (m·(e+2) + 2, counted as the Python translator counts them); None past that.
+/// (counted as m·(e+2) + 2); None past that.
 fn step_parts(step: &Decimal, max_states: usize) -> Option<(u64, u64)> {
     let digits: u128 = step.significant_digits().parse().ok()?;
     let (m, e) = match step.exponent() {

@@ -150,9 +150,7 @@ impl<'a> Translator<'a> {
 
     /// The subschemas the value of key `k` must satisfy (None: the key may not appear).
     /// In each clause a key obeys its property's schema and every pattern it matches;
-    /// only keys with neither fall to `additionalProperties`. (The Python translator
-    /// reads named keys through `object_layout` and others through `_check_extra_key`;
-    /// both come to this.)
+    /// only keys with neither fall to `additionalProperties`.
     fn key_subs(&mut self, k: &str, shape: &Shape<'a>) -> Result<Option<Vec<Sub<'a>>>> {
         if shape.forbidden.iter().any(|f| f == k) {
             return Ok(None);

@@ -1,6 +1,6 @@
-//! Arrays and objects end to end (translated, compiled, fed byte by byte), with the
-//! Python translator's behaviour on the same schemas as the expected one; and the
-//! pruning of counted states on its own.
+//! Arrays and objects end to end (translated, compiled, fed byte by byte), against the
+//! documents each schema must accept and refuse; and the pruning of counted states on
+//! its own.
 //!
 //! Values are nulls and booleans here: they need none of the scalar emitters.
 

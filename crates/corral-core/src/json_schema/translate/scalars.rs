@@ -1,7 +1,7 @@
 //! The values of scalar shapes: numbers (bounds digit by digit, `multipleOf` as an
 //! automaton), strings (lengths, patterns, formats, excluded values) and `enum` members,
-//! each written with the languages the Python translator uses (`numbers`, `ecma`,
-//! `formats`), as grammar terms built directly rather than as EBNF text.
+//! each written with the languages of `json_schema::numbers`, `ecma` and `formats`, as
+//! grammar terms built directly rather than as EBNF text.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -237,7 +237,7 @@ impl<'a> Translator<'a> {
     }
 
     /// The residue automaton of `multipleOf: step`; a step that needs too many states is
-    /// refused at its keyword (`pointer`) as unsupported, as the Python translator does.
+    /// refused at its keyword (`pointer`) as unsupported.
     fn residue_dfa(&self, step: &Decimal, pointer: &str) -> Result<Dfa> {
         numbers::multiple_dfa(step, &self.limits).map_err(|e| match e {
             Error::LimitExceeded { limit: "max_multiple_states", value: cap, .. } => resources::unsupported(
@@ -683,8 +683,8 @@ pub(crate) fn python_float_repr(f: f64) -> String {
     format!("{sign}{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
 }
 
-/// A pattern's error at its keyword, as the Python translator words it: invalid or
-/// unsupported, "{message} (at offset {position} of {pattern!r})".
+/// A pattern's error at its keyword: invalid or unsupported, "{message} (at offset
+/// {position} of {pattern!r})".
 pub(crate) fn pattern_error(e: Error, pattern: &str, pointer: &str) -> Error {
     let why = |message: &str, position: usize| format!("{message} (at offset {position} of {})", super::value::repr(pattern));
     match e {

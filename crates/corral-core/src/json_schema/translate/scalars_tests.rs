@@ -1,6 +1,7 @@
-//! The scalar emitters and value checks: differentially against the Python translator's
-//! verdicts (`scalars_fixtures.jsonl`, written by `tools/scalar_translate_fixtures.py`),
-//! on shapes built by hand, and the exact arithmetic and messages they rely on.
+//! The scalar emitters and value checks: against recorded verdicts
+//! (`scalars_fixtures.jsonl`: verdicts recorded from an independent implementation of the
+//! translator, kept as regression data), on shapes built by hand, and the exact arithmetic
+//! and messages they rely on.
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use crate::grammar::{Grammar, LowerOptions};
 use crate::index::CompiledGrammar;
 use crate::limits::Limits;
 
-/// One line per case: the schema, the options, and the Python translator's verdicts.
+/// One line per case: the schema, the options, and the recorded verdicts.
 const FIXTURES: &str = include_str!("scalars_fixtures.jsonl");
 
 /// The translator options a fixture case names (Python's keyword arguments).
