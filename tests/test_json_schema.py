@@ -139,13 +139,10 @@ _BOUND_KEYWORDS = {
 
 def _bounded_number_grammar(bounds: dict[str, str]) -> corral.Grammar:
     """The grammar of ``{"type": "number", <keyword>: <bound>...}`` with each bound written
-    as the given JSON number text, read by the core as written (``Grammar.json_schema``
-    reads a JSON text into Python floats first, which keep 17 significant digits)."""
-    from corral._schema.native import compile_schema
-
+    as the given JSON number text: ``Grammar.json_schema`` hands a JSON text to the core as
+    it is, so a bound of more digits than a float holds is read exactly."""
     text = '{"type":"number",' + ",".join(f'"{k}":{v}' for k, v in bounds.items()) + "}"
-    inner = compile_schema(text, resolver=None, options=(True, "compact", 16, "schema", False, False, None, 2020), limits=None)
-    return corral.Grammar(inner, "json_schema", text, "start")
+    return corral.Grammar.json_schema(text)
 
 
 def _plain(d) -> str:

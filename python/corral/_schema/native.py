@@ -49,6 +49,17 @@ def schema_text(schema: Any, what: str = "the schema", limits: Any = None) -> st
     return text
 
 
+def given_text(source: str | bytes | bytearray, schema: Any) -> str:
+    """The JSON text a caller gave (already parsed into ``schema`` by ``schema_from``), as
+    the core reads it: numbers exactly as written."""
+    text = source if isinstance(source, str) else bytes(source).decode("utf-8")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        _refuse_surrogates(schema)
+    return text
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
