@@ -541,9 +541,35 @@ WARMUP_SCHEMA = {
 }
 
 
+def _status_kib(field):
+    """A ``VmRSS``/``VmHWM`` line of /proc/self/status, in bytes (0 where unreadable)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def reset_peak_rss():
+    """Starts a new peak-RSS measurement of this process (Linux: clear_refs 5 resets
+    VmHWM to the current RSS); returns the RSS it starts from."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    return _status_kib("VmRSS")
+
+
 def run_engine_on_case(engine, setup, case, reps, reps_budget_s, agreement):
-    """compile (reps fresh compiles, the last one kept) + walk; a dict of plain data."""
+    """compile (reps fresh compiles, the last one kept) + walk; a dict of plain data.
+    ``compile_peak_bytes``: how far the process's RSS rose above where it stood before the
+    compiles, at its peak during them (each engine in its own forked child)."""
     out = {"status": "ok"}
+    rss_before = reset_peak_rss()
     totals, parts = [], []
     t_start = ns()
     runner = None
@@ -562,6 +588,7 @@ def run_engine_on_case(engine, setup, case, reps, reps_budget_s, agreement):
             parts.append(runner.parts)
             if (ns() - t_start) / 1e9 > reps_budget_s:
                 break
+    out["compile_peak_bytes"] = max(0, _status_kib("VmHWM") - rss_before)
     out["compile_ms"] = median_ms(totals)
     out["compile_reps"] = len(totals)
     out["compile_parts_ms"] = {k: (float(np.median([p[k] for p in parts])) / (1 if k == "regex_chars" else 1e6))
@@ -1059,20 +1086,38 @@ def markdown(out, engines):
             engine_table(L, s, engines, False)
             L.append("### Per schema")
             L.append("")
-            L.append("| schema | tokens | engine | compile ms | mask µs median | p90 | p99 | max | instances rejected | invalid accepted |")
-            L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+            L.append("| schema | tokens | engine | compile ms | compile peak MiB³ | grammar MiB⁴ | mask µs median | p90 | p99 | max "
+                     "| instances rejected | invalid accepted |")
+            L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for row in s["per_schema"]:
                 for k, e in enumerate(engines):
                     r = row["engines"][e]
                     first = f"`{row['name']}` | {row['tokens']:,}" if k == 0 else " | "
                     if r["status"] != "ok":
                         why = r["status"] + (f": {r.get('error', '')[:90]}" if r.get("error") else "")
-                        L.append(f"| {first} | {e} | {why} | | | | | | |")
+                        L.append(f"| {first} | {e} | {why} | | | | | | | | |")
                         continue
                     f = r["fill"]
                     inv = f"{r['invalid_accepted']} / {r['invalid_walked']}" if r.get("invalid_walked") else "–"
-                    L.append(f"| {first} | {e} | {f2(r['compile_ms'])} | {fmt(f.get('median_us'))} | {fmt(f.get('p90_us'))} "
+                    peak = f"{r['compile_peak_bytes'] / 2**20:.1f}" if "compile_peak_bytes" in r else "–"
+                    held = f"{r['corral_memory_bytes'] / 2**20:.2f}" if "corral_memory_bytes" in r else "–"
+                    L.append(f"| {first} | {e} | {f2(r['compile_ms'])} | {peak} | {held} | {fmt(f.get('median_us'))} | {fmt(f.get('p90_us'))} "
                              f"| {fmt(f.get('p99_us'))} | {fmt(f.get('max_us'))} | {r['rejected']} / {r['instances']} | {inv} |")
+            L.append("")
+            peaks = {e: [(r["engines"][e]["compile_peak_bytes"], r["name"]) for r in s["per_schema"]
+                         if r["engines"][e]["status"] == "ok" and "compile_peak_bytes" in r["engines"][e]] for e in engines}
+            held = [(r["engines"]["corral"]["corral_memory_bytes"], r["name"]) for r in s["per_schema"]
+                    if "corral" in r["engines"] and "corral_memory_bytes" in r["engines"]["corral"]]
+            bits = [f"{e} {max(v)[0] / 2**20:.1f} MiB (`{max(v)[1]}`)" for e, v in peaks.items() if v]
+            if bits:
+                L.append("Largest compile peak per engine: " + ", ".join(bits) + ".")
+            if held:
+                L.append(f"Largest corral compiled grammar after the walk: {max(held)[0] / 2**20:.2f} MiB (`{max(held)[1]}`).")
+            L.append("")
+            L.append("³ How far the engine's process rose above its resident size before compiling, at its peak during "
+                     "the compiles (VmHWM after resetting it, in the schema's forked child; pages the child shares with "
+                     "the parent and does not touch are not counted). ⁴ corral's `CompiledGrammar.memory_bytes` after "
+                     "forcing every valid and invalid instance (its lazily built masks included).")
             L.append("")
             L.append(f"Compile: median of up to {out['config']['compile_reps']} fresh compiles per schema (fewer once "
                      f"{out['config']['compile_reps_budget_s']:.0f} s are spent on one); each engine's time for the set is "

@@ -11,6 +11,10 @@ use corral_core::json_schema::compile::schema_grammar;
 use corral_core::json_schema::translate::SchemaOptions;
 use corral_core::Limits;
 
+// The Python module's allocator, so that times match what Python users see.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {

@@ -9,6 +9,7 @@ use crate::automata::Dfa;
 use crate::error::Result;
 use crate::frontend::scanner::grammar_error;
 use crate::grammar::perm::Perm;
+use crate::util::hash::FastMap;
 
 /// Keeps what the start reaches and renumbers.
 pub(super) fn build_cfg(
@@ -136,7 +137,7 @@ pub(super) const MAX_INLINED_ALTERNATIVES: usize = 4;
 /// returns the lists' specs.
 pub(super) fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
     let mut out = Vec::new();
-    let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
+    let mut merged: FastMap<Vec<Sym>, u32> = FastMap::default();
     let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
     for di in 0..lw.perms.len() {
         let list = lw.perms[di].list;

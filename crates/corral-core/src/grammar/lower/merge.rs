@@ -9,6 +9,7 @@ use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
 use crate::frontend::ast::Pos;
 use crate::limits::Limits;
+use crate::util::hash::FastMap;
 
 /// Adjacent terminals are joined into one only while the result stays this small (in
 /// DFA states, see [`merge_terminal_runs`]).
@@ -30,7 +31,7 @@ pub(super) struct RunPart {
 /// deterministic; otherwise by subset construction while the result stays small (see
 /// [`merge_pairwise`]), else they stay apart.
 pub(super) fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
-    let mut merged: HashMap<Vec<Sym>, u32> = HashMap::new();
+    let mut merged: FastMap<Vec<Sym>, u32> = FastMap::default();
     // Joins tried so far, by the two parts' keys (a run may repeat one pair many times,
     // as a long string's chunks do).
     let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
@@ -47,7 +48,7 @@ pub(super) fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
 pub(super) fn merge_seq(
     lw: &mut Lowering<'_>,
     seq: &[Sym],
-    merged: &mut HashMap<Vec<Sym>, u32>,
+    merged: &mut FastMap<Vec<Sym>, u32>,
     joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
 ) -> Result<Vec<Sym>> {
     let mut out = Vec::with_capacity(seq.len());

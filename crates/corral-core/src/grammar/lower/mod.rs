@@ -13,6 +13,8 @@
 //! → remove nullable rules, then unit rules → drop what is unreachable.
 
 use std::collections::{HashMap, HashSet};
+
+use crate::util::hash::{FastMap, FastSet};
 use std::sync::Arc;
 
 use super::perm::Perm;
@@ -136,16 +138,16 @@ struct Lowering<'a> {
     options: &'a LowerOptions,
     classes: Option<&'a PerlClasses>,
     /// Rule name → (its definitions' expressions, position of the first definition).
-    defs: HashMap<&'a str, (Vec<&'a Expr>, Pos)>,
+    defs: FastMap<&'a str, (Vec<&'a Expr>, Pos)>,
     /// Rules that are regular (on no reference cycle, so they could be one DFA).
-    regular_rules: HashSet<&'a str>,
+    regular_rules: FastSet<&'a str>,
     /// Pieces of the regular rules without boolean operators (computed up front); DFAs of
     /// those with them (built when an operator's argument needs one).
-    regular: HashMap<&'a str, Reg>,
+    regular: FastMap<&'a str, Reg>,
     /// Each regex term's piece, by its text (parsed once, when the grammar is read).
-    regex_pieces: HashMap<&'a str, Piece>,
+    regex_pieces: FastMap<&'a str, Piece>,
     /// The Lark TERMINALs (tokens: each is one terminal, however large).
-    lark_terminals: HashSet<&'a str>,
+    lark_terminals: FastSet<&'a str>,
     /// Inside a probe (see [`Lowering::probe`]): a piece too heavy to keep stops it.
     probing: bool,
     /// Smaller limits while trying to build a regular start rule's DFA (see `try_fold`).
@@ -154,21 +156,21 @@ struct Lowering<'a> {
     fold_work: std::cell::Cell<usize>,
     /// The rules' regular forms found by the current fold attempt (valid under any
     /// limits, but kept apart from `regular`, which holds what was built outside folds).
-    fold_memo: HashMap<&'a str, Reg>,
+    fold_memo: FastMap<&'a str, Reg>,
     /// DFAs built for pieces, by [`Piece::key`] (each is built once).
-    dfa_cache: HashMap<String, Arc<Dfa>>,
+    dfa_cache: FastMap<String, Arc<Dfa>>,
     /// DFAs built by operators, by their full key, with their short key's number (see
     /// [`Lowering::cached`]).
-    op_cache: HashMap<String, (Arc<Dfa>, usize)>,
+    op_cache: FastMap<String, (Arc<Dfa>, usize)>,
     /// Parts of automata built so far, shared by the pieces built later.
     pieces: std::cell::RefCell<regex::PieceCache>,
     nt_names: Vec<String>,
     nt_origin: Vec<(String, Pos)>,
-    nt_of_rule: HashMap<&'a str, u32>,
+    nt_of_rule: FastMap<&'a str, u32>,
     bnf: Vec<Alts>,
     terminals: Vec<Terminal>,
     /// Terminals by their piece's or DFA's key (see [`Reg::key`]).
-    terminal_of_key: HashMap<String, u32>,
+    terminal_of_key: FastMap<String, u32>,
     /// Each terminal's piece (for `%ignore`), None for DFA-built ones.
     terminal_piece: Vec<Option<Piece>>,
     /// Each terminal's canonical key (see [`Reg::key`]), for naming merged terminals.
@@ -178,13 +180,13 @@ struct Lowering<'a> {
     /// `Limits::max_grammar_nesting`).
     ref_depth: usize,
     /// Regular rules whose piece is too heavy to keep (see [`Lowering::is_heavy`]).
-    oversized: HashSet<&'a str>,
+    oversized: FastSet<&'a str>,
     /// Regex terms (by their text) that match no string: they lower to [`Reg::Void`].
-    void_terms: HashMap<&'a str, usize>,
+    void_terms: FastMap<&'a str, usize>,
     /// The pieces that match no string: where, and why (each once).
     voids: Vec<(Pos, String)>,
     /// The nonterminal (with no production) standing for each void piece in the BNF.
-    void_nt: HashMap<usize, u32>,
+    void_nt: FastMap<usize, u32>,
     /// Warnings about regular rules found void where they are used.
     void_rule_notes: Vec<(Pos, String)>,
     /// The `perm!`s lowered so far (see [`super::perm`]).
@@ -198,32 +200,32 @@ impl<'a> Lowering<'a> {
             limits,
             options,
             classes,
-            defs: HashMap::new(),
-            regular_rules: HashSet::new(),
-            regular: HashMap::new(),
-            regex_pieces: HashMap::new(),
+            defs: FastMap::default(),
+            regular_rules: FastSet::default(),
+            regular: FastMap::default(),
+            regex_pieces: FastMap::default(),
             lark_terminals: ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect(),
             probing: false,
             fold_limits: None,
             fold_work: Default::default(),
-            fold_memo: HashMap::new(),
-            dfa_cache: HashMap::new(),
-            op_cache: HashMap::new(),
+            fold_memo: FastMap::default(),
+            dfa_cache: FastMap::default(),
+            op_cache: FastMap::default(),
             pieces: Default::default(),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),
-            nt_of_rule: HashMap::new(),
+            nt_of_rule: FastMap::default(),
             bnf: Vec::new(),
             terminals: Vec::new(),
-            terminal_of_key: HashMap::new(),
+            terminal_of_key: FastMap::default(),
             terminal_piece: Vec::new(),
             terminal_key: Vec::new(),
             worklist: Vec::new(),
             ref_depth: 0,
-            oversized: HashSet::new(),
-            void_terms: HashMap::new(),
+            oversized: FastSet::default(),
+            void_terms: FastMap::default(),
             voids: Vec::new(),
-            void_nt: HashMap::new(),
+            void_nt: FastMap::default(),
             void_rule_notes: Vec::new(),
             perms: Vec::new(),
         }

@@ -1,7 +1,7 @@
 //! Nullable rules removed (except the start), then unit rules: the Earley recognizer
 //! needs neither.
 
-use std::collections::HashSet;
+use crate::util::hash::FastSet;
 
 use super::*;
 use crate::error::Result;
@@ -146,7 +146,7 @@ pub(super) fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<b
     let mut total = 0usize;
     for alts in bnf.iter_mut() {
         let mut out: Vec<Vec<Sym>> = Vec::new();
-        let mut seen: HashSet<Vec<Sym>> = HashSet::new();
+        let mut seen: FastSet<Vec<Sym>> = FastSet::default();
         for seq in alts.iter() {
             let seq: Vec<Sym> = seq.iter().copied().filter(|s| s.is_terminal() || !only_empty[s.index() as usize]).collect();
             let opt: Vec<usize> =
@@ -191,7 +191,7 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
     let mut reached: Vec<usize> = Vec::new();
     for a in 0..n {
         if lists[a] || !bnf[a].iter().any(is_unit) {
-            let mut seen: HashSet<&Vec<Sym>> = HashSet::new();
+            let mut seen: FastSet<&Vec<Sym>> = FastSet::default();
             let out: Alts = bnf[a].iter().filter(|seq| !seq.is_empty() && seen.insert(seq)).cloned().collect();
             total += out.len();
             if total > limits.max_grammar_productions {
@@ -220,7 +220,7 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
         }
         reached.sort_unstable();
         let mut out: Vec<Vec<Sym>> = Vec::new();
-        let mut seen: HashSet<Vec<Sym>> = HashSet::new();
+        let mut seen: FastSet<Vec<Sym>> = FastSet::default();
         for &b in &reached {
             for seq in &bnf[b] {
                 if !is_unit(seq) && !seq.is_empty() && seen.insert(seq.clone()) {

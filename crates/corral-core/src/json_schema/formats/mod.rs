@@ -80,26 +80,22 @@ struct Rendered {
     json: Result<String>,
 }
 
-/// Every format's patterns, in [`FORMAT_NAMES`] order (rendered once).
-fn rendered() -> &'static [Rendered] {
-    static ALL: OnceLock<Vec<Rendered>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        FORMAT_NAMES
-            .iter()
-            .map(|name| {
-                // The patterns are constants that the tests render; a failure here is a bug,
-                // reported as one by every function that needs the pattern.
-                let value =
-                    patterns::value_pattern(name).ok_or_else(|| Error::Internal(format!("the format `{name}` has no pattern")));
-                let json = value.clone().and_then(|v| render::render_json(&v));
-                Rendered { value, json }
-            })
-            .collect()
+/// Format `i`'s patterns (of [`FORMAT_NAMES`]), rendered the first time it is asked for:
+/// a schema uses a few formats, and rendering all of them costs milliseconds.
+fn rendered(i: usize) -> &'static Rendered {
+    static ALL: [OnceLock<Rendered>; FORMAT_NAMES.len()] = [const { OnceLock::new() }; FORMAT_NAMES.len()];
+    ALL[i].get_or_init(|| {
+        let name = FORMAT_NAMES[i];
+        // The patterns are constants that the tests render; a failure here is a bug,
+        // reported as one by every function that needs the pattern.
+        let value = patterns::value_pattern(name).ok_or_else(|| Error::Internal(format!("the format `{name}` has no pattern")));
+        let json = value.clone().and_then(|v| render::render_json(&v));
+        Rendered { value, json }
     })
 }
 
 fn find(name: &str) -> Option<&'static Rendered> {
-    FORMAT_NAMES.iter().position(|n| *n == name).map(|i| &rendered()[i])
+    FORMAT_NAMES.iter().position(|n| *n == name).map(rendered)
 }
 
 /// The pattern (Python `re` syntax, `re.fullmatch` meaning) of the decoded strings of
@@ -129,7 +125,11 @@ fn pattern_of(name: &str, pick: fn(&'static Rendered) -> &'static Result<String>
 /// the same between double quotes (a whole JSON string), by name. The prebuilt table has
 /// an entry for each.
 pub fn format_sources() -> Vec<String> {
-    rendered().iter().filter_map(|r| r.json.as_ref().ok()).flat_map(|j| [j.clone(), format!("\"{j}\"")]).collect()
+    (0..FORMAT_NAMES.len())
+        .map(rendered)
+        .filter_map(|r| r.json.as_ref().ok())
+        .flat_map(|j| [j.clone(), format!("\"{j}\"")])
+        .collect()
 }
 
 /// The automaton of `pattern`, prebuilt when the table has it within `limits`.
