@@ -269,14 +269,14 @@ class Grammar:
         check_options(strict=strict, whitespace=whitespace, max_whitespace=max_whitespace, resolver=resolver, draft=2020, property_order=property_order, integer_fraction=spec_exact, limits=limits, spec_exact=spec_exact, indent=indent)
         from_python_type = not isinstance(schema, (dict, bool, str, bytes, bytearray, list, tuple, int, float, type(None)))
         python_type = schema
-        # JSON text goes to the core as it is: its numbers stay exact (json.loads would
-        # round a bound of more than 17 digits to a float).
+        # JSON text whose numbers a float cannot hold goes to the core as it is (json.loads
+        # would round a bound of more than 17 digits).
         given = schema if isinstance(schema, (str, bytes, bytearray)) else None
         schema = schema_from(schema)
         # A Python type (Pydantic) never gets integers with a fraction: JSON Schema counts
         # 1.0 as an integer, but Pydantic rejects large ones written that way.
         options = (strict, whitespace, max_whitespace, property_order, spec_exact, spec_exact is True and not from_python_type, indent_string(indent), 2020)
-        text = given_text(given, schema) if given is not None else schema_text(schema, limits=limits)
+        text = (given_text(given, schema) if given is not None else None) or schema_text(schema, limits=limits)
         inner = compile_schema(text, resolver=resolver, options=options, limits=limits)
         for message in inner.schema_warnings:
             warnings.warn(message, SchemaWarning, stacklevel=2)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from .. import _core
@@ -49,10 +51,30 @@ def schema_text(schema: Any, what: str = "the schema", limits: Any = None) -> st
     return text
 
 
-def given_text(source: str | bytes | bytearray, schema: Any) -> str:
-    """The JSON text a caller gave (already parsed into ``schema`` by ``schema_from``), as
-    the core reads it: numbers exactly as written."""
+# A number in JSON text that a Python float may not hold exactly: many digits, or a
+# three-digit exponent (a cheap test before parsing again).
+_LONG_NUMBER = re.compile(r"[0-9][0-9.eE+-]{16,}|[eE][+-]?[0-9]{3,}")
+
+
+def given_text(source: str | bytes | bytearray, schema: Any) -> str | None:
+    """The JSON text a caller gave (``schema`` is what ``schema_from`` parsed from it), to
+    be read by the core as it is when one of its numbers is not exactly a Python float
+    (``1.0000000000000000000000001``, ``1e400``); None when ``schema`` holds every number
+    exactly (then its own text is the schema's, and a dict and its text are one grammar)."""
     text = source if isinstance(source, str) else bytes(source).decode("utf-8")
+    if not _LONG_NUMBER.search(text):
+        return None
+    inexact = False
+
+    def read_float(literal: str) -> float:
+        nonlocal inexact
+        value = float(literal)
+        inexact = inexact or not math.isfinite(value) or Decimal(literal) != Decimal(repr(value))
+        return value
+
+    json.loads(text, parse_float=read_float)
+    if not inexact:
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
