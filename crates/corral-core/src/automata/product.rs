@@ -46,6 +46,9 @@ impl Dfa {
     /// `Error::EmptyLanguage` if there is none; `Error::LimitExceeded` past
     /// `limits.max_dfa_states`.
     pub fn minus(&self, other: &Dfa, limits: &Limits, what: &str) -> Result<Dfa> {
+        if let Some(d) = self.minus_by_rows(other, limits) {
+            return Ok(d);
+        }
         let class_of = refine(&[&self.class_of, &other.class_of]);
         Dfa::from_automaton(
             (self.start(), other.start()),
@@ -59,6 +62,101 @@ impl Dfa {
             limits,
             what,
         )
+    }
+
+    /// [`Dfa::minus`] written row by row, without hashing: the states where `other` is
+    /// still alive are pairs (found breadth first, numbered through a flat table), and
+    /// once `other` dies the rest is a copy of `self`. An object's "any key but the named
+    /// ones" is such a product of a small automaton and a large trie. None when it does not
+    /// apply (a counted region, too many pairs for the table, or a state that cannot reach
+    /// a match, which the general construction prunes).
+    fn minus_by_rows(&self, other: &Dfa, limits: &Limits) -> Option<Dfa> {
+        const MAX_PAIRS: usize = 1 << 20;
+        if self.counted.is_some() || other.counted.is_some() {
+            return None;
+        }
+        let (na, nb) = (self.accepting.len(), other.accepting.len());
+        if na.checked_mul(nb)? > MAX_PAIRS {
+            return None;
+        }
+        let class_of = refine(&[&self.class_of, &other.class_of]);
+        let n_classes = class_of.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
+        let (mut ca, mut cb) = (vec![0usize; n_classes], vec![0usize; n_classes]);
+        for b in 0..256 {
+            ca[class_of[b] as usize] = self.class_of[b] as usize;
+            cb[class_of[b] as usize] = other.class_of[b] as usize;
+        }
+        // Pairs get ids 1.. in the order they are found; `self`'s states come after them.
+        let mut pair_id = vec![0u32; na * nb];
+        let mut pairs: Vec<(u32, u32)> = vec![(self.start(), other.start())];
+        pair_id[self.start() as usize * nb + other.start() as usize] = 1;
+        let mut rows: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < pairs.len() {
+            let (a, b) = pairs[i];
+            for c in 0..n_classes {
+                let a2 = self.table[a as usize * self.stride + ca[c]];
+                let b2 = other.table[b as usize * other.stride + cb[c]];
+                rows.push(if a2 == DEAD {
+                    DEAD
+                } else if b2 == DEAD {
+                    // Marked: a state of `self`, renumbered once the pairs are counted.
+                    u32::MAX - a2
+                } else {
+                    let slot = &mut pair_id[a2 as usize * nb + b2 as usize];
+                    if *slot == 0 {
+                        pairs.push((a2, b2));
+                        *slot = pairs.len() as u32;
+                    }
+                    *slot
+                });
+            }
+            if pairs.len() + na > limits.max_dfa_states {
+                return None;
+            }
+            i += 1;
+        }
+        let offset = pairs.len() as u32; // self's state `a` (a >= 1) becomes `offset + a`
+        let total = 1 + pairs.len() + (na - 1);
+        let mut table = vec![DEAD; n_classes];
+        table.extend(rows.iter().map(|&t| if t > u32::MAX - na as u32 { offset + (u32::MAX - t) } else { t }));
+        for a in 1..na {
+            table.extend((0..n_classes).map(|c| match self.table[a * self.stride + ca[c]] {
+                DEAD => DEAD,
+                t => offset + t,
+            }));
+        }
+        let mut accepting = vec![false];
+        accepting.extend(pairs.iter().map(|&(a, b)| self.accepting[a as usize] && !other.accepting[b as usize]));
+        accepting.extend_from_slice(&self.accepting[1..]);
+        debug_assert_eq!(table.len(), total * n_classes);
+        let d = Dfa { class_of, stride: n_classes, table, accepting, counted: None };
+        // Every pair must still reach a match (else the general construction prunes it).
+        d.all_live(pairs.len() + 1).then(|| d.with_coarsest_classes())
+    }
+
+    /// Can each of the states `1..upto` reach an accepting state?
+    fn all_live(&self, upto: usize) -> bool {
+        let n = self.accepting.len();
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 1..n {
+            for &t in &self.table[s * self.stride..(s + 1) * self.stride] {
+                if t != DEAD {
+                    reverse[t as usize].push(s as u32);
+                }
+            }
+        }
+        let mut live = self.accepting.clone();
+        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
+        while let Some(t) = stack.pop() {
+            for &s in &reverse[t as usize] {
+                if !live[s as usize] {
+                    live[s as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        live[1..upto].iter().all(|&l| l)
     }
 
     /// The strings of whole UTF-8 characters that `self` does not accept (the complement

@@ -505,3 +505,23 @@ fn deterministic_repetition_agrees_with_subset_construction() {
     assert!(compile("ab|b", &limits).unwrap().repeat_deterministic(0, None).is_some());
     assert!(compile("a|aa", &limits).unwrap().repeat_deterministic(0, None).is_none());
 }
+
+#[test]
+fn difference_is_intersection_with_the_complement() {
+    let limits = Limits::default();
+    let pairs =
+        [("ab|ac", "ab"), ("[a-c]*", "a|ab|abc"), ("(ab|b)*", "b*"), ("a[bc]?d*", "ad+"), ("[ab]{0,3}", "[ab]{2}"), ("x*", "x*")];
+    for (a, b) in pairs {
+        let (da, db) = (compile(a, &limits).unwrap(), compile(b, &limits).unwrap());
+        let minus = da.minus(&db, &limits, "test");
+        for s in strings_upto(b"abcdx", 5) {
+            let want = da.matches(&s) && !db.matches(&s);
+            assert_eq!(minus.as_ref().is_ok_and(|d| d.matches(&s)), want, "{a} minus {b} on {:?}", String::from_utf8_lossy(&s));
+        }
+    }
+    // Nothing left: the empty-language error.
+    assert!(matches!(
+        compile("ab", &limits).unwrap().minus(&compile("a*b*", &limits).unwrap(), &limits, "t"),
+        Err(Error::EmptyLanguage { .. })
+    ));
+}

@@ -330,22 +330,52 @@ fn cached_dense(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCach
     }
 }
 
-/// A union of literals (the keys an object names, an enum's members), however many: one
-/// pass over their bytes ([`Dfa::from_byte_sequences`]), never split into parts joined by
-/// a subset construction.
-fn literal_set(hir: &Hir, items: &[Hir], pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
+/// A finite set of literals (the keys an object names, an enum's members: regex-syntax
+/// lifts their common prefixes into concatenations) up to this many bytes in all is built
+/// in one pass, never split into parts joined by a subset construction.
+const MAX_LITERAL_SET_BYTES: usize = 1 << 20;
+
+/// The strings of `hir` when it is made of literals only (concatenations, unions, groups)
+/// and they hold at most `cap` bytes in all; None otherwise.
+fn literal_strings(hir: &Hir, cap: usize) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::HirKind;
+    let words = match hir.kind() {
+        HirKind::Empty => vec![Vec::new()],
+        HirKind::Literal(l) => vec![l.0.to_vec()],
+        HirKind::Capture(c) => literal_strings(&c.sub, cap)?,
+        HirKind::Alternation(items) => {
+            let mut out = Vec::new();
+            for x in items {
+                out.extend(literal_strings(x, cap)?);
+            }
+            out
+        }
+        HirKind::Concat(items) => {
+            let mut out = vec![Vec::new()];
+            for x in items {
+                let tails = literal_strings(x, cap)?;
+                if out.len().saturating_mul(tails.len()) > cap {
+                    return None;
+                }
+                out = out.iter().flat_map(|head| tails.iter().map(move |t| [head.as_slice(), t].concat())).collect();
+                if out.iter().map(Vec::len).sum::<usize>() > cap {
+                    return None;
+                }
+            }
+            out
+        }
+        _ => return None,
+    };
+    (words.iter().map(Vec::len).sum::<usize>() <= cap).then_some(words)
+}
+
+/// The DFA of a finite set of literals (see [`literal_strings`]), cached by `hir`.
+fn literal_set(hir: &Hir, words: &[Vec<u8>], pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
     let key = hir.to_string();
     if let Some(d) = cache.built.get(&key) {
         return Ok(Piece::Dfa(d.clone()));
     }
-    let seqs: Vec<Vec<(u8, u8)>> = items
-        .iter()
-        .filter_map(|h| match h.kind() {
-            HirKind::Literal(l) => Some(l.0.iter().map(|&b| (b, b)).collect()),
-            _ => None,
-        })
-        .collect();
+    let seqs: Vec<Vec<(u8, u8)>> = words.iter().map(|w| w.iter().map(|&b| (b, b)).collect()).collect();
     let piece = lift(Dfa::from_byte_sequences(&seqs, limits, pattern))?;
     if let Piece::Dfa(d) = &piece {
         cache.built.insert(key, d.clone());
@@ -357,9 +387,9 @@ fn literal_set(hir: &Hir, items: &[Hir], pattern: &str, limits: &Limits, cache: 
 /// [`is_split`]), else whole (see [`cached_dense`]).
 fn piece_dfa(hir: &Hir, pattern: &str, limits: &Limits, cache: &mut PieceCache) -> Result<Piece> {
     use regex_syntax::hir::HirKind;
-    if let HirKind::Alternation(items) = hir.kind() {
-        if items.iter().all(|h| matches!(h.kind(), HirKind::Literal(_))) {
-            return literal_set(hir, items, pattern, limits, cache);
+    if matches!(hir.kind(), HirKind::Alternation(_) | HirKind::Concat(_)) {
+        if let Some(words) = literal_strings(hir, MAX_LITERAL_SET_BYTES) {
+            return literal_set(hir, &words, pattern, limits, cache);
         }
     }
     if !is_split(hir) {

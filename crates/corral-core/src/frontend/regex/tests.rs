@@ -460,3 +460,16 @@ fn byte_sequence_pieces_are_exact_and_minimal() {
         assert_eq!(direct.minimized().num_states(), direct.num_states(), "{p}: not minimal");
     }
 }
+
+#[test]
+fn a_large_union_of_literals_is_exact() {
+    // More literals than one piece of byte sequences holds: built in one pass all the same.
+    let words: Vec<String> = (0..700).map(|i| format!("key{i}_{}", "x".repeat(i % 7))).collect();
+    let hir = regex_syntax::hir::Hir::alternation(words.iter().map(|w| regex_syntax::hir::Hir::literal(w.as_bytes())).collect());
+    let dfa = compile_hir(&hir, "keys", &Limits::default()).unwrap();
+    for w in &words {
+        assert!(dfa.matches(w.as_bytes()), "{w}");
+        assert!(!dfa.matches(format!("{w}y").as_bytes()), "{w}y");
+    }
+    assert!(!dfa.matches(b"key") && !dfa.matches(b"key700_") && !dfa.matches(b""));
+}
