@@ -10,11 +10,12 @@
 //! * [`explore`]: any deterministic automaton given by a step function, explored into a
 //!   pruned table (the regex engine's DFAs, products, subset constructions all end here);
 //! * [`classes`]: byte classes (a common refinement; the coarsest classes of a table);
-//! * [`product`]: intersection, complement (within well-formed UTF-8), a witness of a
-//!   difference;
+//! * [`product`]: intersection, difference, complement (within well-formed UTF-8), a
+//!   witness of a difference;
 //! * [`expr`]: concatenation, union and repetition of DFAs (Thompson's construction over
 //!   DFA leaves, then the subset construction);
-//! * [`concat`](mod@concat): concatenation in one pass where every junction is deterministic;
+//! * [`concat`](mod@concat): concatenation, and repetition, in one pass where every
+//!   junction is deterministic;
 //! * [`sequences`]: finite languages (literals, small sets of byte sequences), built and
 //!   minimized directly;
 //! * [`counted`]: counted repetitions kept as a counter (a *counted region*);
