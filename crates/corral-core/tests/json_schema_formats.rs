@@ -18,7 +18,7 @@ fn fixture() -> Value {
 }
 
 #[test]
-fn patterns_and_rendered_sources_are_the_pythons() {
+fn patterns_and_rendered_sources_are_the_recorded_ones() {
     let data = fixture();
     let entries = data["formats"].as_array().expect("formats");
     let names: Vec<&str> = entries.iter().map(|f| f["name"].as_str().unwrap()).collect();

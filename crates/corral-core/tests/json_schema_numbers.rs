@@ -72,7 +72,7 @@ fn compare(python: Option<&str>, rust: Result<Option<Hir>>, limits: &Limits) -> 
 }
 
 #[test]
-fn bounds_ranges_and_spellings_match_python() {
+fn bounds_ranges_and_spellings_match_the_recorded_languages() {
     let data = fixture();
     let cases = data["cases"].as_array().expect("cases");
     assert!(cases.len() > 1000, "the fixture lost its cases");
@@ -109,7 +109,7 @@ fn bounds_ranges_and_spellings_match_python() {
 type FixedLanguage = fn() -> Hir;
 
 #[test]
-fn fixed_languages_match_python() {
+fn fixed_languages_match_the_recorded_ones() {
     let data = fixture();
     let constants: [(&str, FixedLanguage); 10] = [
         ("NUMBER", numbers::number),
@@ -150,7 +150,7 @@ fn table_dfa(table: &Value, alphabet: &str, limits: &Limits) -> Dfa {
 }
 
 #[test]
-fn multiple_automata_match_python() {
+fn multiple_automata_match_the_recorded_languages() {
     let data = fixture();
     let alphabet = data["alphabet"].as_str().expect("alphabet");
     let (mut built, mut refused) = (0, 0);

@@ -54,7 +54,7 @@ fn ranges_are_sorted_merged_and_without_surrogates() {
 }
 
 #[test]
-fn the_reader_builds_the_nodes_the_python_translator_builds() {
+fn the_reader_builds_the_recorded_nodes() {
     let p = |s: &str| parse(s, &limits()).unwrap();
     assert_eq!(p("a|b"), Node::Alt(vec![lit('a'), lit('b')]));
     assert_eq!(p(""), Node::Seq(vec![]));

@@ -80,7 +80,7 @@ fn differences(case: &Value) -> Vec<String> {
 }
 
 #[test]
-fn scalar_schemas_allow_what_the_python_translator_allows() {
+fn scalar_schemas_allow_the_recorded_verdicts() {
     let mut failures = Vec::new();
     let mut cases = 0;
     for line in FIXTURES.lines().filter(|l| !l.trim().is_empty()) {
