@@ -58,26 +58,7 @@ impl Dfa {
         }
         let n = states.len();
         let accepting_raw: Vec<bool> = states.iter().map(|&s| is_accepting(s)).collect();
-        // Co-reachability: walk reverse edges from the accepting states.
-        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 0..n {
-            for c in 0..n_classes {
-                let t = edges[s * n_classes + c];
-                if t != u32::MAX {
-                    reverse[t as usize].push(s as u32);
-                }
-            }
-        }
-        let mut live = accepting_raw.clone();
-        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
-        while let Some(t) = stack.pop() {
-            for &s in &reverse[t as usize] {
-                if !live[s as usize] {
-                    live[s as usize] = true;
-                    stack.push(s);
-                }
-            }
-        }
+        let live = co_reachable(&edges, n_classes, &accepting_raw, u32::MAX);
         if !live[0] {
             return Err(Error::EmptyLanguage { what: what.to_string() });
         }
@@ -106,4 +87,28 @@ impl Dfa {
         }
         Ok(Dfa { class_of: *class_of, stride: n_classes, table, accepting, counted: None }.with_coarsest_classes())
     }
+}
+
+/// Which states can reach an accepting one: a walk of the reverse edges from the
+/// accepting states. `rows[s * stride + c]` is state `s`'s move on class `c`, `none`
+/// marks no move.
+pub(super) fn co_reachable(rows: &[u32], stride: usize, accepting: &[bool], none: u32) -> Vec<bool> {
+    let n = accepting.len();
+    let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (s, row) in rows.chunks_exact(stride).enumerate().take(n) {
+        for &t in row.iter().filter(|&&t| t != none) {
+            reverse[t as usize].push(s as u32);
+        }
+    }
+    let mut live = accepting.to_vec();
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
+    while let Some(t) = stack.pop() {
+        for &s in &reverse[t as usize] {
+            if !live[s as usize] {
+                live[s as usize] = true;
+                stack.push(s);
+            }
+        }
+    }
+    live
 }

@@ -4,6 +4,7 @@
 use std::hash::Hash;
 
 use super::classes::refine;
+use super::explore::co_reachable;
 use super::{Dfa, DEAD};
 use crate::error::Result;
 use crate::limits::Limits;
@@ -137,25 +138,7 @@ impl Dfa {
 
     /// Can each of the states `1..upto` reach an accepting state?
     fn all_live(&self, upto: usize) -> bool {
-        let n = self.accepting.len();
-        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 1..n {
-            for &t in &self.table[s * self.stride..(s + 1) * self.stride] {
-                if t != DEAD {
-                    reverse[t as usize].push(s as u32);
-                }
-            }
-        }
-        let mut live = self.accepting.clone();
-        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
-        while let Some(t) = stack.pop() {
-            for &s in &reverse[t as usize] {
-                if !live[s as usize] {
-                    live[s as usize] = true;
-                    stack.push(s);
-                }
-            }
-        }
+        let live = co_reachable(&self.table, self.stride, &self.accepting, DEAD);
         live[1..upto].iter().all(|&l| l)
     }
 
