@@ -22,6 +22,8 @@
 //! * [`minimize`]: Hopcroft minimization;
 //! * [`string_safe`]: which JSON-string-safe fragments a state keeps alive (for the
 //!   vocabulary's string-safe slices);
+//! * [`char_budget`]: states that count the characters left in a string (a small
+//!   `maxLength`), whose masks go by the tokens' character counts;
 //! * [`wire`]: the serialized form of shipped tables.
 
 use std::sync::Arc;
@@ -29,6 +31,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 
+pub mod char_budget;
 pub mod classes;
 pub mod concat;
 pub mod counted;

@@ -60,9 +60,6 @@ impl Dfa {
     }
 }
 
-/// No move (in [`SequenceSets`] rows).
-const NONE: u32 = u32::MAX;
-
 /// Bytes split at every range boundary of `seqs`: bytes in one class take the same moves.
 fn range_classes(seqs: &[Vec<(u8, u8)>]) -> [u8; 256] {
     let mut cut = [false; 257];
@@ -85,11 +82,13 @@ fn range_classes(seqs: &[Vec<(u8, u8)>]) -> [u8; 256] {
 
 /// The subset construction over the sequences: a state is a depth and the sequences
 /// still matching there (sorted), interned. The language is finite, so every state is
-/// live and the states form a DAG by depth.
+/// live and the states form a DAG by depth. Moves are kept sparse (a literal set's state
+/// has one or two of its dozens of classes) until the final table.
 struct SequenceSets {
     sets: Vec<(usize, Vec<u32>)>,
-    /// `rows[s * classes + c]`: where state `s` goes on class `c` ([`NONE`]: nowhere).
-    rows: Vec<u32>,
+    /// State `s`'s moves are `moves[starts[s]..starts[s + 1]]`: (class, target), by class.
+    moves: Vec<(u8, u32)>,
+    starts: Vec<u32>,
     classes: usize,
     /// Per state: does a sequence end there?
     accepting: Vec<bool>,
@@ -102,25 +101,27 @@ impl SequenceSets {
         let mut sets: Vec<(usize, Vec<u32>)> = vec![(0, (0..seqs.len() as u32).collect())];
         let mut ids: FastMap<(usize, Vec<u32>), u32> = FastMap::default();
         ids.insert(sets[0].clone(), 0);
-        let mut rows: Vec<u32> = Vec::new();
+        let (mut moves, mut starts) = (Vec::new(), vec![0u32]);
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); classes];
+        // The classes with a non-empty bucket, so that a state costs its moves, not the
+        // number of classes.
+        let mut touched: Vec<u8> = Vec::new();
         let mut i = 0;
         while i < sets.len() {
-            buckets.iter_mut().for_each(Vec::clear);
             let depth = sets[i].0;
             for &k in &sets[i].1 {
                 if let Some(&(lo, hi)) = seqs[k as usize].get(depth) {
-                    for bucket in &mut buckets[class_of[lo as usize] as usize..=class_of[hi as usize] as usize] {
-                        bucket.push(k);
+                    for c in class_of[lo as usize]..=class_of[hi as usize] {
+                        if buckets[c as usize].is_empty() {
+                            touched.push(c);
+                        }
+                        buckets[c as usize].push(k);
                     }
                 }
             }
-            for bucket in &buckets {
-                if bucket.is_empty() {
-                    rows.push(NONE);
-                    continue;
-                }
-                let key = (depth + 1, bucket.clone());
+            touched.sort_unstable();
+            for &c in &touched {
+                let key = (depth + 1, std::mem::take(&mut buckets[c as usize]));
                 let id = match ids.get(&key) {
                     Some(&id) => id,
                     None => {
@@ -130,19 +131,21 @@ impl SequenceSets {
                         id
                     }
                 };
-                rows.push(id);
+                moves.push((c, id));
             }
+            touched.clear();
+            starts.push(moves.len() as u32);
             if sets.len() > limits.max_dfa_states {
                 return Err(too_many_states(limits, what));
             }
             i += 1;
         }
         let accepting = sets.iter().map(|(d, alive)| alive.iter().any(|&k| seqs[k as usize].len() == *d)).collect();
-        Ok(SequenceSets { sets, rows, classes, accepting })
+        Ok(SequenceSets { sets, moves, starts, classes, accepting })
     }
 
-    fn row(&self, s: usize) -> &[u32] {
-        &self.rows[s * self.classes..(s + 1) * self.classes]
+    fn moves(&self, s: usize) -> &[(u8, u32)] {
+        &self.moves[self.starts[s] as usize..self.starts[s + 1] as usize]
     }
 
     /// Minimal DFA of a finite language, bottom-up: deepest states first, two states are
@@ -154,11 +157,13 @@ impl SequenceSets {
         order.sort_by_key(|&s| std::cmp::Reverse(self.sets[s].0));
         let mut merged = vec![0u32; n];
         let mut signatures: FastMap<Vec<u32>, u32> = FastMap::default();
-        let mut sig = Vec::with_capacity(self.classes + 1);
+        let mut sig = Vec::new();
         for &s in &order {
             sig.clear();
             sig.push(self.accepting[s] as u32);
-            sig.extend(self.row(s).iter().map(|&t| if t == NONE { NONE } else { merged[t as usize] }));
+            for &(c, t) in self.moves(s) {
+                sig.extend([c as u32, merged[t as usize]]);
+            }
             let k = signatures.len() as u32;
             merged[s] = *signatures.entry(sig.clone()).or_insert(k);
         }
@@ -166,7 +171,7 @@ impl SequenceSets {
     }
 
     /// The DFA of the merged states, numbered dead 0, start 1, then by first reach
-    /// (breadth first).
+    /// (breadth first, each state's moves by class).
     fn into_dfa(self, class_of: [u8; 256], merged: &[u32]) -> Dfa {
         let count = merged.iter().map(|&m| m as usize + 1).max().unwrap_or(0);
         let mut new_id = vec![DEAD; count];
@@ -174,8 +179,8 @@ impl SequenceSets {
         new_id[merged[0] as usize] = 1;
         let mut j = 0;
         while j < rep.len() {
-            for &t in self.row(rep[j]) {
-                if t != NONE && new_id[merged[t as usize] as usize] == DEAD {
+            for &(_, t) in self.moves(rep[j]) {
+                if new_id[merged[t as usize] as usize] == DEAD {
                     new_id[merged[t as usize] as usize] = rep.len() as u32 + 1;
                     rep.push(t as usize);
                 }
@@ -187,8 +192,8 @@ impl SequenceSets {
         let mut accepting = vec![false; total];
         for (k, &s) in rep.iter().enumerate() {
             accepting[k + 1] = self.accepting[s];
-            for (c, &t) in self.row(s).iter().enumerate() {
-                table[(k + 1) * n_classes + c] = if t == NONE { DEAD } else { new_id[merged[t as usize] as usize] };
+            for &(c, t) in self.moves(s) {
+                table[(k + 1) * n_classes + c as usize] = new_id[merged[t as usize] as usize];
             }
         }
         Dfa { class_of, stride: n_classes, table, accepting, counted: None }

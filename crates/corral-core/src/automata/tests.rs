@@ -525,3 +525,32 @@ fn difference_is_intersection_with_the_complement() {
         Err(Error::EmptyLanguage { .. })
     ));
 }
+
+/// A state inside a string of at most three characters counts them, whatever they are
+/// (one byte or four); free text, a count over some characters only, and a count whose
+/// states accept part way (without the closing quote) have no budget.
+#[test]
+fn character_budgets_count_whole_characters() {
+    let limits = crate::limits::Limits::default();
+    let key = compile(r#""[^"\\\x00-\x1f]{0,3}""#, &limits).unwrap();
+    let after = |d: &Dfa, s: &str| d.walk(d.start(), s.as_bytes());
+    for (prefix, want) in [("\"", Some(3)), ("\"a", Some(2)), ("\"é", Some(2)), ("\"a😀", Some(1)), ("\"abc", Some(0))] {
+        assert_eq!(key.string_safe_char_budget(after(&key, prefix), false), want, "after {prefix:?}");
+    }
+    // Part way through `é`, every fragment dies at its first byte (fragments start with a
+    // whole character's first byte): a budget of none.
+    let mid = key.walk(after(&key, "\"a"), &[0xc3]);
+    assert_eq!(key.string_safe_char_budget(mid, false), Some(0));
+    let free = compile(r#""[^"\\\x00-\x1f]*""#, &limits).unwrap();
+    assert_eq!(free.string_safe_char_budget(after(&free, "\""), false), None);
+    let some = compile(r#""[a-z]{0,3}""#, &limits).unwrap();
+    assert_eq!(some.string_safe_char_budget(after(&some, "\""), false), None);
+    let open = compile(r#"[^"\\\x00-\x1f]{0,3}"#, &limits).unwrap();
+    assert_eq!(open.string_safe_char_budget(open.start(), false), None);
+    assert_eq!(key.string_safe_char_budget(after(&key, "\""), true), Some(3));
+    // Unminimized, the count's states after one byte and after four are kept apart (no
+    // budget: the mask is found the slower way); minimized, they are one.
+    assert_eq!(open.string_safe_char_budget(open.start(), true), None);
+    let m = open.minimized();
+    assert_eq!(m.string_safe_char_budget(m.start(), true), Some(3));
+}

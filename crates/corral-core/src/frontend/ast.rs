@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex_syntax::hir::Hir;
 
@@ -54,18 +54,19 @@ impl Term {
 
 /// A regular language as a regex-syntax [`Hir`], shared, with a canonical name: equal
 /// names, equal languages (the name is the HIR's printed form, so that terms are compared
-/// and hashed without walking their trees).
+/// and hashed without walking their trees). The name is printed when first asked for:
+/// most terms a front-end builds are merged with their neighbours, and only the merged
+/// piece is named.
 #[derive(Clone)]
 pub struct HirTerm {
     hir: Arc<Hir>,
-    key: Arc<str>,
+    key: Arc<OnceLock<Box<str>>>,
 }
 
 impl HirTerm {
     /// The term of `hir`.
     pub fn new(hir: Hir) -> HirTerm {
-        let key = hir.to_string().into();
-        HirTerm { hir: Arc::new(hir), key }
+        HirTerm { hir: Arc::new(hir), key: Arc::default() }
     }
 
     /// The language.
@@ -80,7 +81,12 @@ impl HirTerm {
 
     /// The canonical name (regex-syntax's printing of the HIR).
     pub fn key(&self) -> &str {
-        &self.key
+        self.key.get_or_init(|| self.hir.to_string().into())
+    }
+
+    /// The canonical name if it was already printed.
+    pub fn key_if_printed(&self) -> Option<&str> {
+        self.key.get().map(|k| &**k)
     }
 }
 
@@ -131,13 +137,13 @@ impl Hash for DfaTerm {
 
 impl fmt::Debug for HirTerm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "HirTerm({:?})", self.key)
+        write!(f, "HirTerm({:?})", self.key())
     }
 }
 
 impl PartialEq for HirTerm {
     fn eq(&self, other: &HirTerm) -> bool {
-        self.key == other.key
+        Arc::ptr_eq(&self.hir, &other.hir) || self.key() == other.key()
     }
 }
 
@@ -145,7 +151,7 @@ impl Eq for HirTerm {}
 
 impl Hash for HirTerm {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.key.hash(state);
+        self.key().hash(state);
     }
 }
 

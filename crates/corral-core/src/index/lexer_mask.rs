@@ -9,6 +9,7 @@
 //! ("completions"): only the subtrees below those nodes need the parser.
 
 use crate::automata::Dfa;
+use crate::index::state_mask::TokenCollector;
 use crate::index::string_safe::string_safe_slice_mask;
 use crate::index::walker::DfaWalker;
 use crate::vocab::{TokenTrie, Vocabulary};
@@ -64,15 +65,15 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
 /// [`compute`] by a walk of the whole trie.
 pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
     let mut walker = DfaWalker::<true>::new(dfa, state, trie.max_depth());
-    // Ids, not bits: most such masks (a keyword, a number's first digits) are a few
+    // Ids while few: most such masks (a keyword, a number's first digits) are a few
     // tokens, and a row of bits would cost a pass over 4k words to read back.
-    let mut ids = Vec::new();
+    let mut collected = TokenCollector::new(words);
     let mut completions = Vec::new();
     trie.walk_nodes(0, &mut walker, |w, node, tokens| {
-        ids.extend_from_slice(tokens);
+        collected.extend(tokens);
         if w.accepting && trie.has_children(node) {
             completions.push(node);
         }
     });
-    LexMask { tokens: crate::index::state_mask::StateMask::from_ids(ids, words), completions }
+    LexMask { tokens: collected.into_mask(), completions }
 }

@@ -19,6 +19,54 @@ enum MaskRepr {
     Sparse(Box<[u32]>),
 }
 
+/// Collects a walk's allowed tokens: as ids while they are few, as a row of bits once
+/// they are many (a walk over most of a large vocabulary would otherwise grow a list of
+/// a hundred thousand ids, which costs more than the walk itself).
+pub(crate) struct TokenCollector {
+    ids: Vec<u32>,
+    bits: Option<Vec<u32>>,
+    words: usize,
+}
+
+impl TokenCollector {
+    /// An empty set over rows of `words` words.
+    pub(crate) fn new(words: usize) -> TokenCollector {
+        TokenCollector { ids: Vec::new(), bits: None, words }
+    }
+
+    /// Adds `tokens`.
+    #[inline]
+    pub(crate) fn extend(&mut self, tokens: &[u32]) {
+        match &mut self.bits {
+            Some(bits) => {
+                for &t in tokens {
+                    bits[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+            }
+            None => {
+                self.ids.extend_from_slice(tokens);
+                // Past this, the mask is dense anyway (see `StateMask::from_ids`).
+                if self.ids.len() > self.words / 4 {
+                    let mut bits = vec![0u32; self.words];
+                    for &t in &self.ids {
+                        bits[(t >> 5) as usize] |= 1 << (t & 31);
+                    }
+                    self.bits = Some(bits);
+                    self.ids = Vec::new();
+                }
+            }
+        }
+    }
+
+    /// The collected set.
+    pub(crate) fn into_mask(self) -> StateMask {
+        match self.bits {
+            Some(bits) => StateMask::from_bits(bits),
+            None => StateMask::from_ids(self.ids, self.words),
+        }
+    }
+}
+
 impl StateMask {
     pub(crate) fn from_bits(bits: Vec<u32>) -> StateMask {
         let count: u32 = bits.iter().map(|w| w.count_ones()).sum();

@@ -107,8 +107,14 @@ fn string_safe_slices_change_no_mask() {
         r#""(?:[ab1 ]|é){2,12}""#,
         // Room for 32 bytes but not 40: the 32-byte slice, with the 40-byte tokens read.
         r#""[^"\\\x00-\x1f]{0,36}""#,
+        // Character budgets (a small maxLength), with and without the quotes, and a
+        // count over a class that is not every character (no budget).
+        r#""[^"\\\x00-\x1f]{0,3}""#,
+        r#""[^"\\\x00-\x1f]{2,5}""#,
+        r#"[^"\\\x00-\x1f]{1,4}"#,
+        r#""[ab1 é]{0,3}""#,
     ];
-    let (mut sliced, mut risky, mut mid) = (0, 0, 0);
+    let (mut sliced, mut risky, mut mid, mut budgets) = (0, 0, 0, 0);
     for pattern in patterns {
         let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
         let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
@@ -130,6 +136,7 @@ fn string_safe_slices_change_no_mask() {
             assert_eq!(ea, eb, "ends /{pattern}/ state {state}");
             let clear = vocab.string_safe_slices().iter().any(|s| dfa.admits_string_safe(state, s.max_len, true));
             sliced += clear as usize;
+            budgets += dfa.string_safe_char_budget(state, false).is_some() as usize;
             mid += (string_safe_slice_mask(&vocab, dfa, state, true).map(|(s, _)| s.max_len) == Some(32)) as usize;
             risky += (!clear && string_safe_slice_mask(&vocab, dfa, state, true).is_some()) as usize;
         }
@@ -137,6 +144,7 @@ fn string_safe_slices_change_no_mask() {
     assert!(sliced >= 10, "the slices were used in {sliced} states only");
     assert!(risky >= 4, "slices with risky bytes were used in {risky} states only");
     assert!(mid >= 4, "the 32-byte slice was used in {mid} states only");
+    assert!(budgets >= 8, "character budgets were used in {budgets} states only");
 }
 
 /// Masks on a vocabulary where a node's children are exactly the readable bytes, or
@@ -228,5 +236,78 @@ fn cfg_fast_masks_equal_reference() {
                 }
             }
         }
+    }
+}
+
+/// A vocabulary of `n` distinct random lowercase tokens of 4 to 8 letters over the first
+/// `letters` letters, plus EOS.
+fn random_words(n: usize, letters: u8, seed: u64) -> Vocabulary {
+    let mut x = seed;
+    let mut next = || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) as usize
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut toks: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    while seen.len() < n {
+        let len = 4 + next() % 5;
+        let t: Vec<u8> = (0..len).map(|_| b'a' + (next() % letters as usize) as u8).collect();
+        if seen.insert(t.clone()) {
+            toks.push(Some(t));
+        }
+    }
+    toks.push(None);
+    let eos = toks.len() as u32 - 1;
+    Vocabulary::new(toks, &[], &[eos], None).unwrap()
+}
+
+/// A state where one common byte must be read token by token (`a` kills after an `a`):
+/// with more such tokens than a fixed bound of 16,384 allowed, the string-safe slice
+/// still applies (a walk of the whole trie cost several milliseconds on a real
+/// vocabulary), and its masks equal the whole walk's.
+#[test]
+fn slices_read_many_risky_tokens_one_by_one() {
+    let vocab = Arc::new(random_words(60_000, 8, 7));
+    let g = Grammar::regex(r#""(?:[^"\\\x00-\x1fa]|a[^"\\\x00-\x1fa])*a?""#, &Limits::default(), None).unwrap();
+    let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+    let dfa = c.dfa().unwrap();
+    let risky = (256..vocab.size() as u32 - 1).filter(|&t| vocab.token_bytes(t).windows(2).any(|w| w == b"aa")).count();
+    let with_a = (256..vocab.size() as u32 - 1).filter(|&t| vocab.token_bytes(t).contains(&b'a')).count();
+    assert!(risky > 1_000 && with_a > 16_384, "{risky} tokens with `aa`, {with_a} with `a`");
+    for prefix in [&b"\""[..], b"\"a", b"\"ba"] {
+        let state = dfa.walk(dfa.start(), prefix);
+        assert!(
+            string_safe_slice_mask(&vocab, dfa, state, false).is_some(),
+            "no slice after {prefix:?} ({} trie nodes)",
+            vocab.trie().num_nodes()
+        );
+        let fast = lexmask::compute(&vocab, dfa, state);
+        let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words());
+        let (mut a, mut b) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+        fast.tokens.write(&mut a);
+        full.tokens.write(&mut b);
+        assert_eq!(a, b, "lexer mask after {prefix:?}");
+        let allowed = b.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+        assert!(allowed > 10_000 && allowed < vocab.size() - risky, "{allowed} allowed after {prefix:?}");
+    }
+}
+
+/// A walk's token set, collected as ids and then as bits past a quarter of the row's
+/// words, equals the set built from the ids directly, on both sides of that switch.
+#[test]
+fn token_collector_equals_the_id_list() {
+    use super::state_mask::{StateMask, TokenCollector};
+    let words = 64; // 2,048 ids; the collector switches to bits past 16 ids
+    for count in [0usize, 1, 5, 16, 17, 40, 600, 2_048] {
+        let ids: Vec<u32> = (0..count as u32).map(|i| (i * 977) % 2_048).collect();
+        let mut c = TokenCollector::new(words);
+        for chunk in ids.chunks(3) {
+            c.extend(chunk);
+        }
+        let (mut got, mut want) = (vec![0u32; words], vec![0u32; words]);
+        c.into_mask().write(&mut got);
+        StateMask::from_ids(ids.clone(), words).write(&mut want);
+        assert_eq!(got, want, "{count} ids");
+        assert_eq!(got.iter().map(|w| w.count_ones() as usize).sum::<usize>(), count, "{count} ids");
     }
 }

@@ -54,6 +54,10 @@ pub struct Vocabulary {
     /// Per length `n` up to [`MAX_SAFE_LEN`], the string-safe tokens of at most `n`
     /// bytes, as mask bits (see [`crate::automata::StringSafeRisk::safe_len`]).
     safe_len_le: std::sync::OnceLock<Vec<Vec<u32>>>,
+    /// Per count `k` up to [`crate::automata::char_budget::MAX_CHAR_BUDGET`], the
+    /// string-safe tokens that start at most `k` characters, as mask bits (see
+    /// [`crate::automata::Dfa::string_safe_char_budget`]).
+    safe_chars_le: std::sync::OnceLock<Vec<Vec<u32>>>,
     /// Per byte, how many string-safe tokens hold it.
     safe_byte_weight: std::sync::OnceLock<[u32; 256]>,
     /// Recent [`Vocabulary::safe_tokens_holding`] results by byte set: every position of
@@ -164,6 +168,7 @@ impl Vocabulary {
             string_safe_slices: Default::default(),
             safe_with_byte: Default::default(),
             safe_len_le: Default::default(),
+            safe_chars_le: Default::default(),
             safe_byte_weight: Default::default(),
             holding_cache: Default::default(),
             quote_tokens: Default::default(),
@@ -173,6 +178,7 @@ impl Vocabulary {
         vocab.string_safe_slices();
         vocab.safe_with_byte();
         vocab.safe_len_le();
+        vocab.safe_chars_le();
         vocab.safe_byte_weight();
         vocab.quote_tokens();
         Ok(vocab)
@@ -242,5 +248,6 @@ impl Vocabulary {
             + slices
             + masks(&self.safe_with_byte)
             + masks(&self.safe_len_le)
+            + masks(&self.safe_chars_le)
     }
 }

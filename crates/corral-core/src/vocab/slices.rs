@@ -3,6 +3,7 @@
 //! per-byte and per-length token sets that masks inside free text combine.
 
 use super::{TokenKind, TokenTrie, Vocabulary};
+use crate::automata::char_budget::MAX_CHAR_BUDGET;
 use crate::util::bytes::{is_string_safe_byte, set_bytes};
 
 /// Most byte sets [`Vocabulary::safe_tokens_holding`] remembers (16 KiB each at 128k
@@ -97,6 +98,23 @@ impl Vocabulary {
                 }
             }
             len_le
+        })
+    }
+
+    pub(crate) fn safe_chars_le(&self) -> &[Vec<u32>] {
+        self.safe_chars_le.get_or_init(|| {
+            let mut chars_le = vec![vec![0u32; self.mask_words()]; MAX_CHAR_BUDGET + 1];
+            for id in 0..self.size as u32 {
+                let bytes = self.token_bytes(id);
+                // Characters started: every byte but a continuation byte.
+                let chars = bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                if !bytes.is_empty() && chars <= MAX_CHAR_BUDGET && is_string_safe_fragment(bytes) {
+                    for bits in &mut chars_le[chars..] {
+                        bits[(id >> 5) as usize] |= 1 << (id & 31);
+                    }
+                }
+            }
+            chars_le
         })
     }
 

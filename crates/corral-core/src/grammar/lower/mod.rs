@@ -162,6 +162,10 @@ struct Lowering<'a> {
     /// DFAs built by operators, by their full key, with their short key's number (see
     /// [`Lowering::cached`]).
     op_cache: FastMap<String, (Arc<Dfa>, usize)>,
+    /// The short key (`@t` and a number) of each front-end DFA term, by the term's key: a
+    /// term's key may be long (a class of object keys names them all), and combinations
+    /// repeat their parts' keys.
+    dfa_term_keys: FastMap<String, String>,
     /// Parts of automata built so far, shared by the pieces built later.
     pieces: std::cell::RefCell<regex::PieceCache>,
     nt_names: Vec<String>,
@@ -211,6 +215,7 @@ impl<'a> Lowering<'a> {
             fold_memo: FastMap::default(),
             dfa_cache: FastMap::default(),
             op_cache: FastMap::default(),
+            dfa_term_keys: FastMap::default(),
             pieces: Default::default(),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),

@@ -189,10 +189,14 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
     // Per rule: the last rule whose unit closure reached it (marks without clearing).
     let mut mark: Vec<u32> = vec![u32::MAX; n];
     let mut reached: Vec<usize> = Vec::new();
+    // One set for every rule, of borrowed productions: a large grammar's closures reach
+    // thousands of productions, and a set per rule (of copies) cost more than the rest.
+    let rules: &[Alts] = bnf;
+    let mut seen: FastSet<&[Sym]> = FastSet::default();
     for a in 0..n {
-        if lists[a] || !bnf[a].iter().any(is_unit) {
-            let mut seen: FastSet<&Vec<Sym>> = FastSet::default();
-            let out: Alts = bnf[a].iter().filter(|seq| !seq.is_empty() && seen.insert(seq)).cloned().collect();
+        seen.clear();
+        if lists[a] || !rules[a].iter().any(is_unit) {
+            let out: Alts = rules[a].iter().filter(|seq| !seq.is_empty() && seen.insert(seq.as_slice())).cloned().collect();
             total += out.len();
             if total > limits.max_grammar_productions {
                 return Err(too_many(limits, "unit-rule removal"));
@@ -208,7 +212,7 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
         while i < reached.len() {
             let x = reached[i];
             i += 1;
-            for seq in &bnf[x] {
+            for seq in &rules[x] {
                 if is_unit(seq) {
                     let b = seq[0].index() as usize;
                     if mark[b] != a as u32 {
@@ -220,10 +224,9 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
         }
         reached.sort_unstable();
         let mut out: Vec<Vec<Sym>> = Vec::new();
-        let mut seen: FastSet<Vec<Sym>> = FastSet::default();
         for &b in &reached {
-            for seq in &bnf[b] {
-                if !is_unit(seq) && !seq.is_empty() && seen.insert(seq.clone()) {
+            for seq in &rules[b] {
+                if !is_unit(seq) && !seq.is_empty() && seen.insert(seq.as_slice()) {
                     out.push(seq.clone());
                 }
             }
@@ -234,6 +237,7 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
         total += out.len();
         result.push(out);
     }
+    drop(seen);
     for (a, alts) in result.into_iter().enumerate() {
         bnf[a] = alts;
     }

@@ -181,9 +181,10 @@ impl Piece {
         Piece::new(Hir::empty())
     }
 
-    /// A front-end's HIR term, shared (its printed form is already made: reused as the key).
+    /// A front-end's HIR term, shared (its printed form, if already made, is reused as the
+    /// key; else the key is printed when needed, as for any HIR).
     pub(super) fn hir_term(term: &HirTerm) -> Piece {
-        Piece::leaf(term.shared_hir(), None, Some(hir_key(term.key())))
+        Piece::leaf(term.shared_hir(), None, term.key_if_printed().map(hir_key))
     }
 
     /// The concatenation (`seq`) or union of `parts` (one part is itself). Its measures are

@@ -28,8 +28,9 @@ pub(super) enum Reg {
 }
 
 impl Reg {
-    /// A canonical name: equal keys, equal languages (a piece's key starts with `r` or
-    /// `h` and its length, a DFA's with `@`, see [`Lowering::cached`]).
+    /// A canonical name: equal keys, equal languages (a piece's key starts with `r`, `l`
+    /// or `h` and its length, a DFA's with `@`, see [`Lowering::cached`] and
+    /// `Lowering::dfa_term_keys`).
     pub(super) fn key(&self) -> String {
         match self {
             Reg::Hir(p) => p.key().to_string(),
@@ -326,6 +327,17 @@ impl<'a> Lowering<'a> {
         out
     }
 
+    /// The short key of a front-end DFA term whose own key is `key` (see
+    /// `Lowering::dfa_term_keys`).
+    fn dfa_term_key(&mut self, key: &str) -> String {
+        if let Some(k) = self.dfa_term_keys.get(key) {
+            return k.clone();
+        }
+        let short = format!("@t{}", self.dfa_term_keys.len());
+        self.dfa_term_keys.insert(key.to_string(), short.clone());
+        short
+    }
+
     /// The piece or DFA of a regular expression (its references are regular rules).
     pub(super) fn expr_reg(&mut self, e: &Expr) -> Result<Reg> {
         Ok(match e {
@@ -336,7 +348,7 @@ impl<'a> Lowering<'a> {
             },
             Expr::Term { term: Term::Literal(s), .. } => Reg::Hir(Piece::literal(s)),
             // (A built DFA always matches some string: the constructions refuse an empty one.)
-            Expr::Term { term: Term::Dfa(d), .. } => Reg::Dfa { dfa: d.dfa().clone(), key: format!("dfa({:?})", d.key()) },
+            Expr::Term { term: Term::Dfa(d), .. } => Reg::Dfa { dfa: d.dfa().clone(), key: self.dfa_term_key(d.key()) },
             Expr::Term { term: Term::Hir(h), pos } => {
                 let p = Piece::hir_term(h);
                 if p.is_void() {

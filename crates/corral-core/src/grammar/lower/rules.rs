@@ -119,12 +119,19 @@ impl<'a> Lowering<'a> {
             if matches!(e, Expr::Empty) {
                 return Ok(None);
             }
+            let reg = self.expr_reg(e)?;
+            // (A terminal met before keeps its name: none is made here.)
+            if let Reg::Hir(p) = &reg {
+                if let Some(&t) = self.terminal_of_key.get(p.key()) {
+                    return Ok(Some(Sym::t(t)));
+                }
+            }
             let name = match e {
                 Expr::Ref { name, .. } => name.clone(),
                 Expr::Term { term: Term::Literal(s), .. } => format!("{s:?}"),
                 _ => owner.0.clone(),
             };
-            let t = match self.expr_reg(e)? {
+            let t = match reg {
                 Reg::Hir(p) => self.terminal(&p, &name, e.pos().or(Some(owner.1)))?,
                 Reg::Dfa { dfa, key } => self.dfa_terminal(&dfa, key, &name),
                 Reg::Void(v) => {
