@@ -176,9 +176,11 @@ def corral_build():
     info = {}
     try:
         import subprocess
-        run = lambda *a: subprocess.run(a, cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()  # noqa: E731
-        info["git_head"] = run("git", "rev-parse", "--short", "HEAD")
-        info["git_changed_files"] = [line[3:] for line in run("git", "status", "--porcelain", "crates", "python").splitlines()]
+        run = lambda *a: subprocess.run(a, cwd=ROOT, capture_output=True, text=True, timeout=10).stdout  # noqa: E731
+        info["git_head"] = run("git", "rev-parse", "--short", "HEAD").strip()
+        # (Porcelain lines start with two status columns and a space: not stripped.)
+        porcelain = run("git", "status", "--porcelain", "crates", "python")
+        info["git_changed_files"] = [line[3:] for line in porcelain.splitlines() if line.strip()]
     except Exception as e:  # noqa: BLE001 - informational only
         info["git_error"] = str(e)
     try:

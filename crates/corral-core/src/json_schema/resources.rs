@@ -222,6 +222,10 @@ pub struct Resources<'a> {
     referenced: BTreeSet<String>,
     /// The root document.
     root: Option<&'a Value>,
+    /// Each `$ref` resolved so far, by (base URI, reference): a large schema points to
+    /// its definitions hundreds of times, and each resolution parses URIs and walks a
+    /// pointer.
+    resolved: std::cell::RefCell<HashMap<(String, String), Subschema<'a>>>,
 }
 
 impl<'a> Resources<'a> {
@@ -367,8 +371,21 @@ impl<'a> Resources<'a> {
 
     /// The subschema `reference` (a `$ref` of `sub`) points to.
     pub fn resolve(&self, sub: &Subschema<'a>, reference: &Value) -> Result<Subschema<'a>> {
+        let Some(text) = reference.as_str() else {
+            return Err(invalid(&format!("{}/$ref", sub.pointer), "$ref", "must be a string"));
+        };
+        let key = (sub.base.clone(), text.to_string());
+        if let Some(found) = self.resolved.borrow().get(&key) {
+            return Ok(found.clone());
+        }
+        let found = self.resolve_anew(sub, text)?;
+        self.resolved.borrow_mut().insert(key, found.clone());
+        Ok(found)
+    }
+
+    /// [`Resources::resolve`] without the memo.
+    fn resolve_anew(&self, sub: &Subschema<'a>, reference: &str) -> Result<Subschema<'a>> {
         let at = format!("{}/$ref", sub.pointer);
-        let Some(reference) = reference.as_str() else { return Err(invalid(&at, "$ref", "must be a string")) };
         let target = join(&sub.base, reference, &sub.pointer, "$ref")?;
         let (doc_uri, frag) = uri::split_fragment(&target);
         let Some(&(doc, ref doc_pointer, draft)) = self.docs.get(doc_uri) else {
