@@ -47,11 +47,7 @@ impl TokenCollector {
                 self.ids.extend_from_slice(tokens);
                 // Past this, the mask is dense anyway (see `StateMask::from_ids`).
                 if self.ids.len() > self.words / 4 {
-                    let mut bits = vec![0u32; self.words];
-                    for &t in &self.ids {
-                        bits[(t >> 5) as usize] |= 1 << (t & 31);
-                    }
-                    self.bits = Some(bits);
+                    self.bits = Some(bits_of(&self.ids, self.words));
                     self.ids = Vec::new();
                 }
             }
@@ -92,11 +88,7 @@ impl StateMask {
     /// The mask of distinct token `ids` (any order) over rows of `words` words.
     pub(crate) fn from_ids(mut ids: Vec<u32>, words: usize) -> StateMask {
         if ids.len() > words / 4 {
-            let mut bits = vec![0u32; words];
-            for &t in &ids {
-                bits[(t >> 5) as usize] |= 1 << (t & 31);
-            }
-            return StateMask::from_bits(bits);
+            return StateMask::from_bits(bits_of(&ids, words));
         }
         ids.sort_unstable();
         let count = ids.len() as u32;
@@ -139,4 +131,13 @@ impl StateMask {
                 MaskRepr::Dense(b) | MaskRepr::Sparse(b) => b.len() * 4,
             }
     }
+}
+
+/// `ids` as a row of `words` words of bits.
+fn bits_of(ids: &[u32], words: usize) -> Vec<u32> {
+    let mut bits = vec![0u32; words];
+    for &t in ids {
+        bits[(t >> 5) as usize] |= 1 << (t & 31);
+    }
+    bits
 }

@@ -87,35 +87,29 @@ impl Vocabulary {
     }
 
     pub(crate) fn safe_len_le(&self) -> &[Vec<u32>] {
-        self.safe_len_le.get_or_init(|| {
-            let mut len_le = vec![vec![0u32; self.mask_words()]; MAX_SAFE_LEN + 1];
-            for id in 0..self.size as u32 {
-                let bytes = self.token_bytes(id);
-                if !bytes.is_empty() && bytes.len() <= MAX_SAFE_LEN && is_string_safe_fragment(bytes) {
-                    for bits in &mut len_le[bytes.len()..] {
-                        bits[(id >> 5) as usize] |= 1 << (id & 31);
-                    }
-                }
-            }
-            len_le
-        })
+        self.safe_len_le.get_or_init(|| self.safe_tokens_up_to(MAX_SAFE_LEN, <[u8]>::len))
     }
 
     pub(crate) fn safe_chars_le(&self) -> &[Vec<u32>] {
-        self.safe_chars_le.get_or_init(|| {
-            let mut chars_le = vec![vec![0u32; self.mask_words()]; MAX_CHAR_BUDGET + 1];
-            for id in 0..self.size as u32 {
-                let bytes = self.token_bytes(id);
-                // Characters started: every byte but a continuation byte.
-                let chars = bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count();
-                if !bytes.is_empty() && chars <= MAX_CHAR_BUDGET && is_string_safe_fragment(bytes) {
-                    for bits in &mut chars_le[chars..] {
-                        bits[(id >> 5) as usize] |= 1 << (id & 31);
-                    }
+        // Characters started: every byte but a continuation byte.
+        self.safe_chars_le
+            .get_or_init(|| self.safe_tokens_up_to(MAX_CHAR_BUDGET, |b| b.iter().filter(|&&x| x & 0xc0 != 0x80).count()))
+    }
+
+    /// Per `n` up to `max`, the string-safe tokens whose `measure` is at most `n`, as
+    /// mask bits.
+    fn safe_tokens_up_to(&self, max: usize, measure: impl Fn(&[u8]) -> usize) -> Vec<Vec<u32>> {
+        let mut up_to = vec![vec![0u32; self.mask_words()]; max + 1];
+        for id in 0..self.size as u32 {
+            let bytes = self.token_bytes(id);
+            let m = measure(bytes);
+            if !bytes.is_empty() && m <= max && is_string_safe_fragment(bytes) {
+                for bits in &mut up_to[m..] {
+                    bits[(id >> 5) as usize] |= 1 << (id & 31);
                 }
             }
-            chars_le
-        })
+        }
+        up_to
     }
 
     fn build_string_safe_slices(&self) -> Vec<StringSafeSlice> {
