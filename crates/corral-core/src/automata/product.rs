@@ -164,7 +164,7 @@ impl Dfa {
     /// A shortest byte string on which `self` and `other` disagree (None: same language),
     /// by breadth-first search over pairs of states.
     pub(crate) fn difference(&self, other: &Dfa) -> Option<Vec<u8>> {
-        let mut prev: std::collections::HashMap<(u32, u32), ((u32, u32), u8)> = Default::default();
+        let mut prev: crate::util::hash::HashMap<(u32, u32), ((u32, u32), u8)> = Default::default();
         let start = (self.start(), other.start());
         let mut queue = std::collections::VecDeque::from([start]);
         let mut seen = std::collections::HashSet::from([start]);
@@ -186,7 +186,7 @@ impl Dfa {
 
 /// The bytes of a breadth-first search's path from `start` to `end`, read back through
 /// `prev` (each reached node's predecessor and the byte that led from it).
-pub(crate) fn bfs_path<K: Copy + Eq + Hash>(prev: &std::collections::HashMap<K, (K, u8)>, start: K, end: K) -> Vec<u8> {
+pub(crate) fn bfs_path<K: Copy + Eq + Hash>(prev: &crate::util::hash::HashMap<K, (K, u8)>, start: K, end: K) -> Vec<u8> {
     let mut out = Vec::new();
     let mut cur = end;
     while cur != start {

@@ -626,7 +626,7 @@ pub fn parse_bnf(text: &str, dialect: Dialect, limits: &Limits) -> Result<Gramma
 /// parser stores each rule under its name, the last one written winning); a warning
 /// says so, since the author may have meant alternatives.
 fn keep_last_definitions(g: &mut GrammarAst) {
-    let mut last: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut last: crate::util::hash::HashMap<String, usize> = Default::default();
     for (k, r) in g.rules.iter().enumerate() {
         last.insert(r.name.clone(), k);
     }

@@ -6,7 +6,7 @@
 //! symbol's shortest string); then the item's rule is completed, which continues the item
 //! that waited for it in the rule's origin set, and so on up to the start rule.
 
-use std::collections::HashMap;
+use crate::util::hash::{HashMap, HashMapExt};
 
 use super::lower::Cfg;
 use super::lower::Sym;

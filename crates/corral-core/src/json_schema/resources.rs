@@ -10,7 +10,9 @@
 //! every such document up front, so that a caller with a resolver can supply them all
 //! before the translation starts.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use crate::util::hash::HashMap;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! A short completion of a parse: the fewest bytes that, appended, make the input a
 //! sentence (a shortest-path search through the chain of waiting items).
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::*;
 use crate::error::{Error, Result};
@@ -196,7 +196,7 @@ impl Completion<'_> {
             }
         }
         // Per node: its distance to the goal and its first step (dr, next node) there.
-        let mut dist: HashMap<Node, (u64, u32, Node)> = HashMap::from([(ACCEPT, (0, NONE, ACCEPT))]);
+        let mut dist: HashMap<Node, (u64, u32, Node)> = HashMap::from_iter([(ACCEPT, (0, NONE, ACCEPT))]);
         let mut heap = std::collections::BinaryHeap::from([Reverse((0u64, ACCEPT))]);
         while let Some(Reverse((d, m))) = heap.pop() {
             if dist.get(&m).is_some_and(|x| x.0 < d) {

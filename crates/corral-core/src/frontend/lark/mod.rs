@@ -19,7 +19,7 @@
 //! two tokens: every split of the text into the grammar's terminals counts (as with
 //! Lark's Earley parser and `lexer="dynamic_complete"`), with no greedy lexing.
 
-use std::collections::HashMap;
+use crate::util::hash::{HashMap, HashMapExt};
 
 use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
 use super::scanner::grammar_error;

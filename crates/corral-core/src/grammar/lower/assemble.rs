@@ -1,7 +1,7 @@
 //! The normalized grammar assembled: productions numbered, unreachable rules dropped,
 //! `perm!` lists given their productions and states.
 
-use std::collections::HashMap;
+use crate::util::hash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use super::*;

@@ -1,7 +1,7 @@
 //! Lark's rule that a terminal matches a non-empty string, checked on the lowered
 //! terminals.
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet};
 
 use super::*;
 use crate::error::Result;

@@ -1,7 +1,7 @@
 //! Runs of adjacent terminals merged into one (by one-pass concatenation where the
 //! junctions are deterministic), and terminals that match the empty string split.
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet};
 use std::sync::Arc;
 
 use super::*;

@@ -12,7 +12,7 @@
 //! a rule that only recurses: warnings; an error only when the start rule is among them)
 //! → remove nullable rules, then unit rules → drop what is unreachable.
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::util::hash::{FastMap, FastSet};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! What can never produce a finite string is dropped (a warning), unless it is the start
 //! rule (an error naming why).
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashSet, HashSetExt};
 
 use super::*;
 use crate::error::{Error, Result};

@@ -1,7 +1,7 @@
 //! Which rules and pieces are regular, and their HIR piece or DFA: a rule not on a
 //! reference cycle becomes one terminal; `and!`, `not!` and `except!` become one DFA.
 
-use std::collections::HashMap;
+use crate::util::hash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use super::piece::{Measure, Piece};

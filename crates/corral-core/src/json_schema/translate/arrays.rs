@@ -7,7 +7,7 @@
 //! rule of its own ([`Translator::state_rules`]), pruned to the states from which the
 //! array can still close.
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet};
 
 use indexmap::IndexMap;
 

@@ -4,7 +4,7 @@
 //! property that requires the object itself, forever): the pass is redone with it known
 //! empty, so that whatever needs it is dropped, as for any empty branch.
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::expr::{rule, seq};
 use super::shape::SubNode;

@@ -177,7 +177,7 @@ pub(crate) fn type_kinds(sub: &Subschema<'_>, val: &Value, obj: &Map<String, Val
 
 /// The members of an enum without repeats (by JSON equality), with their canonical keys.
 pub(crate) fn enum_members(val: &Value) -> (Vec<&Value>, Vec<String>) {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::util::hash::HashSet::default();
     let (mut values, mut keys) = (Vec::new(), Vec::new());
     for v in val.as_array().into_iter().flatten() {
         let k = value::canon(v);

@@ -4,7 +4,7 @@
 //! complements). [`LangCache::bool_terms`] intersects languages and removes others, and tells when
 //! nothing is left; [`finite_strings`] lists a small finite language.
 
-use std::collections::HashMap;
+use crate::util::hash::HashMap;
 use std::sync::Arc;
 
 use regex_syntax::hir::Hir;

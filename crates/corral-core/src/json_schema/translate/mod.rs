@@ -19,7 +19,7 @@
 //! `check` decides whether a given value (an `enum` member, a property name) satisfies
 //! a shape; `assemble` runs the passes and builds the [`GrammarAst`].
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashSet, HashSetExt};
 
 use indexmap::IndexMap;
 use serde_json::Value;

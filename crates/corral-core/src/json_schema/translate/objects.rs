@@ -8,7 +8,7 @@
 //! ending with the classes' members; in any order, it is one `perm!`.
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use regex_syntax::hir::{Hir, Repetition};

@@ -4,7 +4,7 @@
 //! grammar terms built directly rather than as EBNF text.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, Repetition};

@@ -3,7 +3,7 @@
 //! it: a subschema in context (possibly negated), or a [`Synthetic`] constraint that
 //! negation makes (`not: {minimum: 3}` becomes "a number below 3").
 
-use std::collections::{HashMap, HashSet};
+use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::rc::Rc;
 
 use serde_json::Value;
