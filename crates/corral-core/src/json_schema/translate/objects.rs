@@ -7,8 +7,8 @@
 //! the schema's order, an object is a chain of states (named key `i`, `c` members so far)
 //! ending with the classes' members; in any order, it is one `perm!`.
 
-use std::collections::hash_map::Entry;
 use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use regex_syntax::hir::{Hir, Repetition};

@@ -3,8 +3,8 @@
 //! each written with the languages of `json_schema::numbers`, `ecma` and `formats`, as
 //! grammar terms built directly rather than as EBNF text.
 
-use std::cell::RefCell;
 use crate::util::hash::{HashMap, HashSet, HashSetExt};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, Repetition};
