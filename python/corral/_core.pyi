@@ -250,6 +250,10 @@ class Grammar:
         """A random sentence of a context-free grammar (about `budget` bytes): for tests and
         examples. None for a regex."""
     @staticmethod
+    def join(join: str, parts: list[Grammar], limits: Limits | None = None) -> Grammar:
+        """The union (`join="union"`) or concatenation (`join="concat"`) of `parts`, as one
+        grammar."""
+    @staticmethod
     def json_schema(
         schema: str,
         documents: list[tuple[str, str]],

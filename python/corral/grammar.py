@@ -108,7 +108,7 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_ban", "_limits", "_python_type")
+    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_operands", "_ban", "_limits", "_python_type")
 
     def __init__(
         self,
@@ -128,6 +128,8 @@ class Grammar:
         self._schema_warnings: list[str] = []
         # For `g1 & g2`: the grammars that must all hold (each without parts of its own).
         self._parts: tuple[Grammar, ...] = ()
+        # For `g1 | g2` and `g1 + g2` (kind "union" / "concat"): the joined grammars.
+        self._operands: tuple[Grammar, ...] = ()
         # For Grammar.ban: the phrases and options (see BanSpec).
         self._ban: BanSpec | None = None
         # For Grammar.json_schema of a Python type (a Pydantic model...): the type, which
@@ -342,6 +344,64 @@ class Grammar:
         grammar._parts = parts
         return grammar
 
+    @classmethod
+    def union(cls, *grammars: Grammar, limits: _core.Limits | None = None) -> Grammar:
+        """Any one of the grammars: the output matches at least one of them (``g1 | g2``).
+
+        Regexes, EBNF/GBNF/Lark grammars, JSON Schemas, bans by mask and other unions and
+        concatenations can be joined; the result is one grammar (a union of regexes is still
+        matched by the regex engine when its automaton stays small). Grammars combined with
+        ``&`` and rollback bans cannot be parts (join first, then intersect:
+        ``(a | b) & ban``). Repeated JSON object keys are refused only when every part is a
+        JSON grammar; otherwise a :class:`GrammarWarning` says the check is off.
+        """
+        return cls._join("union", grammars, limits)
+
+    @classmethod
+    def concat(cls, *grammars: Grammar, limits: _core.Limits | None = None) -> Grammar:
+        """The grammars one after the other, in order (``g1 + g2``): the output is a match
+        of the first followed directly by a match of the second, and so on. Parts as for
+        :meth:`union`."""
+        return cls._join("concat", grammars, limits)
+
+    def __or__(self, other: Grammar) -> Grammar:
+        """``Grammar.union(self, other)``."""
+        if not isinstance(other, Grammar):
+            return NotImplemented
+        return Grammar.union(self, other)
+
+    def __add__(self, other: Grammar) -> Grammar:
+        """``Grammar.concat(self, other)``."""
+        if not isinstance(other, Grammar):
+            return NotImplemented
+        return Grammar.concat(self, other)
+
+    @classmethod
+    def _join(cls, join: str, grammars: tuple[Grammar, ...], limits: _core.Limits | None) -> Grammar:
+        word = "union" if join == "union" else "concatenation"
+        if not grammars:
+            raise GrammarError(f"a {word} needs at least one grammar")
+        flat: list[Grammar] = []
+        for g in grammars:
+            if not isinstance(g, Grammar):
+                raise TypeError(f"Grammar.{join} expects Grammar objects, got {type(g).__name__}")
+            if g._inner is None:
+                what = "an intersection (&)" if g._parts else "a rollback ban"
+                raise GrammarError(f"{what} cannot be part of a {word}: it is matched beside the grammar, not inside it; join first, then intersect (`(a | b) & c`)")
+            # Nested joins of the same kind flatten: (a | b) | c is a | b | c.
+            flat.extend(g._operands if g._kind == join else (g,))
+        if len(flat) == 1:
+            return flat[0]
+        inner = _core.Grammar.join(join, [g._inner for g in flat], limits)  # type: ignore[misc]
+        sep = " | " if join == "union" else " + "
+        grammar = cls(inner, join, sep.join(repr(g) for g in flat), limits=limits)
+        grammar._operands = tuple(flat)
+        grammar._schema_warnings = [w for g in flat for w in g._schema_warnings]
+        own = [w for w in inner.warnings if not any(w in g.warnings for g in flat)]
+        for message in own:
+            warnings.warn(message, GrammarWarning, stacklevel=3)
+        return grammar
+
     @property
     def parts(self) -> tuple[Grammar, ...]:
         """The grammars that must all hold: ``(self,)`` unless built with ``&``."""
@@ -391,6 +451,8 @@ class Grammar:
     def _key(self) -> tuple[Any, ...]:
         if self._parts:
             return ("all_of", tuple(p._key() for p in self._parts))
+        if self._operands:
+            return (self._kind, tuple(p._key() for p in self._operands))
         return (self._kind, self._source, self._start)
 
     def __eq__(self, other: object) -> bool:
@@ -409,8 +471,8 @@ class Grammar:
             setattr(self, name, value)
 
     def __repr__(self) -> str:
-        if self._parts:
-            return self._source
+        if self._parts or self._operands:
+            return f"({self._source})" if self._operands else self._source
         if self._ban is not None:
             return self._ban.describe()
         return f"Grammar.{self._kind}({self._source!r})"

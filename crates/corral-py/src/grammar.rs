@@ -38,6 +38,21 @@ enum Recipe {
         options: SchemaArgs,
         limits: Option<core::Limits>,
     },
+    /// A union or concatenation (`join`: "union" or "concat") of grammars, by their recipes.
+    Join {
+        join: String,
+        parts: Vec<Recipe>,
+        limits: Option<core::Limits>,
+    },
+}
+
+/// The core's join from its Python name.
+fn join_kind(join: &str) -> PyResult<core::grammar::Join> {
+    match join {
+        "union" => Ok(core::grammar::Join::Union),
+        "concat" => Ok(core::grammar::Join::Concat),
+        other => Err(PyTypeError::new_err(format!("unknown grammar join {other:?}"))),
+    }
 }
 
 /// The options of `Grammar.json_schema`, as Python passes them: (strict, whitespace,
@@ -177,6 +192,24 @@ impl PyGrammar {
         Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
     }
 
+    /// The union (`join="union"`) or concatenation (`join="concat"`) of `parts`, as one
+    /// grammar (see `corral_core::grammar::lower::compose`).
+    #[staticmethod]
+    #[pyo3(signature = (join, parts, limits=None))]
+    fn join(py: Python<'_>, join: &str, parts: Vec<PyRef<'_, PyGrammar>>, limits: Option<PyRef<'_, PyLimits>>) -> PyResult<Self> {
+        let kind = join_kind(join)?;
+        let recipe = Recipe::Join {
+            join: join.to_string(),
+            parts: parts.iter().map(|p| p.recipe.clone()).collect(),
+            limits: limits.as_ref().map(|l| l.inner.clone()),
+        };
+        let schema_warnings = parts.iter().flat_map(|p| p.schema_warnings.iter().cloned()).collect();
+        let grammars: Vec<core::Grammar> = parts.iter().map(|p| p.inner.clone()).collect();
+        let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
+        let inner = guard_detached(py, move || core::Grammar::join(&grammars, kind, &limits))?;
+        Ok(PyGrammar { inner, recipe, schema_warnings })
+    }
+
     /// The documents (URIs) the schema's `$ref`s point into that are not among
     /// `documents`: what a resolver must supply (ask again after: new documents may
     /// point further).
@@ -261,35 +294,36 @@ impl PyGrammar {
 
     /// Pickles as the constructor call that built it (`_rebuild_grammar` repeats it).
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let limits = |l: &Option<core::Limits>| l.clone().map(|inner| PyLimits { inner });
-        let args = match &self.recipe {
-            Recipe::Regex { pattern, limits: l, classes } => {
-                ("regex", (pattern, limits(l), classes.clone())).into_pyobject(py)?
-            }
-            Recipe::Cfg {
-                text,
-                dialect,
-                start,
-                limits: l,
-                classes,
-                max_terminal_source,
-                distinct_keys,
-                key_endings_infinite,
-            } => (
-                "cfg",
-                (text, dialect, start, limits(l), classes.clone(), *max_terminal_source, *distinct_keys, *key_endings_infinite),
-            )
-                .into_pyobject(py)?,
-            Recipe::JsonSchema { schema, documents, options, limits: l } => {
-                ("json_schema", (schema, documents.clone(), options.clone(), limits(l))).into_pyobject(py)?
-            }
-        };
-        Ok((py.import("corral._core")?.getattr("_rebuild_grammar")?, args))
+        Ok((py.import("corral._core")?.getattr("_rebuild_grammar")?, recipe_args(py, &self.recipe)?))
     }
 
     fn __repr__(&self) -> String {
         format!("<corral._core.Grammar {}>", self.inner.describe())
     }
+}
+
+/// A pickled join: its kind, its parts as `(constructor, args)`, its limits.
+type JoinArgs<'py> = (String, Vec<(String, Bound<'py, PyTuple>)>, Bound<'py, PyAny>);
+
+/// `(constructor, args)` that build the grammar of `recipe` again (see `_rebuild_grammar`).
+fn recipe_args<'py>(py: Python<'py>, recipe: &Recipe) -> PyResult<Bound<'py, PyTuple>> {
+    let limits = |l: &Option<core::Limits>| l.clone().map(|inner| PyLimits { inner });
+    let args = match recipe {
+        Recipe::Regex { pattern, limits: l, classes } => ("regex", (pattern, limits(l), classes.clone())).into_pyobject(py)?,
+        Recipe::Cfg { text, dialect, start, limits: l, classes, max_terminal_source, distinct_keys, key_endings_infinite } => (
+            "cfg",
+            (text, dialect, start, limits(l), classes.clone(), *max_terminal_source, *distinct_keys, *key_endings_infinite),
+        )
+            .into_pyobject(py)?,
+        Recipe::JsonSchema { schema, documents, options, limits: l } => {
+            ("json_schema", (schema, documents.clone(), options.clone(), limits(l))).into_pyobject(py)?
+        }
+        Recipe::Join { join, parts, limits: l } => {
+            let parts = parts.iter().map(|p| recipe_args(py, p)).collect::<PyResult<Vec<_>>>()?;
+            ("join", (join, parts, limits(l))).into_pyobject(py)?
+        }
+    };
+    Ok(args)
 }
 
 /// Builds a grammar by `Grammar.<constructor>(*args)`: what a pickled grammar loads by
@@ -302,6 +336,12 @@ pub(crate) fn _rebuild_grammar<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     match constructor {
         "regex" | "cfg" | "json_schema" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
+        // The parts are (constructor, args) pairs themselves.
+        "join" => {
+            let (join, parts, limits): JoinArgs<'py> = args.extract()?;
+            let parts = parts.into_iter().map(|(c, a)| _rebuild_grammar(py, &c, a)).collect::<PyResult<Vec<_>>>()?;
+            py.get_type::<PyGrammar>().getattr("join")?.call1((join, parts, limits))
+        }
         other => Err(PyTypeError::new_err(format!("unknown grammar constructor {other:?}"))),
     }
 }

@@ -24,7 +24,7 @@ pub mod sample;
 pub(crate) mod shortest;
 pub mod sym;
 
-pub use lower::{lower, lower_with, Cfg, LowerOptions};
+pub use lower::{lower, lower_with, Cfg, Join, LowerOptions};
 pub use sym::Sym;
 
 /// Does the terminal expression `expr` (corral EBNF: strings, classes, regexes, `and!`,
@@ -36,7 +36,7 @@ pub fn expression_is_empty(expr: &str, limits: &Limits, classes: Option<&PerlCla
 }
 
 /// A context-free grammar, validated and normalized.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CfgGrammar {
     /// The normalized grammar.
     pub cfg: Cfg,
@@ -47,6 +47,10 @@ pub struct CfgGrammar {
     /// Known: every half-written key has infinitely many endings, so only closed keys
     /// need checking (see [`Grammar::with_distinct_keys`]).
     pub key_endings_infinite: bool,
+    /// With `distinct_keys`: may some object take keys from a class the grammar cannot keep
+    /// distinct (`additionalProperties`, patterns)? False when every key is named, so the
+    /// grammar alone writes each at most once (see [`Grammar::with_named_keys_only`]).
+    pub open_keys: bool,
 }
 
 /// A constraint on the output's bytes. Built by the front-ends; compiled against a
@@ -99,7 +103,13 @@ impl Grammar {
             lower_with(&ast, start, limits, options, classes)
         })?;
         let description = format!("{dialect:?} grammar").to_lowercase();
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
+            cfg,
+            description,
+            distinct_keys: false,
+            key_endings_infinite: false,
+            open_keys: false,
+        })))
     }
 
     /// Validates and normalizes a grammar built directly as an AST (by a front-end that
@@ -117,7 +127,66 @@ impl Grammar {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
         let cfg = interrupt::run(&budget, || lower_with(ast, start, limits, options, classes))?;
         let description = description.to_string();
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: false, key_endings_infinite: false })))
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
+            cfg,
+            description,
+            distinct_keys: false,
+            key_endings_infinite: false,
+            open_keys: false,
+        })))
+    }
+
+    /// The union (any one of the parts) or the concatenation (all of them in order) of
+    /// `parts`, as one grammar; see [`lower::compose`].
+    ///
+    /// The repeated-key check of JSON grammars (see [`distinct_keys`]) reads the whole
+    /// output as JSON, so it is kept only when every part has it (a union of JSON
+    /// grammars, JSON values one after another). A part that has it joined with one that
+    /// does not (JSON after free text) loses it, with a warning: its grammar alone still
+    /// holds, but an object open to other keys may then repeat one.
+    pub fn join(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
+        let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        interrupt::run(&budget, || Self::join_within(parts, join, limits))
+    }
+
+    fn join_within(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
+        let mut owned: Vec<Cfg> = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            if let Grammar::Regex(r) = p {
+                let name = format!("part{i}: regex");
+                owned.push(lower::regular_cfg(regex::build_dfa(r, limits)?, &name, limits)?);
+            }
+        }
+        let mut regexes = owned.iter();
+        let cfgs: Vec<&Cfg> = parts
+            .iter()
+            .map(|p| match p {
+                Grammar::Cfg(c) => &c.cfg,
+                Grammar::Regex(_) => regexes.next().expect("one automaton per regex part"),
+            })
+            .collect();
+        let mut cfg = lower::compose(&cfgs, join, limits)?;
+        let keyed: Vec<bool> = parts.iter().map(Grammar::distinct_keys).collect();
+        let all_keyed = keyed.iter().all(|&k| k);
+        let open: Vec<bool> = parts.iter().map(|p| matches!(p, Grammar::Cfg(c) if c.distinct_keys && c.open_keys)).collect();
+        if !all_keyed && open.iter().any(|&k| k) {
+            let which: Vec<String> = open.iter().enumerate().filter(|(_, &k)| k).map(|(i, _)| i.to_string()).collect();
+            cfg.warnings.push(format!(
+                "the repeated-key check of JSON part(s) {} is off in this {}: it reads the whole output as JSON, and the other parts are not JSON (objects open to other keys may repeat one)",
+                which.join(", "),
+                match join {
+                    Join::Union => "union",
+                    Join::Concat => "concatenation",
+                }
+            ));
+        }
+        let description = match join {
+            Join::Union => format!("union of {} grammars", parts.len()),
+            Join::Concat => format!("concatenation of {} grammars", parts.len()),
+        };
+        let key_endings_infinite = all_keyed && parts.iter().all(Grammar::key_endings_infinite);
+        let open_keys = all_keyed && open.iter().any(|&k| k);
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: all_keyed, key_endings_infinite, open_keys })))
     }
 
     /// The same grammar, for JSON output whose objects never repeat a key: its matchers
@@ -139,6 +208,20 @@ impl Grammar {
         self.keys_condition(false, false)
     }
 
+    /// The same grammar, known to name every key its objects may have (no class of other
+    /// keys): the grammar alone then writes each key at most once. The check stays on; a
+    /// join with text may drop it without a warning (see [`Grammar::join`]).
+    pub fn with_named_keys_only(self) -> Grammar {
+        match self {
+            Grammar::Cfg(c) => {
+                let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
+                c.open_keys = false;
+                Grammar::Cfg(Arc::new(c))
+            }
+            regex => regex,
+        }
+    }
+
     /// The same grammar with the distinct-keys condition set as given (a regex unchanged).
     fn keys_condition(self, distinct_keys: bool, key_endings_infinite: bool) -> Grammar {
         match self {
@@ -147,7 +230,8 @@ impl Grammar {
                     Ok(c) => (c.cfg, c.description),
                     Err(shared) => (shared.cfg.clone(), shared.description.clone()),
                 };
-                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite }))
+                let open_keys = distinct_keys;
+                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys }))
             }
             regex => regex,
         }

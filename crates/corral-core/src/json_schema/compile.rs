@@ -45,7 +45,9 @@ pub fn schema_grammar(
         let grammar = Grammar::cfg_ast(&t.ast, "JSON Schema", Some("start"), limits, &lower, None)?;
         // Where every class of keys leaves half-written keys infinitely many endings,
         // closed keys suffice (see `distinct_keys`).
-        Ok(SchemaGrammar { grammar: grammar.with_distinct_keys(!t.finite_key_endings), warnings: t.warnings })
+        let grammar = grammar.with_distinct_keys(!t.finite_key_endings);
+        let grammar = if t.open_keys { grammar } else { grammar.with_named_keys_only() };
+        Ok(SchemaGrammar { grammar, warnings: t.warnings })
     });
     built.map_err(|e| match e {
         Error::LimitExceeded { limit: "max_compile_ms", value, .. } => Error::LimitExceeded {

@@ -464,3 +464,59 @@ fn a_small_regular_rule_is_one_terminal_however_its_pieces_are_written() {
     advance_chart(&g, &mut chart, b"inside a string, no Earley set per byte").unwrap();
     assert_eq!(chart.num_items(), items);
 }
+
+/// A grammar text lowered to its normalized grammar.
+fn lowered(text: &str) -> crate::grammar::Grammar {
+    crate::grammar::Grammar::cfg_text(text, Dialect::Ebnf, None, &Limits::default(), None).unwrap()
+}
+
+#[test]
+fn joined_grammars_match_their_parts() {
+    use crate::grammar::{Grammar, Join};
+    let limits = Limits::default();
+    let texts = [
+        r#"start ::= "(" start ")" | "" ;"#, // recursive, matches ""
+        r#"start ::= [ab]+ ;"#,              // regular
+        r#"start ::= "a" start | "b" ;"#,    // right recursive
+        r#"start ::= "" ;"#,                 // only ""
+    ];
+    let parts: Vec<Grammar> = texts.iter().map(|t| lowered(t)).collect();
+    let single: Vec<EarleyGrammar> = parts.iter().map(cfg_of).collect();
+    let part_accepts = |i: usize, s: &str| accepts(&single[i], s);
+    let alphabet = ['(', ')', 'a', 'b'];
+    for chosen in [vec![0, 1], vec![1, 2, 0], vec![3, 0, 3], vec![2, 1], vec![0, 0, 1]] {
+        let picked: Vec<Grammar> = chosen.iter().map(|&i| parts[i].clone()).collect();
+        for join in [Join::Union, Join::Concat] {
+            let joined = Grammar::join(&picked, join, &limits).unwrap();
+            let Grammar::Cfg(c) = &joined else { panic!("a join is a grammar") };
+            let regular = c.cfg.regular.clone();
+            let g = cfg_of(&joined);
+            for s in strings(&alphabet, 6) {
+                let want = match join {
+                    Join::Union => chosen.iter().any(|&i| part_accepts(i, &s)),
+                    Join::Concat => splits(&chosen, &s, &part_accepts),
+                };
+                assert_eq!(accepts(&g, &s), want, "{join:?} of {chosen:?}: {s:?}");
+                if let Some(dfa) = &regular {
+                    assert_eq!(dfa.matches(s.as_bytes()), want, "{join:?} of {chosen:?} (DFA): {s:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The recognizer of a lowered grammar.
+fn cfg_of(g: &crate::grammar::Grammar) -> EarleyGrammar {
+    match g {
+        crate::grammar::Grammar::Cfg(c) => EarleyGrammar::new(c.cfg.clone(), &Limits::default()),
+        crate::grammar::Grammar::Regex(_) => panic!("a grammar text lowers to a grammar"),
+    }
+}
+
+/// Can `s` be split into strings of the parts `chosen`, in order?
+fn splits(chosen: &[usize], s: &str, accepts: &impl Fn(usize, &str) -> bool) -> bool {
+    match chosen.split_first() {
+        None => s.is_empty(),
+        Some((&i, rest)) => (0..=s.len()).any(|j| accepts(i, &s[..j]) && splits(rest, &s[j..], accepts)),
+    }
+}

@@ -27,6 +27,7 @@ use crate::frontend::scanner::grammar_error;
 use crate::limits::Limits;
 
 mod assemble;
+mod compose;
 mod lark_tokens;
 mod merge;
 mod nullable;
@@ -39,6 +40,7 @@ mod terminals;
 mod tests;
 
 use assemble::*;
+pub use compose::{compose, regular_cfg, Join};
 use merge::*;
 use nullable::*;
 use piece::Piece;

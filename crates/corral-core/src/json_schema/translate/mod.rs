@@ -114,6 +114,9 @@ pub struct Translation {
     pub warnings: Vec<String>,
     /// See the type's docs.
     pub finite_key_endings: bool,
+    /// Does some object take keys from a class of other keys (not named one by one)? Only
+    /// then can the grammar alone repeat a key.
+    pub open_keys: bool,
 }
 
 /// Translates `schema` (with `documents`: other schema documents by URI, for `$ref`s
@@ -122,7 +125,12 @@ pub struct Translation {
 pub fn translate(schema: &Value, documents: &[(String, Value)], options: &SchemaOptions, limits: &Limits) -> Result<Translation> {
     let mut t = Translator::new(schema, documents, options, limits)?;
     let ast = t.grammar()?;
-    Ok(Translation { ast, warnings: std::mem::take(&mut t.warnings), finite_key_endings: t.finite_key_endings })
+    Ok(Translation {
+        ast,
+        warnings: std::mem::take(&mut t.warnings),
+        finite_key_endings: t.finite_key_endings,
+        open_keys: t.open_keys,
+    })
 }
 
 /// The documents `$ref`s in `schema` (and in `documents`) point into that are not among
@@ -174,6 +182,8 @@ pub(crate) struct Translator<'a> {
     known_empty: HashSet<RuleKey>,
     /// Some class of keys leaves a half-written key finitely many endings.
     finite_key_endings: bool,
+    /// See [`Translation::open_keys`].
+    open_keys: bool,
     pass: Pass,
     warnings: Vec<String>,
     /// Automata and combinations built so far (see [`lang::LangCache`]).
@@ -245,6 +255,7 @@ impl<'a> Translator<'a> {
             proving: HashSet::new(),
             known_empty: HashSet::new(),
             finite_key_endings: false,
+            open_keys: false,
             pass: Pass::default(),
             warnings: Vec::new(),
             langs: lang::LangCache::default(),

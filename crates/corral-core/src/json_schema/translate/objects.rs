@@ -132,6 +132,7 @@ impl<'a> Translator<'a> {
                 // keys against the written ones too. Deciding it exactly costs an
                 // automaton product per class: not worth its time.
                 self.finite_key_endings |= !class.plain;
+                self.open_keys = true;
                 open.push((class.keys, class.subs));
                 continue;
             };

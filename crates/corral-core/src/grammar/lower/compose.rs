@@ -1,0 +1,192 @@
+//! Union and concatenation of normalized grammars: one [`Cfg`] whose language is the
+//! union, or the concatenation in order, of the parts' languages.
+//!
+//! The parts are already lowered, so nothing is lowered again: their nonterminals,
+//! terminals and `perm!` lists are copied side by side (renumbered), and a new start rule
+//! joins them. The result keeps the invariants of a lowered grammar: no ε-production (a
+//! part that accepts "" is made optional where it is used), no unit rule (where a part
+//! stands alone its start's productions are copied instead of referenced), and a start
+//! that no right-hand side uses. When every part is regular, the joined automaton is built
+//! too, within the lowering's folding budget, so that a union of regexes is still matched
+//! by the DFA engine.
+
+use super::assemble::build_cfg;
+use super::regular::FOLD_MAX_STATES;
+use super::rules::Alts;
+use super::{Cfg, Sym, Terminal};
+use crate::automata::{Dfa, DfaExpr};
+use crate::error::{Error, Result};
+use crate::grammar::perm::Perm;
+use crate::limits::Limits;
+
+/// How the parts are joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// Any one of the parts.
+    Union,
+    /// All the parts, one after the other, in order.
+    Concat,
+}
+
+impl Join {
+    fn word(self) -> &'static str {
+        match self {
+            Join::Union => "union",
+            Join::Concat => "concatenation",
+        }
+    }
+}
+
+/// The parts copied side by side: every nonterminal's alternatives, the terminals and the
+/// lists, renumbered; `starts[i]` is part `i`'s start.
+struct SideBySide {
+    names: Vec<String>,
+    bnf: Vec<Alts>,
+    terminals: Vec<Terminal>,
+    perms: Vec<Perm>,
+    starts: Vec<u32>,
+    warnings: Vec<String>,
+}
+
+fn side_by_side(parts: &[&Cfg]) -> SideBySide {
+    let mut out = SideBySide {
+        names: Vec::new(),
+        bnf: Vec::new(),
+        terminals: Vec::new(),
+        perms: Vec::new(),
+        starts: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for cfg in parts {
+        let (nt0, t0) = (out.names.len() as u32, out.terminals.len() as u32);
+        let shift = |s: Sym| if s.is_terminal() { Sym::t(s.index() + t0) } else { Sym::n(s.index() + nt0) };
+        for (n, name) in cfg.nonterminals.iter().enumerate() {
+            out.names.push(name.clone());
+            let alts = cfg.productions_of[n].iter().map(|&p| cfg.productions[p as usize].rhs.iter().map(|&s| shift(s)).collect());
+            out.bnf.push(alts.collect());
+        }
+        out.terminals.extend(cfg.terminals.iter().cloned());
+        out.perms.extend(cfg.perms.iter().map(|p| Perm {
+            list: p.list + nt0,
+            sep: p.sep.map(shift),
+            entries: p.entries.iter().map(|&s| shift(s)).collect(),
+            ..p.clone()
+        }));
+        out.starts.push(cfg.start + nt0);
+        out.warnings.extend(cfg.warnings.iter().cloned());
+    }
+    out
+}
+
+/// The union or concatenation of `parts` (at least one), as one normalized grammar.
+pub fn compose(parts: &[&Cfg], join: Join, limits: &Limits) -> Result<Cfg> {
+    if parts.is_empty() {
+        return Err(Error::InvalidArgument(format!("a {} needs at least one grammar", join.word())));
+    }
+    let mut s = side_by_side(parts);
+    let start = s.names.len() as u32;
+    s.names.push(format!("{}#start", join.word()));
+    s.bnf.push(Vec::new());
+    let nonempty: Vec<bool> = s.starts.iter().map(|&st| !s.bnf[st as usize].is_empty()).collect();
+    let accepts_empty = match join {
+        Join::Union => parts.iter().any(|c| c.accepts_empty),
+        Join::Concat => parts.iter().all(|c| c.accepts_empty),
+    };
+    let alts = match join {
+        // Each part's start productions, copied (a reference would be a unit rule).
+        Join::Union => s.starts.iter().flat_map(|&st| s.bnf[st as usize].clone()).collect(),
+        Join::Concat => concat_alts(&mut s, parts, &nonempty),
+    };
+    s.bnf[start as usize] = alts;
+    dedup_alts(&mut s.bnf[start as usize]);
+    if s.bnf[start as usize].is_empty() && !accepts_empty {
+        return Err(Error::InvalidArgument(format!("the {} matches no string", join.word())));
+    }
+    let regular = joined_dfa(parts, join, limits)?;
+    let mut cfg = build_cfg(s.names, s.bnf, s.terminals, start, accepts_empty, s.warnings, s.perms);
+    cfg.regular = regular;
+    Ok(cfg)
+}
+
+/// The start's alternatives for a concatenation: suffix rules `R_k` (the parts from `k`
+/// on, without ""), built from the last part back, where a part that accepts "" may be
+/// left out and a part left alone is written as its productions.
+fn concat_alts(s: &mut SideBySide, parts: &[&Cfg], nonempty: &[bool]) -> Alts {
+    // `next`: the alternatives of R_{k+1} and the nonterminal that holds them, if any.
+    let mut next: Option<(Alts, u32)> = None;
+    let mut rest_nullable = true;
+    for k in (0..parts.len()).rev() {
+        let st = s.starts[k];
+        let mut alts: Alts = Vec::new();
+        if nonempty[k] {
+            if let Some((_, r)) = &next {
+                alts.push(vec![Sym::n(st), Sym::n(*r)]);
+            }
+            if rest_nullable {
+                alts.extend(s.bnf[st as usize].iter().cloned());
+            }
+        }
+        if parts[k].accepts_empty {
+            if let Some((rest, _)) = &next {
+                alts.extend(rest.iter().cloned());
+            }
+        }
+        rest_nullable &= parts[k].accepts_empty;
+        dedup_alts(&mut alts);
+        if alts.is_empty() {
+            // Parts that match only "" so far: nothing to hold.
+            next = None;
+            continue;
+        }
+        let r = s.names.len() as u32;
+        s.names.push(format!("concatenation#{k}"));
+        s.bnf.push(alts.clone());
+        next = Some((alts, r));
+    }
+    // R_0 becomes the start itself (its holder is left unused and is dropped).
+    next.map(|(alts, _)| alts).unwrap_or_default()
+}
+
+/// Removes repeated alternatives, keeping the first of each.
+fn dedup_alts(alts: &mut Alts) {
+    let mut seen = crate::util::hash::HashSet::default();
+    alts.retain(|a| seen.insert(a.clone()));
+}
+
+/// The joined automaton when every part is regular and the result stays within the
+/// lowering's folding budget (None otherwise: the grammar is then parsed).
+fn joined_dfa(parts: &[&Cfg], join: Join, limits: &Limits) -> Result<Option<Dfa>> {
+    let dfas: Option<Vec<&Dfa>> = parts.iter().map(|c| c.regular.as_ref()).collect();
+    let Some(dfas) = dfas else { return Ok(None) };
+    let leaves: Vec<DfaExpr<'_>> = dfas.into_iter().map(DfaExpr::Leaf).collect();
+    let expr = match join {
+        Join::Union => DfaExpr::Alt(leaves),
+        Join::Concat => DfaExpr::Seq(leaves),
+    };
+    let small = Limits { max_dfa_states: FOLD_MAX_STATES.min(limits.max_dfa_states), ..limits.clone() };
+    match Dfa::from_expr(&expr, &small, join.word()) {
+        Ok(d) => Ok(Some(d.minimized())),
+        Err(Error::LimitExceeded { .. } | Error::EmptyLanguage { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A regular language as a grammar of one terminal: the start derives the automaton's
+/// non-empty strings, and accepts "" when it does.
+pub fn regular_cfg(dfa: Dfa, name: &str, limits: &Limits) -> Result<Cfg> {
+    let accepts_empty = dfa.accepts_empty();
+    let (mut bnf, mut terminals): (Vec<Alts>, Vec<Terminal>) = (vec![Vec::new()], Vec::new());
+    let stripped = if accepts_empty { dfa.without_empty(limits, name) } else { Ok(dfa.clone()) };
+    match stripped {
+        Ok(t) => {
+            terminals.push(Terminal { name: name.to_string(), dfa: std::sync::Arc::new(t) });
+            bnf[0].push(vec![Sym::t(0)]);
+        }
+        // Only "" is matched: no terminal.
+        Err(Error::EmptyLanguage { .. }) => {}
+        Err(e) => return Err(e),
+    }
+    let mut cfg = build_cfg(vec![name.to_string()], bnf, terminals, 0, accepts_empty, Vec::new(), Vec::new());
+    cfg.regular = Some(dfa);
+    Ok(cfg)
+}
