@@ -102,14 +102,13 @@ impl Grammar {
             let ast = frontend::parse(text, dialect, limits)?;
             lower_with(&ast, start, limits, options, classes)
         })?;
-        let description = format!("{dialect:?} grammar").to_lowercase();
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
-            cfg,
-            description,
-            distinct_keys: false,
-            key_endings_infinite: false,
-            open_keys: false,
-        })))
+        Ok(Grammar::plain_cfg(cfg, format!("{dialect:?} grammar").to_lowercase()))
+    }
+
+    /// A normalized grammar with no condition beside it (no repeated-key check).
+    fn plain_cfg(cfg: Cfg, description: String) -> Grammar {
+        let (distinct_keys, key_endings_infinite, open_keys) = (false, false, false);
+        Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys }))
     }
 
     /// Validates and normalizes a grammar built directly as an AST (by a front-end that
@@ -126,14 +125,7 @@ impl Grammar {
     ) -> Result<Grammar> {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
         let cfg = interrupt::run(&budget, || lower_with(ast, start, limits, options, classes))?;
-        let description = description.to_string();
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
-            cfg,
-            description,
-            distinct_keys: false,
-            key_endings_infinite: false,
-            open_keys: false,
-        })))
+        Ok(Grammar::plain_cfg(cfg, description.to_string()))
     }
 
     /// The union (any one of the parts) or the concatenation (all of them in order) of
