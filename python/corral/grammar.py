@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 import warnings
 from collections.abc import Callable, Iterable
@@ -342,6 +343,48 @@ class Grammar:
         parts = self.parts + other.parts
         grammar = Grammar(None, "all_of", " & ".join(repr(p) for p in parts))
         grammar._parts = parts
+        return grammar
+
+    @classmethod
+    def structural_tag(
+        cls,
+        spec: dict[str, Any] | str,
+        *,
+        whitespace: str = "flexible",
+        max_whitespace: int = 16,
+        limits: _core.Limits | None = None,
+    ) -> Grammar:
+        """An output made of parts, described in XGrammar's structural-tag JSON format
+        (``{"type": "structural_tag", "format": {...}}``, a dict or its JSON text): free
+        text, tagged regions such as tool calls (``tag``), free text in which each trigger
+        starts one of some tags (``triggered_tags``), JSON Schemas, grammars (GBNF, start
+        rule ``root``), regexes, strings, and their sequences, alternatives and
+        repetitions. See docs/tool_calls.md for each format and where corral differs.
+
+        ``whitespace``/``max_whitespace`` apply to every ``json_schema`` format, as in
+        :meth:`json_schema`; the default allows the spaces models write in tool arguments
+        (``{"city": "Paris"}``). A malformed description raises
+        :class:`~corral.InvalidGrammarError` naming the format's JSON pointer; formats
+        corral does not support (token-level formats, ``dispatch``, the length budgets of
+        ``any_text``, XML styles) are refused the same way.
+        """
+        from ._schema import check_options
+
+        if isinstance(spec, dict):
+            text = json.dumps(spec, ensure_ascii=False)
+        elif isinstance(spec, str):
+            text = spec
+        else:
+            raise TypeError(f"Grammar.structural_tag expects a dict or a JSON string, got {type(spec).__name__}")
+        _check_encodable(text, "structural tag")
+        check_options(strict=True, whitespace=whitespace, max_whitespace=max_whitespace, resolver=None, draft=2020, property_order="schema", integer_fraction=False, limits=limits, spec_exact=False, indent=None)
+        options = (True, whitespace, max_whitespace, "schema", False, False, None, 2020)
+        inner = _core.Grammar.structural_tag(text, options, limits)
+        for message in list(inner.schema_warnings) + list(inner.warnings):
+            warnings.warn(message, GrammarWarning, stacklevel=2)
+        source = text if (whitespace, max_whitespace) == ("flexible", 16) else f"{text} {(whitespace, max_whitespace)!r}"
+        grammar = cls(inner, "structural_tag", source, limits=limits)
+        grammar._schema_warnings = list(inner.schema_warnings)
         return grammar
 
     @classmethod

@@ -50,6 +50,7 @@ pub mod json_schema;
 pub mod limits;
 pub mod matcher;
 pub mod parser;
+pub mod structural;
 pub mod util;
 pub mod vocab;
 

@@ -12,6 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["frontend"],
     &["grammar"],
     &["json_schema"],
+    &["structural"],
     &["parser"],
     &["index"],
     &["matcher"],

@@ -38,6 +38,12 @@ enum Recipe {
         options: SchemaArgs,
         limits: Option<core::Limits>,
     },
+    /// A structural tag (its JSON text) with the options of its JSON Schemas.
+    StructuralTag {
+        spec: String,
+        options: SchemaArgs,
+        limits: Option<core::Limits>,
+    },
     /// A union or concatenation (`join`: "union" or "concat") of grammars, by their recipes.
     Join {
         join: String,
@@ -192,6 +198,19 @@ impl PyGrammar {
         Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
     }
 
+    /// XGrammar's structural tag (its JSON text `spec`) as one grammar; `options` are the
+    /// options of its `json_schema` formats, as for `json_schema`.
+    #[staticmethod]
+    #[pyo3(signature = (spec, options, limits=None))]
+    fn structural_tag(py: Python<'_>, spec: String, options: SchemaArgs, limits: Option<PyRef<'_, PyLimits>>) -> PyResult<Self> {
+        let tag_options = core::structural::TagOptions { json: schema_options(&options)? };
+        let lim = limits.as_ref().map(|l| l.inner.clone()).unwrap_or_default();
+        let text = spec.clone();
+        let built = guard_detached(py, move || core::structural::structural_tag(&text, &tag_options, &lim))?;
+        let recipe = Recipe::StructuralTag { spec, options, limits: limits.map(|l| l.inner.clone()) };
+        Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
+    }
+
     /// The union (`join="union"`) or concatenation (`join="concat"`) of `parts`, as one
     /// grammar (see `corral_core::grammar::lower::compose`).
     #[staticmethod]
@@ -318,6 +337,9 @@ fn recipe_args<'py>(py: Python<'py>, recipe: &Recipe) -> PyResult<Bound<'py, PyT
         Recipe::JsonSchema { schema, documents, options, limits: l } => {
             ("json_schema", (schema, documents.clone(), options.clone(), limits(l))).into_pyobject(py)?
         }
+        Recipe::StructuralTag { spec, options, limits: l } => {
+            ("structural_tag", (spec, options.clone(), limits(l))).into_pyobject(py)?
+        }
         Recipe::Join { join, parts, limits: l } => {
             let parts = parts.iter().map(|p| recipe_args(py, p)).collect::<PyResult<Vec<_>>>()?;
             ("join", (join, parts, limits(l))).into_pyobject(py)?
@@ -335,7 +357,7 @@ pub(crate) fn _rebuild_grammar<'py>(
     args: Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
     match constructor {
-        "regex" | "cfg" | "json_schema" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
+        "regex" | "cfg" | "json_schema" | "structural_tag" => py.get_type::<PyGrammar>().getattr(constructor)?.call1(args),
         // The parts are (constructor, args) pairs themselves.
         "join" => {
             let (join, parts, limits): JoinArgs<'py> = args.extract()?;

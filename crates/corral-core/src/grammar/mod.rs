@@ -20,6 +20,7 @@ use crate::util::interrupt::{self, Scope};
 pub mod distinct_keys;
 pub mod lower;
 pub mod perm;
+mod pieces;
 pub mod sample;
 pub(crate) mod shortest;
 pub mod sym;
@@ -142,21 +143,8 @@ impl Grammar {
     }
 
     fn join_within(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
-        let mut owned: Vec<Cfg> = Vec::new();
-        for (i, p) in parts.iter().enumerate() {
-            if let Grammar::Regex(r) = p {
-                let name = format!("part{i}: regex");
-                owned.push(lower::regular_cfg(regex::build_dfa(r, limits)?, &name, limits)?);
-            }
-        }
-        let mut regexes = owned.iter();
-        let cfgs: Vec<&Cfg> = parts
-            .iter()
-            .map(|p| match p {
-                Grammar::Cfg(c) => &c.cfg,
-                Grammar::Regex(_) => regexes.next().expect("one automaton per regex part"),
-            })
-            .collect();
+        let owned = parts.iter().enumerate().map(|(i, p)| p.lowered(i, limits)).collect::<Result<Vec<_>>>()?;
+        let cfgs: Vec<&Cfg> = owned.iter().map(|c| &**c).collect();
         let mut cfg = lower::compose(&cfgs, join, limits)?;
         let keyed: Vec<bool> = parts.iter().map(Grammar::distinct_keys).collect();
         let all_keyed = keyed.iter().all(|&k| k);
@@ -179,6 +167,35 @@ impl Grammar {
         let key_endings_infinite = all_keyed && parts.iter().all(Grammar::key_endings_infinite);
         let open_keys = all_keyed && open.iter().any(|&k| k);
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: all_keyed, key_endings_infinite, open_keys })))
+    }
+
+    /// The grammar as a normalized grammar (a regex: one terminal); `i` names a regex part.
+    fn lowered(&self, i: usize, limits: &Limits) -> Result<std::borrow::Cow<'_, Cfg>> {
+        match self {
+            Grammar::Cfg(c) => Ok(std::borrow::Cow::Borrowed(&c.cfg)),
+            Grammar::Regex(r) => {
+                let name = format!("part{i}: regex");
+                Ok(std::borrow::Cow::Owned(lower::regular_cfg(regex::build_dfa(r, limits)?, &name, limits)?))
+            }
+        }
+    }
+
+    /// `part` repeated `min` to `max` times (`max` None: any number), as one grammar; see
+    /// [`lower::repeat`]. The repeated-key check is kept (repeated JSON values are JSON
+    /// values one after another).
+    pub fn repeat(part: &Grammar, min: u32, max: Option<u32>, limits: &Limits) -> Result<Grammar> {
+        let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+        interrupt::run(&budget, || {
+            let cfg = lower::repeat(&*part.lowered(0, limits)?, min, max, limits)?;
+            let description = format!("repetition of {}", part.describe());
+            Ok(match part {
+                Grammar::Cfg(c) => {
+                    let (distinct_keys, key_endings_infinite, open_keys) = (c.distinct_keys, c.key_endings_infinite, c.open_keys);
+                    Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys }))
+                }
+                Grammar::Regex(_) => Grammar::plain_cfg(cfg, description),
+            })
+        })
     }
 
     /// The same grammar, for JSON output whose objects never repeat a key: its matchers

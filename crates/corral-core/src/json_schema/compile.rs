@@ -2,6 +2,7 @@
 //! JSON-object condition (distinct keys) attached, all on a thread whose stack holds the
 //! deepest recursion the limits allow, within `Limits::max_compile_ms`, interruptible.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -45,6 +46,16 @@ pub fn schema_grammar(
         let grammar = Grammar::cfg_ast(&t.ast, "JSON Schema", Some("start"), limits, &lower, None)?;
         // Where every class of keys leaves half-written keys infinitely many endings,
         // closed keys suffice (see `distinct_keys`).
+        // The lowering's findings name the translator's own rules (one left unused, say):
+        // nothing a schema's author wrote, so they are not passed on.
+        let grammar = match grammar {
+            Grammar::Cfg(c) if !c.cfg.warnings.is_empty() => {
+                let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
+                c.cfg.warnings.clear();
+                Grammar::Cfg(Arc::new(c))
+            }
+            g => g,
+        };
         let grammar = grammar.with_distinct_keys(!t.finite_key_endings);
         let grammar = if t.open_keys { grammar } else { grammar.with_named_keys_only() };
         Ok(SchemaGrammar { grammar, warnings: t.warnings })

@@ -520,3 +520,56 @@ fn splits(chosen: &[usize], s: &str, accepts: &impl Fn(usize, &str) -> bool) -> 
         Some((&i, rest)) => (0..=s.len()).any(|j| accepts(i, &s[..j]) && splits(rest, &s[j..], accepts)),
     }
 }
+
+#[test]
+fn repeated_grammars_match_their_part_repeated() {
+    use crate::grammar::Grammar;
+    let limits = Limits::default();
+    let texts = [
+        r#"start ::= "(" start ")" | "" ;"#, // recursive, matches ""
+        r#"start ::= [ab] ;"#,               // regular, one byte
+        r#"start ::= "a" start | "b" ;"#,    // right recursive
+        r#"start ::= "ab" | "a" ;"#,         // ambiguous when repeated
+    ];
+    let alphabet = ['(', ')', 'a', 'b'];
+    for text in texts {
+        let part = lowered(text);
+        let one = cfg_of(&part);
+        for (min, max) in [(0, Some(1)), (1, None), (0, None), (2, Some(3)), (3, Some(3)), (0, Some(0)), (2, None)] {
+            let repeated = Grammar::repeat(&part, min, max, &limits).unwrap();
+            let Grammar::Cfg(c) = &repeated else { panic!("a repetition is a grammar") };
+            let regular = c.cfg.regular.clone();
+            let g = cfg_of(&repeated);
+            for s in strings(&alphabet, 6) {
+                let want = pieces(&s, min, max, &|p: &str| accepts(&one, p));
+                assert_eq!(accepts(&g, &s), want, "{text} {{{min},{max:?}}}: {s:?}");
+                if let Some(dfa) = &regular {
+                    assert_eq!(dfa.matches(s.as_bytes()), want, "{text} {{{min},{max:?}}} (DFA): {s:?}");
+                }
+            }
+        }
+    }
+    assert!(Grammar::repeat(&lowered(texts[1]), 3, Some(2), &limits).is_err());
+    let tight = Limits { max_grammar_productions: 10, ..Limits::default() };
+    assert!(matches!(Grammar::repeat(&lowered(texts[1]), 11, None, &tight), Err(Error::LimitExceeded { .. })));
+}
+
+/// Can `s` be split into `min..=max` strings that each satisfy `accepts` (empty ones too)?
+fn pieces(s: &str, min: u32, max: Option<u32>, accepts: &impl Fn(&str) -> bool) -> bool {
+    let cap = max.unwrap_or(min + s.len() as u32) as usize;
+    // reach[k][i]: s[..i] is k pieces.
+    let mut reach = vec![vec![false; s.len() + 1]; cap + 1];
+    reach[0][0] = true;
+    for k in 0..cap {
+        for i in 0..=s.len() {
+            if reach[k][i] {
+                for j in i..=s.len() {
+                    if accepts(&s[i..j]) {
+                        reach[k + 1][j] = true;
+                    }
+                }
+            }
+        }
+    }
+    (min as usize..=cap).any(|k| reach[k][s.len()])
+}

@@ -1,5 +1,6 @@
-//! Union and concatenation of normalized grammars: one [`Cfg`] whose language is the
-//! union, or the concatenation in order, of the parts' languages.
+//! Union, concatenation and repetition of normalized grammars: one [`Cfg`] whose language
+//! is the union, or the concatenation in order, of the parts' languages, or a part's
+//! language repeated a number of times.
 //!
 //! The parts are already lowered, so nothing is lowered again: their nonterminals,
 //! terminals and `perm!` lists are copied side by side (renumbered), and a new start rule
@@ -145,6 +146,87 @@ fn concat_alts(s: &mut SideBySide, parts: &[&Cfg], nonempty: &[bool]) -> Alts {
     }
     // R_0 becomes the start itself (its holder is left unused and is dropped).
     next.map(|(alts, _)| alts).unwrap_or_default()
+}
+
+/// `part` repeated `min` to `max` times (`max` None: no bound), as one normalized grammar.
+///
+/// Only the part's non-empty strings `L'` are counted (a part that also matches "" makes
+/// every count from 0 possible): the result is `L'` written `lo` times (`lo` = `min`, or 0
+/// when the part matches ""), then up to `max - lo` more (a chain of suffix rules `O_j`:
+/// one to `j` more), or any number more (one left-recursive rule). One copy of the part
+/// serves every repetition. The counts are bounded by `limits.max_grammar_productions`.
+pub fn repeat(part: &Cfg, min: u32, max: Option<u32>, limits: &Limits) -> Result<Cfg> {
+    if max.is_some_and(|m| m < min) {
+        return Err(Error::InvalidArgument(format!("a repetition's max ({}) is below its min ({min})", max.unwrap_or(0))));
+    }
+    let bound = max.unwrap_or(min) as usize;
+    if bound > limits.max_grammar_productions {
+        return Err(super::too_many(limits, &format!("a grammar repeated {bound} times")));
+    }
+    let mut s = side_by_side(&[part]);
+    let g = s.starts[0];
+    let body = s.bnf[g as usize].clone();
+    let lo = if part.accepts_empty { 0 } else { min as usize };
+    let accepts_empty = lo == 0;
+    // The optional tail: any number more (unbounded), or up to `max - lo` more.
+    let more = match max {
+        _ if body.is_empty() => None,
+        None => {
+            let l = s.names.len() as u32;
+            s.names.push("repeat#more".into());
+            let mut alts = body.clone();
+            alts.push(vec![Sym::n(l), Sym::n(g)]);
+            s.bnf.push(alts);
+            Some(l)
+        }
+        Some(m) => {
+            let mut prev: Option<u32> = None;
+            for j in 0..(m as usize).saturating_sub(lo) {
+                let o = s.names.len() as u32;
+                s.names.push(format!("repeat#more{}", j + 1));
+                let mut alts = body.clone();
+                if let Some(p) = prev {
+                    alts.push(vec![Sym::n(g), Sym::n(p)]);
+                }
+                s.bnf.push(alts);
+                prev = Some(o);
+            }
+            prev
+        }
+    };
+    let start = s.names.len() as u32;
+    s.names.push("repeat#start".into());
+    let mut alts: Alts = Vec::new();
+    if !body.is_empty() {
+        match lo {
+            // No copy required: the tail alone (its productions, copied: no unit rule).
+            0 => alts.extend(more.map(|o| s.bnf[o as usize].clone()).unwrap_or_default()),
+            // One copy alone is the part's productions.
+            1 => alts.extend(body.iter().cloned()),
+            _ => alts.push(vec![Sym::n(g); lo]),
+        }
+        if let (Some(o), true) = (more, lo > 0) {
+            let mut seq = vec![Sym::n(g); lo];
+            seq.push(Sym::n(o));
+            alts.push(seq);
+        }
+    }
+    s.bnf.push(alts);
+    let regular = match &part.regular {
+        Some(d) => {
+            let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(d)), min, max };
+            let small = Limits { max_dfa_states: FOLD_MAX_STATES.min(limits.max_dfa_states), ..limits.clone() };
+            match Dfa::from_expr(&e, &small, "a repetition") {
+                Ok(d) => Some(d.minimized()),
+                Err(Error::LimitExceeded { .. } | Error::EmptyLanguage { .. }) => None,
+                Err(e) => return Err(e),
+            }
+        }
+        None => None,
+    };
+    let mut cfg = build_cfg(s.names, s.bnf, s.terminals, start, accepts_empty, s.warnings, s.perms);
+    cfg.regular = regular;
+    Ok(cfg)
 }
 
 /// Removes repeated alternatives, keeping the first of each.

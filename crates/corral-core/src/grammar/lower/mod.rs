@@ -40,7 +40,7 @@ mod terminals;
 mod tests;
 
 use assemble::*;
-pub use compose::{compose, regular_cfg, Join};
+pub use compose::{compose, regular_cfg, repeat, Join};
 use merge::*;
 use nullable::*;
 use piece::Piece;

@@ -1,0 +1,322 @@
+//! Structural tags: XGrammar's JSON description of an output made of parts (free text,
+//! tagged regions such as tool calls, JSON, grammars), compiled onto corral grammars.
+//!
+//! Each format of the description becomes a [`Grammar`], and the compositions become
+//! joins and repetitions of them ([`Grammar::join`], [`Grammar::repeat`]); nothing new is
+//! needed at run time, so the result is exact like every corral grammar (a trigger split
+//! across tokens, or starting inside one, is just bytes to the lexer).
+//!
+//! | format | grammar |
+//! |---|---|
+//! | `const_string` | the string |
+//! | `json_schema` | the schema's JSON (see [`TagOptions`]) |
+//! | `grammar` | a GBNF grammar, start rule `root` |
+//! | `regex` | a Python `re` pattern |
+//! | `any_text` | text without its `excludes`, nor the enclosing tag's end |
+//! | `sequence`, `or` | concatenation, union |
+//! | `optional`, `plus`, `star`, `repeat` | repetitions |
+//! | `tag` | `begin`, content, one of `end` |
+//! | `triggered_tags` | free text without the triggers, where each trigger starts a tag |
+//! | `tags_with_separator` | tags separated by a string, nothing around them |
+//!
+//! The enclosing tag's end strings are passed down to the content's last part (the end of
+//! a `sequence`, every branch of an `or`, the free text of `triggered_tags`), where free
+//! text stops at them. Token-level formats (`token`, special tokens as `begin`/`end`),
+//! `dispatch`, XML styles of `json_schema` and the `max_tokens`/`max_chars` budgets of
+//! `any_text` are refused with an error naming them.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::grammar::{Grammar, Join};
+use crate::json_schema::compile::schema_grammar;
+use crate::json_schema::translate::{SchemaOptions, Whitespace};
+use crate::limits::Limits;
+use crate::util::interrupt::{self, Scope};
+use crate::Dialect;
+
+#[cfg(test)]
+mod tests;
+
+/// How the formats that leave a choice are compiled.
+#[derive(Debug, Clone)]
+pub struct TagOptions {
+    /// The options of every `json_schema` format (`any_order` in a format sets
+    /// `any_order` for it). By default JSON Schema's defaults with up to 16 whitespace
+    /// characters between tokens, as models write tool arguments (`{"city": "Paris"}`).
+    pub json: SchemaOptions,
+}
+
+impl Default for TagOptions {
+    fn default() -> Self {
+        TagOptions { json: SchemaOptions { whitespace: Whitespace::Flexible { max: 16 }, ..SchemaOptions::default() } }
+    }
+}
+
+/// A structural tag compiled: the grammar, and what the JSON Schema translations noticed.
+#[derive(Debug)]
+pub struct StructuralTag {
+    /// The grammar of the whole output.
+    pub grammar: Grammar,
+    /// Findings of the JSON Schema translations, each naming its format.
+    pub warnings: Vec<String>,
+}
+
+/// Compiles a structural tag (`{"type": "structural_tag", "format": {...}}`, or a format
+/// object alone) written as JSON `text`. Errors name the format by its JSON pointer.
+pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Result<StructuralTag> {
+    let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+    interrupt::run(&budget, || {
+        let spec: Value = serde_json::from_str(text).map_err(|e| spec_error("", &format!("not valid JSON ({e})")))?;
+        let (format, at) = match spec.get("type").and_then(Value::as_str) {
+            Some("structural_tag") => (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, "/format"),
+            _ => (&spec, ""),
+        };
+        let mut b = Builder { options, limits, warnings: Vec::new() };
+        let grammar = b.format(format, at, &[])?;
+        Ok(StructuralTag { grammar, warnings: b.warnings })
+    })
+}
+
+/// An invalid structural tag, at a JSON pointer into it.
+fn spec_error(pointer: &str, what: &str) -> Error {
+    let at = if pointer.is_empty() { "/" } else { pointer };
+    Error::Grammar { message: format!("structural tag at {at}: {what}"), line: 0, col: 0 }
+}
+
+/// An error from a part's own compiler, with the format it came from.
+fn in_format(e: Error, pointer: &str) -> Error {
+    let at = if pointer.is_empty() { "/" } else { pointer };
+    match e {
+        Error::Schema { kind, message, pointer: p, keyword } => {
+            Error::Schema { kind, message: format!("structural tag at {at}: {message}"), pointer: p, keyword }
+        }
+        Error::Grammar { message, line, col } => {
+            Error::Grammar { message: format!("structural tag at {at}: {message}"), line, col }
+        }
+        other => other,
+    }
+}
+
+struct Builder<'a> {
+    options: &'a TagOptions,
+    limits: &'a Limits,
+    warnings: Vec<String>,
+}
+
+impl Builder<'_> {
+    /// The grammar of the format `v` at `at`; `ends`: the end strings of the tag it ends.
+    fn format(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+        interrupt::check()?;
+        let kind = v.get("type").and_then(Value::as_str).ok_or_else(|| spec_error(at, "a format needs a string \"type\""))?;
+        let limits = self.limits;
+        match kind {
+            "const_string" => Grammar::literal(string(v, "value", at)?.as_bytes(), limits),
+            "json_schema" => self.json_schema(v, at),
+            "grammar" => Grammar::cfg_text(string(v, "grammar", at)?, Dialect::Gbnf, Some("root"), limits, None)
+                .map_err(|e| in_format(e, at)),
+            "regex" => Grammar::regex(string(v, "pattern", at)?, limits, None),
+            "any_text" => {
+                for budget in ["max_tokens", "max_chars"] {
+                    if v.get(budget).is_some_and(|b| !b.is_null()) {
+                        return Err(spec_error(&format!("{at}/{budget}"), "length budgets of any_text are not supported"));
+                    }
+                }
+                let mut excluded = strings(v, "excludes", at, false)?;
+                excluded.extend(ends.iter().cloned());
+                Grammar::text_excluding(&excluded, limits)
+            }
+            "sequence" => {
+                let elements = array(v, "elements", at)?;
+                let last = elements.len() - 1;
+                let parts = elements
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| self.format(e, &format!("{at}/elements/{i}"), if i == last { ends } else { &[] }))
+                    .collect::<Result<Vec<_>>>()?;
+                Grammar::join(&parts, Join::Concat, limits)
+            }
+            "or" => {
+                let parts = array(v, "elements", at)?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| self.format(e, &format!("{at}/elements/{i}"), ends))
+                    .collect::<Result<Vec<_>>>()?;
+                Grammar::join(&parts, Join::Union, limits)
+            }
+            "optional" | "plus" | "star" | "repeat" => self.repetition(v, kind, at, ends),
+            "tag" => self.tag(v, at),
+            "triggered_tags" => self.triggered_tags(v, at, ends),
+            "tags_with_separator" => self.tags_with_separator(v, at),
+            "token" | "exclude_token" | "any_tokens" | "token_triggered_tags" | "token_dispatch" | "dispatch" => {
+                Err(spec_error(at, &format!("the format {kind:?} is not supported")))
+            }
+            other => Err(spec_error(at, &format!("unknown format type {other:?}"))),
+        }
+    }
+
+    fn json_schema(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+        let schema = v.get("json_schema").ok_or_else(|| spec_error(at, "no \"json_schema\""))?;
+        if let Some(style) = v.get("style").filter(|s| s.as_str() != Some("json")) {
+            return Err(spec_error(&format!("{at}/style"), &format!("the style {style} is not supported (only \"json\")")));
+        }
+        let mut options = self.options.json.clone();
+        if let Some(any) = v.get("any_order") {
+            options.any_order = any.as_bool().ok_or_else(|| spec_error(&format!("{at}/any_order"), "must be a boolean"))?;
+        }
+        let text = serde_json::to_string(schema).map_err(|e| Error::Internal(e.to_string()))?;
+        let built = schema_grammar(&text, &[], &options, self.limits).map_err(|e| in_format(e, &format!("{at}/json_schema")))?;
+        self.warnings.extend(built.warnings.into_iter().map(|w| format!("structural tag at {at}: {w}")));
+        Ok(built.grammar)
+    }
+
+    fn repetition(&mut self, v: &Value, kind: &str, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+        let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
+        let (min, max) = match kind {
+            "optional" => (0, Some(1)),
+            "plus" => (1, None),
+            "star" => (0, None),
+            _ => {
+                let min = count(v, "min", at)?.ok_or_else(|| spec_error(&format!("{at}/min"), "must be a count from 0"))?;
+                (min, count(v, "max", at)?)
+            }
+        };
+        if max.is_some_and(|m| m < min) {
+            return Err(spec_error(&format!("{at}/max"), "is below min"));
+        }
+        let part = self.format(content, &format!("{at}/content"), ends)?;
+        Grammar::repeat(&part, min, max, self.limits)
+    }
+
+    /// `begin`, the content (whose free text stops at the ends), one of the ends.
+    fn tag(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+        let begin = string(v, "begin", at)?;
+        let ends = match v.get("end") {
+            Some(Value::String(e)) => vec![e.as_bytes().to_vec()],
+            Some(Value::Array(_)) => strings(v, "end", at, true)?,
+            _ => {
+                return Err(spec_error(
+                    &format!("{at}/end"),
+                    "must be a string or a list of strings (token ends are not supported)",
+                ))
+            }
+        };
+        let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
+        let content = self.format(content, &format!("{at}/content"), &ends)?;
+        let end_grammars = ends.iter().map(|e| Grammar::literal(e, self.limits)).collect::<Result<Vec<_>>>()?;
+        let end = Grammar::join(&end_grammars, Join::Union, self.limits)?;
+        Grammar::join(&[Grammar::literal(begin.as_bytes(), self.limits)?, content, end], Join::Concat, self.limits)
+    }
+
+    /// The tags of `triggered_tags` or `tags_with_separator`, as one union, with each
+    /// tag's `begin`.
+    fn tags(&mut self, v: &Value, at: &str) -> Result<(Grammar, Vec<String>)> {
+        let mut grammars = Vec::new();
+        let mut begins = Vec::new();
+        for (i, t) in array(v, "tags", at)?.iter().enumerate() {
+            let here = format!("{at}/tags/{i}");
+            if t.get("type").and_then(Value::as_str) != Some("tag") {
+                return Err(spec_error(&here, "must be a format of type \"tag\""));
+            }
+            begins.push(string(t, "begin", &here)?.to_string());
+            grammars.push(self.tag(t, &here)?);
+        }
+        Ok((Grammar::join(&grammars, Join::Union, self.limits)?, begins))
+    }
+
+    /// Free text without the triggers; writing a trigger starts one of the tags.
+    fn triggered_tags(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+        let triggers = strings(v, "triggers", at, true)?;
+        let (tags, begins) = self.tags(v, at)?;
+        for (i, t) in triggers.iter().enumerate() {
+            if t.is_empty() {
+                return Err(spec_error(&format!("{at}/triggers/{i}"), "a trigger must not be empty"));
+            }
+            if !begins.iter().any(|b| b.as_bytes().starts_with(t)) {
+                return Err(spec_error(&format!("{at}/triggers/{i}"), "this trigger begins no tag"));
+            }
+        }
+        for (i, b) in begins.iter().enumerate() {
+            if !triggers.iter().any(|t| b.as_bytes().starts_with(t)) {
+                return Err(spec_error(&format!("{at}/tags/{i}/begin"), &format!("{b:?} does not start with any trigger")));
+            }
+        }
+        let mut excluded = triggers;
+        excluded.extend(strings(v, "excludes", at, false)?);
+        excluded.extend(ends.iter().cloned());
+        let free = Grammar::text_excluding(&excluded, self.limits)?;
+        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
+        let l = self.limits;
+        match (at_least_one, stop_after_first) {
+            (true, true) => Ok(tags),
+            (false, true) => Grammar::join(&[free, Grammar::repeat(&tags, 0, Some(1), l)?], Join::Concat, l),
+            (first, false) => {
+                // (free tag)* free, or, with at least one, tag (free tag)* free: no text
+                // before the first tag.
+                let more = Grammar::repeat(&Grammar::join(&[free.clone(), tags.clone()], Join::Concat, l)?, 0, None, l)?;
+                let head = if first { vec![tags, more, free] } else { vec![more, free] };
+                Grammar::join(&head, Join::Concat, l)
+            }
+        }
+    }
+
+    /// Tags separated by `separator`, with nothing around them.
+    fn tags_with_separator(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+        let (tags, _) = self.tags(v, at)?;
+        let sep = Grammar::literal(string(v, "separator", at)?.as_bytes(), self.limits)?;
+        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
+        let l = self.limits;
+        let one_or_more = || -> Result<Grammar> {
+            let rest = Grammar::repeat(&Grammar::join(&[sep.clone(), tags.clone()], Join::Concat, l)?, 0, None, l)?;
+            Grammar::join(&[tags.clone(), rest], Join::Concat, l)
+        };
+        match (at_least_one, stop_after_first) {
+            (true, true) => Ok(tags),
+            (false, true) => Grammar::repeat(&tags, 0, Some(1), l),
+            (true, false) => one_or_more(),
+            (false, false) => Grammar::repeat(&one_or_more()?, 0, Some(1), l),
+        }
+    }
+}
+
+/// The string field `key` of `v`.
+fn string<'v>(v: &'v Value, key: &str, at: &str) -> Result<&'v str> {
+    v.get(key).and_then(Value::as_str).ok_or_else(|| spec_error(&format!("{at}/{key}"), "must be a string"))
+}
+
+/// The non-empty array field `key` of `v`.
+fn array<'v>(v: &'v Value, key: &str, at: &str) -> Result<&'v Vec<Value>> {
+    match v.get(key) {
+        Some(Value::Array(a)) if !a.is_empty() => Ok(a),
+        _ => Err(spec_error(&format!("{at}/{key}"), "must be a non-empty list")),
+    }
+}
+
+/// The list of strings `key` of `v` (absent: empty, unless `required`).
+fn strings(v: &Value, key: &str, at: &str, required: bool) -> Result<Vec<Vec<u8>>> {
+    let bad = || spec_error(&format!("{at}/{key}"), "must be a list of strings");
+    match v.get(key) {
+        None if !required => Ok(Vec::new()),
+        Some(Value::Array(a)) if !(required && a.is_empty()) => {
+            a.iter().map(|s| s.as_str().map(|s| s.as_bytes().to_vec()).ok_or_else(bad)).collect()
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The boolean field `key` of `v` (absent: false).
+fn flag(v: &Value, key: &str, at: &str) -> Result<bool> {
+    match v.get(key) {
+        None => Ok(false),
+        Some(b) => b.as_bool().ok_or_else(|| spec_error(&format!("{at}/{key}"), "must be a boolean")),
+    }
+}
+
+/// The count field `key` of `v`: a number from 0, or None for -1 (no bound).
+fn count(v: &Value, key: &str, at: &str) -> Result<Option<u32>> {
+    match v.get(key).and_then(Value::as_i64) {
+        Some(-1) => Ok(None),
+        Some(n) if (0..=u32::MAX as i64).contains(&n) => Ok(Some(n as u32)),
+        _ => Err(spec_error(&format!("{at}/{key}"), "must be a count from 0 (or -1: no bound)")),
+    }
+}

@@ -1,0 +1,164 @@
+//! Structural tags: what each format accepts and refuses, read through the recognizer, and
+//! the errors of malformed descriptions, each naming its place.
+
+use serde_json::json;
+
+use super::*;
+use crate::parser::{advance_chart, EarleyGrammar};
+
+fn compile(spec: Value) -> Grammar {
+    structural_tag(&spec.to_string(), &TagOptions::default(), &Limits::default()).unwrap().grammar
+}
+
+fn accepts(g: &Grammar, text: &str) -> bool {
+    let Grammar::Cfg(c) = g else { panic!("a structural tag is a grammar") };
+    if let Some(dfa) = &c.cfg.regular {
+        let by_dfa = dfa.matches(text.as_bytes());
+        assert_eq!(by_dfa, by_parser(c, text), "the DFA and the parser disagree on {text:?}");
+    }
+    by_parser(c, text)
+}
+
+fn by_parser(c: &crate::grammar::CfgGrammar, text: &str) -> bool {
+    let g = EarleyGrammar::new(c.cfg.clone(), &Limits::default());
+    let mut chart = g.start_chart().unwrap();
+    advance_chart(&g, &mut chart, text.as_bytes()).unwrap() && chart.is_accepting()
+}
+
+fn error(spec: Value) -> String {
+    match structural_tag(&spec.to_string(), &TagOptions::default(), &Limits::default()) {
+        Ok(_) => panic!("expected an error for {spec}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn weather_tag() -> Value {
+    json!({
+        "type": "tag",
+        "begin": "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": ",
+        "content": {"type": "json_schema", "json_schema": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+        "end": "}\n</tool_call>"
+    })
+}
+
+fn tools(at_least_one: bool, stop_after_first: bool) -> Grammar {
+    compile(json!({"type": "structural_tag", "format": {
+        "type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [weather_tag()],
+        "at_least_one": at_least_one, "stop_after_first": stop_after_first}}))
+}
+
+const CALL: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
+#[test]
+fn triggered_tags_leave_text_free_until_a_trigger() {
+    let g = tools(false, false);
+    for ok in ["", "Just text.", "a <tool_cal b", "<tool_call", &format!("Sure.{CALL}"), &format!("{CALL}{CALL} done")] {
+        assert!(accepts(&g, ok), "{ok:?}");
+    }
+    for bad in [
+        "text <tool_call> garbage",
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>",
+        &format!("{CALL}<tool_call>"),
+    ] {
+        assert!(!accepts(&g, bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn at_least_one_and_stop_after_first() {
+    let first = tools(true, false);
+    assert!(accepts(&first, CALL) && accepts(&first, &format!("{CALL} and {CALL}.")));
+    assert!(!accepts(&first, "") && !accepts(&first, "text") && !accepts(&first, &format!("hi {CALL}")));
+    let once = tools(false, true);
+    assert!(accepts(&once, "") && accepts(&once, "hi") && accepts(&once, &format!("hi {CALL}")));
+    assert!(!accepts(&once, &format!("{CALL}{CALL}")) && !accepts(&once, &format!("{CALL} then")));
+    let exactly = tools(true, true);
+    assert!(accepts(&exactly, CALL) && !accepts(&exactly, "") && !accepts(&exactly, &format!("x{CALL}")));
+}
+
+#[test]
+fn free_text_in_a_tag_stops_at_its_end() {
+    let g = compile(json!({"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": "</think>"},
+        {"type": "const_string", "value": "A"}]}));
+    assert!(accepts(&g, "<think>x < y</think>A") && accepts(&g, "<think></think>A"));
+    assert!(!accepts(&g, "<think>a</think>b</think>A") && !accepts(&g, "<think>a</think>"));
+    let excludes = compile(json!({"type": "any_text", "excludes": ["ab", "c"]}));
+    assert!(accepts(&excludes, "bbaa") && !accepts(&excludes, "xaby") && !accepts(&excludes, "c"));
+}
+
+#[test]
+fn compositions_and_primitives() {
+    let g = compile(json!({"type": "sequence", "elements": [
+        {"type": "or", "elements": [{"type": "const_string", "value": "yes"}, {"type": "regex", "pattern": "n[o]+"}]},
+        {"type": "optional", "content": {"type": "const_string", "value": "!"}},
+        {"type": "repeat", "min": 1, "max": 2, "content": {"type": "grammar", "grammar": "root ::= \"(\" root \")\" | \"x\""}},
+        {"type": "star", "content": {"type": "const_string", "value": "."}}]}));
+    for ok in ["yesx", "nooo!(x)((x))", "yes!x..."] {
+        assert!(accepts(&g, ok), "{ok:?}");
+    }
+    for bad in ["yes", "yes!!x", "nx(x)x", "mayx"] {
+        assert!(!accepts(&g, bad), "{bad:?}");
+    }
+    let plus = compile(json!({"type": "plus", "content": {"type": "const_string", "value": "ab"}}));
+    assert!(accepts(&plus, "abab") && !accepts(&plus, "") && !accepts(&plus, "aba"));
+}
+
+#[test]
+fn tags_with_separator() {
+    let tag = json!({"type": "tag", "begin": "<a>", "content": {"type": "regex", "pattern": "[0-9]+"}, "end": ["</a>", "</A>"]});
+    let list = |first: bool, stop: bool| {
+        compile(
+            json!({"type": "tags_with_separator", "tags": [tag], "separator": ",", "at_least_one": first, "stop_after_first": stop}),
+        )
+    };
+    let any = list(false, false);
+    assert!(
+        accepts(&any, "") && accepts(&any, "<a>1</a>,<a>22</A>") && !accepts(&any, ",<a>1</a>") && !accepts(&any, "<a>1</a>,")
+    );
+    assert!(!accepts(&list(true, false), "") && accepts(&list(true, false), "<a>1</a>"));
+    assert!(accepts(&list(false, true), "") && !accepts(&list(false, true), "<a>1</a>,<a>2</a>"));
+    assert!(accepts(&list(true, true), "<a>5</a>") && !accepts(&list(true, true), ""));
+}
+
+#[test]
+fn malformed_descriptions_name_their_place() {
+    let cases = [
+        (
+            json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [{"type": "nope"}]}}),
+            "/format/elements/0",
+            "unknown format type",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": ["<x>", "<y>"], "tags": [{"type": "tag", "begin": "<x>", "content": {"type": "any_text"}, "end": "</x>"}]}),
+            "/triggers/1",
+            "begins no tag",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": ["<x>"], "tags": [{"type": "tag", "begin": "<z>", "content": {"type": "any_text"}, "end": "</z>"}]}),
+            "/triggers/0",
+            "begins no tag",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": ["<x>"], "tags": [
+            {"type": "tag", "begin": "<x>", "content": {"type": "any_text"}, "end": "</x>"},
+            {"type": "tag", "begin": "<z>", "content": {"type": "any_text"}, "end": "</z>"}]}),
+            "/tags/1/begin",
+            "does not start with any trigger",
+        ),
+        (json!({"type": "token", "token": "<x>"}), "at /:", "not supported"),
+        (json!({"type": "any_text", "max_tokens": 5}), "/max_tokens", "not supported"),
+        (json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": 5}), "/end", "string"),
+        (json!({"type": "repeat", "min": 3, "max": 1, "content": {"type": "any_text"}}), "/max", "below min"),
+        (json!({"type": "sequence", "elements": []}), "/elements", "non-empty"),
+        (json!({"type": "json_schema", "json_schema": {"type": "object"}, "style": "qwen_xml"}), "/style", "not supported"),
+    ];
+    for (spec, at, what) in cases {
+        let e = error(spec.clone());
+        assert!(e.contains(at) && e.contains(what), "{spec}: {e}");
+    }
+    let e = error(json!({"type": "json_schema", "json_schema": {"type": "object", "minProperties": "x"}}));
+    assert!(e.contains("structural tag at /json_schema") && e.contains("minProperties"), "{e}");
+    assert!(structural_tag("{", &TagOptions::default(), &Limits::default()).unwrap_err().to_string().contains("not valid JSON"));
+}

@@ -1,0 +1,132 @@
+"""Structural tags (``Grammar.structural_tag``, XGrammar's format) through real tokenizers:
+valid agent turns are accepted token by token, random walks end in turns whose tool calls
+parse back and validate against each tool's parameters, and malformed descriptions name
+their place."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import re
+
+import jsonschema
+import pytest
+
+import corral
+from _util import accepts_tokens, allowed_ids
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 7}}, "required": ["city"], "additionalProperties": False}
+TIME = {"type": "object", "properties": {"zone": {"enum": ["UTC", "CET"]}}, "required": ["zone"], "additionalProperties": False}
+TOOLS = {"get_weather": WEATHER, "get_time": TIME}
+
+
+def hermes_tag(name: str, schema: dict) -> dict:
+    return {
+        "type": "tag",
+        "begin": f'<tool_call>\n{{"name": "{name}", "arguments": ',
+        "content": {"type": "json_schema", "json_schema": schema},
+        "end": "}\n</tool_call>",
+    }
+
+
+def tools_spec(**flags) -> dict:
+    return {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [hermes_tag(n, s) for n, s in TOOLS.items()], **flags}}
+
+
+def reasoning_spec() -> dict:
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": "</think>"},
+        tools_spec()["format"],
+    ]}}
+
+
+CALL_RE = re.compile(r'<tool_call>\n(\{"name": "([a-z_]+)", "arguments": (.*?)\})\n</tool_call>', re.S)
+
+
+def parsed_calls(text: str) -> list[tuple[str, dict]]:
+    """The calls of a turn, parsed back: each is JSON, names a tool and has valid arguments."""
+    calls = []
+    for m in CALL_RE.finditer(text):
+        whole = json.loads(m.group(1))
+        assert whole["name"] == m.group(2)
+        jsonschema.validate(whole["arguments"], TOOLS[whole["name"]])
+        calls.append((whole["name"], whole["arguments"]))
+    # Outside the calls, no trigger.
+    assert "<tool_call>" not in CALL_RE.sub("", text)
+    return calls
+
+
+VALID_TURNS = [
+    "No tool needed: it is sunny.",
+    'Let me look.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>',
+    '<tool_call>\n{"name": "get_time", "arguments": {"zone": "CET"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich"}}\n</tool_call> Done.',
+    'Broken <tool_cal is not a trigger.',
+]
+
+
+@pytest.mark.parametrize("turn", range(len(VALID_TURNS)))
+def test_valid_turns_are_accepted_token_by_token(tokenizer, turn):
+    text = VALID_TURNS[turn]
+    compiled = corral.compile(corral.Grammar.structural_tag(tools_spec()), tokenizer.vocab)
+    ids = tokenizer.encode(text)
+    assert tokenizer.vocab.decode_bytes(ids) == text.encode()
+    ok, why = accepts_tokens(compiled, tokenizer.vocab, ids)
+    assert ok, why
+    parsed_calls(text)
+
+
+def test_reasoning_then_calls(deepseek):
+    compiled = corral.compile(corral.Grammar.structural_tag(reasoning_spec()), deepseek.vocab)
+    good = "<think>Which tool? <tool_call> is how I call.</think>" + VALID_TURNS[1]
+    assert accepts_tokens(compiled, deepseek.vocab, deepseek.encode(good))[0]
+    assert not compiled.matches(b"no reasoning first")
+    assert not compiled.matches(b"<think>a</think><tool_call>oops")
+    assert compiled.matches(b"<think>a</think>b</think>")  # after the reasoning, free text
+
+
+def test_random_walks_end_in_valid_calls(deepseek):
+    """Random tokens inside forced calls (at least one, stop after the first), finished
+    by the matcher's completion: every turn parses back into a valid call."""
+    vocab = deepseek.vocab
+    compiled = corral.compile(corral.Grammar.structural_tag(tools_spec(at_least_one=True, stop_after_first=True)), vocab)
+    rng = random.Random(5)
+    names = set()
+    for _ in range(12):
+        m, out = compiled.matcher(), b""
+        for _ in range(rng.randint(5, 30)):
+            allowed = [int(t) for t in allowed_ids(m, vocab) if int(t) not in vocab.eos_token_ids]
+            if not allowed:
+                break
+            t = rng.choice(allowed)
+            assert m.advance(t)
+            out += vocab.token_bytes(t)
+        out += m.completion()
+        assert compiled.matches(out), out
+        calls = parsed_calls(out.decode())
+        assert len(calls) == 1
+        names.add(calls[0][0])
+    assert names == set(TOOLS)
+
+
+def test_options_pickling_and_errors():
+    compact = corral.Grammar.structural_tag(tools_spec(), whitespace="compact")
+    flexible = corral.Grammar.structural_tag(json.dumps(tools_spec()))
+    assert compact != flexible and flexible == corral.Grammar.structural_tag(tools_spec())
+    assert pickle.loads(pickle.dumps(compact)) == compact
+    bv = corral.Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"</s>"], eos_token_ids=[256])
+    spaced = b'<tool_call>\n{"name": "get_time", "arguments": {"zone": "UTC"}}\n</tool_call>'
+    assert corral.compile(flexible, bv).matches(spaced)
+    assert not corral.compile(compact, bv).matches(spaced)
+    assert corral.compile(compact, bv).matches(spaced.replace(b'{"zone": "UTC"}', b'{"zone":"UTC"}'))
+    bad = tools_spec()
+    bad["format"]["triggers"].append("<call>")
+    with pytest.raises(corral.InvalidGrammarError, match=r"/format/triggers/1.*begins no tag"):
+        corral.Grammar.structural_tag(bad)
+    with pytest.raises(corral.InvalidGrammarError, match="unknown format type"):
+        corral.Grammar.structural_tag({"type": "structural_tag", "format": {"type": "paragraph"}})
+    with pytest.raises(corral.InvalidSchemaError, match="structural tag at /format/tags/0/content/json_schema"):
+        bad_schema = {"type": "tag", "begin": "<a>", "end": "</a>", "content": {"type": "json_schema", "json_schema": {"type": 5}}}
+        corral.Grammar.structural_tag({"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<a>"], "tags": [bad_schema]}})
+    with pytest.raises(TypeError):
+        corral.Grammar.structural_tag(["not", "a", "spec"])  # type: ignore[arg-type]
