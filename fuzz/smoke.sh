@@ -2,7 +2,7 @@
 # CI smoke run of corral's fuzz targets (see fuzz/README.md).
 #
 # With a nightly toolchain and cargo-fuzz: each Rust target fuzzes for SMOKE_SECONDS
-# (default 10; six targets, about a minute in all, bounded by -max_total_time) from its
+# (default 10; seven targets, about a minute in all, bounded by -max_total_time) from its
 # seed corpus. Without them: the stable replay test (seeds, recorded findings and
 # pseudo-random inputs through the same target bodies). Then, if atheris is importable and
 # the native module is built, the JSON Schema target runs its seeds and 300 more inputs.
@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 seconds=${SMOKE_SECONDS:-10}
-targets=(regex ebnf gbnf lark vocabulary matcher)
+targets=(regex ebnf gbnf lark vocabulary matcher structural)
 
 if cargo +nightly --version >/dev/null 2>&1 && cargo +nightly fuzz --version >/dev/null 2>&1; then
     cd "$here"

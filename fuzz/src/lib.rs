@@ -17,6 +17,7 @@ pub mod gbnf;
 pub mod lark;
 pub mod matcher;
 pub mod regex;
+pub mod structural;
 pub mod vocabulary;
 
 mod cfg_text;
@@ -24,7 +25,7 @@ mod cfg_text;
 use corral_core::Limits;
 
 /// Every target's name, as in `fuzz_targets/` and `seeds/`.
-pub const TARGETS: [&str; 6] = ["regex", "ebnf", "gbnf", "lark", "vocabulary", "matcher"];
+pub const TARGETS: [&str; 7] = ["regex", "ebnf", "gbnf", "lark", "vocabulary", "matcher", "structural"];
 
 /// Runs target `name` on `data` (for the replay test and tools).
 pub fn run_target(name: &str, data: &[u8]) {
@@ -35,6 +36,7 @@ pub fn run_target(name: &str, data: &[u8]) {
         "lark" => lark::run(data),
         "vocabulary" => vocabulary::run(data),
         "matcher" => matcher::run(data),
+        "structural" => structural::run(data),
         other => panic!("no fuzz target named {other}"),
     }
 }

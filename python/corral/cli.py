@@ -170,9 +170,12 @@ def _show_warnings(caught: list[warnings.WarningMessage], source: tuple[str, str
 def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[str, str] | None]:
     """The constraint the flags describe (None: free text), and the (path, text) of the
     file it was read from (None when it came from no file)."""
-    given = [name for name in ("regex", "grammar", "json_schema", "choice") if getattr(args, name) is not None]
+    names = ("regex", "grammar", "json_schema", "choice", "structural_tag", "tools")
+    given = [name for name in names if getattr(args, name) is not None]
     if len(given) > 1:
-        raise GenerationError("give at most one of --regex, --grammar, --json-schema, --choice (--ban combines with any)")
+        raise GenerationError(
+            "give at most one of --regex, --grammar, --json-schema, --choice, --structural-tag, --tools (--ban combines with any)"
+        )
     grammar = None
     source = None
     with warnings.catch_warnings(record=True) as caught:
@@ -196,9 +199,27 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
                     f"not a JSON {type(schema).__name__}"
                 )
             try:
-                grammar = Grammar.json_schema(schema, whitespace=args.whitespace, indent=args.indent)
+                whitespace = args.whitespace or _api_default(Grammar.json_schema, "whitespace")
+                grammar = Grammar.json_schema(schema, whitespace=whitespace, indent=args.indent)
             except GrammarError as e:
                 raise _in_file(args.json_schema, text, e) from e
+        elif args.structural_tag is not None or args.tools is not None:
+            path = args.structural_tag if args.structural_tag is not None else args.tools
+            text = _read(path)
+            source = (path, text)
+            try:
+                spec = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise GenerationError(f"{_display_name(path)}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
+            whitespace = args.whitespace or "flexible"
+            try:
+                if args.structural_tag is not None:
+                    grammar = Grammar.structural_tag(spec, whitespace=whitespace)
+                else:
+                    choice = args.tool_choice if args.tool_choice in ("auto", "none", "required") else {"name": args.tool_choice}
+                    grammar = Grammar.tool_calls(spec, format=args.tool_format, tool_choice=choice, whitespace=whitespace)
+            except GrammarError as e:
+                raise GenerationError(f"{_display_name(path)}: {e}") from e
         elif args.grammar is not None:
             fmt = args.grammar_format or _GRAMMAR_FORMATS.get(pathlib.Path(args.grammar).suffix.lower())
             if fmt is None:
@@ -379,10 +400,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     what.add_argument("--json-schema", metavar="FILE", help="JSON Schema file the output must validate against")
     what.add_argument(
+        "--structural-tag", metavar="FILE", help="structural tag file (XGrammar's JSON format): text, tagged regions, tool calls"
+    )
+    what.add_argument("--tools", metavar="FILE", help="JSON list of OpenAI-style tool definitions the output may call")
+    what.add_argument("--tool-format", choices=["hermes", "llama3_json", "mistral"], default="hermes", help="how --tools calls are written")
+    what.add_argument("--tool-choice", default="auto", metavar="auto|none|required|NAME", help="which --tools calls are allowed or required")
+    what.add_argument(
         "--whitespace",
         choices=["compact", "flexible"],
-        default=_api_default(Grammar.json_schema, "whitespace"),
-        help="whitespace between JSON tokens",
+        default=None,
+        help=f"whitespace between JSON tokens (default: {_api_default(Grammar.json_schema, 'whitespace')}; flexible in tool calls)",
     )
     what.add_argument(
         "--indent",

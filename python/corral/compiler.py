@@ -93,6 +93,10 @@ def compile(  # noqa: A001 - `corral.compile` is the public name
         raise _vocabulary_type_error("compile()", vocab)
     if limits is not None and not isinstance(limits, Limits):
         raise TypeError(f"compile(): limits must be a corral.Limits or None, got {_describe_value(limits)}")
+    # Special tokens whose text is a marker of the grammar (a structural tag's `<tool_call>`)
+    # are read as that text; one vocabulary for every part of an intersection.
+    if grammar.marker_texts:
+        vocab = vocab.with_special_text(grammar.marker_texts)
     if grammar._parts:
         return CompiledIntersection(
             [compile(p, vocab, limits=limits, eager=eager, cache=cache) for p in grammar._parts],

@@ -109,7 +109,7 @@ class Grammar:
     content, which is what the compile cache keys on.
     """
 
-    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_operands", "_ban", "_limits", "_python_type")
+    __slots__ = ("_inner", "_kind", "_source", "_start", "_schema_warnings", "_parts", "_operands", "_ban", "_limits", "_python_type", "_marker_texts")
 
     def __init__(
         self,
@@ -131,6 +131,9 @@ class Grammar:
         self._parts: tuple[Grammar, ...] = ()
         # For `g1 | g2` and `g1 + g2` (kind "union" / "concat"): the joined grammars.
         self._operands: tuple[Grammar, ...] = ()
+        # The fixed strings of a structural tag (triggers, begins, ends...): a special token
+        # whose text occurs in one is read as that text (see Vocabulary.with_special_text).
+        self._marker_texts: tuple[str, ...] = ()
         # For Grammar.ban: the phrases and options (see BanSpec).
         self._ban: BanSpec | None = None
         # For Grammar.json_schema of a Python type (a Pydantic model...): the type, which
@@ -371,7 +374,10 @@ class Grammar:
         from ._schema import check_options
 
         if isinstance(spec, dict):
-            text = json.dumps(spec, ensure_ascii=False)
+            try:
+                text = json.dumps(spec, ensure_ascii=False)
+            except (TypeError, ValueError, RecursionError) as e:
+                raise InvalidGrammarError(f"the structural tag is not a JSON value: {e}") from None
         elif isinstance(spec, str):
             text = spec
         else:
@@ -385,7 +391,41 @@ class Grammar:
         source = text if (whitespace, max_whitespace) == ("flexible", 16) else f"{text} {(whitespace, max_whitespace)!r}"
         grammar = cls(inner, "structural_tag", source, limits=limits)
         grammar._schema_warnings = list(inner.schema_warnings)
+        grammar._marker_texts = tuple(_marker_texts(json.loads(text)))
         return grammar
+
+    @classmethod
+    def tool_calls(
+        cls,
+        tools: list[dict[str, Any]],
+        *,
+        format: str = "hermes",
+        tool_choice: Any = "auto",
+        parallel: bool = True,
+        reasoning: tuple[str, str] | None = None,
+        whitespace: str = "flexible",
+        limits: _core.Limits | None = None,
+    ) -> Grammar:
+        """A model's turn with tool calls, for OpenAI-style tool definitions
+        (``{"type": "function", "function": {"name", "parameters"}}``), written in the
+        chat format of the model's family:
+
+        * ``"hermes"`` (Qwen, Hermes): ``<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>``;
+        * ``"llama3_json"`` (Llama 3.1): ``{"name": ..., "parameters": {...}}``;
+        * ``"mistral"``: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``.
+
+        Free text may come before, between and after calls (for ``"mistral"``, one list of
+        calls ends the turn). ``tool_choice``: ``"auto"`` (calls allowed), ``"none"`` (the
+        format's marker cannot be written), ``"required"`` (at least one call, and no text
+        before it), or ``{"name": ...}`` (only that tool, required). ``parallel=False``
+        allows one call at most. ``reasoning=("<think>", "</think>")`` puts free reasoning
+        between those markers first; the rest applies after the closing one. The result is
+        :meth:`structural_tag` of the description ``corral.tools.tool_calls_spec`` builds.
+        """
+        from .tools import tool_calls_spec
+
+        spec = tool_calls_spec(tools, format=format, tool_choice=tool_choice, parallel=parallel, reasoning=reasoning)
+        return cls.structural_tag(spec, whitespace=whitespace, limits=limits)
 
     @classmethod
     def union(cls, *grammars: Grammar, limits: _core.Limits | None = None) -> Grammar:
@@ -440,10 +480,21 @@ class Grammar:
         grammar = cls(inner, join, sep.join(repr(g) for g in flat), limits=limits)
         grammar._operands = tuple(flat)
         grammar._schema_warnings = [w for g in flat for w in g._schema_warnings]
+        grammar._marker_texts = tuple(t for g in flat for t in g._marker_texts)
         own = [w for w in inner.warnings if not any(w in g.warnings for g in flat)]
         for message in own:
             warnings.warn(message, GrammarWarning, stacklevel=3)
         return grammar
+
+    @property
+    def marker_texts(self) -> tuple[str, ...]:
+        """The fixed strings of a structural tag (triggers, tag begins and ends, constant
+        strings), of every part of a join or intersection: a special token whose text
+        occurs in one of them is read as that text when the grammar is compiled (see
+        :meth:`Vocabulary.with_special_text`). Empty for other grammars."""
+        if self._parts:
+            return tuple(t for p in self._parts for t in p.marker_texts)
+        return self._marker_texts
 
     @property
     def parts(self) -> tuple[Grammar, ...]:
@@ -519,6 +570,25 @@ class Grammar:
         if self._ban is not None:
             return self._ban.describe()
         return f"Grammar.{self._kind}({self._source!r})"
+
+
+def _marker_texts(spec: Any) -> list[str]:
+    """The fixed strings of a structural-tag description (see ``Grammar.marker_texts``)."""
+    out: list[str] = []
+    stack = [spec]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            if node.get("type") == "json_schema":
+                continue  # a schema's strings are not markers
+            for key, value in node.items():
+                if key in ("value", "begin", "end", "triggers", "separator"):
+                    out.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+    return out
 
 
 class BanSpec:

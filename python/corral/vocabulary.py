@@ -209,6 +209,32 @@ class Vocabulary:
         """The bytes a token sequence spells (special tokens contribute nothing)."""
         return self._inner.decode_bytes(list(token_ids))
 
+    def with_special_text(self, texts: Iterable[str | bytes]) -> Vocabulary:
+        """The same vocabulary in which each special token whose text occurs inside one of
+        ``texts`` counts as that text: a grammar then allows it exactly where it allows its
+        bytes (Qwen's ``<tool_call>`` token where a tool call may begin), and every other
+        special token stays forbidden. Returns ``self`` when no special token is concerned;
+        the result is kept for the next call with the same tokens.
+        """
+        wanted = frozenset(t.encode() if isinstance(t, str) else bytes(t) for t in texts)
+        known = _with_special_text.setdefault(self, {})
+        if wanted not in known:
+            known[wanted] = self._special_as_text(wanted)
+        return known[wanted]
+
+    def _special_as_text(self, wanted: frozenset[bytes]) -> Vocabulary:
+        data, ends = self._inner._export_tokens()
+        import numpy as np
+
+        bounds = [0, *np.frombuffer(ends, dtype="<u4").tolist()]
+        enabled = frozenset(
+            i for i in self.special_token_ids if (text := data[bounds[i] : bounds[i + 1]]) and any(text in w for w in wanted)
+        )
+        if not enabled:
+            return self
+        special = [i for i in self.special_token_ids if i not in enabled]
+        return _from_state(data, ends, self._n_tokens, self.eos_token_ids, special, self.size)
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickles as the token bytes (one blob), the EOS and special ids and the size; the
         vocabulary (its token trie and tables) is built again on load."""
@@ -226,6 +252,9 @@ class Vocabulary:
 # carries a compiled grammar to a worker process loads its vocabulary again, and building
 # a large one (~0.2 s at 128k tokens) would dominate the task.
 _loaded: weakref.WeakValueDictionary[tuple[Any, ...], Vocabulary] = weakref.WeakValueDictionary()
+
+# Vocabulary.with_special_text's results, per vocabulary and set of texts.
+_with_special_text: weakref.WeakKeyDictionary[Vocabulary, dict[frozenset[bytes], Vocabulary]] = weakref.WeakKeyDictionary()
 
 
 def _from_state(

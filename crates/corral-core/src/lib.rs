@@ -15,10 +15,12 @@
 //!    constraint is.
 //! 6. [`json_schema`]: a JSON Schema → a grammar AST (shapes, combinators, `$ref`s,
 //!    patterns, number bounds and formats as regex HIR; no grammar text), then a [`Grammar`].
-//! 7. [`parser`]: the Earley recognizer that reads a context-free grammar byte by byte.
-//! 8. [`index`]: grammar × vocabulary → [`CompiledGrammar`], with the mask caches.
-//! 9. [`matcher`]: a [`Matcher`], one sequence's position: fills int32 bitmasks (bit t of
-//!    word t/32), advances, rolls back, forces tokens.
+//! 7. [`structural`]: XGrammar's structural tags (tool calls, reasoning) → one
+//!    [`Grammar`], by joins and repetitions of the grammars of its parts.
+//! 8. [`parser`]: the Earley recognizer that reads a context-free grammar byte by byte.
+//! 9. [`index`]: grammar × vocabulary → [`CompiledGrammar`], with the mask caches.
+//! 10. [`matcher`]: a [`Matcher`], one sequence's position: fills int32 bitmasks (bit t of
+//!     word t/32), advances, rolls back, forces tokens.
 //!
 //! ```
 //! use std::sync::Arc;
