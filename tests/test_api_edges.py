@@ -114,7 +114,9 @@ def test_command_line_defaults_are_the_api_defaults():
     ban = inspect.signature(corral.Grammar.ban).parameters
     assert args.ban_mode == ban["mode"].default
     assert args.ignore_case == ban["ignore_case"].default and args.whole_words == ban["whole_words"].default
-    assert args.whitespace == inspect.signature(corral.Grammar.json_schema).parameters["whitespace"].default
+    # --whitespace defaults to each constructor's own default.
+    for constructor in (corral.Grammar.json_schema, corral.Grammar.structural_tag):
+        assert cli._whitespace(args, constructor) == inspect.signature(constructor).parameters["whitespace"].default
 
 
 # --- errors name flags on the command line, arguments in the API ---------------------------

@@ -167,6 +167,11 @@ def _show_warnings(caught: list[warnings.WarningMessage], source: tuple[str, str
         print(f"corral: warning: {where}{str(w.message).strip().splitlines()[0]}", file=sys.stderr)
 
 
+def _whitespace(args: argparse.Namespace, constructor: Any) -> str:
+    """``--whitespace``, or the constructor's own default when it is not given."""
+    return str(args.whitespace if args.whitespace is not None else _api_default(constructor, "whitespace"))
+
+
 def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[str, str] | None]:
     """The constraint the flags describe (None: free text), and the (path, text) of the
     file it was read from (None when it came from no file)."""
@@ -199,8 +204,7 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
                     f"not a JSON {type(schema).__name__}"
                 )
             try:
-                whitespace = args.whitespace or _api_default(Grammar.json_schema, "whitespace")
-                grammar = Grammar.json_schema(schema, whitespace=whitespace, indent=args.indent)
+                grammar = Grammar.json_schema(schema, whitespace=_whitespace(args, Grammar.json_schema), indent=args.indent)
             except GrammarError as e:
                 raise _in_file(args.json_schema, text, e) from e
         elif args.structural_tag is not None or args.tools is not None:
@@ -211,7 +215,7 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
                 spec = json.loads(text)
             except json.JSONDecodeError as e:
                 raise GenerationError(f"{_display_name(path)}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
-            whitespace = args.whitespace or "flexible"
+            whitespace = _whitespace(args, Grammar.structural_tag)
             try:
                 if args.structural_tag is not None:
                     grammar = Grammar.structural_tag(spec, whitespace=whitespace)

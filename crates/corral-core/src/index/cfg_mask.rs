@@ -17,6 +17,9 @@ use crate::util::hash::FastMap;
 /// Longest parser-state key cached (deeper states are computed every time).
 const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 
+/// In a lexer-mask cache key: the mask without the nodes where the terminal ends.
+const INSIDE_ONLY: u32 = 1 << 31;
+
 impl CompiledGrammar {
     /// The mask of a context-free parse `chart`: the cached lexer mask of the terminals
     /// open here, plus the tokens in which a terminal ends and the parser goes on (a trie
@@ -67,7 +70,9 @@ impl CompiledGrammar {
         out.fill(0);
         let mut ov: Option<Overlay<'_>> = None;
         for &(term, state) in &pairs {
-            let lex = self.lex_mask(earley, lex_cache, term, state);
+            // Where nothing can follow the terminal (the text that ends the output), where
+            // it ends does not matter.
+            let lex = self.lex_mask(earley, lex_cache, term, state, !earley.ends_output(term));
             lex.tokens.or_into(out);
             if lex.completions.is_empty() {
                 continue;
@@ -231,23 +236,32 @@ impl CompiledGrammar {
     }
 
     /// The cached lexer mask of terminal `term` in DFA state `state`.
+    /// `ends`: are the nodes where the terminal may end needed (something can follow it)?
+    /// Without them, the mask may be cheaper (see [`lexmask::compute_inside`]); both kinds
+    /// are cached, apart.
     fn lex_mask(
         &self,
         earley: &EarleyGrammar,
         cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
         term: u32,
         state: u32,
+        ends: bool,
     ) -> Arc<LexMask> {
         let dfa = &earley.cfg().terminals[term as usize].dfa;
         // A lexer mask reads at most the trie's depth: equivalent states share it.
         let state = dfa.equivalent_within(state, self.vocab.trie().max_depth());
-        if let Some(l) = cache.read().ok().and_then(|c| c.get(&(term, state)).cloned()) {
+        let key = (term, if ends { state } else { state | INSIDE_ONLY });
+        if let Some(l) = cache.read().ok().and_then(|c| c.get(&key).cloned()) {
             return l;
         }
-        let l = Arc::new(lexmask::compute(&self.vocab, dfa, state));
+        let l = Arc::new(if ends {
+            lexmask::compute(&self.vocab, dfa, state)
+        } else {
+            lexmask::compute_inside(&self.vocab, dfa, state)
+        });
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
         if let Ok(mut c) = cache.write() {
-            c.insert((term, state), l.clone());
+            c.insert(key, l.clone());
         }
         l
     }

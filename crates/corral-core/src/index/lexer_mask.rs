@@ -43,9 +43,21 @@ pub(crate) struct AfterEnd {
 /// tokens the state allows plus a walk of the rest (see
 /// [`crate::index::string_safe::string_safe_slice_mask`]).
 pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
+    compute_with(vocab, dfa, state, true)
+}
+
+/// [`compute`] for a terminal whose end leads nowhere but the end of the output (the free
+/// text that ends an agent's turn): the nodes where it may end are not recorded, so a
+/// slice applies even where the terminal accepts at every byte.
+pub(crate) fn compute_inside(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
+    compute_with(vocab, dfa, state, false)
+}
+
+fn compute_with(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: bool) -> LexMask {
     let trie = vocab.trie();
-    // A terminal must not end inside a slice token: its end would need the parser there.
-    if let Some((slice, mut bits)) = string_safe_slice_mask(vocab, dfa, state, false) {
+    // Where ends are recorded, a terminal must not end inside a slice token: its end would
+    // need the parser there.
+    if let Some((slice, mut bits)) = string_safe_slice_mask(vocab, dfa, state, !ends) {
         let mut walker = DfaWalker::<true>::new(dfa, state, slice.rest.max_depth());
         let mut completions = Vec::new();
         slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
@@ -53,13 +65,17 @@ pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
                 bits[(t >> 5) as usize] |= 1 << (t & 31);
             }
             let full = slice.rest_to_full[node as usize];
-            if w.accepting && trie.has_children(full) {
+            if ends && w.accepting && trie.has_children(full) {
                 completions.push(full);
             }
         });
         return LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions };
     }
-    compute_full(trie, dfa, state, vocab.mask_words())
+    let mut full = compute_full(trie, dfa, state, vocab.mask_words());
+    if !ends {
+        full.completions.clear();
+    }
+    full
 }
 
 /// [`compute`] by a walk of the whole trie.

@@ -6,6 +6,7 @@ use super::*;
 use crate::automata::DEAD;
 use crate::error::Result;
 use crate::grammar::lower::Cfg;
+use crate::grammar::Sym;
 use crate::limits::Limits;
 
 /// "No set here" / "complete item" marker.
@@ -52,6 +53,38 @@ pub struct EarleyGrammar {
     pub(super) nt_perm: Vec<u32>,
     /// Per dotted rule: is the dot at the start (a predicted item)?
     pub(super) dr_at_start: Vec<bool>,
+    /// Per terminal: does the output end wherever it ends (no production lets anything
+    /// follow it)?
+    pub(super) ends_output: Vec<bool>,
+}
+
+/// Per terminal: can nothing follow it? A symbol is followed when it is not last in some
+/// production, or last in one of a followed nonterminal (the start is not followed):
+/// spread from the nonterminals found followed, each once.
+fn ends_output(cfg: &Cfg) -> Vec<bool> {
+    let mut nt_followed = vec![false; cfg.nonterminals.len()];
+    let mut t_followed = vec![false; cfg.terminals.len()];
+    let mut last_of: Vec<Vec<Sym>> = vec![Vec::new(); cfg.nonterminals.len()];
+    let mut found: Vec<u32> = Vec::new();
+    let mut mark = |s: Sym, found: &mut Vec<u32>| {
+        if s.is_terminal() {
+            t_followed[s.index() as usize] = true;
+        } else if !std::mem::replace(&mut nt_followed[s.index() as usize], true) {
+            found.push(s.index());
+        }
+    };
+    for p in &cfg.productions {
+        if let Some((&last, before)) = p.rhs.split_last() {
+            before.iter().for_each(|&s| mark(s, &mut found));
+            last_of[p.lhs as usize].push(last);
+        }
+    }
+    while let Some(a) = found.pop() {
+        for &s in &last_of[a as usize] {
+            mark(s, &mut found);
+        }
+    }
+    t_followed.iter().map(|f| !f).collect()
 }
 
 impl EarleyGrammar {
@@ -108,7 +141,9 @@ impl EarleyGrammar {
         for (rank, &dr) in order.iter().enumerate() {
             dr_rank[dr as usize] = rank as u32;
         }
+        let ends_output = ends_output(&cfg);
         EarleyGrammar {
+            ends_output,
             cfg,
             dr_next,
             dr_lhs,
@@ -131,6 +166,11 @@ impl EarleyGrammar {
             NONE => None,
             i => Some(&self.cfg.perms[i as usize]),
         }
+    }
+
+    /// Does the output end wherever terminal `term` ends (nothing can follow it)?
+    pub(crate) fn ends_output(&self, term: u32) -> bool {
+        self.ends_output[term as usize]
     }
 
     /// The bytes that can start terminal `term` (a 256-bit set).

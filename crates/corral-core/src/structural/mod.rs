@@ -190,6 +190,11 @@ impl Builder<'_> {
 
     /// `begin`, the content (whose free text stops at the ends), one of the ends.
     fn tag(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+        self.tag_after(v, at, 0)
+    }
+
+    /// A tag without the first `skip` bytes of its `begin` (written already: a trigger).
+    fn tag_after(&mut self, v: &Value, at: &str, skip: usize) -> Result<Grammar> {
         let begin = string(v, "begin", at)?;
         let ends = match v.get("end") {
             Some(Value::String(e)) => vec![e.as_bytes().to_vec()],
@@ -205,7 +210,8 @@ impl Builder<'_> {
         let content = self.format(content, &format!("{at}/content"), &ends)?;
         let end_grammars = ends.iter().map(|e| Grammar::literal(e, self.limits)).collect::<Result<Vec<_>>>()?;
         let end = Grammar::join(&end_grammars, Join::Union, self.limits)?;
-        Grammar::join(&[Grammar::literal(begin.as_bytes(), self.limits)?, content, end], Join::Concat, self.limits)
+        let begin = Grammar::literal(&begin.as_bytes()[skip.min(begin.len())..], self.limits)?;
+        Grammar::join(&[begin, content, end], Join::Concat, self.limits)
     }
 
     /// The tags of `triggered_tags` or `tags_with_separator`, as one union, with each
@@ -225,37 +231,60 @@ impl Builder<'_> {
     }
 
     /// Free text without the triggers; writing a trigger starts one of the tags.
+    ///
+    /// Built as `(F_j R_j | ...)* T`: `T` is the free text, `F_j` the free text followed by
+    /// trigger `j` (one automaton), `R_j` the rest of the tags that trigger begins. So the
+    /// lexer reads free text with two automata, and a tag's terminals start only where a
+    /// trigger has just been written, not at every byte of the text.
     fn triggered_tags(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
         let triggers = strings(v, "triggers", at, true)?;
-        let (tags, begins) = self.tags(v, at)?;
+        let tags = array(v, "tags", at)?;
         for (i, t) in triggers.iter().enumerate() {
             if t.is_empty() {
                 return Err(spec_error(&format!("{at}/triggers/{i}"), "a trigger must not be empty"));
             }
-            if !begins.iter().any(|b| b.as_bytes().starts_with(t)) {
-                return Err(spec_error(&format!("{at}/triggers/{i}"), "this trigger begins no tag"));
-            }
         }
-        for (i, b) in begins.iter().enumerate() {
-            if !triggers.iter().any(|t| b.as_bytes().starts_with(t)) {
-                return Err(spec_error(&format!("{at}/tags/{i}/begin"), &format!("{b:?} does not start with any trigger")));
+        // Each tag under the longest trigger its begin starts with.
+        let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
+        for (i, t) in tags.iter().enumerate() {
+            let here = format!("{at}/tags/{i}");
+            if t.get("type").and_then(Value::as_str) != Some("tag") {
+                return Err(spec_error(&here, "must be a format of type \"tag\""));
             }
+            let begin = string(t, "begin", &here)?.as_bytes();
+            let j = (0..triggers.len()).filter(|&j| begin.starts_with(&triggers[j])).max_by_key(|&j| triggers[j].len());
+            let Some(j) = j else {
+                let shown = String::from_utf8_lossy(begin);
+                return Err(spec_error(&format!("{here}/begin"), &format!("{shown:?} does not start with any trigger")));
+            };
+            rests[j].push(self.tag_after(t, &here, triggers[j].len())?);
         }
-        let mut excluded = triggers;
+        if let Some(j) = rests.iter().position(Vec::is_empty) {
+            return Err(spec_error(&format!("{at}/triggers/{j}"), "this trigger begins no tag"));
+        }
+        let mut excluded = triggers.clone();
         excluded.extend(strings(v, "excludes", at, false)?);
         excluded.extend(ends.iter().cloned());
-        let free = Grammar::text_excluding(&excluded, self.limits)?;
-        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
         let l = self.limits;
+        let free = Grammar::text_excluding(&excluded, l)?;
+        let (mut after_text, mut bare) = (Vec::new(), Vec::new());
+        for (t, rest) in triggers.iter().zip(&rests) {
+            let rest = Grammar::join(rest, Join::Union, l)?;
+            let trigger = Grammar::literal(t, l)?;
+            let text_then_trigger = Grammar::join(&[free.clone(), trigger.clone()], Join::Concat, l)?;
+            after_text.push(Grammar::join(&[text_then_trigger, rest.clone()], Join::Concat, l)?);
+            bare.push(Grammar::join(&[trigger, rest], Join::Concat, l)?);
+        }
+        let after_text = Grammar::join(&after_text, Join::Union, l)?;
+        let bare = Grammar::join(&bare, Join::Union, l)?;
+        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
         match (at_least_one, stop_after_first) {
-            (true, true) => Ok(tags),
-            (false, true) => Grammar::join(&[free, Grammar::repeat(&tags, 0, Some(1), l)?], Join::Concat, l),
+            (true, true) => Ok(bare),
+            (false, true) => Grammar::join(&[free, after_text], Join::Union, l),
             (first, false) => {
-                // (free tag)* free, or, with at least one, tag (free tag)* free: no text
-                // before the first tag.
-                let more = Grammar::repeat(&Grammar::join(&[free.clone(), tags.clone()], Join::Concat, l)?, 0, None, l)?;
-                let head = if first { vec![tags, more, free] } else { vec![more, free] };
-                Grammar::join(&head, Join::Concat, l)
+                let more = Grammar::repeat(&after_text, 0, None, l)?;
+                let parts = if first { vec![bare, more, free] } else { vec![more, free] };
+                Grammar::join(&parts, Join::Concat, l)
             }
         }
     }

@@ -137,8 +137,8 @@ fn malformed_descriptions_name_their_place() {
         ),
         (
             json!({"type": "triggered_tags", "triggers": ["<x>"], "tags": [{"type": "tag", "begin": "<z>", "content": {"type": "any_text"}, "end": "</z>"}]}),
-            "/triggers/0",
-            "begins no tag",
+            "/tags/0/begin",
+            "does not start with any trigger",
         ),
         (
             json!({"type": "triggered_tags", "triggers": ["<x>"], "tags": [

@@ -49,7 +49,7 @@ struct SideBySide {
     warnings: Vec<String>,
 }
 
-fn side_by_side(parts: &[&Cfg]) -> SideBySide {
+fn side_by_side(parts: &[&Cfg], limits: &Limits) -> Result<SideBySide> {
     let mut out = SideBySide {
         names: Vec::new(),
         bnf: Vec::new(),
@@ -58,7 +58,19 @@ fn side_by_side(parts: &[&Cfg]) -> SideBySide {
         starts: Vec::new(),
         warnings: Vec::new(),
     };
-    for cfg in parts {
+    for &part in parts {
+        // A regular part joins as one terminal, its automaton: the lexer then reads it in
+        // one walk, where its pieces would each end (and start the next) at every byte
+        // (free text before a tool call's marker: every position).
+        let folded = match &part.regular {
+            Some(dfa) if part.nonterminals.len() > 1 || part.terminals.len() > 1 => {
+                let mut one = regular_cfg(dfa.clone(), &part.nonterminals[part.start as usize], limits)?;
+                one.warnings = part.warnings.clone();
+                Some(one)
+            }
+            _ => None,
+        };
+        let cfg = folded.as_ref().unwrap_or(part);
         let (nt0, t0) = (out.names.len() as u32, out.terminals.len() as u32);
         let shift = |s: Sym| if s.is_terminal() { Sym::t(s.index() + t0) } else { Sym::n(s.index() + nt0) };
         for (n, name) in cfg.nonterminals.iter().enumerate() {
@@ -76,7 +88,7 @@ fn side_by_side(parts: &[&Cfg]) -> SideBySide {
         out.starts.push(cfg.start + nt0);
         out.warnings.extend(cfg.warnings.iter().cloned());
     }
-    out
+    Ok(out)
 }
 
 /// The union or concatenation of `parts` (at least one), as one normalized grammar.
@@ -84,7 +96,7 @@ pub fn compose(parts: &[&Cfg], join: Join, limits: &Limits) -> Result<Cfg> {
     if parts.is_empty() {
         return Err(Error::InvalidArgument(format!("a {} needs at least one grammar", join.word())));
     }
-    let mut s = side_by_side(parts);
+    let mut s = side_by_side(parts, limits)?;
     let start = s.names.len() as u32;
     s.names.push(format!("{}#start", join.word()));
     s.bnf.push(Vec::new());
@@ -163,7 +175,7 @@ pub fn repeat(part: &Cfg, min: u32, max: Option<u32>, limits: &Limits) -> Result
     if bound > limits.max_grammar_productions {
         return Err(super::too_many(limits, &format!("a grammar repeated {bound} times")));
     }
-    let mut s = side_by_side(&[part]);
+    let mut s = side_by_side(&[part], limits)?;
     let g = s.starts[0];
     let body = s.bnf[g as usize].clone();
     let lo = if part.accepts_empty { 0 } else { min as usize };
