@@ -214,20 +214,15 @@ impl Builder<'_> {
         Grammar::join(&[begin, content, end], Join::Concat, self.limits)
     }
 
-    /// The tags of `triggered_tags` or `tags_with_separator`, as one union, with each
-    /// tag's `begin`.
-    fn tags(&mut self, v: &Value, at: &str) -> Result<(Grammar, Vec<String>)> {
+    /// The tags of `tags_with_separator`, as one union.
+    fn tags(&mut self, v: &Value, at: &str) -> Result<Grammar> {
         let mut grammars = Vec::new();
-        let mut begins = Vec::new();
         for (i, t) in array(v, "tags", at)?.iter().enumerate() {
             let here = format!("{at}/tags/{i}");
-            if t.get("type").and_then(Value::as_str) != Some("tag") {
-                return Err(spec_error(&here, "must be a format of type \"tag\""));
-            }
-            begins.push(string(t, "begin", &here)?.to_string());
+            check_tag(t, &here)?;
             grammars.push(self.tag(t, &here)?);
         }
-        Ok((Grammar::join(&grammars, Join::Union, self.limits)?, begins))
+        Grammar::join(&grammars, Join::Union, self.limits)
     }
 
     /// Free text without the triggers; writing a trigger starts one of the tags.
@@ -248,9 +243,7 @@ impl Builder<'_> {
         let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
         for (i, t) in tags.iter().enumerate() {
             let here = format!("{at}/tags/{i}");
-            if t.get("type").and_then(Value::as_str) != Some("tag") {
-                return Err(spec_error(&here, "must be a format of type \"tag\""));
-            }
+            check_tag(t, &here)?;
             let begin = string(t, "begin", &here)?.as_bytes();
             let j = (0..triggers.len()).filter(|&j| begin.starts_with(&triggers[j])).max_by_key(|&j| triggers[j].len());
             let Some(j) = j else {
@@ -291,7 +284,7 @@ impl Builder<'_> {
 
     /// Tags separated by `separator`, with nothing around them.
     fn tags_with_separator(&mut self, v: &Value, at: &str) -> Result<Grammar> {
-        let (tags, _) = self.tags(v, at)?;
+        let tags = self.tags(v, at)?;
         let sep = Grammar::literal(string(v, "separator", at)?.as_bytes(), self.limits)?;
         let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
         let l = self.limits;
@@ -305,6 +298,14 @@ impl Builder<'_> {
             (true, false) => one_or_more(),
             (false, false) => Grammar::repeat(&one_or_more()?, 0, Some(1), l),
         }
+    }
+}
+
+/// An error unless `v` is a format of type `tag`.
+fn check_tag(v: &Value, at: &str) -> Result<()> {
+    match v.get("type").and_then(Value::as_str) {
+        Some("tag") => Ok(()),
+        _ => Err(spec_error(at, "must be a format of type \"tag\"")),
     }
 }
 

@@ -148,6 +148,11 @@ fn malformed_descriptions_name_their_place() {
             "does not start with any trigger",
         ),
         (json!({"type": "token", "token": "<x>"}), "at /:", "not supported"),
+        (
+            json!({"type": "tags_with_separator", "separator": ",", "tags": [{"type": "const_string", "value": "x"}]}),
+            "/tags/0",
+            "of type \"tag\"",
+        ),
         (json!({"type": "any_text", "max_tokens": 5}), "/max_tokens", "not supported"),
         (json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": 5}), "/end", "string"),
         (json!({"type": "repeat", "min": 3, "max": 1, "content": {"type": "any_text"}}), "/max", "below min"),
