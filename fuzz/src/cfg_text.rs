@@ -1,7 +1,8 @@
 //! The body shared by the grammar-text targets (`ebnf`, `gbnf`, `lark`): arbitrary text →
 //! parse, lower and compile under small limits; for a grammar that builds, its random
 //! sentences must be accepted (as a whole and byte by byte) and a matcher session must
-//! pass its checks.
+//! pass its checks. A grammar that names tokens (`<[3]>`, `<a>`) is compiled for a byte
+//! vocabulary with a few special tokens, and its session checked.
 
 use std::sync::Arc;
 
@@ -26,6 +27,9 @@ pub fn run(data: &[u8], dialect: Dialect) {
         Err(e) => return check_error(&e, &text),
     };
     let _ = (grammar.describe(), grammar.warnings());
+    if grammar.token_refs().is_some() {
+        return run_naming_tokens(&grammar, &mut rng);
+    }
     let samples: Vec<Vec<u8>> = (0..3).filter_map(|seed| grammar.sample(rng.next_u64() ^ seed, 48)).collect();
     // Tokens of 2-4 bytes cut from the samples, so multi-byte tokens meet the grammar.
     let mut extra = Vec::new();
@@ -50,4 +54,21 @@ pub fn run(data: &[u8], dialect: Dialect) {
     }
     let Some(mut session) = Session::start(compiled) else { return };
     session.run(&mut rng, 16);
+}
+
+/// A grammar that names tokens: compiled for one token per byte plus the special tokens
+/// `<a>` and `<b>` (ids 256, 257; EOS 258), where naming what the vocabulary lacks is a
+/// vocabulary error; then a matcher session.
+fn run_naming_tokens(grammar: &Grammar, rng: &mut Rng) {
+    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    tokens.extend([Some(b"<a>".to_vec()), Some(b"<b>".to_vec()), Some(b"</s>".to_vec())]);
+    let vocab = corral_core::Vocabulary::new(tokens, &[256, 257], &[258], None).expect("a valid vocabulary");
+    let compiled = match CompiledGrammar::new(grammar, Arc::new(vocab), &small_limits(), false) {
+        Ok(c) => Arc::new(c),
+        Err(Error::Vocabulary(m)) => return assert!(m.contains("names"), "{m}"),
+        Err(Error::LimitExceeded { .. } | Error::EmptyLanguage { .. }) => return,
+        Err(e) => panic!("compiling a grammar that names tokens: {e:?}"),
+    };
+    let Some(mut session) = Session::start(compiled) else { return };
+    session.run(rng, 16);
 }

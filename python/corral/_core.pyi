@@ -353,7 +353,8 @@ class Matcher:
         """Tokens that are the only way forward (ending with EOS if ending is forced)."""
     def completion(self) -> bytes | None:
         """Bytes that, appended to the output, would make it complete (short, not always the
-        shortest): b"" if it may end now, None once finished."""
+        shortest): b"" if it may end now, None once finished. A token the grammar names
+        (``<think>``) is written as its text."""
     @property
     def num_tokens(self) -> int:
         """Number of tokens accepted so far (EOS included)."""

@@ -133,11 +133,12 @@ impl PyMatcher {
     }
 
     /// Bytes that, appended to the output, would make it complete (short, not always the
-    /// shortest): b"" if it may end now, None once finished.
+    /// shortest): b"" if it may end now, None once finished. A token the grammar names
+    /// (`<think>`) is written as its text.
     fn completion<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let matcher = self.lock(py);
         let m = &*matcher;
-        let bytes = guard_detached(py, move || m.completion())?;
+        let bytes = guard_detached(py, move || m.completion_text())?;
         Ok(bytes.map(|b| PyBytes::new(py, &b)))
     }
 

@@ -323,6 +323,8 @@ pub struct GrammarAst {
     /// Findings of the syntax front-end that do not stop the grammar (a GBNF rule defined
     /// again, say), reported with the lowering's warnings.
     pub warnings: Vec<String>,
+    /// The tokens the grammar names (`<[id]>`, `<think>`): see `frontend::tokens`.
+    pub tokens: crate::vocab::TokenRefs,
 }
 
 impl GrammarAst {

@@ -9,7 +9,10 @@
 //! atom    := "(" alt ")" | STRING | CLASS | "." | NAME | REGEX | "except!" "(" alt ")"
 //!          | "and!" "(" alt ("," alt)+ ")" | "not!" "(" alt ")"
 //!          | "perm!" ["{m,n}"] "(" alt ("," alt)+ ")"
+//!          | "<[" ids "]>" | "<" TEXT ">" | "!<" ... ">" ("*" | "+" | "{m,}")
 //! ```
+//! `<[151667]>`, `<[a-b,c]>` and `<think>` name whole tokens, by id or by their text (see
+//! `frontend::tokens`).
 //! In `perm!(sep, e1, e2?, e3*, e4+)` the first argument is the separator and a final
 //! `?`, `*` or `+` on an entry says how often it may appear (plain: exactly once).
 //! Inside the parentheses of `and!` and `not!`, a top-level `,` separates arguments (it is
@@ -29,6 +32,7 @@
 
 use super::ast::{Expr, GrammarAst, PermEntry, Pos, RuleDef, Term};
 use super::scanner::{grammar_error, Escapes, Scanner, GBNF_ESCAPES};
+use super::tokens::{self, TokenRef};
 use super::Dialect;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -54,6 +58,7 @@ pub(crate) enum Tok {
     And,
     Not,
     Perm,
+    Token(TokenRef),
     Eof,
 }
 
@@ -78,6 +83,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::And => "`and!`".into(),
         Tok::Not => "`not!`".into(),
         Tok::Perm => "`perm!`".into(),
+        Tok::Token(_) => "a token reference".into(),
         Tok::Eof => "the end of the grammar".into(),
     }
 }
@@ -208,6 +214,11 @@ fn token(s: &mut Scanner, c: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
         '[' => Ok(Tok::Class(s.class()?)),
         '/' if dialect == Dialect::Ebnf => Ok(Tok::Regex(s.regex()?)),
         '{' => braces(s, pos, dialect),
+        '<' => Ok(Tok::Token(tokens::scan(s, false)?)),
+        '!' if s.peek_at(1) == Some('<') => {
+            s.bump();
+            Ok(Tok::Token(tokens::scan(s, true)?))
+        }
         c if is_name_start(c) || (dialect == Dialect::Gbnf && c.is_ascii_digit()) => name_or_operator(s, dialect),
         other => Err(grammar_error(pos, format!("unexpected character `{other}`"))),
     }
@@ -367,6 +378,8 @@ struct Parser {
     dialect: Dialect,
     /// Open parentheses around the current token (GBNF rules continue inside them).
     groups: u32,
+    /// The tokens named so far.
+    refs: crate::vocab::TokenRefs,
 }
 
 impl Parser {
@@ -439,6 +452,7 @@ impl Parser {
         if self.dialect == Dialect::Gbnf {
             keep_last_definitions(&mut g);
         }
+        g.tokens = std::mem::take(&mut self.refs);
         Ok(g)
     }
 
@@ -600,6 +614,10 @@ impl Parser {
                 Expr::Not { expr: Box::new(exprs.pop().unwrap_or(Expr::Empty)), pos }
             }
             Tok::Perm => self.perm(pos)?,
+            Tok::Token(r) => {
+                let repeated = matches!(self.peek(), Tok::Star | Tok::Plus | Tok::Braces(_, None));
+                tokens::expr(&r, pos, repeated, &mut self.refs)?
+            }
             other => {
                 return Err(grammar_error(pos, format!("expected an expression, found {}", describe(&other))));
             }
@@ -618,7 +636,16 @@ pub fn parse_bnf(text: &str, dialect: Dialect, limits: &Limits) -> Result<Gramma
         });
     }
     let toks = tokenize(text, dialect)?;
-    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, in_args: false, dialect, groups: 0 };
+    let mut p = Parser {
+        toks,
+        i: 0,
+        depth: 0,
+        max_depth: limits.max_grammar_nesting,
+        in_args: false,
+        dialect,
+        groups: 0,
+        refs: Default::default(),
+    };
     p.grammar()
 }
 

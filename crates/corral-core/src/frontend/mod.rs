@@ -5,13 +5,15 @@
 //! * [`lark`]: Lark grammars;
 //! * [`ast`]: the one grammar AST they all produce;
 //! * [`regex`]: Python `re` patterns, read as CPython reads them and built into DFAs;
-//! * `scanner`: characters, strings, classes and regexes shared by the grammar syntaxes.
+//! * `scanner`: characters, strings, classes and regexes shared by the grammar syntaxes;
+//! * `tokens`: token references (`<[id]>`, `<think>`, `!<…>*`) shared by them too.
 
 pub mod ast;
 pub mod ebnf;
 pub mod lark;
 pub mod regex;
 pub(crate) mod scanner;
+pub(crate) mod tokens;
 
 use crate::error::Result;
 use crate::limits::Limits;

@@ -270,6 +270,15 @@ impl Grammar {
         })
     }
 
+    /// The tokens the grammar names by id or by text (`<[151667]>`, `<think>`): compiling
+    /// it reads the vocabulary with their readings (see [`crate::vocab::readings`]).
+    pub fn token_refs(&self) -> Option<&crate::vocab::TokenRefs> {
+        match self {
+            Grammar::Cfg(c) if !c.cfg.tokens.is_empty() => Some(&c.cfg.tokens),
+            _ => None,
+        }
+    }
+
     /// Non-fatal findings (e.g. unused rules).
     pub fn warnings(&self) -> &[String] {
         match self {

@@ -60,6 +60,9 @@ impl CompiledGrammar {
     /// mask of every state is computed now (the full index of the Outlines paper);
     /// otherwise each state's mask is computed the first time a matcher reaches it.
     ///
+    /// A grammar that names tokens (`<[id]>`, `<think>`) is compiled for
+    /// [`Vocabulary::with_readings`] of `vocab` (same ids; see [`CompiledGrammar::vocab`]).
+    ///
     /// The whole step runs within `limits.max_compile_ms` and stops when interrupted (see
     /// [`crate::util::interrupt`]).
     pub fn new(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
@@ -73,6 +76,11 @@ impl CompiledGrammar {
     }
 
     fn build(grammar: &Grammar, vocab: Arc<Vocabulary>, limits: &Limits, eager: bool) -> Result<CompiledGrammar> {
+        // A grammar that names tokens reads them as their readings.
+        let vocab = match grammar.token_refs() {
+            Some(refs) => vocab.with_readings(refs)?,
+            None => vocab,
+        };
         let engine = match grammar {
             Grammar::Regex(parsed) => {
                 let dfa = regex::build_dfa(parsed, limits)?;

@@ -11,7 +11,9 @@ use crate::limits::Limits;
 impl CompiledGrammar {
     /// The intersection of `parts`: the outputs that every part accepts. Parts that are
     /// intersections themselves are replaced by their parts. Every part must be compiled
-    /// for the same vocabulary (same content); `limits` bound what the intersection's
+    /// for the same vocabulary (same content, or derived from it by
+    /// [`crate::Vocabulary::with_readings`]: a token a part names is then allowed only where
+    /// every part allows it); `limits` bound what the intersection's
     /// matchers do on top of their parts (`max_forced_tokens`, `max_completion_bytes`),
     /// while each part keeps the limits it was compiled under.
     pub fn intersection(parts: Vec<Arc<CompiledGrammar>>, limits: &Limits) -> Result<CompiledGrammar> {
@@ -28,15 +30,17 @@ impl CompiledGrammar {
         let vocab = first.vocab().clone();
         for (i, part) in flat.iter().enumerate().skip(1) {
             let other = part.vocab();
-            if !Arc::ptr_eq(&vocab, other) && vocab.fingerprint() != other.fingerprint() {
+            // Parts that name tokens are compiled for vocabularies derived from the given
+            // one (same ids): compare what they were derived from.
+            if !Arc::ptr_eq(&vocab, other) && vocab.origin_fingerprint() != other.origin_fingerprint() {
                 return Err(Error::Vocabulary(format!(
                     "the grammars of an intersection must be compiled for the same vocabulary: grammar {} was \
                      compiled for one of size {} (fingerprint {:016x}), grammar 1 for one of size {} ({:016x})",
                     i + 1,
                     other.size(),
-                    other.fingerprint(),
+                    other.origin_fingerprint(),
                     vocab.size(),
-                    vocab.fingerprint()
+                    vocab.origin_fingerprint()
                 )));
             }
         }

@@ -311,3 +311,126 @@ fn token_collector_equals_the_id_list() {
         assert_eq!(got.iter().map(|w| w.count_ones() as usize).sum::<usize>(), count, "{count} ids");
     }
 }
+
+/// A small vocabulary with special tokens (`<think>` 0, `</think>` 1, `<tool>` 2), EOS
+/// `<eos>` 3 and `<end>` 13, text tokens, a `0xFF` byte token and an ordinary token `<t>` (9).
+fn vocab_with_specials() -> Vocabulary {
+    let toks: Vec<&[u8]> = vec![
+        b"<think>",
+        b"</think>",
+        b"<tool>",
+        b"<eos>",
+        b"a",
+        b"b",
+        b"ab",
+        b"<",
+        b"t>",
+        b"<t>",
+        &[0xFF],
+        b"<think",
+        b">",
+        b"<end>",
+    ];
+    let toks = toks.into_iter().map(|t| Some(t.to_vec())).collect();
+    Vocabulary::new(toks, &[0, 1, 2], &[3, 13], None).unwrap()
+}
+
+/// Token references: masks along every walk equal a token-level oracle, the fast path
+/// equals the reference, and completions spell named tokens as text.
+#[test]
+fn token_references_mask_by_id() {
+    use crate::frontend::Dialect;
+    let vocab = Arc::new(vocab_with_specials());
+    // (grammar, dialect, oracle: which token may come after `seq`, given whether `seq` so
+    // far is a whole sentence)
+    type Oracle = fn(&[u32], u32) -> bool;
+    let cases: [(&str, Dialect, Oracle); 4] = [
+        // `<think>` then text then `</think>`: text tokens only between, `<t>` as text.
+        (r#"root ::= <think> [ab<t>]* <[1]> "b""#, Dialect::Gbnf, |seq, t| match seq {
+            [] => t == 0,
+            [0, rest @ ..] if !rest.contains(&1) => matches!(t, 4 | 5 | 6 | 7 | 8 | 9 | 12 | 1),
+            [0, .., 1] => matches!(t, 5),
+            [0, .., 1, 5] => t == 3 || t == 13,
+            _ => false,
+        }),
+        // Any token but `</think>`, then `</think>`: specials but EOS allowed inside.
+        (r#"root ::= !<[1]>* <[1]>"#, Dialect::Gbnf, |seq, t| match seq.last() {
+            Some(1) => t == 3 || t == 13,
+            _ => !matches!(t, 3 | 10 | 13),
+        }),
+        // A range by id: `a` or `b` as ids only, then an ordinary token by name.
+        (r#"start: <[4-5]>+ <t>?"#, Dialect::Lark, |seq, t| match seq.last() {
+            None => matches!(t, 4 | 5),
+            Some(9) => t == 3 || t == 13,
+            Some(_) => matches!(t, 4 | 5 | 9 | 3 | 13),
+        }),
+        // Naming the EOS token makes it ordinary: it ends nothing by itself.
+        (r#"root ::= "a" <eos> "b""#, Dialect::Ebnf, |seq, t| match seq {
+            [] => t == 4,
+            [4] => t == 3,
+            [4, 3] => t == 5,
+            [4, 3, 5] => t == 13,
+            _ => false,
+        }),
+    ];
+    for (text, dialect, oracle) in cases {
+        let g = Grammar::cfg_text(text, dialect, None, &Limits::default(), None).unwrap();
+        assert!(g.token_refs().is_some(), "{text}");
+        let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
+        let mut seed = 99u64;
+        for _walk in 0..30 {
+            let mut m = Matcher::new(c.clone());
+            let mut seq: Vec<u32> = Vec::new();
+            for _step in 0..8 {
+                let mut fast = vec![0u32; vocab.mask_words()];
+                m.fill_mask(&mut fast).unwrap();
+                let mut slow = vec![0u32; vocab.mask_words()];
+                m.fill_mask_reference(&mut slow).unwrap();
+                assert_eq!(fast, slow, "{text} after {seq:?}");
+                let allowed: Vec<u32> =
+                    (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+                for t in 0..vocab.size() as u32 {
+                    assert_eq!(allowed.contains(&t), oracle(&seq, t), "{text} after {seq:?}: token {t}");
+                }
+                if allowed.is_empty() {
+                    break;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let t = allowed[(seed >> 33) as usize % allowed.len()];
+                assert!(m.advance(t).unwrap());
+                seq.push(t);
+                if m.is_finished() {
+                    break;
+                }
+            }
+        }
+    }
+    // Completions write named tokens as their text.
+    let g = Grammar::cfg_text(r#"root ::= "a" <think> <[2]> "b""#, Dialect::Gbnf, None, &Limits::default(), None).unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
+    let m = Matcher::new(c.clone());
+    assert_eq!(m.completion_text().unwrap().unwrap(), b"a<think><tool>b".to_vec());
+    let raw = m.completion().unwrap().unwrap();
+    assert!(raw.starts_with(b"a\xFF") && c.matches(&raw).unwrap());
+}
+
+/// Naming a token the vocabulary lacks, an id past it, or a token both ways is an error
+/// that names it; so is a negation not repeated.
+#[test]
+fn token_reference_errors_name_the_token() {
+    use crate::frontend::Dialect;
+    let vocab = Arc::new(vocab_with_specials());
+    let compile = |text: &str| {
+        let g = Grammar::cfg_text(text, Dialect::Gbnf, None, &Limits::default(), None)?;
+        CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).map(|_| ())
+    };
+    let message = |text: &str| compile(text).unwrap_err().to_string();
+    assert!(message("root ::= <nope>").contains("`<nope>`"));
+    assert!(message("root ::= <[99]>").contains("99"));
+    assert!(message("root ::= <think> <[0]>").contains("both"));
+    assert!(message("root ::= <eos> <end>").contains("end-of-sequence"));
+    let m = message("root ::= \"a\" !<[1]>");
+    assert!(m.contains("repeated") && m.contains("column 14"), "{m}");
+    assert!(message("root ::= <[5-2]>").contains("empty"));
+    assert!(compile("root ::= <think> !<[1]>+").is_ok());
+}

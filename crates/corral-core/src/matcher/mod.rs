@@ -252,6 +252,13 @@ impl Matcher {
         self.engine_completion(max_bytes)
     }
 
+    /// [`Matcher::completion`] with the tokens the grammar names (`<think>`, `<[id]>`)
+    /// written as their text rather than their readings (see [`crate::vocab::readings`]):
+    /// what a user reads. The same bytes for a grammar that names no token.
+    pub fn completion_text(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self.completion()?.map(|b| self.grammar.vocab().spell_readings(b)))
+    }
+
     /// A completion as the grammar alone sees it (keys may repeat).
     fn engine_completion(&self, max_bytes: usize) -> Result<Option<Vec<u8>>> {
         match (&self.state, &self.grammar.engine) {

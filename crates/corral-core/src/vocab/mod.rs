@@ -11,12 +11,14 @@ use crate::limits::Limits;
 use crate::util::hash::Fnv;
 
 pub mod quotes;
+pub mod readings;
 pub mod slices;
 #[cfg(test)]
 mod tests;
 pub mod trie;
 
 pub use quotes::{QuoteToken, QuoteTokens};
+pub use readings::TokenRefs;
 use slices::HoldingCache;
 pub use slices::StringSafeSlice;
 pub use trie::{ByteRecognizer, TokenTrie};
@@ -65,6 +67,11 @@ pub struct Vocabulary {
     holding_cache: HoldingCache,
     /// The normal tokens with a `"` byte (see [`Vocabulary::quote_tokens`]).
     quote_tokens: std::sync::OnceLock<QuoteTokens>,
+    /// Vocabularies derived from this one for grammars that name tokens (see
+    /// [`Vocabulary::with_readings`]).
+    readings_cache: readings::ReadingsCache,
+    /// For a vocabulary so derived: what it came from.
+    origin: Option<Box<readings::Origin>>,
 }
 
 impl Vocabulary {
@@ -172,6 +179,8 @@ impl Vocabulary {
             safe_byte_weight: Default::default(),
             holding_cache: Default::default(),
             quote_tokens: Default::default(),
+            readings_cache: Default::default(),
+            origin: None,
         };
         // Built now rather than on first use: it is part of loading a vocabulary (once per
         // tokenizer), not of the first mask of some grammar.

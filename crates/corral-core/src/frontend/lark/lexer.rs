@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::frontend::ast::Pos;
 use crate::frontend::scanner::{grammar_error, Scanner};
+use crate::frontend::tokens::{self, TokenRef};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Tok {
@@ -29,6 +30,7 @@ pub(crate) enum Tok {
     Str(String, bool),
     Regex(String),
     Directive(String),
+    Token(TokenRef),
     Eof,
 }
 
@@ -38,6 +40,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Str(..) => "a string".into(),
         Tok::Regex(_) => "a regex".into(),
         Tok::Directive(d) => format!("`%{d}`"),
+        Tok::Token(_) => "a token reference".into(),
         Tok::Number(n) => format!("`{n}`"),
         Tok::Eof => "the end of the grammar".into(),
         other => format!(
@@ -100,6 +103,11 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
             '[' => single(Tok::LBracket, &mut s),
             ']' => single(Tok::RBracket, &mut s),
             '?' => single(Tok::Question, &mut s),
+            '<' => Tok::Token(tokens::scan(&mut s, false)?),
+            '!' if s.peek_at(1) == Some('<') => {
+                s.bump();
+                Tok::Token(tokens::scan(&mut s, true)?)
+            }
             '!' => single(Tok::Bang, &mut s),
             '*' => single(Tok::Star, &mut s),
             '+' => single(Tok::Plus, &mut s),

@@ -23,8 +23,10 @@ use crate::util::hash::{HashMap, HashMapExt};
 
 use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
 use super::scanner::grammar_error;
+use super::tokens;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::vocab::TokenRefs;
 
 mod lexer;
 #[cfg(test)]
@@ -94,6 +96,8 @@ struct Parser {
     i: usize,
     depth: u32,
     max_depth: u32,
+    /// The tokens named so far.
+    refs: TokenRefs,
 }
 
 /// How a definition relates to earlier ones of its name.
@@ -378,6 +382,10 @@ impl Parser {
                 }
             }
             Tok::Regex(r) => Expr::Term { term: Term::Regex(r), pos },
+            Tok::Token(r) => {
+                let repeated = matches!(self.peek(), Tok::Star | Tok::Plus);
+                tokens::expr(&r, pos, repeated, &mut self.refs)?
+            }
             Tok::Name(name) => {
                 check_name(&name, pos)?;
                 Expr::Ref { name, pos }
@@ -387,9 +395,10 @@ impl Parser {
     }
 }
 
-fn parse_items(text: &str, limits: &Limits) -> Result<Vec<Item>> {
+/// The definitions of a Lark text, and the tokens they name.
+fn parse_items(text: &str, limits: &Limits) -> Result<(Vec<Item>, TokenRefs)> {
     let toks = tokenize(text)?;
-    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting };
+    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, refs: TokenRefs::default() };
     let mut items = Vec::new();
     while *p.peek() != Tok::Eof {
         if !p.at_definition() {
@@ -402,7 +411,7 @@ fn parse_items(text: &str, limits: &Limits) -> Result<Vec<Item>> {
         }
         items.push(p.definition()?);
     }
-    Ok(items)
+    Ok((items, p.refs))
 }
 
 /// Renames references in an imported definition (for `%import common.X -> Y`).
@@ -425,10 +434,10 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             context: format!("a grammar of {} bytes", text.len()),
         });
     }
-    let items = parse_items(text, limits)?;
+    let (items, refs) = parse_items(text, limits)?;
     let common = common_definitions(limits)?;
     let mut a = Assembly {
-        g: GrammarAst { lark_tokens: true, ..GrammarAst::default() },
+        g: GrammarAst { lark_tokens: true, tokens: refs, ..GrammarAst::default() },
         defined: HashMap::new(),
         final_alias: final_aliases(&items),
         common,
@@ -449,7 +458,7 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
 
 /// The definitions of Lark's `common` library, as corral writes them ([`COMMON`]).
 fn common_definitions(limits: &Limits) -> Result<Vec<RuleDef>> {
-    Ok(parse_items(COMMON, limits)?.into_iter().filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None }).collect())
+    Ok(parse_items(COMMON, limits)?.0.into_iter().filter_map(|i| if let Item::Rule(r, _) = i { Some(r) } else { None }).collect())
 }
 
 /// The name each imported library name ends up under. Lark gathers a library's imports

@@ -105,6 +105,7 @@ pub(super) fn build_cfg(
         warnings,
         regular: None,
         perms,
+        tokens: Default::default(),
     }
 }
 

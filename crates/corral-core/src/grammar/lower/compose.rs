@@ -118,6 +118,7 @@ pub fn compose(parts: &[&Cfg], join: Join, limits: &Limits) -> Result<Cfg> {
     let regular = joined_dfa(parts, join, limits)?;
     let mut cfg = build_cfg(s.names, s.bnf, s.terminals, start, accepts_empty, s.warnings, s.perms);
     cfg.regular = regular;
+    parts.iter().for_each(|p| cfg.tokens.extend(&p.tokens));
     Ok(cfg)
 }
 
@@ -238,6 +239,7 @@ pub fn repeat(part: &Cfg, min: u32, max: Option<u32>, limits: &Limits) -> Result
     };
     let mut cfg = build_cfg(s.names, s.bnf, s.terminals, start, accepts_empty, s.warnings, s.perms);
     cfg.regular = regular;
+    cfg.tokens = part.tokens.clone();
     Ok(cfg)
 }
 

@@ -88,6 +88,8 @@ pub struct Cfg {
     pub regular: Option<Dfa>,
     /// The `perm!` lists (see [`super::perm`]).
     pub perms: Vec<Perm>,
+    /// The tokens the grammar names (see [`crate::vocab::readings`]).
+    pub tokens: crate::vocab::TokenRefs,
 }
 
 /// Piece weight (see `piece::Measure::weight`: comparable to bytes of regex text, a
@@ -369,6 +371,7 @@ pub fn lower_with(
     warnings.extend(unused_rules(ast, &lw, start_name));
     let mut cfg = normalize(lw, s_prime, warnings, limits)?;
     cfg.regular = regular;
+    cfg.tokens = ast.tokens.clone();
     Ok(cfg)
 }
 
