@@ -22,7 +22,7 @@ pub fn run(data: &[u8], dialect: Dialect) {
     // A third of the inputs get the JSON Schema front-end's lowering (no merged terminals),
     // chosen from the input's hash so that the input format stays plain grammar text.
     let options = if rng.below(3) == 0 { LowerOptions { max_terminal_source: 0 } } else { LowerOptions::default() };
-    let grammar = match Grammar::cfg_text_with(&text, dialect, None, &limits, &options, None) {
+    let grammar = match corral_core::json_schema::embed::grammar_text(&text, dialect, None, &limits, &options, None) {
         Ok(g) => g,
         Err(e) => return check_error(&e, &text),
     };

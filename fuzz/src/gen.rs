@@ -206,6 +206,9 @@ pub fn check_error(e: &Error, text: &str) {
         }
         Error::Vocabulary(_) | Error::InvalidArgument(_) => panic!("a grammar text gave a vocabulary/argument error: {e:?}"),
         Error::LimitExceeded { .. } | Error::EmptyLanguage { .. } => {}
+        // A `%json {...}` schema's own error says where the schema is written.
+        Error::Schema { message, .. } => assert!(message.starts_with("%json at "), "{e:?}"),
+        Error::SchemaLimit { context, .. } => assert!(context.starts_with("%json at "), "{e:?}"),
         other => panic!("an unexpected kind of error for a grammar text: {other:?}"),
     }
 }

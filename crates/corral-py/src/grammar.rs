@@ -171,7 +171,7 @@ impl PyGrammar {
             options.max_terminal_source = n;
         }
         let inner = guard_detached(py, move || {
-            core::Grammar::cfg_text_with(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
+            core::json_schema::embed::grammar_text(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
         })?;
         let inner = if distinct_keys { inner.with_distinct_keys(key_endings_infinite) } else { inner };
         Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new() })

@@ -325,6 +325,44 @@ pub struct GrammarAst {
     pub warnings: Vec<String>,
     /// The tokens the grammar names (`<[id]>`, `<think>`): see `frontend::tokens`.
     pub tokens: crate::vocab::TokenRefs,
+    /// The JSON Schemas written inside the grammar (`%json {...}`), in order: the `k`-th
+    /// stands where the grammar references the rule [`EmbeddedSchema::rule_name`]`(k)`,
+    /// which the JSON Schema layer defines (see `json_schema::embed`).
+    pub schemas: Vec<EmbeddedSchema>,
+}
+
+/// A JSON Schema written inside a grammar (`%json {...}` in Lark and corral EBNF).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddedSchema {
+    /// The schema's JSON text.
+    pub text: String,
+    /// Where `%json` is written.
+    pub pos: Pos,
+}
+
+impl EmbeddedSchema {
+    /// The prefix of every rule an embedded schema's grammar defines.
+    pub const PREFIX: &'static str = "%json#";
+
+    /// The rule that stands for the `k`-th embedded schema.
+    pub fn rule_name(k: usize) -> String {
+        format!("{}{k}", Self::PREFIX)
+    }
+
+    /// Is `name` a rule inside an embedded schema's grammar (not the rule standing for the
+    /// whole value)? Such rules keep JSON's own layout: Lark's `%ignore` is not put
+    /// between their tokens.
+    pub fn is_inner_rule(name: &str) -> bool {
+        name.starts_with(Self::PREFIX) && name.contains('/')
+    }
+
+    /// The expression a parser leaves where `%json {text}` is written, recording the
+    /// schema in `schemas`.
+    pub fn reference(schemas: &mut Vec<EmbeddedSchema>, text: String, pos: Pos) -> Expr {
+        let name = Self::rule_name(schemas.len());
+        schemas.push(EmbeddedSchema { text, pos });
+        Expr::Ref { name, pos }
+    }
 }
 
 impl GrammarAst {

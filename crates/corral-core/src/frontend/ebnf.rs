@@ -12,7 +12,8 @@
 //!          | "<[" ids "]>" | "<" TEXT ">" | "!<" ... ">" ("*" | "+" | "{m,}")
 //! ```
 //! `<[151667]>`, `<[a-b,c]>` and `<think>` name whole tokens, by id or by their text (see
-//! `frontend::tokens`).
+//! `frontend::tokens`). In corral EBNF, `%json {...}` is a JSON Schema standing for a JSON
+//! value (see [`EmbeddedSchema`]).
 //! In `perm!(sep, e1, e2?, e3*, e4+)` the first argument is the separator and a final
 //! `?`, `*` or `+` on an entry says how often it may appear (plain: exactly once).
 //! Inside the parentheses of `and!` and `not!`, a top-level `,` separates arguments (it is
@@ -30,7 +31,7 @@
 //! characters and `a-b` ranges, not a regex; comments are `#`. A rule defined again
 //! replaces the earlier definition, as in llama.cpp (with a warning).
 
-use super::ast::{Expr, GrammarAst, PermEntry, Pos, RuleDef, Term};
+use super::ast::{EmbeddedSchema, Expr, GrammarAst, PermEntry, Pos, RuleDef, Term};
 use super::scanner::{grammar_error, Escapes, Scanner, GBNF_ESCAPES};
 use super::tokens::{self, TokenRef};
 use super::Dialect;
@@ -59,6 +60,7 @@ pub(crate) enum Tok {
     Not,
     Perm,
     Token(TokenRef),
+    Json(String),
     Eof,
 }
 
@@ -84,6 +86,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Not => "`not!`".into(),
         Tok::Perm => "`perm!`".into(),
         Tok::Token(_) => "a token reference".into(),
+        Tok::Json(_) => "`%json`".into(),
         Tok::Eof => "the end of the grammar".into(),
     }
 }
@@ -215,6 +218,7 @@ fn token(s: &mut Scanner, c: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
         '/' if dialect == Dialect::Ebnf => Ok(Tok::Regex(s.regex()?)),
         '{' => braces(s, pos, dialect),
         '<' => Ok(Tok::Token(tokens::scan(s, false)?)),
+        '%' if dialect == Dialect::Ebnf => json_schema(s, pos),
         '!' if s.peek_at(1) == Some('<') => {
             s.bump();
             Ok(Tok::Token(tokens::scan(s, true)?))
@@ -280,6 +284,23 @@ fn punctuation(c: char, pos: Pos, dialect: Dialect) -> Result<Option<Tok>> {
         '.' => Tok::Dot,
         _ => return Ok(None),
     }))
+}
+
+/// `%json {...}` at `pos`: a JSON Schema's text.
+fn json_schema(s: &mut Scanner, pos: Pos) -> Result<Tok> {
+    if !s.starts_with("%json") {
+        return Err(grammar_error(pos, "unexpected `%` (the one directive is `%json {...}`, a JSON Schema)"));
+    }
+    (0..5).for_each(|_| {
+        s.bump();
+    });
+    while s.peek().is_some_and(char::is_whitespace) {
+        s.bump();
+    }
+    if s.peek() != Some('{') {
+        return Err(grammar_error(s.pos(), "expected a JSON Schema object `{...}` after %json"));
+    }
+    Ok(Tok::Json(s.json_object()?))
 }
 
 /// `::=` at the `:` at `pos`.
@@ -380,6 +401,8 @@ struct Parser {
     groups: u32,
     /// The tokens named so far.
     refs: crate::vocab::TokenRefs,
+    /// The JSON Schemas written so far.
+    schemas: Vec<EmbeddedSchema>,
 }
 
 impl Parser {
@@ -453,6 +476,7 @@ impl Parser {
             keep_last_definitions(&mut g);
         }
         g.tokens = std::mem::take(&mut self.refs);
+        g.schemas = std::mem::take(&mut self.schemas);
         Ok(g)
     }
 
@@ -618,6 +642,7 @@ impl Parser {
                 let repeated = matches!(self.peek(), Tok::Star | Tok::Plus | Tok::Braces(_, None));
                 tokens::expr(&r, pos, repeated, &mut self.refs)?
             }
+            Tok::Json(text) => EmbeddedSchema::reference(&mut self.schemas, text, pos),
             other => {
                 return Err(grammar_error(pos, format!("expected an expression, found {}", describe(&other))));
             }
@@ -645,6 +670,7 @@ pub fn parse_bnf(text: &str, dialect: Dialect, limits: &Limits) -> Result<Gramma
         dialect,
         groups: 0,
         refs: Default::default(),
+        schemas: Vec::new(),
     };
     p.grammar()
 }

@@ -64,6 +64,37 @@ impl Scanner {
         s.chars().enumerate().all(|(k, c)| self.peek_at(k) == Some(c))
     }
 
+    /// Reads a JSON object's text, from the `{` that is the next character to its matching
+    /// `}` (strings and their escapes skipped whole); the JSON itself is read later.
+    pub(crate) fn json_object(&mut self) -> Result<String> {
+        let start = self.pos();
+        let mut out = String::new();
+        let mut depth = 0usize;
+        let mut in_string = false;
+        loop {
+            let Some(c) = self.bump() else {
+                return Err(grammar_error(start, "unterminated JSON object after %json (its braces do not balance)"));
+            };
+            out.push(c);
+            match c {
+                '\\' if in_string => {
+                    if let Some(e) = self.bump() {
+                        out.push(e);
+                    }
+                }
+                '"' => in_string = !in_string,
+                '{' | '[' if !in_string => depth += 1,
+                '}' | ']' if !in_string => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Reads the body of a quoted string after its opening quote, decoding escapes.
     pub(crate) fn string_body(&mut self, quote: char, start: Pos, escapes: Escapes) -> Result<String> {
         let mut out = String::new();

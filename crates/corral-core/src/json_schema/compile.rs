@@ -38,7 +38,7 @@ pub fn schema_grammar(
     limits: &Limits,
 ) -> Result<SchemaGrammar> {
     let built = on_deep_stack(limits, || {
-        let (schema, docs) = read(text, documents, limits)?;
+        let (schema, docs) = read_schema(text, documents, limits)?;
         let t = translate::translate(&schema, &docs, options, limits)?;
         // No property is determinized with its value: keys join their (shared) value
         // terminals by concatenation.
@@ -79,7 +79,7 @@ pub fn missing_documents(
     limits: &Limits,
 ) -> Result<Vec<String>> {
     on_deep_stack(limits, || {
-        let (schema, docs) = read(text, documents, limits)?;
+        let (schema, docs) = read_schema(text, documents, limits)?;
         translate::missing_documents(&schema, &docs, options, limits)
     })
 }
@@ -94,16 +94,17 @@ pub fn order_value(
     value: &str,
 ) -> Result<String> {
     on_deep_stack(limits, || {
-        let (schema, docs) = read(text, documents, limits)?;
+        let (schema, docs) = read_schema(text, documents, limits)?;
         let value = document::parse(value, "the value", stack_levels(limits), limits.max_schema_document_depth)?;
         let ordered = translate::order(&schema, &docs, options, limits, &value)?;
         serde_json::to_string(&ordered).map_err(|e| Error::Internal(format!("writing a value: {e}")))
     })
 }
 
-type Documents = Vec<(String, Value)>;
+pub(crate) type Documents = Vec<(String, Value)>;
 
-fn read(text: &str, documents: &[(String, String)], limits: &Limits) -> Result<(Value, Documents)> {
+/// The schema in `text` and the other `documents`, read with their nesting bounded.
+pub(crate) fn read_schema(text: &str, documents: &[(String, String)], limits: &Limits) -> Result<(Value, Documents)> {
     // Deeper than the limit is refused with a pointer once read (see `Resources`); far
     // deeper, before (the reader needs stack for every level).
     let (depth, limit) = (stack_levels(limits), limits.max_schema_document_depth);
@@ -123,7 +124,7 @@ fn stack_levels(limits: &Limits) -> usize {
 /// Runs `work` on a thread with a stack for the nesting `limits` allow, within
 /// `max_compile_ms`; this thread waits, and stops it when its own scope says stop
 /// (Ctrl-C in the Python binding).
-fn on_deep_stack<T: Send>(limits: &Limits, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+pub(crate) fn on_deep_stack<T: Send>(limits: &Limits, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     let stack = stack_levels(limits).saturating_mul(STACK_PER_LEVEL).clamp(8 << 20, 1 << 30);
     let stop = StopFlag::new();
     let budget = Scope { stop: stop.clone(), ..Scope::with_budget("max_compile_ms", limits.max_compile_ms) };

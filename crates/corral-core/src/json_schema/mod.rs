@@ -16,6 +16,8 @@
 //!   type) into a grammar AST.
 //! * [`document`] and [`compile`]: schema text read with its nesting bounded, translated
 //!   and lowered on a thread with the stack the limits need.
+//! * [`embed`]: schemas written inside grammar text (`%json {...}`), translated and
+//!   lowered with the grammar as one.
 //!
 //! Every piece is exact: a constraint is enforced as written or reported as an error
 //! that names it.
@@ -23,6 +25,7 @@
 pub mod compile;
 pub mod document;
 pub mod ecma;
+pub mod embed;
 pub mod formats;
 pub mod numbers;
 pub mod resources;

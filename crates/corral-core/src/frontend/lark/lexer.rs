@@ -31,6 +31,7 @@ pub(crate) enum Tok {
     Regex(String),
     Directive(String),
     Token(TokenRef),
+    Json(String),
     Eof,
 }
 
@@ -41,6 +42,7 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Regex(_) => "a regex".into(),
         Tok::Directive(d) => format!("`%{d}`"),
         Tok::Token(_) => "a token reference".into(),
+        Tok::Json(_) => "`%json`".into(),
         Tok::Number(n) => format!("`{n}`"),
         Tok::Eof => "the end of the grammar".into(),
         other => format!(
@@ -143,7 +145,17 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<(Tok, Pos)>> {
                     name.push(ch);
                     s.bump();
                 }
-                Tok::Directive(name)
+                if name == "json" {
+                    while s.peek().is_some_and(char::is_whitespace) {
+                        s.bump();
+                    }
+                    if s.peek() != Some('{') {
+                        return Err(grammar_error(s.pos(), "expected a JSON Schema object `{...}` after %json"));
+                    }
+                    Tok::Json(s.json_object()?)
+                } else {
+                    Tok::Directive(name)
+                }
             }
             c if c.is_ascii_digit() => {
                 let mut n = String::new();

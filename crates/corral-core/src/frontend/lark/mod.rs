@@ -21,7 +21,7 @@
 
 use crate::util::hash::{HashMap, HashMapExt};
 
-use super::ast::{Expr, GrammarAst, Pos, RuleDef, Term};
+use super::ast::{EmbeddedSchema, Expr, GrammarAst, Pos, RuleDef, Term};
 use super::scanner::grammar_error;
 use super::tokens;
 use crate::error::{Error, Result};
@@ -98,6 +98,8 @@ struct Parser {
     max_depth: u32,
     /// The tokens named so far.
     refs: TokenRefs,
+    /// The JSON Schemas written so far.
+    schemas: Vec<EmbeddedSchema>,
 }
 
 /// How a definition relates to earlier ones of its name.
@@ -386,6 +388,7 @@ impl Parser {
                 let repeated = matches!(self.peek(), Tok::Star | Tok::Plus);
                 tokens::expr(&r, pos, repeated, &mut self.refs)?
             }
+            Tok::Json(text) => EmbeddedSchema::reference(&mut self.schemas, text, pos),
             Tok::Name(name) => {
                 check_name(&name, pos)?;
                 Expr::Ref { name, pos }
@@ -395,10 +398,11 @@ impl Parser {
     }
 }
 
-/// The definitions of a Lark text, and the tokens they name.
-fn parse_items(text: &str, limits: &Limits) -> Result<(Vec<Item>, TokenRefs)> {
+/// The definitions of a Lark text, the tokens they name and the JSON Schemas they hold.
+fn parse_items(text: &str, limits: &Limits) -> Result<(Vec<Item>, TokenRefs, Vec<EmbeddedSchema>)> {
     let toks = tokenize(text)?;
-    let mut p = Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, refs: TokenRefs::default() };
+    let mut p =
+        Parser { toks, i: 0, depth: 0, max_depth: limits.max_grammar_nesting, refs: TokenRefs::default(), schemas: Vec::new() };
     let mut items = Vec::new();
     while *p.peek() != Tok::Eof {
         if !p.at_definition() {
@@ -411,7 +415,7 @@ fn parse_items(text: &str, limits: &Limits) -> Result<(Vec<Item>, TokenRefs)> {
         }
         items.push(p.definition()?);
     }
-    Ok((items, p.refs))
+    Ok((items, p.refs, p.schemas))
 }
 
 /// Renames references in an imported definition (for `%import common.X -> Y`).
@@ -434,10 +438,10 @@ pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
             context: format!("a grammar of {} bytes", text.len()),
         });
     }
-    let (items, refs) = parse_items(text, limits)?;
+    let (items, refs, schemas) = parse_items(text, limits)?;
     let common = common_definitions(limits)?;
     let mut a = Assembly {
-        g: GrammarAst { lark_tokens: true, tokens: refs, ..GrammarAst::default() },
+        g: GrammarAst { lark_tokens: true, tokens: refs, schemas, ..GrammarAst::default() },
         defined: HashMap::new(),
         final_alias: final_aliases(&items),
         common,

@@ -5,7 +5,7 @@ use crate::util::hash::{HashMap, HashMapExt, HashSet};
 
 use super::*;
 use crate::error::Result;
-use crate::frontend::ast::{Expr, GrammarAst};
+use crate::frontend::ast::{EmbeddedSchema, Expr, GrammarAst};
 use crate::frontend::scanner::grammar_error;
 
 impl<'a> Lowering<'a> {
@@ -19,7 +19,8 @@ impl<'a> Lowering<'a> {
         let terminals: HashSet<&str> = ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect();
         let is_terminal = |name: &str| terminals.contains(name);
         let mut uses: HashMap<&'a str, HashSet<&'a str>> = HashMap::new();
-        for r in ast.rules.iter().filter(|r| !r.is_terminal) {
+        // A JSON Schema's rules inside the grammar follow JSON's layout, not Lark's tokens.
+        for r in ast.rules.iter().filter(|r| !r.is_terminal && !EmbeddedSchema::is_inner_rule(&r.name)) {
             let entry = uses.entry(r.name.as_str()).or_default();
             let mut todo: Vec<(&'a Expr, bool)> = vec![(&r.expr, false)];
             while let Some((e, in_loop)) = todo.pop() {

@@ -21,7 +21,7 @@ use super::perm::Perm;
 pub use super::sym::Sym;
 use crate::automata::Dfa;
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, GrammarAst, Pos};
+use crate::frontend::ast::{EmbeddedSchema, Expr, GrammarAst, Pos};
 use crate::frontend::regex::{self, PerlClasses};
 use crate::frontend::scanner::grammar_error;
 use crate::limits::Limits;
@@ -199,6 +199,9 @@ struct Lowering<'a> {
     void_rule_notes: Vec<(Pos, String)>,
     /// The `perm!`s lowered so far (see [`super::perm`]).
     perms: Vec<PermDraft>,
+    /// Does the rule being lowered follow Lark's tokens (a Lark grammar's rule, not one of
+    /// a JSON Schema written inside it)?
+    lark_rule: bool,
 }
 
 impl<'a> Lowering<'a> {
@@ -214,6 +217,7 @@ impl<'a> Lowering<'a> {
             regex_pieces: FastMap::default(),
             lark_terminals: ast.rules.iter().filter(|r| r.is_terminal).map(|r| r.name.as_str()).collect(),
             probing: false,
+            lark_rule: ast.lark_tokens,
             fold_limits: None,
             fold_work: Default::default(),
             fold_memo: FastMap::default(),
@@ -452,6 +456,7 @@ fn lower_rules(lw: &mut Lowering<'_>) -> Result<()> {
         crate::util::interrupt::check()?;
         let n = lw.nt_of_rule[name];
         let owner = (name.to_string(), lw.defs[name].1);
+        lw.lark_rule = lw.ast.lark_tokens && !EmbeddedSchema::is_inner_rule(name);
         let defs = lw.defs[name].0.clone();
         let mut alts = Vec::new();
         for e in defs {
@@ -476,13 +481,27 @@ fn attach_ignore(lw: &mut Lowering<'_>, ig: Sym, s_prime: u32, origin: (String, 
         let followed = lw.combine(vec![lw.terminal_reg(t.index()), ig_any.clone()], true, pos)?;
         with_ignore.insert(t.index(), Sym::t(lw.reg_terminal(followed, &name, None)?));
     }
-    for s in lw.bnf.iter_mut().flatten().flatten() {
-        if let Some(m) = with_ignore.get(&s.index()).filter(|_| s.is_terminal()) {
-            *s = *m;
-        }
-    }
     let k = lw.nt_names.len();
     let opt = lw.new_nt(format!("%ignore#{k}"), origin);
+    for (nt, alts) in lw.bnf.iter_mut().enumerate() {
+        let name = &lw.nt_names[nt];
+        // Inside a JSON Schema's value, JSON's own layout; ignored text may follow it whole.
+        if EmbeddedSchema::is_inner_rule(name) {
+            continue;
+        }
+        let stands_for_schema = name.starts_with(EmbeddedSchema::PREFIX);
+        for seq in alts.iter_mut() {
+            if stands_for_schema {
+                seq.push(Sym::n(opt));
+                continue;
+            }
+            for s in seq.iter_mut() {
+                if let Some(m) = with_ignore.get(&s.index()).filter(|_| s.is_terminal()) {
+                    *s = *m;
+                }
+            }
+        }
+    }
     lw.bnf[opt as usize] = vec![vec![], vec![ig]];
     for seq in lw.bnf[s_prime as usize].iter_mut() {
         seq.insert(0, Sym::n(opt));

@@ -8,7 +8,7 @@ use super::piece::{Measure, Piece};
 use super::*;
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, Pos, Term};
+use crate::frontend::ast::{EmbeddedSchema, Expr, Pos, Term};
 use crate::frontend::scanner::grammar_error;
 
 /// A regular piece of a grammar. Without boolean operators it is a regex-syntax HIR
@@ -185,7 +185,7 @@ impl<'a> Lowering<'a> {
                     collect_refs(e, &mut refs);
                 }
                 // In Lark grammars only TERMINALS are tokens (rules keep %ignore between theirs).
-                let ok = (!self.ast.lark_tokens || self.lark_terminals.contains(name))
+                let ok = (!self.ast.lark_tokens || self.lark_terminals.contains(name) || EmbeddedSchema::is_inner_rule(name))
                     && !self.defs[name].0.iter().any(|e| e.has_perm());
                 (name, refs.into_iter().map(|(r, _)| r).collect::<Vec<_>>(), 0usize, ok)
             };
@@ -529,7 +529,7 @@ impl<'a> Lowering<'a> {
         // In a Lark grammar a token is a string, a regex or a TERMINAL, however large (%ignore
         // text may follow each token, so one must not be split), and a group of tokens
         // inside a rule is several tokens (ignored text may come between them).
-        if self.ast.lark_tokens {
+        if self.lark_rule {
             return Ok(matches!(e, Expr::Ref { .. }));
         }
         // With no room at all, no need to build the piece.

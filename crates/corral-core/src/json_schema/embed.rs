@@ -1,0 +1,167 @@
+//! JSON Schemas inside grammar text (`%json {...}` in Lark and corral EBNF, as llguidance
+//! writes them): each schema is translated by the JSON Schema engine and its rules join
+//! the grammar's, so the whole is lowered and parsed as one grammar.
+//!
+//! The front-end leaves a reference to the rule `%json#k` where the `k`-th schema is
+//! written (see [`EmbeddedSchema`]). Here the schema's grammar is renamed into
+//! `%json#k/...` and `%json#k` defined as its start. The JSON is compact (no whitespace
+//! between tokens), as in `Grammar.json_schema`'s default; in Lark, `%ignore`d text may come
+//! before and after the value but not inside it. Objects never repeat a key where the
+//! schema names every key; a schema open to other keys gets a warning, since the check
+//! that reads the output as JSON cannot hold inside other text.
+
+use std::sync::Arc;
+
+use super::compile::{on_deep_stack, read_schema};
+use super::translate::{self, SchemaOptions};
+use crate::error::{Error, Result};
+use crate::frontend::ast::{EmbeddedSchema, Expr, GrammarAst, Pos, RuleDef};
+use crate::frontend::regex::PerlClasses;
+use crate::frontend::{self, Dialect};
+use crate::grammar::{Grammar, LowerOptions};
+use crate::limits::Limits;
+use crate::util::interrupt::{self, Scope};
+
+/// Parses, validates and normalizes a grammar text that may hold `%json {...}` schemas
+/// (otherwise exactly [`Grammar::cfg_text_with`]).
+pub fn grammar_text(
+    text: &str,
+    dialect: Dialect,
+    start: Option<&str>,
+    limits: &Limits,
+    options: &LowerOptions,
+    classes: Option<&PerlClasses>,
+) -> Result<Grammar> {
+    let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
+    let ast = interrupt::run(&budget, || frontend::parse(text, dialect, limits))?;
+    let description = format!("{dialect:?} grammar").to_lowercase();
+    if ast.schemas.is_empty() {
+        return Grammar::cfg_ast(&ast, &description, start, limits, options, classes);
+    }
+    // The schemas' translation and the lowering recurse as deep as the schemas nest.
+    on_deep_stack(limits, || {
+        let (ast, warnings) = with_schemas(ast, limits)?;
+        let grammar = Grammar::cfg_ast(&ast, &description, start, limits, options, classes)?;
+        Ok(with_warnings(grammar, warnings))
+    })
+}
+
+/// `ast` with each schema's grammar added under its own names, and the translations'
+/// warnings.
+fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let schemas = std::mem::take(&mut ast.schemas);
+    for (k, schema) in schemas.iter().enumerate() {
+        let at = |e: Error| located(e, schema.pos);
+        let (value, documents) = read_schema(&schema.text, &[], limits).map_err(at)?;
+        let t = translate::translate(&value, &documents, &SchemaOptions::default(), limits).map_err(at)?;
+        let prefix = format!("{}/", EmbeddedSchema::rule_name(k));
+        warnings.extend(t.warnings.iter().map(|w| format!("%json at {}: {w}", schema.pos)));
+        if t.open_keys {
+            warnings.push(format!(
+                "%json at {}: objects open to other keys may repeat a key inside a grammar (the repeated-key \
+                 check reads the whole output as JSON); name every key, or set additionalProperties to false",
+                schema.pos
+            ));
+        }
+        for mut rule in t.ast.rules {
+            rule.name = format!("{prefix}{}", rule.name);
+            rename_refs(&mut rule.expr, &prefix);
+            rule.pos = schema.pos;
+            ast.rules.push(rule);
+        }
+        let start = Expr::Ref { name: format!("{prefix}start"), pos: schema.pos };
+        ast.rules.push(RuleDef { name: EmbeddedSchema::rule_name(k), expr: start, pos: schema.pos, is_terminal: false });
+    }
+    ast.schemas = schemas;
+    Ok((ast, warnings))
+}
+
+/// Prefixes every rule `expr` references with `prefix`.
+fn rename_refs(expr: &mut Expr, prefix: &str) {
+    match expr {
+        Expr::Ref { name, .. } => *name = format!("{prefix}{name}"),
+        Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter_mut().for_each(|e| rename_refs(e, prefix)),
+        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => rename_refs(expr, prefix),
+        Expr::Perm { sep, entries, .. } => {
+            rename_refs(sep, prefix);
+            entries.iter_mut().for_each(|e| rename_refs(&mut e.expr, prefix));
+        }
+        Expr::Empty | Expr::Term { .. } => {}
+    }
+}
+
+/// A schema's error, saying where in the grammar the schema is written.
+fn located(e: Error, pos: Pos) -> Error {
+    let here = |m: String| format!("%json at {pos}: {m}");
+    match e {
+        Error::Schema { kind, message, pointer, keyword } => Error::Schema { kind, message: here(message), pointer, keyword },
+        Error::SchemaLimit { limit, value, context, pointer, keyword } => {
+            Error::SchemaLimit { limit, value, context: here(context), pointer, keyword }
+        }
+        Error::LimitExceeded { limit, value, context } => Error::LimitExceeded { limit, value, context: here(context) },
+        other => other,
+    }
+}
+
+/// `grammar` with the lowering's findings about the schemas' own rules (one unused, say:
+/// nothing the author wrote) replaced by `warnings`.
+fn with_warnings(grammar: Grammar, warnings: Vec<String>) -> Grammar {
+    match grammar {
+        Grammar::Cfg(c) => {
+            let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
+            c.cfg.warnings.retain(|w| !w.contains(EmbeddedSchema::PREFIX));
+            c.cfg.warnings.extend(warnings);
+            Grammar::Cfg(Arc::new(c))
+        }
+        g => g,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::CompiledGrammar;
+    use crate::vocab::Vocabulary;
+
+    fn compiled(text: &str, dialect: Dialect) -> CompiledGrammar {
+        let limits = Limits::default();
+        let g = grammar_text(text, dialect, None, &limits, &LowerOptions::default(), None).unwrap();
+        let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        tokens.push(None);
+        CompiledGrammar::new(&g, Arc::new(Vocabulary::new(tokens, &[], &[256], None).unwrap()), &limits, false).unwrap()
+    }
+
+    const POINT: &str =
+        r#"{"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": false}"#;
+
+    #[test]
+    fn a_schema_stands_where_it_is_written() {
+        for (text, dialect) in [
+            (format!("start: \"call \" %json {POINT} \";\"\n%ignore \" \""), Dialect::Lark),
+            (format!("root ::= \"call \" %json {POINT} \";\""), Dialect::Ebnf),
+        ] {
+            let c = compiled(&text, dialect);
+            assert!(c.matches(br#"call {"x":12};"#).unwrap(), "{text}");
+            assert!(!c.matches(br#"call {"x":1.5};"#).unwrap());
+            assert!(!c.matches(br#"call {"y":1};"#).unwrap());
+            // Lark's %ignore comes around the value, never inside it.
+            let lark = dialect == Dialect::Lark;
+            assert_eq!(c.matches(br#"call  {"x":1} ;"#).unwrap(), lark);
+            assert!(!c.matches(br#"call {"x": 1};"#).unwrap());
+        }
+    }
+
+    #[test]
+    fn schema_errors_say_where_the_schema_is() {
+        let limits = Limits::default();
+        let bad = "start: \"a\"\n    | %json {\"type\": \"object\", \"minProperties\": \"x\"}";
+        let e = grammar_text(bad, Dialect::Lark, None, &limits, &LowerOptions::default(), None).unwrap_err();
+        assert!(e.to_string().contains("%json at 2:7"), "{e}");
+        let open = "root ::= %json {\"type\": \"object\"}";
+        let g = grammar_text(open, Dialect::Ebnf, None, &limits, &LowerOptions::default(), None).unwrap();
+        assert!(g.warnings().iter().any(|w| w.contains("repeat a key")), "{:?}", g.warnings());
+        let gbnf = grammar_text("root ::= %json {}", Dialect::Gbnf, None, &limits, &LowerOptions::default(), None);
+        assert!(gbnf.is_err());
+    }
+}
