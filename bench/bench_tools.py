@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Tool-call benchmark: corral's ``Grammar.tool_calls`` against XGrammar's structural tags,
-the same description, on one vocabulary (DeepSeek's tokenizer.json), single-threaded.
+"""Tool-call benchmark: corral's ``Grammar.tool_calls`` against XGrammar's structural tags
+and llguidance's Lark, the same constraint, on one vocabulary (DeepSeek's tokenizer.json),
+single-threaded.
 
     python bench/bench_tools.py              # -> bench/results/tools.md, tools.json
     python bench/bench_tools.py --out DIR    # write somewhere else
@@ -15,9 +16,14 @@ the same description, on one vocabulary (DeepSeek's tokenizer.json), single-thre
    write a call's opening marker (``<tool_call>...`` up to the arguments), or inside the
    arguments. Each peer's mask is compared with corral's at every step, outside the timing.
 
-llguidance has no structural tags (its Lark grammars with ``%json`` can say the same, but
-not from this description), so it is not in this run. The JSON arguments are read with
-flexible whitespace by both engines (XGrammar's structural tags always allow it).
+llguidance has no structural tags; the same constraint is written in its Lark
+(``lark_tool_calls``): free text up to each trigger as a lazy terminal
+``/(?s:.*)<tool_call>/`` (its lexer is greedy, so a negated free text before a literal
+trigger cannot end), each call as the fixed text around a ``%json`` of the tool's
+parameters, and the last free text as ``/(?s:.*)/ & ~/(?s:.*<tool_call>.*)/``. The JSON
+arguments are read with flexible whitespace by every engine (XGrammar's structural tags
+always allow it). Each engine replays the turns in a pass of its own, so that one
+engine's mask fills do not evict another's caches.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ import time
 for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
+import llguidance  # noqa: E402
+import llguidance.hf  # noqa: E402
+import llguidance.numpy  # noqa: E402
 import numpy as np  # noqa: E402
 import tokenizers  # noqa: E402
 import torch  # noqa: E402
@@ -85,8 +94,9 @@ class Engines:
         self.hf = transformers.PreTrainedTokenizerFast(tokenizer_file=TOKENIZER_JSON, eos_token=EOS_TOKEN)
         self.vocab = corral.Vocabulary.from_huggingface(self.hf)
         self.ti = xgrammar.TokenizerInfo.from_huggingface(self.hf, vocab_size=self.vocab.size)
+        self.lt = llguidance.hf.from_tokenizer(self.hf)
         self.tok = tokenizers.Tokenizer.from_file(TOKENIZER_JSON)
-        self.cmp = min(self.vocab.size, self.ti.vocab_size)
+        self.cmp = min(self.vocab.size, self.ti.vocab_size, self.lt.vocab_size)
 
     def corral(self, spec):
         t0 = ns()
@@ -95,6 +105,15 @@ class Engines:
         bm = corral.allocate_bitmask(1, self.vocab.size)
         m.fill_bitmask(bm, 0)
         return ns() - t0, compiled
+
+    def llguidance(self, tools):
+        t0 = ns()
+        m = llguidance.LLMatcher(self.lt, llguidance.grammar_from("lark", lark_tool_calls(tools)), log_level=0)
+        if m.is_error():
+            raise RuntimeError(f"llguidance: {m.get_error()}")
+        bm = llguidance.numpy.allocate_token_bitmask(1, self.lt.vocab_size)
+        llguidance.numpy.fill_next_token_bitmask(m, bm, 0)
+        return ns() - t0, m
 
     def xgrammar(self, spec):
         t0 = ns()
@@ -106,17 +125,34 @@ class Engines:
         return ns() - t0, compiled
 
 
+def lark_tool_calls(tools: list[dict]) -> str:
+    """The Hermes-format turn of ``tool_calls_spec(tools)`` (tool_choice auto, parallel) in
+    llguidance's Lark: free text, calls each opened by ``<tool_call>``, free text."""
+    calls = []
+    for t in tools:
+        f = t["function"]
+        begin = json.dumps(f'\n{{"name": {json.dumps(f["name"])}, "arguments": ')
+        calls.append(f'{begin} %json {json.dumps(f["parameters"])} "}}\n</tool_call>"')
+    return ("start: (FREE call)* TAIL\n"
+            "FREE[lazy]: /(?s:.*)<tool_call>/\n"
+            "TAIL: /(?s:.*)/ & ~/(?s:.*<tool_call>.*)/\n"
+            "call: " + "\n    | ".join(calls) + "\n")
+
+
 def compile_times(e: Engines) -> dict:
     out = {}
     for n in TOOL_COUNTS:
-        spec = tool_calls_spec(make_tools(n), format="hermes")
+        tools = make_tools(n)
+        spec = tool_calls_spec(tools, format="hermes")
         row = {}
-        for name, fn in (("corral", e.corral), ("xgrammar", e.xgrammar)):
-            times = [fn(spec)[0] / 1e6 for _ in range(COMPILE_REPS)]
+        for name, fn, arg in (("corral", e.corral, spec), ("xgrammar", e.xgrammar, spec), ("llguidance", e.llguidance, tools)):
+            times = [fn(arg)[0] / 1e6 for _ in range(COMPILE_REPS)]
             row[name] = {"median_ms": statistics.median(times), "min_ms": min(times)}
         row["ratio"] = row["corral"]["median_ms"] / row["xgrammar"]["median_ms"]
+        row["ratio_llguidance"] = row["corral"]["median_ms"] / row["llguidance"]["median_ms"]
         out[str(n)] = row
-        print(f"compile {n:>2} tools: corral {row['corral']['median_ms']:.2f} ms, xgrammar {row['xgrammar']['median_ms']:.2f} ms", flush=True)
+        print(f"compile {n:>2} tools: corral {row['corral']['median_ms']:.2f} ms, xgrammar {row['xgrammar']['median_ms']:.2f} ms, "
+              f"llguidance {row['llguidance']['median_ms']:.2f} ms", flush=True)
     return out
 
 
@@ -154,41 +190,70 @@ def token_class(vocab: corral.Vocabulary, i: int) -> str:
     return "whitespace only" if text.strip() == "" else "other"
 
 
+class Replay:
+    """One engine's matcher over one compiled grammar: fill, bits, advance."""
+
+    def __init__(self, e: Engines, engine: str, compiled):
+        self.engine = engine
+        if engine == "corral":
+            self.m = compiled.matcher()
+            self.bm = corral.allocate_bitmask(1, e.vocab.size)
+            self.row = self.bm[0]
+            self.fill, self.args = self.m.fill_bitmask, (self.bm, 0)
+        elif engine == "xgrammar":
+            self.m = xgrammar.GrammarMatcher(compiled)
+            self.bm = xgrammar.allocate_token_bitmask(1, e.ti.vocab_size)
+            self.row = self.bm.numpy()[0]
+            self.fill, self.args = self.m.fill_next_token_bitmask, (self.bm,)
+        else:
+            self.m = compiled.deep_copy()
+            self.bm = llguidance.numpy.allocate_token_bitmask(1, e.lt.vocab_size)
+            self.row = self.bm[0]
+            self.fill, self.args = llguidance.numpy.fill_next_token_bitmask, (self.m, self.bm, 0)
+
+    def advance(self, t: int) -> bool:
+        if self.engine == "corral":
+            return bool(self.m.advance(t))
+        if self.engine == "xgrammar":
+            return bool(self.m.accept_token(t))
+        return bool(self.m.consume_token(t)) and not self.m.is_error()
+
+
 def walk(e: Engines) -> dict:
-    spec = tool_calls_spec(make_tools(10), format="hermes")
-    _, cc = e.corral(spec)
-    _, xc = e.xgrammar(spec)
+    tools = make_tools(10)
+    spec = tool_calls_spec(tools, format="hermes")
+    compiled = {"corral": e.corral(spec)[1], "xgrammar": e.xgrammar(spec)[1], "llguidance": e.llguidance(tools)[1]}
     texts = [turn(i, (i + 3) % 10) for i in range(10)]
-    times = {"corral": {}, "xgrammar": {}}
-    differ = steps = 0
-    only = {"corral": {}, "xgrammar": {}}  # token class -> count, summed over steps
+    turns = []
     for text in texts:
         ids = e.tok.encode(text, add_special_tokens=False).ids
         assert e.vocab.decode_bytes(ids) == text.encode()
-        cls = classes(text, ids, e.vocab)
-        cm = cc.matcher()
-        xm = xgrammar.GrammarMatcher(xc)
-        cbm = corral.allocate_bitmask(1, e.vocab.size)
-        xbm = xgrammar.allocate_token_bitmask(1, e.ti.vocab_size)
-        for k, t in enumerate(ids):
-            t0 = ns()
-            cm.fill_bitmask(cbm, 0)
-            t1 = ns()
-            xm.fill_next_token_bitmask(xbm)
-            t2 = ns()
-            times["corral"].setdefault(cls[k], []).append((t1 - t0) / 1e3)
-            times["xgrammar"].setdefault(cls[k], []).append((t2 - t1) / 1e3)
-            a = np.unpackbits(cbm[0].view(np.uint8), bitorder="little")[: e.cmp]
-            b = np.unpackbits(xbm.numpy()[0].view(np.uint8), bitorder="little")[: e.cmp]
-            steps += 1
+        turns.append((ids, classes(text, ids, e.vocab)))
+    times: dict = {}
+    masks: dict = {}  # engine -> list of mask rows (bits), step by step over all turns
+    for engine in compiled:
+        times[engine], masks[engine] = {}, []
+        for ids, cls in turns:
+            r = Replay(e, engine, compiled[engine])
+            fill, args = r.fill, r.args
+            for k, t in enumerate(ids):
+                t0 = ns()
+                fill(*args)
+                t1 = ns()
+                times[engine].setdefault(cls[k], []).append((t1 - t0) / 1e3)
+                masks[engine].append(np.unpackbits(r.row.view(np.uint8), bitorder="little")[: e.cmp].copy())
+                assert r.advance(t), f"{engine} rejects token {k} of a valid turn"
+    out = {"steps": len(masks["corral"])}
+    for peer in ("xgrammar", "llguidance"):
+        only: dict = {"corral": {}, peer: {}}  # token class -> count, summed over steps
+        differ = 0
+        for a, b in zip(masks["corral"], masks[peer], strict=True):
             differ += int(not np.array_equal(a, b))
-            for side, ids_only in (("corral", np.flatnonzero(a & ~b)), ("xgrammar", np.flatnonzero(b & ~a))):
+            for side, ids_only in (("corral", np.flatnonzero(a & ~b)), (peer, np.flatnonzero(b & ~a))):
                 for i in ids_only:
                     c = token_class(e.vocab, int(i))
                     only[side][c] = only[side].get(c, 0) + 1
-            assert cm.advance(t), f"corral rejects token {k} of a valid turn"
-            assert xm.accept_token(t), f"xgrammar rejects token {k} of a valid turn"
-    out = {"steps": steps, "steps_whose_masks_differ": differ, "tokens_only_allowed_by": only}
+        out[f"differ_{peer}"] = {"steps_whose_masks_differ": differ, "tokens_only_allowed_by": only}
     for eng, by in times.items():
         out[eng] = {}
         for c, v in by.items():
@@ -198,35 +263,38 @@ def walk(e: Engines) -> dict:
 
 
 def report(res: dict) -> str:
-    lines = ["# Tool calls: corral vs XGrammar structural tags", "",
+    lines = ["# Tool calls: corral vs XGrammar structural tags and llguidance Lark", "",
              f"{res['machine'].get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({res['vocab_size']:,} ids); "
-             f"corral {corral.__version__ if hasattr(corral, '__version__') else ''} git {res['machine'].get('corral_build', {}).get('git_head', '?')}, "
-             f"xgrammar {xgrammar_version()}.", "",
+             f"corral git {res['machine'].get('corral_build', {}).get('git_head', '?')}, "
+             f"xgrammar {package_version('xgrammar')}, llguidance {package_version('llguidance')}.", "",
              "## Compile (description -> first mask), median of 5, ms", "",
-             "| tools | corral | xgrammar | corral / xgrammar |", "|---:|---:|---:|---:|"]
+             "| tools | corral | xgrammar | llguidance | corral / xgrammar | corral / llguidance |", "|---:|---:|---:|---:|---:|---:|"]
     for n, row in res["compile"].items():
-        lines.append(f"| {n} | {row['corral']['median_ms']:.2f} | {row['xgrammar']['median_ms']:.2f} | {row['ratio']:.2f} |")
+        lines.append(f"| {n} | {row['corral']['median_ms']:.2f} | {row['xgrammar']['median_ms']:.2f} | {row['llguidance']['median_ms']:.2f} "
+                     f"| {row['ratio']:.3f} | {row['ratio_llguidance']:.2f} |")
     w = res["walk"]
-    lines += ["", f"## Masks while forcing 10 agent turns (10 tools), µs ({w['steps']} steps; masks differing: {w['steps_whose_masks_differ']})", "",
-              "| where | steps | corral median | corral p99 | corral max | xgrammar median | xgrammar p99 | xgrammar max |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    engines = ("corral", "xgrammar", "llguidance")
+    lines += ["", f"## Masks while forcing 10 agent turns (10 tools), µs ({w['steps']} steps)", "",
+              "| where | steps | " + " | ".join(f"{g} median | {g} p99 | {g} max" for g in engines) + " |",
+              "|---|---:|" + "---:|" * 9]
     for c in ("free text", "trigger", "arguments"):
-        a, b = w["corral"].get(c), w["xgrammar"].get(c)
-        if a and b:
-            lines.append(f"| {c} | {a['steps']} | {a['median_us']:.1f} | {a['p99_us']:.1f} | {a['max_us']:.0f} | {b['median_us']:.1f} | {b['p99_us']:.1f} | {b['max_us']:.0f} |")
-    lines += ["", "Where the masks differ (token ids, summed over steps): "
-              + "; ".join(f"only {side} allows " + ", ".join(f"{n:,} {c}" for c, n in sorted(by.items())) for side, by in w["tokens_only_allowed_by"].items() if by)
-              + ". corral reads free text as whole UTF-8 characters and never allows a special token that is not a marker; "
-              "it allows tokens that end inside a string's escape (`x\\`, the escaped byte in the next token), which XGrammar refuses; "
-              "XGrammar allows raw control characters (U+0000-U+001F) inside JSON strings, which JSON forbids; "
-              "its JSON arguments may be preceded by up to 16 whitespace characters (XGrammar: none) and have runs of at most 16 (XGrammar: any)."]
+        rows = [w[g].get(c) for g in engines]
+        if all(rows):
+            cells = " | ".join(f"{r['median_us']:.1f} | {r['p99_us']:.1f} | {r['max_us']:.0f}" for r in rows)
+            lines.append(f"| {c} | {rows[0]['steps']} | {cells} |")
+    for peer in ("xgrammar", "llguidance"):
+        d = w[f"differ_{peer}"]
+        lines += ["", f"Masks differing from {peer}'s: {d['steps_whose_masks_differ']} of {w['steps']} steps; "
+                  + "; ".join(f"only {side} allows " + ", ".join(f"{n:,} {c}" for c, n in sorted(by.items()))
+                              for side, by in d["tokens_only_allowed_by"].items() if by) + "."]
+    lines += ["", "Why they differ: see bench/README.md (tool calls)."]
     return "\n".join(lines) + "\n"
 
 
-def xgrammar_version() -> str:
+def package_version(name: str) -> str:
     from importlib.metadata import version
 
-    return version("xgrammar")
+    return version(name)
 
 
 def main() -> None:
