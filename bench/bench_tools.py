@@ -17,7 +17,7 @@ single-threaded.
    arguments. Each peer's mask is compared with corral's at every step, outside the timing.
 
 llguidance has no structural tags; the same constraint is written in its Lark
-(``lark_tool_calls``): free text up to each trigger as a lazy terminal
+(``lark_tool_calls``): free text up to each trigger as a lazy rule
 ``/(?s:.*)<tool_call>/`` (its lexer is greedy, so a negated free text before a literal
 trigger cannot end), each call as the fixed text around a ``%json`` of the tool's
 parameters, and the last free text as ``/(?s:.*)/ & ~/(?s:.*<tool_call>.*)/``. The JSON
@@ -125,6 +125,9 @@ class Engines:
         return ns() - t0, compiled
 
 
+END = "}\n</tool_call>"
+
+
 def lark_tool_calls(tools: list[dict]) -> str:
     """The Hermes-format turn of ``tool_calls_spec(tools)`` (tool_choice auto, parallel) in
     llguidance's Lark: free text, calls each opened by ``<tool_call>``, free text."""
@@ -132,9 +135,9 @@ def lark_tool_calls(tools: list[dict]) -> str:
     for t in tools:
         f = t["function"]
         begin = json.dumps(f'\n{{"name": {json.dumps(f["name"])}, "arguments": ')
-        calls.append(f'{begin} %json {json.dumps(f["parameters"])} "}}\n</tool_call>"')
-    return ("start: (FREE call)* TAIL\n"
-            "FREE[lazy]: /(?s:.*)<tool_call>/\n"
+        calls.append(f'{begin} %json {json.dumps(f["parameters"])} {json.dumps(END)}')
+    return ("start: (free call)* TAIL\n"
+            "free[lazy]: /(?s:.*)<tool_call>/\n"
             "TAIL: /(?s:.*)/ & ~/(?s:.*<tool_call>.*)/\n"
             "call: " + "\n    | ".join(calls) + "\n")
 
