@@ -244,13 +244,16 @@ def walk(e: Engines) -> dict:
                 fill(*args)
                 t1 = ns()
                 times[engine].setdefault(cls[k], []).append((t1 - t0) / 1e3)
-                masks[engine].append(np.unpackbits(r.row.view(np.uint8), bitorder="little")[: e.cmp].copy())
+                # Kept packed (16 KB a step): unpacked rows for every step would be a few
+                # hundred MB, whose pages and caches would weigh on the timings.
+                masks[engine].append(r.row.copy())
                 assert r.advance(t), f"{engine} rejects token {k} of a valid turn"
     out = {"steps": len(masks["corral"])}
     for peer in ("xgrammar", "llguidance"):
         only: dict = {"corral": {}, peer: {}}  # token class -> count, summed over steps
         differ = 0
-        for a, b in zip(masks["corral"], masks[peer], strict=True):
+        for packed_a, packed_b in zip(masks["corral"], masks[peer], strict=True):
+            a, b = (np.unpackbits(p.view(np.uint8), bitorder="little")[: e.cmp] for p in (packed_a, packed_b))
             differ += int(not np.array_equal(a, b))
             for side, ids_only in (("corral", np.flatnonzero(a & ~b)), (peer, np.flatnonzero(b & ~a))):
                 for i in ids_only:

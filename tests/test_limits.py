@@ -258,3 +258,20 @@ def test_ctrl_c_stops_the_translation_thread():
     while any(t.name == "corral-json-schema" for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not [t for t in threading.enumerate() if t.name == "corral-json-schema"]
+
+
+def test_ctrl_c_stops_a_structural_tag_whose_schema_takes_minutes():
+    # The whole description is built on one translation thread, its schemas included.
+    raised = Limits(max_schema_document_depth=100_000, max_compile_ms=600_000, max_schema_alternatives=10**8)
+    spec = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<f>"], "tags": [
+        {"type": "tag", "begin": "<f>", "content": {"type": "json_schema", "json_schema": _all_of_choices(14)}, "end": "</f>"}]}}
+    main = threading.get_ident()
+    timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            corral.Grammar.structural_tag(spec, limits=raised)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 30

@@ -10,6 +10,7 @@ use super::compiled::{CompiledGrammar, Engine};
 use super::lexer_mask::{self as lexmask, AfterEnd, LexMask};
 use super::state_mask::StateMask;
 use super::walker::DfaWalker;
+use crate::automata::Dfa;
 use crate::error::Result;
 use crate::parser::{Chart, EarleyGrammar, Overlay};
 use crate::util::hash::FastMap;
@@ -254,16 +255,43 @@ impl CompiledGrammar {
         if let Some(l) = cache.read().ok().and_then(|c| c.get(&key).cloned()) {
             return l;
         }
-        let l = Arc::new(if ends {
-            lexmask::compute(&self.vocab, dfa, state)
-        } else {
-            lexmask::compute_inside(&self.vocab, dfa, state)
+        let l = Arc::new(match Self::sibling(cache, dfa, term, key.1) {
+            Some((sibling, differ)) => lexmask::derive(&self.vocab, dfa, state, &sibling, &differ, ends),
+            None if ends => lexmask::compute(&self.vocab, dfa, state),
+            None => lexmask::compute_inside(&self.vocab, dfa, state),
         });
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
         if let Ok(mut c) = cache.write() {
             c.insert(key, l.clone());
         }
         l
+    }
+
+    /// A cached lexer mask of terminal `term`, computed the same way as `key_state`'s
+    /// would be, whose state goes the same way on all first bytes but a few (the fewest
+    /// found), with those bytes: `key_state`'s mask derives from it (see
+    /// [`lexmask::derive`]).
+    fn sibling(
+        cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        dfa: &Dfa,
+        term: u32,
+        key_state: u32,
+    ) -> Option<(Arc<LexMask>, Vec<u8>)> {
+        /// Cached states compared at most, per miss (each comparison reads 256 transitions).
+        const MAX_CANDIDATES: usize = 32;
+        let flag = key_state & INSIDE_ONLY;
+        let state = key_state & !INSIDE_ONLY;
+        let cache = cache.read().ok()?;
+        let mut best: Option<(Arc<LexMask>, Vec<u8>)> = None;
+        let candidates = cache.iter().filter(|((t, s), _)| *t == term && s & INSIDE_ONLY == flag).take(MAX_CANDIDATES);
+        for ((_, s), mask) in candidates {
+            if let Some(differ) = lexmask::differing_bytes(dfa, state, s & !INSIDE_ONLY) {
+                if best.as_ref().is_none_or(|(_, d)| differ.len() < d.len()) {
+                    best = Some((mask.clone(), differ));
+                }
+            }
+        }
+        best
     }
 
     /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer

@@ -12,7 +12,7 @@ use crate::automata::Dfa;
 use crate::index::state_mask::TokenCollector;
 use crate::index::string_safe::string_safe_slice_mask;
 use crate::index::walker::DfaWalker;
-use crate::vocab::{TokenTrie, Vocabulary};
+use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 
 /// The lexer part of a mask for one open (terminal, DFA state) pair.
 #[derive(Debug)]
@@ -92,4 +92,68 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
         }
     });
     LexMask { tokens: collected.into_mask(), completions }
+}
+
+/// Most bytes on which a state may differ from a sibling whose mask it borrows (see
+/// [`derive`]): past that, a walk of the whole trie costs about as much.
+pub(crate) const MAX_DIFFERING_BYTES: usize = 8;
+
+/// The first bytes on which DFA states `a` and `b` go different ways, if at most
+/// [`MAX_DIFFERING_BYTES`].
+pub(crate) fn differing_bytes(dfa: &Dfa, a: u32, b: u32) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for byte in 0..=255u8 {
+        if dfa.next(a, byte) != dfa.next(b, byte) {
+            if out.len() == MAX_DIFFERING_BYTES {
+                return None;
+            }
+            out.push(byte);
+        }
+    }
+    Some(out)
+}
+
+/// The lexer mask of `dfa` in `state`, from the mask of a sibling state that goes the same
+/// way as `state` on every first byte but `differ`: below every other first byte of the
+/// trie the two walks are the same walk, so the sibling's tokens and completions there
+/// are kept, and only the subtrees of the `differ` bytes are walked from `state`. Free
+/// text that has read part of a marker (`<tool`) differs from free text at one byte
+/// (`_`), so its first mask costs a walk of one subtree instead of the whole trie.
+///
+/// `ends`: as for [`compute`] (record the completions or not); `sibling` must have been
+/// computed the same way.
+pub(crate) fn derive(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, differ: &[u8], ends: bool) -> LexMask {
+    let trie = vocab.trie();
+    let mut bits = vec![0u32; vocab.mask_words()];
+    sibling.tokens.write(&mut bits);
+    let mut children: Vec<(u32, u32)> = Vec::with_capacity(differ.len()); // (child, subtree end)
+    for (child, byte) in trie.children(0) {
+        if differ.contains(&byte) {
+            for &t in trie.with_prefix(&[byte]) {
+                bits[(t >> 5) as usize] &= !(1 << (t & 31));
+            }
+            children.push((child, trie.subtree_end(child)));
+        }
+    }
+    let below_differ = |node: u32| children.iter().any(|&(c, end)| (c..end).contains(&node));
+    let mut completions: Vec<u32> = sibling.completions.iter().copied().filter(|&n| !below_differ(n)).collect();
+    let mut walker = DfaWalker::<true>::new(dfa, state, trie.max_depth());
+    for &(child, _) in &children {
+        if !walker.push_byte(trie.node_byte(child)) {
+            continue;
+        }
+        let mut visit = |w: &mut DfaWalker<'_, true>, node: u32, tokens: &[u32]| {
+            for &t in tokens {
+                bits[(t >> 5) as usize] |= 1 << (t & 31);
+            }
+            if ends && w.accepting && trie.has_children(node) {
+                completions.push(node);
+            }
+        };
+        visit(&mut walker, child, trie.tokens_at(child));
+        trie.walk_nodes(child, &mut walker, visit);
+        walker.pop_bytes(1);
+    }
+    completions.sort_unstable();
+    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions }
 }

@@ -1,5 +1,6 @@
 //! A set of allowed token ids as masks are cached: a bitmap where many tokens are
-//! allowed, a sorted id list where few are (most states of most patterns allow a handful).
+//! allowed, a sorted id list where few are (most states of most patterns allow a handful),
+//! and the list of the few refused where nearly all are (free text).
 
 /// The allowed tokens of one automaton state.
 #[derive(Debug)]
@@ -12,11 +13,82 @@ pub(crate) struct StateMask {
 }
 
 /// Dense bitmaps for states that allow many tokens; sorted id lists for the rest
-/// (most states of most patterns allow a handful of tokens).
+/// (most states of most patterns allow a handful of tokens); for states that allow
+/// nearly every token (free text), what is left clear: writing such a mask is a fill and
+/// a few clears, not a copy of a whole row (16 KB at 128k tokens).
 #[derive(Debug)]
 enum MaskRepr {
     Dense(Box<[u32]>),
     Sparse(Box<[u32]>),
+    AllBut(AllBut),
+}
+
+/// A mask that allows nearly every token: the runs of words with no bit set, and the
+/// clear bit positions of the other words (padding bits included).
+#[derive(Debug)]
+struct AllBut {
+    zero_words: Box<[(u32, u32)]>,
+    clear: Box<[u32]>,
+}
+
+impl AllBut {
+    /// The representation of `bits` when it is small enough to pay (None otherwise).
+    fn of(bits: &[u32]) -> Option<AllBut> {
+        let (mut zero_words, mut clear) = (Vec::new(), Vec::new());
+        let mut w = 0;
+        while w < bits.len() {
+            if bits[w] == 0 {
+                let start = w;
+                while w < bits.len() && bits[w] == 0 {
+                    w += 1;
+                }
+                zero_words.push((start as u32, w as u32));
+                continue;
+            }
+            let mut x = !bits[w];
+            while x != 0 {
+                clear.push((w * 32) as u32 + x.trailing_zeros());
+                x &= x - 1;
+            }
+            if clear.len() + 2 * zero_words.len() > bits.len() / 4 {
+                return None;
+            }
+            w += 1;
+        }
+        Some(AllBut { zero_words: zero_words.into_boxed_slice(), clear: clear.into_boxed_slice() })
+    }
+
+    fn write(&self, out: &mut [u32]) {
+        out.fill(u32::MAX);
+        for &(a, b) in self.zero_words.iter() {
+            out[a as usize..b as usize].fill(0);
+        }
+        for &t in self.clear.iter() {
+            out[(t >> 5) as usize] &= !(1 << (t & 31));
+        }
+    }
+
+    fn or_into(&self, out: &mut [u32]) {
+        let (mut r, mut k, mut w) = (0, 0, 0);
+        while w < out.len() {
+            if self.zero_words.get(r).is_some_and(|&(a, _)| a as usize == w) {
+                w = self.zero_words[r].1 as usize;
+                r += 1;
+                continue;
+            }
+            let mut word = u32::MAX;
+            while self.clear.get(k).is_some_and(|&t| (t >> 5) as usize == w) {
+                word &= !(1 << (self.clear[k] & 31));
+                k += 1;
+            }
+            out[w] |= word;
+            w += 1;
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.zero_words.len() * 8 + self.clear.len() * 4
+    }
 }
 
 /// Collects a walk's allowed tokens: as ids while they are few, as a row of bits once
@@ -71,6 +143,11 @@ impl StateMask {
         } else {
             None
         };
+        if (count as usize) > bits.len() * 24 {
+            if let Some(all_but) = AllBut::of(&bits) {
+                return StateMask { repr: MaskRepr::AllBut(all_but), count, only };
+            }
+        }
         if (count as usize) > bits.len() / 4 {
             return StateMask { repr: MaskRepr::Dense(bits.into_boxed_slice()), count, only };
         }
@@ -109,6 +186,7 @@ impl StateMask {
                     out[(t >> 5) as usize] |= 1 << (t & 31);
                 }
             }
+            MaskRepr::AllBut(all_but) => all_but.or_into(out),
         }
     }
 
@@ -122,6 +200,7 @@ impl StateMask {
                     out[(t >> 5) as usize] |= 1 << (t & 31);
                 }
             }
+            MaskRepr::AllBut(all_but) => all_but.write(out),
         }
     }
 
@@ -129,6 +208,7 @@ impl StateMask {
         std::mem::size_of::<Self>()
             + match &self.repr {
                 MaskRepr::Dense(b) | MaskRepr::Sparse(b) => b.len() * 4,
+                MaskRepr::AllBut(a) => a.memory_bytes(),
             }
     }
 }
@@ -140,4 +220,43 @@ fn bits_of(ids: &[u32], words: usize) -> Vec<u32> {
         bits[(t >> 5) as usize] |= 1 << (t & 31);
     }
     bits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every representation writes and ORs the bits it was made from.
+    #[test]
+    fn representations_write_their_bits() {
+        let words = 64;
+        let mut rows: Vec<Vec<u32>> = vec![vec![0; words], vec![u32::MAX; words]];
+        let mut nearly = vec![u32::MAX; words];
+        nearly[3] = 0;
+        nearly[4] = 0;
+        nearly[10] &= !(1 << 7);
+        nearly[words - 1] = 0x0000_ffff;
+        rows.push(nearly);
+        let mut few = vec![0; words];
+        few[5] = 0b1001;
+        rows.push(few);
+        let mut half = vec![0; words];
+        half.iter_mut().step_by(2).for_each(|w| *w = u32::MAX);
+        rows.push(half);
+        let mut kinds = Vec::new();
+        for bits in rows {
+            let mask = StateMask::from_bits(bits.clone());
+            kinds.push(std::mem::discriminant(&mask.repr));
+            let mut out = vec![0x5555_5555; words];
+            mask.write(&mut out);
+            assert_eq!(out, bits);
+            let mut or = vec![0x0101_0101; words];
+            mask.or_into(&mut or);
+            let want: Vec<u32> = bits.iter().map(|b| b | 0x0101_0101).collect();
+            assert_eq!(or, want);
+            assert_eq!(mask.count, bits.iter().map(|w| w.count_ones()).sum::<u32>());
+        }
+        kinds.dedup();
+        assert!(kinds.len() >= 3, "dense, sparse and all-but are all exercised");
+    }
 }

@@ -434,3 +434,61 @@ fn token_reference_errors_name_the_token() {
     assert!(message("root ::= <[5-2]>").contains("empty"));
     assert!(compile("root ::= <think> !<[1]>+").is_ok());
 }
+
+/// Every string of 1 to 3 bytes over the bytes of a marker and some text, plus EOS.
+fn marker_tokens() -> Vocabulary {
+    let alphabet = *b"<t_>a ";
+    let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
+    for len in 1..=3u32 {
+        for mut n in 0..alphabet.len().pow(len) {
+            let mut t = Vec::new();
+            for _ in 0..len {
+                t.push(alphabet[n % alphabet.len()]);
+                n /= alphabet.len();
+            }
+            toks.push(Some(t));
+        }
+    }
+    toks.push(Some(b"<t_>".to_vec()));
+    toks.push(None);
+    let eos = toks.len() as u32 - 1;
+    Vocabulary::new(toks, &[], &[eos], None).unwrap()
+}
+
+/// A lexer mask derived from a sibling state's equals the one computed by a full walk,
+/// for every pair of states that differ on a few first bytes, with and without ends.
+#[test]
+fn derived_lexer_masks_equal_computed() {
+    let vocab = Arc::new(marker_tokens());
+    let limits = Limits::default();
+    let mut grammars = vec![Grammar::text_excluding(&[b"<t_>".to_vec()], &limits).unwrap()];
+    for pattern in [r"[a ]*<t_>[a ]*", r"(a|<t>|_)*", r"(?s:.)*<t_>"] {
+        grammars.push(Grammar::regex(pattern, &limits, None).unwrap());
+    }
+    let mut derived = 0;
+    for g in grammars {
+        let c = CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap();
+        let dfa = c.dfa().expect("a regular grammar").clone();
+        let words = vocab.mask_words();
+        for ends in [true, false] {
+            let compute = |s| if ends { lexmask::compute(&vocab, &dfa, s) } else { lexmask::compute_inside(&vocab, &dfa, s) };
+            for a in 1..dfa.num_states() as u32 {
+                let sibling = compute(a);
+                for b in 1..dfa.num_states() as u32 {
+                    let Some(differ) = lexmask::differing_bytes(&dfa, b, a) else { continue };
+                    let got = lexmask::derive(&vocab, &dfa, b, &sibling, &differ, ends);
+                    let want = compute(b);
+                    let (mut g, mut w) = (vec![0u32; words], vec![0u32; words]);
+                    got.tokens.write(&mut g);
+                    want.tokens.write(&mut w);
+                    assert_eq!(g, w, "tokens of state {b} from {a} (ends {ends})");
+                    let mut wc = want.completions.clone();
+                    wc.sort_unstable();
+                    assert_eq!(got.completions, wc, "completions of state {b} from {a} (ends {ends})");
+                    derived += usize::from(!differ.is_empty());
+                }
+            }
+        }
+    }
+    assert!(derived > 20, "only {derived} derivations checked");
+}

@@ -121,17 +121,28 @@ fn stack_levels(limits: &Limits) -> usize {
     limits.max_schema_value_depth.saturating_add(limits.max_schema_depth).saturating_add(limits.max_schema_document_depth)
 }
 
+thread_local! {
+    /// The stack size of this thread if [`on_deep_stack`] started it (0 otherwise).
+    static DEEP_STACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Runs `work` on a thread with a stack for the nesting `limits` allow, within
 /// `max_compile_ms`; this thread waits, and stops it when its own scope says stop
-/// (Ctrl-C in the Python binding).
+/// (Ctrl-C in the Python binding). On such a thread already (a structural tag's build
+/// translating its schemas), `work` runs right there, in a scope of its own: a thread per
+/// schema would cost more than many schemas' translation.
 pub(crate) fn on_deep_stack<T: Send>(limits: &Limits, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     let stack = stack_levels(limits).saturating_mul(STACK_PER_LEVEL).clamp(8 << 20, 1 << 30);
+    if DEEP_STACK.with(|d| d.get()) >= stack {
+        return interrupt::run(&Scope::with_budget("max_compile_ms", limits.max_compile_ms), work);
+    }
     let stop = StopFlag::new();
     let budget = Scope { stop: stop.clone(), ..Scope::with_budget("max_compile_ms", limits.max_compile_ms) };
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         let spawned =
             std::thread::Builder::new().name("corral-json-schema".into()).stack_size(stack).spawn_scoped(s, move || {
+                DEEP_STACK.with(|d| d.set(stack));
                 // A panic is reported as a bug, not re-raised by the scope's join.
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| interrupt::run(&budget, work)));
                 let _ = tx.send(result.unwrap_or_else(|p| Err(Error::Internal(panic_message(&p)))));

@@ -29,10 +29,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::grammar::{Grammar, Join};
-use crate::json_schema::compile::schema_grammar;
+use crate::json_schema::compile::{on_deep_stack, schema_grammar};
 use crate::json_schema::translate::{SchemaOptions, Whitespace};
 use crate::limits::Limits;
-use crate::util::interrupt::{self, Scope};
+use crate::util::interrupt;
 use crate::Dialect;
 
 #[cfg(test)]
@@ -64,9 +64,11 @@ pub struct StructuralTag {
 
 /// Compiles a structural tag (`{"type": "structural_tag", "format": {...}}`, or a format
 /// object alone) written as JSON `text`. Errors name the format by its JSON pointer.
+///
+/// The whole build runs on one thread with the stack the JSON Schema translations need
+/// (see `json_schema::compile`), which every `json_schema` format then shares.
 pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Result<StructuralTag> {
-    let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
-    interrupt::run(&budget, || {
+    on_deep_stack(limits, || {
         let spec: Value = serde_json::from_str(text).map_err(|e| spec_error("", &format!("not valid JSON ({e})")))?;
         let (format, at) = match spec.get("type").and_then(Value::as_str) {
             Some("structural_tag") => (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, "/format"),
@@ -209,7 +211,7 @@ impl Builder<'_> {
         let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
         let content = self.format(content, &format!("{at}/content"), &ends)?;
         let end_grammars = ends.iter().map(|e| Grammar::literal(e, self.limits)).collect::<Result<Vec<_>>>()?;
-        let end = Grammar::join(&end_grammars, Join::Union, self.limits)?;
+        let end = join(&end_grammars, Join::Union, self.limits)?;
         let begin = Grammar::literal(&begin.as_bytes()[skip.min(begin.len())..], self.limits)?;
         Grammar::join(&[begin, content, end], Join::Concat, self.limits)
     }
@@ -222,7 +224,7 @@ impl Builder<'_> {
             check_tag(t, &here)?;
             grammars.push(self.tag(t, &here)?);
         }
-        Grammar::join(&grammars, Join::Union, self.limits)
+        join(&grammars, Join::Union, self.limits)
     }
 
     /// Free text without the triggers; writing a trigger starts one of the tags.
@@ -260,25 +262,35 @@ impl Builder<'_> {
         excluded.extend(ends.iter().cloned());
         let l = self.limits;
         let free = Grammar::text_excluding(&excluded, l)?;
+        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
+        // Only the forms the flags use are built: each copies every tag's grammar.
+        let (need_bare, need_after_text) = (at_least_one, !(at_least_one && stop_after_first));
         let (mut after_text, mut bare) = (Vec::new(), Vec::new());
         for (t, rest) in triggers.iter().zip(&rests) {
-            let rest = Grammar::join(rest, Join::Union, l)?;
+            let rest = join(rest, Join::Union, l)?;
             let trigger = Grammar::literal(t, l)?;
-            let text_then_trigger = Grammar::join(&[free.clone(), trigger.clone()], Join::Concat, l)?;
-            after_text.push(Grammar::join(&[text_then_trigger, rest.clone()], Join::Concat, l)?);
-            bare.push(Grammar::join(&[trigger, rest], Join::Concat, l)?);
+            if need_after_text {
+                let text_then_trigger = Grammar::join(&[free.clone(), trigger.clone()], Join::Concat, l)?;
+                after_text.push(Grammar::join(&[text_then_trigger, rest.clone()], Join::Concat, l)?);
+            }
+            if need_bare {
+                bare.push(Grammar::join(&[trigger, rest], Join::Concat, l)?);
+            }
         }
-        let after_text = Grammar::join(&after_text, Join::Union, l)?;
-        let bare = Grammar::join(&bare, Join::Union, l)?;
-        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
-        match (at_least_one, stop_after_first) {
-            (true, true) => Ok(bare),
-            (false, true) => Grammar::join(&[free, after_text], Join::Union, l),
-            (first, false) => {
+        let after_text = if need_after_text { Some(join(&after_text, Join::Union, l)?) } else { None };
+        let bare = if need_bare { Some(join(&bare, Join::Union, l)?) } else { None };
+        match (bare, after_text) {
+            (Some(bare), None) => Ok(bare),
+            (None, Some(after_text)) if stop_after_first => Grammar::join(&[free, after_text], Join::Union, l),
+            (bare, Some(after_text)) => {
                 let more = Grammar::repeat(&after_text, 0, None, l)?;
-                let parts = if first { vec![bare, more, free] } else { vec![more, free] };
+                let parts = match bare {
+                    Some(bare) => vec![bare, more, free],
+                    None => vec![more, free],
+                };
                 Grammar::join(&parts, Join::Concat, l)
             }
+            (None, None) => Err(Error::Internal("triggered_tags built no form".into())),
         }
     }
 
@@ -298,6 +310,14 @@ impl Builder<'_> {
             (true, false) => one_or_more(),
             (false, false) => Grammar::repeat(&one_or_more()?, 0, Some(1), l),
         }
+    }
+}
+
+/// The join of `parts`; one part is itself (a join would copy it for nothing).
+fn join(parts: &[Grammar], how: Join, limits: &Limits) -> Result<Grammar> {
+    match parts {
+        [one] => Ok(one.clone()),
+        _ => Grammar::join(parts, how, limits),
     }
 }
 

@@ -175,6 +175,16 @@ impl TokenTrie {
         &self.token_ids[n.tokens_start as usize..self.nodes[n.subtree_end as usize].tokens_start as usize]
     }
 
+    /// One past the last node of `node`'s subtree (nodes are numbered in preorder).
+    pub fn subtree_end(&self, node: u32) -> u32 {
+        self.nodes[node as usize].subtree_end
+    }
+
+    /// The last byte of the string `node` spells.
+    pub fn node_byte(&self, node: u32) -> u8 {
+        self.nodes[node as usize].byte
+    }
+
     /// The children of `node`: (index, byte) pairs.
     pub fn children(&self, node: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
         let end = self.nodes[node as usize].subtree_end;
