@@ -391,7 +391,9 @@ class Grammar:
         source = text if (whitespace, max_whitespace) == ("flexible", 16) else f"{text} {(whitespace, max_whitespace)!r}"
         grammar = cls(inner, "structural_tag", source, limits=limits)
         grammar._schema_warnings = list(inner.schema_warnings)
-        grammar._marker_texts = tuple(_marker_texts(json.loads(text)))
+        # From the dict as given when there is one (reading the text again costs more than
+        # the walk, for a description of many tools).
+        grammar._marker_texts = tuple(_marker_texts(spec if isinstance(spec, dict) else json.loads(text)))
         return grammar
 
     @classmethod

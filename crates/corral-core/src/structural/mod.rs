@@ -28,6 +28,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::grammar::lower::shared_pieces::share_built_pieces;
 use crate::grammar::{Grammar, Join};
 use crate::json_schema::compile::{on_deep_stack, schema_grammar};
 use crate::json_schema::translate::{SchemaOptions, Whitespace};
@@ -66,17 +67,20 @@ pub struct StructuralTag {
 /// object alone) written as JSON `text`. Errors name the format by its JSON pointer.
 ///
 /// The whole build runs on one thread with the stack the JSON Schema translations need
-/// (see `json_schema::compile`), which every `json_schema` format then shares.
+/// (see `json_schema::compile`), which every `json_schema` format then shares, as the
+/// schemas share the automata they build (see `grammar::lower::shared_pieces`).
 pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Result<StructuralTag> {
     on_deep_stack(limits, || {
-        let spec: Value = serde_json::from_str(text).map_err(|e| spec_error("", &format!("not valid JSON ({e})")))?;
-        let (format, at) = match spec.get("type").and_then(Value::as_str) {
-            Some("structural_tag") => (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, "/format"),
-            _ => (&spec, ""),
-        };
-        let mut b = Builder { options, limits, warnings: Vec::new() };
-        let grammar = b.format(format, at, &[])?;
-        Ok(StructuralTag { grammar, warnings: b.warnings })
+        share_built_pieces(|| {
+            let spec: Value = serde_json::from_str(text).map_err(|e| spec_error("", &format!("not valid JSON ({e})")))?;
+            let (format, at) = match spec.get("type").and_then(Value::as_str) {
+                Some("structural_tag") => (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, "/format"),
+                _ => (&spec, ""),
+            };
+            let mut b = Builder { options, limits, warnings: Vec::new() };
+            let grammar = b.format(format, at, &[])?;
+            Ok(StructuralTag { grammar, warnings: b.warnings })
+        })
     })
 }
 

@@ -185,6 +185,27 @@ pub struct PieceCache {
     pub(super) built: FastMap<String, Arc<Dfa>>,
 }
 
+impl PieceCache {
+    /// Number of pieces kept.
+    pub fn len(&self) -> usize {
+        self.built.len()
+    }
+
+    /// Is no piece kept?
+    pub fn is_empty(&self) -> bool {
+        self.built.is_empty()
+    }
+
+    /// Adds the pieces of `other` (one built under the same limits).
+    pub fn merge(&mut self, other: PieceCache) {
+        if self.built.is_empty() {
+            *self = other;
+        } else {
+            self.built.extend(other.built);
+        }
+    }
+}
+
 /// The pruned DFA of `hir`: large counted repetitions are built as counters (see
 /// [`COUNTED_FROM`]), large concatenations and unions from their parts (see
 /// [`SPLIT_WEIGHT`]); small pieces go to the regex engine whole.

@@ -13,7 +13,7 @@ use crate::util::hash::FastMap;
 
 /// Keeps what the start reaches and renumbers.
 pub(super) fn build_cfg(
-    names: Vec<String>,
+    mut names: Vec<String>,
     bnf: Vec<Alts>,
     terminals: Vec<Terminal>,
     start: u32,
@@ -58,7 +58,7 @@ pub(super) fn build_cfg(
     for i in 0..n {
         if reach[i] {
             nt_map[i] = nonterminals.len() as u32;
-            nonterminals.push(names[i].clone());
+            nonterminals.push(std::mem::take(&mut names[i]));
         }
     }
     let mut t_map = vec![u32::MAX; terminals.len()];

@@ -35,6 +35,7 @@ mod piece;
 mod productive;
 mod regular;
 mod rules;
+pub mod shared_pieces;
 mod terminals;
 #[cfg(test)]
 mod tests;
@@ -224,7 +225,7 @@ impl<'a> Lowering<'a> {
             dfa_cache: FastMap::default(),
             op_cache: FastMap::default(),
             dfa_term_keys: FastMap::default(),
-            pieces: Default::default(),
+            pieces: std::cell::RefCell::new(shared_pieces::take()),
             nt_names: Vec::new(),
             nt_origin: Vec::new(),
             nt_of_rule: FastMap::default(),
@@ -526,6 +527,8 @@ fn normalize(mut lw: Lowering<'_>, s_prime: u32, mut warnings: Vec<String>, limi
     }
     remove_units(&mut bnf, limits, &lists)?;
     let perms = build_perms(&mut lw, &mut bnf)?;
+    // The automata built here serve the next lowering of a shared build.
+    shared_pieces::give_back(lw.pieces.take());
     Ok(build_cfg(lw.nt_names, bnf, lw.terminals, s_prime, accepts_empty, warnings, perms))
 }
 
