@@ -135,12 +135,7 @@ impl EarleyGrammar {
         for &d in &first_dr {
             dr_at_start[d as usize] = true;
         }
-        let mut order: Vec<u32> = (0..num_dotted as u32).collect();
-        order.sort_unstable_by_key(|&dr| (dr_next[dr as usize], dr));
-        let mut dr_rank = vec![0u32; num_dotted];
-        for (rank, &dr) in order.iter().enumerate() {
-            dr_rank[dr as usize] = rank as u32;
-        }
+        let dr_rank = rank_by_next(&dr_next, n, cfg.terminals.len());
         let ends_output = ends_output(&cfg);
         EarleyGrammar {
             ends_output,
@@ -192,6 +187,35 @@ impl EarleyGrammar {
         chart.commit(top);
         Ok(chart)
     }
+}
+
+/// Each dotted rule's rank in the order (next symbol, dotted rule), the symbols ordered as
+/// their raw values are (nonterminals, terminals, then none): a counting sort, linear in
+/// the dotted rules (a comparison sort of them was most of a large grammar's compile).
+fn rank_by_next(dr_next: &[u32], nonterminals: usize, terminals: usize) -> Vec<u32> {
+    let bucket = |next: u32| -> usize {
+        if next == NONE {
+            nonterminals + terminals
+        } else if next >= Sym::t(0).raw() {
+            nonterminals + (next - Sym::t(0).raw()) as usize
+        } else {
+            next as usize
+        }
+    };
+    let mut start = vec![0u32; nonterminals + terminals + 2];
+    for &next in dr_next {
+        start[bucket(next) + 1] += 1;
+    }
+    for b in 1..start.len() {
+        start[b] += start[b - 1];
+    }
+    let mut rank = vec![0u32; dr_next.len()];
+    for (dr, &next) in dr_next.iter().enumerate() {
+        let b = bucket(next);
+        rank[dr] = start[b];
+        start[b] += 1;
+    }
+    rank
 }
 
 /// Which entry each dotted rule of a `perm!` list's production adds, and which list each
