@@ -7,13 +7,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 
 use super::compiled::{CompiledGrammar, Engine};
-use super::lexer_mask::{self as lexmask, AfterEnd, LexMask};
+use super::lexer_mask::{self as lexmask, AfterEnd, LexCache, LexMask};
 use super::state_mask::StateMask;
 use super::walker::DfaWalker;
 use crate::automata::Dfa;
 use crate::error::Result;
 use crate::parser::{Chart, EarleyGrammar, Overlay};
-use crate::util::hash::FastMap;
 
 /// Longest parser-state key cached (deeper states are computed every time).
 const STATE_KEY_MAX_WORDS: usize = 1 << 14;
@@ -60,7 +59,7 @@ impl CompiledGrammar {
     fn chart_mask_uncached(
         &self,
         earley: &EarleyGrammar,
-        lex_cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        lex_cache: &RwLock<LexCache>,
         chart: &Chart,
         out: &mut [u32],
     ) -> Result<u32> {
@@ -240,51 +239,35 @@ impl CompiledGrammar {
     /// `ends`: are the nodes where the terminal may end needed (something can follow it)?
     /// Without them, the mask may be cheaper (see [`lexmask::compute_inside`]); both kinds
     /// are cached, apart.
-    fn lex_mask(
-        &self,
-        earley: &EarleyGrammar,
-        cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
-        term: u32,
-        state: u32,
-        ends: bool,
-    ) -> Arc<LexMask> {
+    fn lex_mask(&self, earley: &EarleyGrammar, cache: &RwLock<LexCache>, term: u32, state: u32, ends: bool) -> Arc<LexMask> {
         let dfa = &earley.cfg().terminals[term as usize].dfa;
         // A lexer mask reads at most the trie's depth: equivalent states share it.
         let state = dfa.equivalent_within(state, self.vocab.trie().max_depth());
         let key = (term, if ends { state } else { state | INSIDE_ONLY });
-        if let Some(l) = cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+        if let Some(l) = cache.read().ok().and_then(|c| c.masks.get(&key).cloned()) {
             return l;
         }
-        let l = Arc::new(match Self::sibling(cache, dfa, term, key.1) {
+        let l = Arc::new(match Self::sibling(cache, dfa, key) {
             Some((sibling, differ)) => lexmask::derive(&self.vocab, dfa, state, &sibling, &differ, ends),
             None if ends => lexmask::compute(&self.vocab, dfa, state),
             None => lexmask::compute_inside(&self.vocab, dfa, state),
         });
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
         if let Ok(mut c) = cache.write() {
-            c.insert(key, l.clone());
+            c.insert(key, l.clone(), self.vocab.size());
         }
         l
     }
 
-    /// A cached lexer mask of terminal `term`, computed the same way as `key_state`'s
+    /// A cached broad lexer mask of the same terminal, computed the same way as `key`'s
     /// would be, whose state goes the same way on all first bytes but a few (the fewest
-    /// found), with those bytes: `key_state`'s mask derives from it (see
-    /// [`lexmask::derive`]).
-    fn sibling(
-        cache: &RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
-        dfa: &Dfa,
-        term: u32,
-        key_state: u32,
-    ) -> Option<(Arc<LexMask>, Vec<u8>)> {
-        /// Cached states compared at most, per miss (each comparison reads 256 transitions).
-        const MAX_CANDIDATES: usize = 32;
-        let flag = key_state & INSIDE_ONLY;
-        let state = key_state & !INSIDE_ONLY;
+    /// found), with those bytes: `key`'s mask derives from it (see [`lexmask::derive`]).
+    fn sibling(cache: &RwLock<LexCache>, dfa: &Dfa, key: (u32, u32)) -> Option<(Arc<LexMask>, Vec<u8>)> {
+        let (term, flag, state) = (key.0, key.1 & INSIDE_ONLY, key.1 & !INSIDE_ONLY);
         let cache = cache.read().ok()?;
         let mut best: Option<(Arc<LexMask>, Vec<u8>)> = None;
-        let candidates = cache.iter().filter(|((t, s), _)| *t == term && s & INSIDE_ONLY == flag).take(MAX_CANDIDATES);
-        for ((_, s), mask) in candidates {
+        let kept = cache.broad.get(&term)?;
+        for (s, mask) in kept.iter().filter(|(s, _)| s & INSIDE_ONLY == flag) {
             if let Some(differ) = lexmask::differing_bytes(dfa, state, s & !INSIDE_ONLY) {
                 if best.as_ref().is_none_or(|(_, d)| differ.len() < d.len()) {
                     best = Some((mask.clone(), differ));

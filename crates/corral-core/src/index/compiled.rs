@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-use super::lexer_mask::{AfterEnd, LexMask};
+use super::lexer_mask::{AfterEnd, LexCache};
 use super::state_mask::StateMask;
 use super::walker::DfaWalker;
 use crate::automata::{Dfa, DEAD};
@@ -29,7 +29,7 @@ pub(crate) enum Engine {
     Cfg {
         earley: EarleyGrammar,
         start: Chart,
-        lex_cache: RwLock<FastMap<(u32, u32), Arc<LexMask>>>,
+        lex_cache: RwLock<LexCache>,
         /// Shortest strings of the symbols, for completions: built on first use (few
         /// matchers ask, and large terminals make it costly).
         shortest: OnceLock<crate::grammar::shortest::Shortest>,
@@ -100,7 +100,7 @@ impl CompiledGrammar {
                     earley,
                     start,
                     shortest: OnceLock::new(),
-                    lex_cache: RwLock::new(FastMap::default()),
+                    lex_cache: RwLock::new(LexCache::default()),
                     after_end_cache: RwLock::new(FastMap::default()),
                     state_cache: RwLock::new(FastMap::default()),
                 }

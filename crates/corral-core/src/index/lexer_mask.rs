@@ -94,6 +94,34 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
     LexMask { tokens: collected.into_mask(), completions }
 }
 
+/// The lexer masks of one compiled grammar computed so far, by (terminal, state key), and
+/// per terminal the last few broad ones (see [`LexCache::BROAD`]), which a new state of
+/// that terminal may derive from.
+#[derive(Debug, Default)]
+pub(crate) struct LexCache {
+    pub(crate) masks: crate::util::hash::FastMap<(u32, u32), std::sync::Arc<LexMask>>,
+    /// Per terminal: (state key, mask) of masks that allow many tokens, the latest last.
+    pub(crate) broad: crate::util::hash::FastMap<u32, Vec<(u32, std::sync::Arc<LexMask>)>>,
+}
+
+impl LexCache {
+    /// How many broad masks of one terminal are kept as siblings to derive from.
+    const BROAD: usize = 8;
+
+    /// Keeps `mask` for `key`; also as a sibling when it allows at least a sixteenth of the
+    /// `size` ids (a narrow mask is cheap to walk again: comparing states would cost more).
+    pub(crate) fn insert(&mut self, key: (u32, u32), mask: std::sync::Arc<LexMask>, size: usize) {
+        if mask.tokens.count as usize >= size / 16 {
+            let kept = self.broad.entry(key.0).or_default();
+            if kept.len() == Self::BROAD {
+                kept.remove(0);
+            }
+            kept.push((key.1, mask.clone()));
+        }
+        self.masks.insert(key, mask);
+    }
+}
+
 /// Most bytes on which a state may differ from a sibling whose mask it borrows (see
 /// [`derive`]): past that, a walk of the whole trie costs about as much.
 pub(crate) const MAX_DIFFERING_BYTES: usize = 8;

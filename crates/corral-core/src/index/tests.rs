@@ -492,3 +492,44 @@ fn derived_lexer_masks_equal_computed() {
     }
     assert!(derived > 20, "only {derived} derivations checked");
 }
+
+/// Free text, a marker, then a small grammar: masks along random walks (where half-written
+/// markers derive their lexer masks from free text's) equal the reference trie walk.
+#[test]
+fn masks_with_derived_lexer_masks_equal_reference() {
+    use crate::frontend::Dialect;
+    use crate::grammar::Join;
+    let vocab = Arc::new(marker_tokens());
+    let limits = Limits::default();
+    let text = Grammar::text_excluding(&[b"<t_>".to_vec()], &limits).unwrap();
+    let marker = Grammar::literal(b"<t_>", &limits).unwrap();
+    let body = Grammar::cfg_text(r#"s ::= "a" s "_" | "> " ;"#, Dialect::Ebnf, None, &limits, None).unwrap();
+    let call = Grammar::join(&[text.clone(), marker, body], Join::Concat, &limits).unwrap();
+    let more = Grammar::repeat(&call, 0, None, &limits).unwrap();
+    let g = Grammar::join(&[more, text], Join::Concat, &limits).unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap());
+    let mut seed = 7u64;
+    for _walk in 0..40 {
+        let mut m = Matcher::new(c.clone());
+        for _step in 0..16 {
+            let mut fast = vec![0u32; vocab.mask_words()];
+            let mut slow = vec![0u32; vocab.mask_words()];
+            m.fill_mask(&mut fast).unwrap();
+            m.fill_mask_reference(&mut slow).unwrap();
+            assert_eq!(fast, slow);
+            let allowed: Vec<u32> = (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+            if allowed.is_empty() {
+                break;
+            }
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Favour the marker's bytes, so that half-written markers are visited often.
+            let pick =
+                if seed >> 62 == 0 { allowed.iter().copied().find(|&t| vocab.token_bytes(t).starts_with(b"<")) } else { None };
+            let t = pick.unwrap_or(allowed[(seed >> 33) as usize % allowed.len()]);
+            assert!(m.advance(t).unwrap());
+            if m.is_finished() {
+                break;
+            }
+        }
+    }
+}

@@ -194,7 +194,12 @@ impl Vocabulary {
                 "the grammar names every end-of-sequence token ({named_eos} of them): one must stay to end the output"
             )));
         }
-        let mut v = Vocabulary::with_limits(tokens, &[], &eos, Some(self.size), &crate::limits::Limits::default())?;
+        // The same size as this vocabulary, which its own limits allowed.
+        let limits = crate::limits::Limits {
+            max_vocab_size: self.size.max(crate::limits::Limits::default().max_vocab_size),
+            ..Default::default()
+        };
+        let mut v = Vocabulary::with_limits(tokens, &[], &eos, Some(self.size), &limits)?;
         v.origin = Some(Box::new(Origin { fingerprint: self.origin_fingerprint(), texts }));
         Ok(v)
     }
@@ -268,7 +273,8 @@ impl Vocabulary {
                 i += 1;
                 continue;
             };
-            let body = &bytes[i + 2.min(len + 1)..i + 1 + len];
+            let close = i + 1 + len;
+            let body = &bytes[(i + 2).min(close)..close];
             match bytes.get(i + 1) {
                 Some(&BY_ID) => {
                     let id = body.iter().fold(0u64, |n, &d| n * 64 + u64::from(d & 63));
