@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import _thread
 import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -128,3 +132,33 @@ def tokenizer(request) -> RealTokenizer:
 def byte_vocab() -> corral.Vocabulary:
     """One token per byte value, plus EOS (id 256)."""
     return corral.Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"</s>"], eos_token_ids=[256])
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[Callable[..., threading.Timer]]:
+    """Starts a timer that presses Ctrl-C after some seconds: `ctrl_c(0.3)` through
+    `_thread.interrupt_main`, `ctrl_c(0.3, real=True)` with a real SIGINT to the main thread.
+
+    Python's own handler is installed for the test's duration: a process started in the
+    background by a shell without job control inherits SIGINT ignored, Python then leaves it
+    ignored, and neither a real Ctrl-C nor `interrupt_main` would reach the call under test.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timers: list[threading.Timer] = []
+
+    def press_after(seconds: float, real: bool = False) -> threading.Timer:
+        if real:
+            timer = threading.Timer(seconds, signal.pthread_kill, (threading.get_ident(), signal.SIGINT))
+        else:
+            timer = threading.Timer(seconds, _thread.interrupt_main)
+        timers.append(timer)
+        timer.start()
+        return timer
+
+    try:
+        yield press_after
+    finally:
+        for timer in timers:
+            timer.cancel()
+            timer.join()
+        signal.signal(signal.SIGINT, previous)

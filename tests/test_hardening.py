@@ -4,7 +4,6 @@ stay usable afterwards."""
 
 from __future__ import annotations
 
-import _thread
 import threading
 import time
 
@@ -192,20 +191,14 @@ def test_the_compile_budget_names_its_limit():
     corral.Grammar.ebnf(_big_grammar())  # fine within the default budget
 
 
-def _interrupt_after(seconds: float) -> threading.Timer:
-    timer = threading.Timer(seconds, _thread.interrupt_main)
-    timer.start()
-    return timer
-
-
-def test_ctrl_c_stops_a_long_mask_and_leaves_the_matcher_usable():
+def test_ctrl_c_stops_a_long_mask_and_leaves_the_matcher_usable(ctrl_c):
     # A 3,000-byte token under an ambiguous grammar, with the work limits raised: seconds
     # of work in one native call.
     vocab = byte_vocab(extra=[b"a" * 3000])
     unbounded = corral.Limits(max_earley_items=10**12, max_chart_bytes=2**40)
     m = corral.compile(corral.Grammar.ebnf('s ::= s s | "a" ;'), vocab, limits=unbounded, cache=False).matcher()
     bm = corral.allocate_bitmask(1, vocab.size)
-    timer = _interrupt_after(0.3)
+    timer = ctrl_c(0.3)
     try:
         with pytest.raises(KeyboardInterrupt):
             m.fill_bitmask(bm)
@@ -214,8 +207,8 @@ def test_ctrl_c_stops_a_long_mask_and_leaves_the_matcher_usable():
     assert m.advance(ord("a")) and m.is_accepting()
 
 
-def test_ctrl_c_stops_a_long_compile():
-    timer = _interrupt_after(0.3)
+def test_ctrl_c_stops_a_long_compile(ctrl_c):
+    timer = ctrl_c(0.3)
     try:
         with pytest.raises(KeyboardInterrupt):
             for _ in range(50):  # each build is long; Ctrl-C lands inside one of them
@@ -225,7 +218,7 @@ def test_ctrl_c_stops_a_long_compile():
     corral.Grammar.ebnf('s ::= "a" ;')  # the module still works
 
 
-def test_ctrl_c_stops_a_large_determinization_promptly():
+def test_ctrl_c_stops_a_large_determinization_promptly(ctrl_c):
     # `.*x.{12}`'s DFA takes about half a second; regex-automata builds it on a helper
     # thread while the call keeps listening for Ctrl-C.
     vocab = byte_vocab()
@@ -234,7 +227,7 @@ def test_ctrl_c_stops_a_large_determinization_promptly():
     started = time.perf_counter()
     corral.compile(corral.Grammar.regex(r".*x.{12}"), vocab, cache=False)
     whole = time.perf_counter() - started
-    timer = _interrupt_after(0.03)
+    timer = ctrl_c(0.03)
     started = time.perf_counter()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -314,13 +307,13 @@ def test_a_batch_fill_with_a_very_long_token():
     assert not any((int(row[ord("b") // 32]) >> (ord("b") % 32)) & 1 for row in bm)
 
 
-def test_ctrl_c_stops_a_batch_fill():
+def test_ctrl_c_stops_a_batch_fill(ctrl_c):
     vocab = byte_vocab(extra=[b"a" * 3000])
     unbounded = corral.Limits(max_earley_items=10**12, max_chart_bytes=2**40)
     compiled = corral.compile(corral.Grammar.ebnf('s ::= s s | "a" ;'), vocab, limits=unbounded, cache=False)
     matchers = [compiled.matcher() for _ in range(3)]
     bm = corral.allocate_bitmask(3, vocab.size)
-    timer = _interrupt_after(0.3)
+    timer = ctrl_c(0.3)
     try:
         with pytest.raises(KeyboardInterrupt):
             corral.fill_bitmasks(matchers, bm)
