@@ -41,9 +41,9 @@ pub struct Limits {
     /// Heap bytes a context-free grammar may spend caching masks of parser states; past
     /// it, new states are computed but not cached (never an error).
     pub max_mask_cache_bytes: usize,
-    /// Wall-clock milliseconds one build step may take: parsing and normalizing a grammar,
-    /// translating a JSON Schema, compiling a grammar for a vocabulary. Past it the step
-    /// stops with [`crate::Error::LimitExceeded`] naming this field.
+    /// Wall-clock milliseconds one build step may take: parsing a grammar text,
+    /// normalizing a grammar, translating a JSON Schema, compiling a grammar for a
+    /// vocabulary. Past it the step stops with [`crate::Error::LimitExceeded`] naming this field.
     pub max_compile_ms: u64,
 
     // The JSON Schema translator's caps: corral-core does not read them; they live here so

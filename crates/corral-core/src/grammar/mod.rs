@@ -98,12 +98,21 @@ impl Grammar {
         options: &LowerOptions,
         classes: Option<&PerlClasses>,
     ) -> Result<Grammar> {
+        let ast = Self::parse_text(text, dialect, limits)?;
+        Self::cfg_ast(&ast, &Self::text_description(dialect), start, limits, options, classes)
+    }
+
+    /// The syntax tree of a grammar text, parsed within `limits.max_compile_ms`: the first
+    /// step of [`Grammar::cfg_text_with`], for callers that add to the tree before lowering
+    /// it (the `%json` schemas of a text).
+    pub fn parse_text(text: &str, dialect: Dialect, limits: &Limits) -> Result<frontend::ast::GrammarAst> {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
-        let cfg = interrupt::run(&budget, || {
-            let ast = frontend::parse(text, dialect, limits)?;
-            lower_with(&ast, start, limits, options, classes)
-        })?;
-        Ok(Grammar::plain_cfg(cfg, format!("{dialect:?} grammar").to_lowercase()))
+        interrupt::run(&budget, || frontend::parse(text, dialect, limits))
+    }
+
+    /// How messages name a grammar written in `dialect`: "ebnf grammar", "lark grammar".
+    pub fn text_description(dialect: Dialect) -> String {
+        format!("{dialect:?} grammar").to_lowercase()
     }
 
     /// A normalized grammar with no condition beside it (no repeated-key check).

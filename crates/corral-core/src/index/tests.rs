@@ -11,10 +11,10 @@ use crate::Matcher;
 
 /// Every byte string of length 1..=3 over a small alphabet that includes the halves of a
 /// two-byte UTF-8 character, plus EOS.
-fn all_short_tokens() -> Vocabulary {
-    let alphabet: [u8; 6] = [b'a', b'b', b'1', b'.', 0xc3, 0xa9];
+/// Every string of 1 to 3 bytes over `alphabet`, then `extra`, then an EOS with no bytes.
+fn strings_over(alphabet: &[u8], extra: &[&[u8]]) -> Vocabulary {
     let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
-    for len in 1..=3 {
+    for len in 1..=3u32 {
         for mut n in 0..alphabet.len().pow(len) {
             let mut t = Vec::new();
             for _ in 0..len {
@@ -24,9 +24,14 @@ fn all_short_tokens() -> Vocabulary {
             toks.push(Some(t));
         }
     }
+    toks.extend(extra.iter().map(|t| Some(t.to_vec())));
     toks.push(None);
     let eos = toks.len() as u32 - 1;
     Vocabulary::new(toks, &[], &[eos], None).unwrap()
+}
+
+fn all_short_tokens() -> Vocabulary {
+    strings_over(&[b'a', b'b', b'1', b'.', 0xc3, 0xa9], &[])
 }
 
 #[test]
@@ -437,22 +442,7 @@ fn token_reference_errors_name_the_token() {
 
 /// Every string of 1 to 3 bytes over the bytes of a marker and some text, plus EOS.
 fn marker_tokens() -> Vocabulary {
-    let alphabet = *b"<t_>a ";
-    let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
-    for len in 1..=3u32 {
-        for mut n in 0..alphabet.len().pow(len) {
-            let mut t = Vec::new();
-            for _ in 0..len {
-                t.push(alphabet[n % alphabet.len()]);
-                n /= alphabet.len();
-            }
-            toks.push(Some(t));
-        }
-    }
-    toks.push(Some(b"<t_>".to_vec()));
-    toks.push(None);
-    let eos = toks.len() as u32 - 1;
-    Vocabulary::new(toks, &[], &[eos], None).unwrap()
+    strings_over(b"<t_>a ", &[b"<t_>"])
 }
 
 /// A lexer mask derived from a sibling state's equals the one computed by a full walk,

@@ -17,10 +17,9 @@ use super::translate::{self, SchemaOptions};
 use crate::error::{Error, Result};
 use crate::frontend::ast::{EmbeddedSchema, Expr, GrammarAst, Pos, RuleDef};
 use crate::frontend::regex::PerlClasses;
-use crate::frontend::{self, Dialect};
+use crate::frontend::Dialect;
 use crate::grammar::{Grammar, LowerOptions};
 use crate::limits::Limits;
-use crate::util::interrupt::{self, Scope};
 
 /// Parses, validates and normalizes a grammar text that may hold `%json {...}` schemas
 /// (otherwise exactly [`Grammar::cfg_text_with`]).
@@ -32,9 +31,8 @@ pub fn grammar_text(
     options: &LowerOptions,
     classes: Option<&PerlClasses>,
 ) -> Result<Grammar> {
-    let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
-    let ast = interrupt::run(&budget, || frontend::parse(text, dialect, limits))?;
-    let description = format!("{dialect:?} grammar").to_lowercase();
+    let ast = Grammar::parse_text(text, dialect, limits)?;
+    let description = Grammar::text_description(dialect);
     if ast.schemas.is_empty() {
         return Grammar::cfg_ast(&ast, &description, start, limits, options, classes);
     }
