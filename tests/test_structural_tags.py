@@ -132,6 +132,27 @@ def test_options_pickling_and_errors():
         corral.Grammar.structural_tag(["not", "a", "spec"])  # type: ignore[arg-type]
 
 
+def test_tool_definitions_as_servers_pass_them(byte_vocab):
+    call = b'<tool_call>\n{"name": "ping", "arguments": {"host": "a"}}\n</tool_call>'
+    # `parameters: None` (a model's `model_dump()`) is a tool that takes any object.
+    for fn in ({"name": "ping", "parameters": None}, {"name": "ping"}):
+        with pytest.warns(corral.GrammarWarning, match="repeated-key check"):  # an open object
+            grammar = corral.Grammar.tool_calls([{"type": "function", "function": fn}])
+        compiled = corral.compile(grammar, byte_vocab)
+        assert compiled.matches(b"ok " + call) and not compiled.matches(call.replace(b'{"host": "a"}', b"[1]"))
+    # No tools: free text in which the marker cannot be written, as with tool_choice "none".
+    empty = corral.compile(corral.Grammar.tool_calls([]), byte_vocab)
+    assert empty.matches(b"No tool can help here.") and not empty.matches(b"x <tool_call>")
+    for choice in ("required", {"name": "ping"}):
+        with pytest.raises(corral.GrammarError, match="required|not among"):
+            corral.Grammar.tool_calls([], tool_choice=choice)
+    for markers in (("", ""), ("<think>", ""), ("<think>",)):
+        with pytest.raises(corral.GrammarError, match="reasoning must be two non-empty"):
+            corral.Grammar.tool_calls([{"name": "ping"}], reasoning=markers)  # type: ignore[arg-type]
+    with pytest.raises(corral.GrammarError, match="must be a list"):
+        corral.Grammar.tool_calls({"name": "ping"})  # type: ignore[arg-type]
+
+
 QWEN_TOOLS = [{"type": "function", "function": {"name": n, "parameters": s}} for n, s in TOOLS.items()]
 QWEN_TURN = (
     "<think>\nThe user wants the weather; <tool_call> is how I ask.\n</think>\n\n"
@@ -190,20 +211,31 @@ def test_mistral_calls_after_the_tool_calls_token():
     assert not accepts_tokens(single, vocab, [marker, *mistral.encode(call)])[0]
 
 
-def test_hostile_descriptions_give_corral_errors():
-    deep: dict = {"type": "const_string", "value": "x"}
-    for _ in range(300):
-        deep = {"type": "sequence", "elements": [deep]}
-    with pytest.raises(corral.InvalidGrammarError, match="not valid JSON"):
-        corral.Grammar.structural_tag(deep)  # nested past the reader's depth
+def test_hostile_descriptions_give_corral_errors(byte_vocab):
+    def nested(levels: int) -> dict:
+        deep: dict = {"type": "const_string", "value": "x"}
+        for _ in range(levels):
+            deep = {"type": "sequence", "elements": [deep, {"type": "const_string", "value": "y"}]}
+        return deep
+
+    # 200 levels of JSON: past serde_json's default bound, within the document depth limit.
+    for spec in (nested(100), json.dumps(nested(100))):
+        compiled = corral.compile(corral.Grammar.structural_tag(spec), byte_vocab)
+        assert compiled.matches(b"x" + b"y" * 100) and not compiled.matches(b"x" + b"y" * 99)
+    for too_deep in (nested(300), json.dumps(nested(300))):
+        with pytest.raises(corral.LimitExceededError) as e:
+            corral.Grammar.structural_tag(too_deep)
+        assert e.value.limit == "max_schema_document_depth"
     very_deep: dict = {}
     node = very_deep
     for _ in range(100_000):
         node["content"] = {}
         node = node["content"]
-    with pytest.raises(corral.InvalidGrammarError, match="not a JSON value"):
+    with pytest.raises(corral.LimitExceededError):
         corral.Grammar.structural_tag(very_deep)
-    with pytest.raises(corral.InvalidGrammarError, match="not valid JSON"):
+    with pytest.raises(corral.InvalidGrammarError, match="at /value: nan is not a JSON number"):
         corral.Grammar.structural_tag({"type": "const_string", "value": float("nan")})
+    with pytest.raises(corral.InvalidGrammarError, match="not valid JSON"):
+        corral.Grammar.structural_tag('{"type": "const_string", "value": NaN}')
     with pytest.raises(corral.LimitExceededError):
         corral.Grammar.structural_tag({"type": "repeat", "min": 10**9, "max": -1, "content": {"type": "const_string", "value": "a"}})

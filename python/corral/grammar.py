@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import _core
-from .errors import GrammarError, InvalidGrammarError, RegexSyntaxError
+from .errors import GrammarError, InvalidGrammarError, InvalidSchemaError, RegexSyntaxError
 
 # Python `re` flags that have an inline spelling, in the order Python prints them.
 _INLINE_FLAGS = (
@@ -372,12 +372,18 @@ class Grammar:
         ``any_text``, XML styles) are refused the same way.
         """
         from ._schema import check_options
+        from ._schema.native import schema_text
 
         if isinstance(spec, dict):
             try:
-                text = json.dumps(spec, ensure_ascii=False)
-            except (TypeError, ValueError, RecursionError) as e:
-                raise InvalidGrammarError(f"the structural tag is not a JSON value: {e}") from None
+                text = json.dumps(spec, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError, RecursionError):
+                # Says what is wrong and where; a description nested past Python's recursion
+                # limit but within `max_schema_document_depth` is written all the same.
+                try:
+                    text = schema_text(spec, "the structural tag", limits)
+                except InvalidSchemaError as e:
+                    raise InvalidGrammarError(str(e)) from None
         elif isinstance(spec, str):
             text = spec
         else:

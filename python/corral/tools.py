@@ -16,9 +16,10 @@ FORMATS = ("hermes", "llama3_json", "mistral")
 
 def _tool_schemas(tools: list[dict[str, Any]]) -> dict[str, Any]:
     """Name → parameters schema of OpenAI-style definitions
-    (``{"type": "function", "function": {"name", "parameters"}}``, or the inner dict)."""
-    if not isinstance(tools, (list, tuple)) or not tools:
-        raise GrammarError("tools must be a non-empty list of tool definitions")
+    (``{"type": "function", "function": {"name", "parameters"}}``, or the inner dict).
+    Parameters absent or ``None`` (as a model's ``model_dump()`` writes them): any object."""
+    if not isinstance(tools, (list, tuple)):
+        raise GrammarError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
     out: dict[str, Any] = {}
     for i, tool in enumerate(tools):
         fn = tool.get("function", tool) if isinstance(tool, dict) else None
@@ -27,7 +28,9 @@ def _tool_schemas(tools: list[dict[str, Any]]) -> dict[str, Any]:
             raise GrammarError(f"tools[{i}] has no function name (expected {{'type': 'function', 'function': {{'name': ..., 'parameters': ...}}}})")
         if name in out:
             raise GrammarError(f"tools[{i}]: the name {name!r} is defined twice")
-        params = fn.get("parameters", {"type": "object"})
+        params = fn.get("parameters")
+        if params is None:
+            params = {"type": "object"}
         if not isinstance(params, (dict, bool)):
             raise GrammarError(f"tools[{i}] ({name}): parameters must be a JSON Schema object")
         out[name] = params
@@ -39,6 +42,8 @@ def _chosen(schemas: dict[str, Any], tool_choice: Any) -> tuple[dict[str, Any], 
     if tool_choice in ("auto", "none"):
         return schemas, False
     if tool_choice == "required":
+        if not schemas:
+            raise GrammarError("tool_choice 'required' needs at least one tool; tools is empty")
         return schemas, True
     if isinstance(tool_choice, dict):
         fn = tool_choice.get("function", tool_choice)
@@ -88,7 +93,8 @@ def tool_calls_spec(
         raise GrammarError(f"unknown tool-call format {format!r}; known: {', '.join(FORMATS)}")
     schemas, required = _chosen(_tool_schemas(tools), tool_choice)
     trigger = {"hermes": "<tool_call>", "llama3_json": '{"name": ', "mistral": "[TOOL_CALLS]"}[format]
-    if tool_choice == "none":
+    if tool_choice == "none" or not schemas:
+        # No tool may be called (none chosen, or none defined): the markers are impossible.
         body: dict[str, Any] = {"type": "any_text", "excludes": [trigger]}
     elif format == "mistral":
         # One marker, then a JSON list of calls.
@@ -101,6 +107,8 @@ def tool_calls_spec(
         tags = [_call_tag(format, n, s) for n, s in schemas.items()]
         body = {"type": "triggered_tags", "triggers": [trigger], "tags": tags, "at_least_one": required, "stop_after_first": not parallel}
     if reasoning is not None:
+        if not (isinstance(reasoning, (tuple, list)) and len(reasoning) == 2 and all(isinstance(m, str) and m for m in reasoning)):
+            raise GrammarError(f"reasoning must be two non-empty marker strings, such as ('<think>', '</think>'), got {reasoning!r}")
         begin, end = reasoning
         think = {"type": "tag", "begin": begin, "content": {"type": "any_text"}, "end": end}
         body = {"type": "sequence", "elements": [think, body]}

@@ -54,7 +54,8 @@ pub struct Limits {
     /// JSON Schema: deepest nesting of subschemas read in place inside one another
     /// (`allOf`, `anyOf`, `not`, `$ref`, ...).
     pub max_schema_depth: usize,
-    /// JSON Schema: deepest nesting of JSON values (objects, arrays) in the schema document.
+    /// JSON Schema: deepest nesting of JSON values (objects, arrays) in the schema document;
+    /// also in a structural tag's description.
     pub max_schema_document_depth: usize,
     /// JSON Schema: deepest chain of value rules built inside one another (through
     /// `properties`, `items` and `$ref`s, until it closes on a rule already made).

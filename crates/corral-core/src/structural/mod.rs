@@ -25,12 +25,14 @@
 //! `dispatch`, XML styles of `json_schema` and the `max_tokens`/`max_chars` budgets of
 //! `any_text` are refused with an error naming them.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::grammar::lower::shared_pieces::share_built_pieces;
 use crate::grammar::{Grammar, Join};
 use crate::json_schema::compile::{on_deep_stack, schema_grammar};
+use crate::json_schema::document::nesting;
 use crate::json_schema::translate::{SchemaOptions, Whitespace};
 use crate::limits::Limits;
 use crate::util::interrupt;
@@ -72,7 +74,7 @@ pub struct StructuralTag {
 pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Result<StructuralTag> {
     on_deep_stack(limits, || {
         share_built_pieces(|| {
-            let spec: Value = serde_json::from_str(text).map_err(|e| spec_error("", &format!("not valid JSON ({e})")))?;
+            let spec = read_spec(text, limits)?;
             let (format, at) = match spec.get("type").and_then(Value::as_str) {
                 Some("structural_tag") => (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, "/format"),
                 _ => (&spec, ""),
@@ -84,22 +86,43 @@ pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Resu
     })
 }
 
+/// The description's JSON. It may nest as deep as a schema document may
+/// (`Limits::max_schema_document_depth`), past serde_json's own bound of 128 levels: the
+/// reader and the builder recurse per level on the deep stack this runs on.
+fn read_spec(text: &str, limits: &Limits) -> Result<Value> {
+    let (depth, at) = nesting(text);
+    if depth > limits.max_schema_document_depth + 1 {
+        return Err(Error::LimitExceeded {
+            limit: "max_schema_document_depth",
+            value: limits.max_schema_document_depth,
+            context: format!("the structural tag: JSON values nest {} deep (at byte {at})", depth - 1),
+        });
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de).and_then(|v| de.end().map(|_| v));
+    value.map_err(|e| spec_error("", &format!("not valid JSON ({e})")))
+}
+
 /// An invalid structural tag, at a JSON pointer into it.
 fn spec_error(pointer: &str, what: &str) -> Error {
     let at = if pointer.is_empty() { "/" } else { pointer };
     Error::Grammar { message: format!("structural tag at {at}: {what}"), line: 0, col: 0 }
 }
 
-/// An error from a part's own compiler, with the format it came from.
+/// An error from a part's own compiler, with the format it came from (the innermost
+/// format: an error that already names one is left as it is).
 fn in_format(e: Error, pointer: &str) -> Error {
+    const HEAD: &str = "structural tag at ";
     let at = if pointer.is_empty() { "/" } else { pointer };
+    let place = |text: String| if text.starts_with(HEAD) { text } else { format!("{HEAD}{at}: {text}") };
     match e {
         Error::Schema { kind, message, pointer: p, keyword } => {
-            Error::Schema { kind, message: format!("structural tag at {at}: {message}"), pointer: p, keyword }
+            Error::Schema { kind, message: place(message), pointer: p, keyword }
         }
-        Error::Grammar { message, line, col } => {
-            Error::Grammar { message: format!("structural tag at {at}: {message}"), line, col }
-        }
+        Error::Grammar { message, line, col } => Error::Grammar { message: place(message), line, col },
+        Error::RegexSyntax { message, pattern, position } => Error::RegexSyntax { message: place(message), pattern, position },
+        Error::LimitExceeded { limit, value, context } => Error::LimitExceeded { limit, value, context: place(context) },
         other => other,
     }
 }
@@ -112,15 +135,19 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// The grammar of the format `v` at `at`; `ends`: the end strings of the tag it ends.
+    /// Errors name the innermost format they arose in.
     fn format(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+        self.format_here(v, at, ends).map_err(|e| in_format(e, at))
+    }
+
+    fn format_here(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
         interrupt::check()?;
         let kind = v.get("type").and_then(Value::as_str).ok_or_else(|| spec_error(at, "a format needs a string \"type\""))?;
         let limits = self.limits;
         match kind {
             "const_string" => Grammar::literal(string(v, "value", at)?.as_bytes(), limits),
             "json_schema" => self.json_schema(v, at),
-            "grammar" => Grammar::cfg_text(string(v, "grammar", at)?, Dialect::Gbnf, Some("root"), limits, None)
-                .map_err(|e| in_format(e, at)),
+            "grammar" => Grammar::cfg_text(string(v, "grammar", at)?, Dialect::Gbnf, Some("root"), limits, None),
             "regex" => Grammar::regex(string(v, "pattern", at)?, limits, None),
             "any_text" => {
                 for budget in ["max_tokens", "max_chars"] {
@@ -245,12 +272,18 @@ impl Builder<'_> {
                 return Err(spec_error(&format!("{at}/triggers/{i}"), "a trigger must not be empty"));
             }
         }
-        // Each tag under the longest trigger its begin starts with.
+        // Each tag under the longest trigger its begin starts with. A trigger that only
+        // begins tags a longer trigger also begins (or repeats another) keeps them out of
+        // free text and has no branch of its own.
         let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
+        let mut begun = vec![false; triggers.len()];
         for (i, t) in tags.iter().enumerate() {
             let here = format!("{at}/tags/{i}");
             check_tag(t, &here)?;
             let begin = string(t, "begin", &here)?.as_bytes();
+            for (j, trigger) in triggers.iter().enumerate() {
+                begun[j] |= begin.starts_with(trigger);
+            }
             let j = (0..triggers.len()).filter(|&j| begin.starts_with(&triggers[j])).max_by_key(|&j| triggers[j].len());
             let Some(j) = j else {
                 let shown = String::from_utf8_lossy(begin);
@@ -258,7 +291,7 @@ impl Builder<'_> {
             };
             rests[j].push(self.tag_after(t, &here, triggers[j].len())?);
         }
-        if let Some(j) = rests.iter().position(Vec::is_empty) {
+        if let Some(j) = begun.iter().position(|b| !b) {
             return Err(spec_error(&format!("{at}/triggers/{j}"), "this trigger begins no tag"));
         }
         let mut excluded = triggers.clone();
@@ -270,7 +303,7 @@ impl Builder<'_> {
         // Only the forms the flags use are built: each copies every tag's grammar.
         let (need_bare, need_after_text) = (at_least_one, !(at_least_one && stop_after_first));
         let (mut after_text, mut bare) = (Vec::new(), Vec::new());
-        for (t, rest) in triggers.iter().zip(&rests) {
+        for (t, rest) in triggers.iter().zip(&rests).filter(|(_, rest)| !rest.is_empty()) {
             let rest = join(rest, Join::Union, l)?;
             let trigger = Grammar::literal(t, l)?;
             if need_after_text {

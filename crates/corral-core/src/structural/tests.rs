@@ -65,6 +65,29 @@ fn triggered_tags_leave_text_free_until_a_trigger() {
     }
 }
 
+/// Triggers that begin one another, or repeat one another: each tag belongs to the
+/// longest trigger it starts with, and every trigger stays out of free text.
+#[test]
+fn triggers_that_begin_one_another() {
+    let tag =
+        |begin: &str| json!({"type": "tag", "begin": begin, "content": {"type": "const_string", "value": "1"}, "end": "</a>"});
+    let g = |triggers: Value, tags: Value| compile(json!({"type": "triggered_tags", "triggers": triggers, "tags": tags}));
+    let only_long = g(json!(["<a", "<ab", "<a"]), json!([tag("<ab>")]));
+    for ok in ["", "x<", "x<ab>1</a>y", "<ab>1</a><ab>1</a>"] {
+        assert!(accepts(&only_long, ok), "{ok:?}");
+    }
+    for bad in ["x<a", "x<ac>1</a>", "x<a y", "<ab>2</a>"] {
+        assert!(!accepts(&only_long, bad), "{bad:?}");
+    }
+    let both = g(json!(["<ab", "<a"]), json!([tag("<ab>"), tag("<ac>")]));
+    for ok in ["x<ab>1</a>", "x<ac>1</a><ab>1</a>"] {
+        assert!(accepts(&both, ok), "{ok:?}");
+    }
+    assert!(!accepts(&both, "x<ad>1</a>"));
+    // A trigger that no tag's begin starts with is still refused.
+    assert!(error(json!({"type": "triggered_tags", "triggers": ["<a", "<b"], "tags": [tag("<ab>")]})).contains("/triggers/1"));
+}
+
 #[test]
 fn at_least_one_and_stop_after_first() {
     let first = tools(true, false);
@@ -166,4 +189,31 @@ fn malformed_descriptions_name_their_place() {
     let e = error(json!({"type": "json_schema", "json_schema": {"type": "object", "minProperties": "x"}}));
     assert!(e.contains("structural tag at /json_schema") && e.contains("minProperties"), "{e}");
     assert!(structural_tag("{", &TagOptions::default(), &Limits::default()).unwrap_err().to_string().contains("not valid JSON"));
+    // The parts' own errors name the innermost format they arose in.
+    let in_sequence = |f: Value| error(json!({"type": "sequence", "elements": [{"type": "const_string", "value": "a"}, f]}));
+    let e = in_sequence(json!({"type": "regex", "pattern": "(a"}));
+    assert!(e.contains("structural tag at /elements/1: ") && e.contains("position 0"), "{e}");
+    let e = in_sequence(
+        json!({"type": "repeat", "min": 1_000_000_000, "max": -1, "content": {"type": "const_string", "value": "a"}}),
+    );
+    assert!(e.contains("structural tag at /elements/1: ") && e.contains("max_grammar_productions"), "{e}");
+    let e = in_sequence(json!({"type": "grammar", "grammar": "root ::= (("}));
+    assert!(e.contains("structural tag at /elements/1: ") && !e.contains("structural tag at /:"), "{e}");
+}
+
+/// A description nested past serde_json's default bound (128) reads; past the document
+/// depth limit it is refused with that limit's name, not as invalid JSON.
+#[test]
+fn deep_descriptions_read_within_the_document_depth_limit() {
+    let nest = |levels: usize| {
+        let mut f = json!({"type": "const_string", "value": "a"});
+        for _ in 0..levels {
+            f = json!({"type": "sequence", "elements": [f, {"type": "const_string", "value": "b"}]});
+        }
+        json!({"type": "structural_tag", "format": f}).to_string()
+    };
+    let g = structural_tag(&nest(150), &TagOptions::default(), &Limits::default()).unwrap().grammar;
+    assert!(accepts(&g, &format!("a{}", "b".repeat(150))) && !accepts(&g, &format!("a{}", "b".repeat(149))));
+    let e = structural_tag(&nest(300), &TagOptions::default(), &Limits::default()).unwrap_err();
+    assert!(matches!(e, Error::LimitExceeded { limit: "max_schema_document_depth", .. }), "{e}");
 }
