@@ -219,6 +219,9 @@ fn token(s: &mut Scanner, c: char, pos: Pos, dialect: Dialect) -> Result<Tok> {
         '{' => braces(s, pos, dialect),
         '<' => Ok(Tok::Token(tokens::scan(s, false)?)),
         '%' if dialect == Dialect::Ebnf => json_schema(s, pos),
+        '%' if s.starts_with("%json") => {
+            Err(grammar_error(pos, "`%json {...}` is written in Lark and corral EBNF grammars, not in GBNF"))
+        }
         '!' if s.peek_at(1) == Some('<') => {
             s.bump();
             Ok(Tok::Token(tokens::scan(s, true)?))

@@ -79,7 +79,14 @@ fn scan_ids(s: &mut Scanner, start: Pos) -> Result<Vec<(u32, u32)>> {
         }
     }
     let num = |t: &str| -> Result<u32> {
-        t.trim().parse::<u32>().map_err(|_| grammar_error(start, format!("token id `{}` is not a number below 2^32", t.trim())))
+        let t = t.trim();
+        if t.is_empty() {
+            return Err(grammar_error(
+                start,
+                "a token id is missing in `<[...]>` (an empty item of the list, or a range without an end)",
+            ));
+        }
+        t.parse::<u32>().map_err(|_| grammar_error(start, format!("token id `{t}` is not a number below 2^32")))
     };
     let mut ids = Vec::new();
     for part in body.split(',') {

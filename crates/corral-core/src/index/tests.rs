@@ -437,6 +437,7 @@ fn token_reference_errors_name_the_token() {
     let m = message("root ::= \"a\" !<[1]>");
     assert!(m.contains("repeated") && m.contains("column 14"), "{m}");
     assert!(message("root ::= <[5-2]>").contains("empty"));
+    assert!(message("root ::= <[1,,2]>").contains("missing") && message("root ::= <[3-]>").contains("missing"));
     assert!(compile("root ::= <think> !<[1]>+").is_ok());
 }
 
