@@ -1,6 +1,7 @@
 r"""Structural tags mean what XGrammar means by them: on a vocabulary of single bytes, corral's
 mask and XGrammar's are compared at every step of random walks through descriptions that
-cover every format corral supports (XGrammar is the oracle here, as the format is its own).
+cover every format corral supports, and through XGrammar's ready-made descriptions of
+models' tool-call formats (XGrammar is the oracle here, as the format is its own).
 
 The comparison leaves out where corral chooses differently, as docs/tool_calls.md says:
 - bytes from 0x80 up: XGrammar allows bytes that cannot be UTF-8 in free text; corral
@@ -76,10 +77,51 @@ def engines():
     return vocab, xgr.GrammarCompiler(info, max_threads=1, cache_enabled=False)
 
 
-def compared(bitmask: np.ndarray) -> set[int]:
-    """The allowed ids of a one-row mask that the comparison looks at."""
+def compared(ids: set[int]) -> set[int]:
+    """The allowed ids the comparison looks at: ASCII bytes and EOS."""
+    return {i for i in ids if i < 128 or i == EOS}
+
+
+def compare_along_walks(ours: corral.CompiledGrammar, theirs, seed: str, has_json: bool, walks: int = 30, steps: int = 60) -> None:
+    """Walks choosing among the bytes both allow, mostly printable text, following any
+    path down to a few bytes (a marker being written) and now and then heading for one."""
+    rng = random.Random(seed)
+    ours_bm, theirs_bm = corral.allocate_bitmask(1, 257), xgr.allocate_token_bitmask(1, 257)
+    for _ in range(walks):
+        m, x, out = ours.matcher(), xgr.GrammarMatcher(theirs), b""
+        for _ in range(steps):
+            m.fill_bitmask(ours_bm)
+            x.fill_next_token_bitmask(theirs_bm)
+            mine, their = allowed(ours_bm), allowed(theirs_bm.numpy())
+            if whole_characters(out):  # inside a character, XGrammar allows any byte
+                a, b = compared(mine), compared(their)
+                if has_json and a - b <= WHITESPACE and b <= a:
+                    a = b  # whitespace around a JSON value: corral's choice
+                assert a == b, f"after {out!r}: corral only {sorted(a - b)}, XGrammar only {sorted(b - a)}"
+            both = sorted((mine & their) - ({ord("\\")} if has_json else set()))
+            if not both or (EOS in both and rng.random() < 0.1):
+                break
+            printable = [t for t in both if 32 <= t < 127 or t == 10]
+            t = rng.choice(both if len(both) <= 3 or not printable else printable)
+            if len(both) > 3 and rng.random() < 0.15:
+                t = next((c for c in (ord("<"), 0xEF, ord("{"), ord("[")) if c in both), t)
+            if t == EOS:
+                break
+            assert m.advance(t) and x.accept_token(t)
+            out += bytes([t])
+
+
+def allowed(bitmask: np.ndarray) -> set[int]:
     words = np.asarray(bitmask).reshape(-1).view(np.uint32)
-    return {i for i in [*range(128), EOS] if (int(words[i // 32]) >> (i % 32)) & 1}
+    return {i for i in range(257) if (int(words[i // 32]) >> (i % 32)) & 1}
+
+
+def whole_characters(out: bytes) -> bool:
+    try:
+        out.decode()
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 @pytest.mark.parametrize("name", DESCRIPTIONS)
@@ -90,23 +132,37 @@ def test_masks_equal_xgrammars_along_random_walks(engines, name):
     # the walks' length.
     compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
     theirs = compiler.compile_structural_tag(json.dumps(spec))
-    rng = random.Random(name)
-    has_json = "json_schema" in json.dumps(spec)
-    ours_bm, theirs_bm = corral.allocate_bitmask(1, vocab.size), xgr.allocate_token_bitmask(1, vocab.size)
-    for _ in range(30):
-        m, x, out = compiled.matcher(), xgr.GrammarMatcher(theirs), b""
-        for _ in range(60):
-            m.fill_bitmask(ours_bm)
-            x.fill_next_token_bitmask(theirs_bm)
-            ours, their = compared(ours_bm), compared(theirs_bm.numpy())
-            if has_json and ours - their <= WHITESPACE and their <= ours and out[-1:] in (b">", b"}"):
-                ours = their  # whitespace around a JSON value: corral's choice
-            assert ours == their, f"after {out!r}: corral only {sorted(ours - their)}, XGrammar only {sorted(their - ours)}"
-            if not ours or (EOS in ours and rng.random() < 0.15):
-                break
-            printable = [t for t in ours if t != EOS and (32 <= t < 127 or t == 10) and not (has_json and t == ord("\\"))]
-            t = rng.choice(sorted(printable or ours))
-            if t == EOS:
-                break
-            assert m.advance(t) and x.accept_token(t)
-            out += bytes([t])
+    compare_along_walks(compiled, theirs, name, "json_schema" in json.dumps(spec))
+
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"zone": {"enum": ["UTC", "CET"]}}, "required": ["zone"]}}},
+]
+#: XGrammar's ready-made descriptions of models' tool-call formats that corral supports:
+#: JSON arguments. The others write arguments as XML (`qwen_xml`, `deepseek_xml`, ...).
+JSON_ARGUMENT_MODELS = ["llama", "kimi", "deepseek_r1", "deepseek_v3_1", "qwen_3", "harmony", "exaone"]
+XML_ARGUMENT_MODELS = ["qwen_3_5", "qwen_3_coder", "deepseek_v3_2", "glm_4_7", "minimax"]
+
+
+@pytest.mark.parametrize("model", JSON_ARGUMENT_MODELS)
+@pytest.mark.parametrize("tool_choice, reasoning", [("required", False), ("auto", True)])
+def test_xgrammars_model_formats_mean_the_same(engines, model, tool_choice, reasoning):
+    # Real descriptions nobody here wrote: reasoning and free text, the model's markers
+    # (special-token texts such as DeepSeek's), JSON arguments. Required calls without
+    # reasoning send every walk into the arguments (a changed key or enum value is caught).
+    from xgrammar.builtin_structural_tag import get_model_structural_tag
+
+    vocab, compiler = engines
+    spec = get_model_structural_tag(model, tools=TOOLS, tool_choice=tool_choice, reasoning=reasoning).model_dump_json()
+    compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
+    compare_along_walks(compiled, compiler.compile_structural_tag(spec), model + tool_choice, True, walks=20, steps=150)
+
+
+@pytest.mark.parametrize("model", XML_ARGUMENT_MODELS)
+def test_xml_argument_formats_are_refused_by_name(model):
+    from xgrammar.builtin_structural_tag import get_model_structural_tag
+
+    spec = get_model_structural_tag(model, tools=TOOLS, tool_choice="auto").model_dump_json()
+    with pytest.raises(corral.InvalidGrammarError, match=r"/style: the style \"\w+_xml\" is not supported"):
+        corral.Grammar.structural_tag(spec)
