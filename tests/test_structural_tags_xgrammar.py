@@ -66,6 +66,22 @@ DESCRIPTIONS = {
     "a trigger shorter than its begin": {"type": "triggered_tags", "triggers": ["ab"], "tags": [tag("abc", ONE, "ba")]},
     "separator inside a tag": tag("[", {"type": "tags_with_separator", "tags": [tag("{", ANY, "}")], "separator": ","}, "]"),
     "nested tags": tag("<o>", tag("<i>", ANY, "</i>"), "</o>"),
+    # Where free text stops, as a parser reads it (texts that reach the place: SCRIPTS).
+    "free text before more content": tag("<x>", {"type": "sequence", "elements": [ANY, text("!")]}, "</x>"),
+    "excludes inside a trigger": {"type": "triggered_tags", "triggers": ["<a"], "tags": [tag("<a>", ONE, "</a>")], "excludes": ["<"]},
+    "excludes across a trigger": {"type": "triggered_tags", "triggers": ["<t"], "tags": [tag("<t>", ONE, "</t>")], "excludes": ["x<"]},
+    "an end inside an inner trigger": tag("<o>", {"type": "triggered_tags", "triggers": ["<b"], "tags": [tag("<b>", ONE, "</b>")]}, ["</o>", "<"]),
+    "straddling triggers": {"type": "triggered_tags", "triggers": ["ab", "bc"], "tags": [tag("ab!", ONE, "."), tag("bc!", ONE, ".")]},
+}
+
+
+#: Texts written along some descriptions, where a random walk seldom goes.
+SCRIPTS = {
+    "free text before more content": [b"<x>a</x>b!</x>", b"<x>ab!</x>"],
+    "excludes inside a trigger": [b"x<a>1</a>"],
+    "excludes across a trigger": [b"yx<t>1</t>", b"y<t>1</t>"],
+    "an end inside an inner trigger": [b"<o>x<b>1</b></o>"],
+    "straddling triggers": [b"xabc!1.", b"xbc!1.ab!1."],
 }
 
 
@@ -82,9 +98,12 @@ def compared(ids: set[int]) -> set[int]:
     return {i for i in ids if i < 128 or i == EOS}
 
 
-def compare_along_walks(ours: corral.CompiledGrammar, theirs, seed: str, has_json: bool, walks: int = 30, steps: int = 60) -> None:
+def compare_along_walks(
+    ours: corral.CompiledGrammar, theirs, seed: str, has_json: bool, walks: int = 30, steps: int = 60, script: bytes | None = None
+) -> None:
     """Walks choosing among the bytes both allow, mostly printable text, following any
-    path down to a few bytes (a marker being written) and now and then heading for one."""
+    path down to a few bytes (a marker being written) and now and then heading for one.
+    With `script`, one walk along those bytes, as far as both engines allow them."""
     rng = random.Random(seed)
     ours_bm, theirs_bm = corral.allocate_bitmask(1, 257), xgr.allocate_token_bitmask(1, 257)
     for _ in range(walks):
@@ -99,6 +118,10 @@ def compare_along_walks(ours: corral.CompiledGrammar, theirs, seed: str, has_jso
                     a = b  # whitespace around a JSON value: corral's choice
                 assert a == b, f"after {out!r}: corral only {sorted(a - b)}, XGrammar only {sorted(b - a)}"
             both = sorted((mine & their) - ({ord("\\")} if has_json else set()))
+            if script is not None:  # the given text, as far as both allow it
+                if len(out) == len(script) or script[len(out)] not in both:
+                    break
+                both = [script[len(out)]]
             if not both or (EOS in both and rng.random() < 0.1):
                 break
             printable = [t for t in both if 32 <= t < 127 or t == 10]
@@ -133,6 +156,8 @@ def test_masks_equal_xgrammars_along_random_walks(engines, name):
     compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
     theirs = compiler.compile_structural_tag(json.dumps(spec))
     compare_along_walks(compiled, theirs, name, "json_schema" in json.dumps(spec))
+    for script in SCRIPTS.get(name, []):
+        compare_along_walks(compiled, theirs, name, False, walks=1, steps=len(script) + 1, script=script)
 
 
 TOOLS = [
@@ -166,3 +191,44 @@ def test_xml_argument_formats_are_refused_by_name(model):
     spec = get_model_structural_tag(model, tools=TOOLS, tool_choice="auto").model_dump_json()
     with pytest.raises(corral.InvalidGrammarError, match=r"/style: the style \"\w+_xml\" is not supported"):
         corral.Grammar.structural_tag(spec)
+
+
+def random_description(rng: random.Random, depth: int) -> dict:
+    """A random format over a small alphabet, so that triggers, ends, excludes and text
+    overlap often: tags inside triggered tags inside tags, ends that begin triggers,
+    excludes that straddle them."""
+    def word(lo: int, hi: int) -> str:
+        return "".join(rng.choice("ab<>/") for _ in range(rng.randint(lo, hi)))
+
+    kind = rng.choice(["const", "regex", "any"] + (["sequence", "or", "optional", "star", "plus", "repeat", "tag", "triggered", "separated"] if depth else []))
+    if kind == "const":
+        return text(word(1, 3))
+    if kind == "regex":
+        return {"type": "regex", "pattern": rng.choice(["a+", "[ab]{1,2}", "b?a", "(ab|ba)*c"])}
+    if kind == "any":
+        return {"type": "any_text", "excludes": [word(1, 2) for _ in range(rng.randint(0, 2))]}
+    if kind in ("sequence", "or"):
+        return {"type": kind, "elements": [random_description(rng, depth - 1) for _ in range(rng.randint(1, 3))]}
+    if kind in ("optional", "star", "plus"):
+        return {"type": kind, "content": random_description(rng, depth - 1)}
+    if kind == "repeat":
+        least = rng.randint(0, 2)
+        return {"type": "repeat", "content": random_description(rng, depth - 1), "min": least, "max": rng.choice([least, least + 1, -1])}
+    if kind == "tag":
+        end = "</" + word(0, 2) + rng.choice(["", ">"])
+        return tag("<" + word(0, 2), random_description(rng, depth - 1), [end, word(1, 3)] if rng.random() < 0.4 else end)
+    flags = {"at_least_one": rng.random() < 0.3, "stop_after_first": rng.random() < 0.3}
+    if kind == "triggered":
+        triggers = ["<a", "<b"] if rng.random() < 0.4 else ["<" + rng.choice("ab")]
+        tags = [tag(triggers[i % len(triggers)] + word(0, 2), random_description(rng, depth - 1), "</" + word(1, 2)) for i in range(rng.randint(len(triggers), 3))]
+        return {"type": "triggered_tags", "triggers": triggers, "tags": tags, "excludes": [word(1, 2)] if rng.random() < 0.3 else [], **flags}
+    tags = [tag("<" + word(1, 2), random_description(rng, depth - 1), "</" + word(1, 2)) for _ in range(rng.randint(1, 2))]
+    return {"type": "tags_with_separator", "tags": tags, "separator": rng.choice([",", "\n", "ab"]), **flags}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_descriptions_mean_the_same(engines, seed):
+    vocab, compiler = engines
+    spec = {"type": "structural_tag", "format": random_description(random.Random(seed), 3)}
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), vocab, cache=False)
+    compare_along_walks(compiled, compiler.compile_structural_tag(json.dumps(spec)), str(seed), False, walks=15, steps=40)

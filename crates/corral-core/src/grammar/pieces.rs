@@ -1,11 +1,12 @@
-//! Small grammars built directly as automata: one exact string, and free text that never
-//! contains any of some strings (what a tag's content or the text between tool calls is).
+//! Small grammars built directly as automata: one exact string, free text that never
+//! contains any of some strings (what a tag's content or the text between tool calls is),
+//! and free text up to the first of some triggers.
 
 use regex_syntax::hir::{Dot, Hir, Repetition};
 
 use super::{lower, Grammar};
 use crate::automata::Dfa;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::frontend::regex;
 use crate::limits::Limits;
 
@@ -37,5 +38,34 @@ impl Grammar {
             containing.complement(limits, &what)?.minimized()
         };
         Ok(Grammar::plain_cfg(lower::regular_cfg(dfa, &what, limits)?, what))
+    }
+
+    /// Free text up to the first trigger, that trigger included, as a parser reading the
+    /// text meets them: text ending with `trigger` in which no string of `triggers` ends
+    /// before the last byte, and none of `excluded` occurs anywhere, across the trigger
+    /// too. `None` when no text is such (the trigger holds an excluded string).
+    pub fn text_then_trigger(
+        trigger: &[u8],
+        triggers: &[Vec<u8>],
+        excluded: &[Vec<u8>],
+        limits: &Limits,
+    ) -> Result<Option<Grammar>> {
+        let what = format!("text up to the trigger {:?}", String::from_utf8_lossy(trigger));
+        let any = |min: u32| Hir::repetition(Repetition { min, max: None, greedy: true, sub: Box::new(Hir::dot(Dot::AnyChar)) });
+        let one_of = |strings: &[Vec<u8>]| {
+            Hir::alternation(strings.iter().filter(|e| !e.is_empty()).map(|e| Hir::literal(e.as_slice())).collect())
+        };
+        let ending = regex::compile_hir(&Hir::concat(vec![any(0), Hir::literal(trigger)]), &what, limits)?;
+        let mut bad = vec![Hir::concat(vec![any(0), one_of(triggers), any(1)])];
+        if excluded.iter().any(|e| !e.is_empty()) {
+            bad.push(Hir::concat(vec![any(0), one_of(excluded), any(0)]));
+        }
+        let bad = regex::compile_hir(&Hir::alternation(bad), &what, limits)?;
+        let dfa = match ending.intersect(&bad.complement(limits, &what)?, limits, &what) {
+            Ok(dfa) => dfa.minimized(),
+            Err(Error::EmptyLanguage { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(Some(Grammar::plain_cfg(lower::regular_cfg(dfa, &what, limits)?, what)))
     }
 }

@@ -19,9 +19,11 @@
 //! | `triggered_tags` | free text without the triggers, where each trigger starts a tag |
 //! | `tags_with_separator` | tags separated by a string, nothing around them |
 //!
-//! The enclosing tag's end strings are passed down to the content's last part (the end of
-//! a `sequence`, every branch of an `or`, the free text of `triggered_tags`), where free
-//! text stops at them. Token-level formats (`token`, special tokens as `begin`/`end`),
+//! The enclosing tag's end strings are passed down to every part of its content (each
+//! element of a `sequence`, each branch of an `or`, the free text of `triggered_tags`) but
+//! not into nested tags, which have ends of their own: no free text inside a tag holds its
+//! end, as in XGrammar, so a parser that cuts at the first end reads the tag whole.
+//! Token-level formats (`token`, special tokens as `begin`/`end`),
 //! `dispatch`, XML styles of `json_schema` and the `max_tokens`/`max_chars` budgets of
 //! `any_text` are refused with an error naming them.
 
@@ -160,12 +162,10 @@ impl Builder<'_> {
                 Grammar::text_excluding(&excluded, limits)
             }
             "sequence" => {
-                let elements = array(v, "elements", at)?;
-                let last = elements.len() - 1;
-                let parts = elements
+                let parts = array(v, "elements", at)?
                     .iter()
                     .enumerate()
-                    .map(|(i, e)| self.format(e, &format!("{at}/elements/{i}"), if i == last { ends } else { &[] }))
+                    .map(|(i, e)| self.format(e, &format!("{at}/elements/{i}"), ends))
                     .collect::<Result<Vec<_>>>()?;
                 Grammar::join(&parts, Join::Concat, limits)
             }
@@ -272,9 +272,9 @@ impl Builder<'_> {
                 return Err(spec_error(&format!("{at}/triggers/{i}"), "a trigger must not be empty"));
             }
         }
-        // Each tag under the longest trigger its begin starts with. A trigger that only
-        // begins tags a longer trigger also begins (or repeats another) keeps them out of
-        // free text and has no branch of its own.
+        // Each tag under the shortest trigger its begin starts with: the one a reader of
+        // the text meets first. A trigger that only begins tags a shorter trigger also
+        // begins (or repeats another) keeps them out of free text, with no branch of its own.
         let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
         let mut begun = vec![false; triggers.len()];
         for (i, t) in tags.iter().enumerate() {
@@ -284,7 +284,7 @@ impl Builder<'_> {
             for (j, trigger) in triggers.iter().enumerate() {
                 begun[j] |= begin.starts_with(trigger);
             }
-            let j = (0..triggers.len()).filter(|&j| begin.starts_with(&triggers[j])).max_by_key(|&j| triggers[j].len());
+            let j = (0..triggers.len()).filter(|&j| begin.starts_with(&triggers[j])).min_by_key(|&j| triggers[j].len());
             let Some(j) = j else {
                 let shown = String::from_utf8_lossy(begin);
                 return Err(spec_error(&format!("{here}/begin"), &format!("{shown:?} does not start with any trigger")));
@@ -294,11 +294,11 @@ impl Builder<'_> {
         if let Some(j) = begun.iter().position(|b| !b) {
             return Err(spec_error(&format!("{at}/triggers/{j}"), "this trigger begins no tag"));
         }
-        let mut excluded = triggers.clone();
-        excluded.extend(strings(v, "excludes", at, false)?);
+        // Excluded from free text, and from the text up to a trigger with the trigger.
+        let mut excluded = strings(v, "excludes", at, false)?;
         excluded.extend(ends.iter().cloned());
         let l = self.limits;
-        let free = Grammar::text_excluding(&excluded, l)?;
+        let free = Grammar::text_excluding(&[triggers.clone(), excluded.clone()].concat(), l)?;
         let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
         // Only the forms the flags use are built: each copies every tag's grammar.
         let (need_bare, need_after_text) = (at_least_one, !(at_least_one && stop_after_first));
@@ -307,27 +307,26 @@ impl Builder<'_> {
             let rest = join(rest, Join::Union, l)?;
             let trigger = Grammar::literal(t, l)?;
             if need_after_text {
-                let text_then_trigger = Grammar::join(&[free.clone(), trigger.clone()], Join::Concat, l)?;
-                after_text.push(Grammar::join(&[text_then_trigger, rest.clone()], Join::Concat, l)?);
+                if let Some(text_then_trigger) = Grammar::text_then_trigger(t, &triggers, &excluded, l)? {
+                    after_text.push(Grammar::join(&[text_then_trigger, rest.clone()], Join::Concat, l)?);
+                }
             }
             if need_bare {
                 bare.push(Grammar::join(&[trigger, rest], Join::Concat, l)?);
             }
         }
-        let after_text = if need_after_text { Some(join(&after_text, Join::Union, l)?) } else { None };
+        // No branch after text when every trigger holds an excluded string or an end.
+        let after_text = if after_text.is_empty() { None } else { Some(join(&after_text, Join::Union, l)?) };
         let bare = if need_bare { Some(join(&bare, Join::Union, l)?) } else { None };
         match (bare, after_text) {
-            (Some(bare), None) => Ok(bare),
+            (Some(bare), _) if stop_after_first => Ok(bare),
             (None, Some(after_text)) if stop_after_first => Grammar::join(&[free, after_text], Join::Union, l),
-            (bare, Some(after_text)) => {
-                let more = Grammar::repeat(&after_text, 0, None, l)?;
-                let parts = match bare {
-                    Some(bare) => vec![bare, more, free],
-                    None => vec![more, free],
-                };
-                Grammar::join(&parts, Join::Concat, l)
+            (None, None) => Ok(free),
+            (bare, after_text) => {
+                let more = after_text.map(|a| Grammar::repeat(&a, 0, None, l)).transpose()?;
+                let parts: Vec<Grammar> = bare.into_iter().chain(more).chain([free]).collect();
+                join(&parts, Join::Concat, l)
             }
-            (None, None) => Err(Error::Internal("triggered_tags built no form".into())),
         }
     }
 

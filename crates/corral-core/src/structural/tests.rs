@@ -66,7 +66,8 @@ fn triggered_tags_leave_text_free_until_a_trigger() {
 }
 
 /// Triggers that begin one another, or repeat one another: each tag belongs to the
-/// longest trigger it starts with, and every trigger stays out of free text.
+/// shortest trigger it starts with (the one a reader meets first), and every trigger stays
+/// out of free text.
 #[test]
 fn triggers_that_begin_one_another() {
     let tag =
@@ -86,6 +87,30 @@ fn triggers_that_begin_one_another() {
     assert!(!accepts(&both, "x<ad>1</a>"));
     // A trigger that no tag's begin starts with is still refused.
     assert!(error(json!({"type": "triggered_tags", "triggers": ["<a", "<b"], "tags": [tag("<ab>")]})).contains("/triggers/1"));
+}
+
+/// The text up to a trigger is read as a parser reads it: the first trigger written is the
+/// one that counts, and no excluded string (nor the enclosing tag's end) occurs in it,
+/// across the trigger too.
+#[test]
+fn text_up_to_a_trigger_is_read_as_a_parser_reads_it() {
+    let tag = |begin: &str| json!({"type": "tag", "begin": begin, "content": {"type": "const_string", "value": "1"}, "end": "."});
+    let g = |triggers: Value, tags: Value, excludes: Value| {
+        compile(json!({"type": "triggered_tags", "triggers": triggers, "tags": tags, "excludes": excludes}))
+    };
+    // Straddling triggers: in "xab", "ab" ends first.
+    let straddle = g(json!(["ab", "bc"]), json!([tag("ab!"), tag("bc!")]), json!([]));
+    assert!(accepts(&straddle, "xbc!1.") && accepts(&straddle, "xab!1.bc!1."));
+    assert!(!accepts(&straddle, "xabc!1."));
+    // An excluded string inside a trigger, or across its start.
+    let inside = g(json!(["<a"]), json!([tag("<a>")]), json!(["<"]));
+    assert!(accepts(&inside, "x") && !accepts(&inside, "x<a>1.") && !accepts(&inside, "x<"));
+    let across = g(json!(["<t"]), json!([tag("<t>")]), json!(["x<"]));
+    assert!(accepts(&across, "y<t>1.") && !accepts(&across, "yx<t>1."));
+    // The enclosing tag's end inside an inner trigger: that trigger is never written.
+    let outer = compile(json!({"type": "tag", "begin": "<o>", "content": {"type": "triggered_tags", "triggers": ["<b"],
+        "tags": [tag("<b>")]}, "end": ["</o>", "<"]}));
+    assert!(accepts(&outer, "<o>x</o>") && accepts(&outer, "<o>x<") && !accepts(&outer, "<o>x<b>1.</o>"));
 }
 
 #[test]
@@ -109,6 +134,23 @@ fn free_text_in_a_tag_stops_at_its_end() {
     assert!(!accepts(&g, "<think>a</think>b</think>A") && !accepts(&g, "<think>a</think>"));
     let excludes = compile(json!({"type": "any_text", "excludes": ["ab", "c"]}));
     assert!(accepts(&excludes, "bbaa") && !accepts(&excludes, "xaby") && !accepts(&excludes, "c"));
+    // Wherever free text is in the content, it does not hold the end; a nested tag's
+    // free text stops at its own end only.
+    let any = json!({"type": "any_text"});
+    let bang = json!({"type": "const_string", "value": "!"});
+    let tag = |content: Value| compile(json!({"type": "tag", "begin": "<x>", "content": content, "end": "</x>"}));
+    let before = tag(json!({"type": "sequence", "elements": [any, bang]}));
+    assert!(accepts(&before, "<x>ab!</x>") && !accepts(&before, "<x>a</x>b!</x>"));
+    let deep = tag(
+        json!({"type": "sequence", "elements": [{"type": "star", "content": {"type": "sequence", "elements": [any, bang]}}, {"type": "const_string", "value": "?"}]}),
+    );
+    assert!(accepts(&deep, "<x>a!b!?</x>") && !accepts(&deep, "<x>a</x>!?</x>"));
+    let triggered = tag(json!({"type": "sequence", "elements": [
+        {"type": "triggered_tags", "triggers": ["<t"], "tags": [{"type": "tag", "begin": "<t>", "content": bang, "end": "</t>"}]}, bang]}));
+    assert!(accepts(&triggered, "<x>a<t>!</t>b!</x>") && !accepts(&triggered, "<x>a</x>b!</x>"));
+    let nested =
+        tag(json!({"type": "sequence", "elements": [{"type": "tag", "begin": "<i>", "content": any, "end": "</i>"}, bang]}));
+    assert!(accepts(&nested, "<x><i>a</x>b</i>!</x>") && !accepts(&nested, "<x><i>a</i>b</i>!</x>"));
 }
 
 #[test]
