@@ -218,27 +218,46 @@ fn cfg_fast_masks_equal_reference() {
     for text in grammars {
         let g = Grammar::cfg_text(text, Dialect::Ebnf, None, &Limits::default(), None).unwrap();
         let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap());
-        let mut seed = 12345u64;
-        for _walk in 0..20 {
-            let mut m = Matcher::new(c.clone());
-            for _step in 0..12 {
-                let mut fast = vec![0u32; vocab.mask_words()];
-                let mut slow = vec![0u32; vocab.mask_words()];
-                m.fill_mask(&mut fast).unwrap();
-                let Some(chart) = m.chart() else { panic!("a grammar has a chart") };
-                c.chart_mask_reference(chart, &mut slow).unwrap();
-                assert_eq!(fast, slow, "{text}");
-                let allowed: Vec<u32> =
-                    (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let t = allowed[(seed >> 33) as usize % allowed.len()];
-                assert!(m.advance(t).unwrap());
-                if m.is_finished() {
-                    break;
-                }
+        walks_agree_with_reference(&c, (20, 12), 12345, None, text, |m, slow| {
+            let Some(chart) = m.chart() else { panic!("a grammar has a chart") };
+            c.chart_mask_reference(chart, slow).unwrap();
+        });
+    }
+}
+
+/// Random walks through `c` (`walks` of up to `steps` tokens each, from `seed`), where the
+/// fast mask equals `reference`'s at every step. A token starting with `favoured` is chosen
+/// a quarter of the time, when one is allowed.
+fn walks_agree_with_reference(
+    c: &Arc<CompiledGrammar>,
+    (walks, steps): (usize, usize),
+    mut seed: u64,
+    favoured: Option<&[u8]>,
+    what: &str,
+    reference: impl Fn(&Matcher, &mut [u32]),
+) {
+    let vocab = c.vocab().clone();
+    for _walk in 0..walks {
+        let mut m = Matcher::new(c.clone());
+        for _step in 0..steps {
+            let mut fast = vec![0u32; vocab.mask_words()];
+            let mut slow = vec![0u32; vocab.mask_words()];
+            m.fill_mask(&mut fast).unwrap();
+            reference(&m, &mut slow);
+            assert_eq!(fast, slow, "{what}");
+            let allowed: Vec<u32> = (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+            if allowed.is_empty() {
+                break;
+            }
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let pick = match favoured {
+                Some(prefix) if seed >> 62 == 0 => allowed.iter().copied().find(|&t| vocab.token_bytes(t).starts_with(prefix)),
+                _ => None,
+            };
+            let t = pick.unwrap_or(allowed[(seed >> 33) as usize % allowed.len()]);
+            assert!(m.advance(t).unwrap());
+            if m.is_finished() {
+                break;
             }
         }
     }
@@ -499,28 +518,8 @@ fn masks_with_derived_lexer_masks_equal_reference() {
     let more = Grammar::repeat(&call, 0, None, &limits).unwrap();
     let g = Grammar::join(&[more, text], Join::Concat, &limits).unwrap();
     let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap());
-    let mut seed = 7u64;
-    for _walk in 0..40 {
-        let mut m = Matcher::new(c.clone());
-        for _step in 0..16 {
-            let mut fast = vec![0u32; vocab.mask_words()];
-            let mut slow = vec![0u32; vocab.mask_words()];
-            m.fill_mask(&mut fast).unwrap();
-            m.fill_mask_reference(&mut slow).unwrap();
-            assert_eq!(fast, slow);
-            let allowed: Vec<u32> = (0..vocab.size() as u32).filter(|&t| fast[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
-            if allowed.is_empty() {
-                break;
-            }
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            // Favour the marker's bytes, so that half-written markers are visited often.
-            let pick =
-                if seed >> 62 == 0 { allowed.iter().copied().find(|&t| vocab.token_bytes(t).starts_with(b"<")) } else { None };
-            let t = pick.unwrap_or(allowed[(seed >> 33) as usize % allowed.len()]);
-            assert!(m.advance(t).unwrap());
-            if m.is_finished() {
-                break;
-            }
-        }
-    }
+    // Favour the marker's bytes, so that half-written markers are visited often.
+    walks_agree_with_reference(&c, (40, 16), 7, Some(b"<"), "free text and a marker", |m, slow| {
+        m.fill_mask_reference(slow).unwrap();
+    });
 }
