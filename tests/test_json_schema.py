@@ -86,7 +86,7 @@ def test_remote_ref_through_resolver(byte_vocab):
     [
         ({"type": "strin"}, corral.InvalidSchemaError, "/type", "unknown type 'strin'"),
         ({"properties": {"a": {"$ref": "#/$defs/missing"}}}, corral.InvalidSchemaError, "/properties/a/$ref", "points to nothing"),
-        ({"properties": {"a": {"type": "array", "uniqueItems": True}}}, corral.UnsupportedSchemaError, "/properties/a/uniqueItems", "cannot compare array items"),
+        ({"properties": {"a": {"type": "array", "uniqueItems": True}}}, corral.UnsupportedSchemaError, "/properties/a/uniqueItems", "finite set"),
         ({"items": {"pattern": "(?=a)b"}}, corral.UnsupportedSchemaError, "/items/pattern", "look-around"),
         ({"pattern": "a("}, corral.InvalidSchemaError, "/pattern", "missing `)`"),
         ({"minLength": -1}, corral.InvalidSchemaError, "/minLength", "non-negative integer"),

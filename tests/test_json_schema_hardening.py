@@ -687,12 +687,22 @@ def test_an_unknown_metaschema_in_a_subschema_is_refused():
     assert info.value.pointer == "/items/not/$schema"
 
 
-def test_a_draft_changes_only_at_a_resource_root(byte_vocab):
-    # jsonschema switches drafts at any `$schema`; the spec allows it only at a resource
-    # root. Found by the fuzzer: `0.0` is an integer in draft 7, not in draft 4.
+def test_a_subschema_that_names_another_draft_is_read_with_it(byte_vocab):
+    # The specifications give `$schema` a meaning at a resource root only; like jsonschema,
+    # corral reads a subschema that names another draft with that draft's keywords. Found
+    # by the fuzzer: `0.0` is an integer in draft 7, not in draft 4.
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", "allOf": [{"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}]}
+    grammar = compiled(schema, byte_vocab)
+    assert grammar.matches(b"0") and not grammar.matches(b"0.0")
+    assert not jsonschema.Draft7Validator(schema).is_valid(0.0) and jsonschema.Draft7Validator(schema).is_valid(0)
+    # Reached through a `$ref`, the subschema keeps the draft it names.
+    by_ref = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"n": {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}}, "$ref": "#/definitions/n"}
+    assert not compiled(by_ref, byte_vocab).matches(b"0.0")
+    # One that holds a `$ref` is refused: validators read the target with different drafts
+    # (jsonschema with the draft named here, the specification with the target's own).
+    holds_ref = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"n": {"type": "integer"}}, "allOf": [{"$schema": "http://json-schema.org/draft-04/schema#", "$ref": "#/definitions/n"}]}
     with pytest.raises(corral.UnsupportedSchemaError) as info:
-        corral.Grammar.json_schema(schema)
+        corral.Grammar.json_schema(holds_ref)
     assert info.value.pointer == "/allOf/0/$schema"
     # The same draft again, or a resource of its own, is fine.
     same = {"$schema": "http://json-schema.org/draft-07/schema#", "allOf": [{"$schema": "http://json-schema.org/draft-07/schema#", "type": "integer"}]}

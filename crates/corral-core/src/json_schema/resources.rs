@@ -285,21 +285,26 @@ impl<'a> Resources<'a> {
         Ok(())
     }
 
-    /// The draft of `node` inside a resource of `draft`. A `$schema` that changes the
-    /// draft is allowed only at the root of a resource (a subschema with its own id).
+    /// The draft of `node` inside a resource of `draft`: the one its `$schema` names, if
+    /// any. The specifications give `$schema` a meaning only at the root of a resource;
+    /// a subschema that names the draft it is already read with changes nothing, and one
+    /// that names another draft (a definition pasted from a document of that draft) is
+    /// read with that draft's keywords, as a validator that honours it would.
+    ///
+    /// One case stays refused: such a subschema that holds a `$ref`. Validators disagree
+    /// on the draft its target is read with (the target's own, as corral reads it, or the
+    /// one in force where the reference is, as `jsonschema` does).
     fn node_draft(&self, node: &Value, draft: Draft, here: &str, nested: bool) -> Result<Draft> {
         let Some(named) = named_draft(node, here)? else { return Ok(draft) };
-        if nested && named != draft {
-            let own_id = [draft, named]
-                .iter()
-                .any(|d| node.get(d.id_keyword()).and_then(Value::as_str).is_some_and(|i| !i.starts_with('#')));
-            if !own_id {
-                return Err(unsupported(
-                    &format!("{here}/$schema"),
-                    "$schema",
-                    "changes the draft in a subschema that is not a schema resource (no $id); give it an $id or drop the $schema",
-                ));
-            }
+        let own_id =
+            [draft, named].iter().any(|d| node.get(d.id_keyword()).and_then(Value::as_str).is_some_and(|i| !i.starts_with('#')));
+        if nested && named != draft && !own_id && holds_ref(node) {
+            return Err(unsupported(
+                &format!("{here}/$schema"),
+                "$schema",
+                "changes the draft in a subschema without an $id that holds a $ref (validators read the \
+                 reference's target with different drafts); give the subschema an $id",
+            ));
         }
         Ok(named)
     }
@@ -403,7 +408,7 @@ impl<'a> Resources<'a> {
                 None => Err(invalid(&at, "$ref", &format!("`{reference}` names an anchor `{frag}` that does not exist"))),
             };
         }
-        let (mut node, mut base, mut path) = (doc, doc_uri.to_string(), doc_pointer.clone());
+        let (mut node, mut base, mut path, mut draft) = (doc, doc_uri.to_string(), doc_pointer.clone(), draft);
         for raw in frag.split('/').skip(1) {
             let token = uri::percent_decode(raw).replace("~1", "/").replace("~0", "~");
             node = match node {
@@ -415,11 +420,12 @@ impl<'a> Resources<'a> {
             };
             path.push('/');
             path.push_str(&escape_pointer(&token));
+            // The draft a subschema on the way names holds below it (see `node_draft`).
+            draft = named_draft(node, &path).ok().flatten().unwrap_or(draft);
             if let Some(ident) = resource_id(node, draft) {
                 base = uri::split_fragment(&join(&base, ident, &path, draft.id_keyword())?).0.to_string();
             }
         }
-        let draft = named_draft(node, &path).ok().flatten().unwrap_or(draft);
         Ok(Subschema { node, pointer: path, base, draft })
     }
 
@@ -441,4 +447,17 @@ fn resource_id(node: &Value, draft: Draft) -> Option<&str> {
 /// Is `token` an array index as JSON pointers write one (digits, no leading zero)?
 fn is_index(token: &str) -> bool {
     !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) && (token == "0" || !token.starts_with('0'))
+}
+
+/// Does `node` or a subschema below it have a `$ref`? (A walk with its own stack: schemas
+/// nest as deep as their documents.)
+fn holds_ref(node: &Value) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.get("$ref").is_some() {
+            return true;
+        }
+        stack.extend(children(n).into_iter().map(|(child, _)| child));
+    }
+    false
 }

@@ -106,11 +106,23 @@ fn an_identifier_given_twice_is_refused() {
 }
 
 #[test]
-fn unknown_metaschemas_and_draft_changes_without_an_id_are_unsupported() {
+fn unknown_metaschemas_are_unsupported_and_drafts_change_where_named() {
     let s = json!({"$schema": "http://example.com/my-meta"});
     let (kind, pointer, _) = schema_error(Resources::new(&s, Draft::Draft2020, DEPTH).unwrap_err());
     assert_eq!((kind, pointer.as_str()), (SchemaErrorKind::Unsupported, "/$schema"));
-    let s = json!({"$defs": {"a": {"$schema": "http://json-schema.org/draft-07/schema#"}}});
+    let s = json!({"$defs": {"a": {"properties": {"b": {"$schema": "http://example.com/my-meta"}}}}});
+    let (kind, pointer, _) = schema_error(Resources::new(&s, Draft::Draft2020, DEPTH).unwrap_err());
+    assert_eq!((kind, pointer.as_str()), (SchemaErrorKind::Unsupported, "/$defs/a/properties/b/$schema"));
+    // A subschema without an id that names another draft is read with it, and so is
+    // what lies below it, whether reached by a path or by a `$ref`.
+    let s = json!({"$defs": {"a": {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"b": {}}}}});
+    let (r, top) = root(&s);
+    assert_eq!(r.resolve(&top, &json!("#/$defs/a")).unwrap().draft, Draft::Draft7);
+    assert_eq!(r.resolve(&top, &json!("#/$defs/a/properties/b")).unwrap().draft, Draft::Draft7);
+    assert_eq!(r.resolve(&top, &json!("#/$defs")).unwrap().draft, Draft::Draft2020);
+    // Unless it holds a `$ref`: validators disagree on the draft of the reference's target.
+    let s =
+        json!({"$defs": {"n": {}, "a": {"$schema": "http://json-schema.org/draft-04/schema#", "items": {"$ref": "#/$defs/n"}}}});
     let (kind, pointer, _) = schema_error(Resources::new(&s, Draft::Draft2020, DEPTH).unwrap_err());
     assert_eq!((kind, pointer.as_str()), (SchemaErrorKind::Unsupported, "/$defs/a/$schema"));
     let s = json!({"$defs": {"a": {"$id": "http://x/a", "$schema": "http://json-schema.org/draft-07/schema#"}}});

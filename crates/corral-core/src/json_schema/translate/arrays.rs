@@ -11,11 +11,13 @@ use crate::util::hash::{HashMap, HashMapExt, HashSet};
 
 use indexmap::IndexMap;
 
-use super::expr::{alt, lit, opt, repeat, rule, seq};
-use super::shape::{CountField, Shape, Sub};
-use super::{Separators, Translator};
+use serde_json::Value;
+
+use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
+use super::shape::{CountField, Kinds, Shape, Sub};
+use super::{value, Separators, Translator};
 use crate::error::Result;
-use crate::frontend::ast::Expr;
+use crate::frontend::ast::{Expr, PermEntry};
 use crate::json_schema::resources;
 
 /// A state of a counted list or object: (items so far, matches so far).
@@ -75,13 +77,81 @@ impl<'a> Translator<'a> {
         if hi.is_some_and(|h| h < lo) {
             return Ok(None);
         }
-        match shape.contains.as_slice() {
-            [] => self.array_positions(shape, lo, sep),
-            [(c_sub, c_min, c_max)] => self.array_counted(shape, lo, c_sub, *c_min, *c_max, sep),
-            [_, (second, ..), ..] => {
-                Err(resources::unsupported(second.pointer(), "contains", "more than one `contains` on one array"))
+        if let Some(at) = shape.unique.as_deref().filter(|_| hi.is_none_or(|h| h > 1)) {
+            // None: not enforced (strict=False), the array as if it had no `uniqueItems`.
+            if let Some(values) = self.unique_items_domain(shape, at)? {
+                return self.array_of_distinct(shape, lo, values, sep);
             }
         }
+        if shape.contains.is_empty() {
+            return self.array_positions(shape, lo, sep);
+        }
+        let contains = shape.contains.clone();
+        self.array_counted(shape, lo, &contains, sep)
+    }
+
+    /// The values the items of a `uniqueItems` array (`shape`; `at`: the subschema that
+    /// says so) may take, when they are finitely many: JSON Schema compares items as JSON
+    /// values, and a grammar can keep items distinct only by naming each value. None (with
+    /// a warning) where `strict=False` drops the keyword instead.
+    fn unique_items_domain(&mut self, shape: &Shape<'a>, at: &str) -> Result<Option<Vec<Value>>> {
+        let refuse = |t: &mut Self, why: &str| t.unsupported(at, "uniqueItems", why).map(|()| None);
+        if !shape.contains.is_empty() {
+            return refuse(self, "items kept distinct while `contains` counts some of them");
+        }
+        if shape.arr_clauses.iter().any(|(prefix, _)| !prefix.is_empty()) {
+            return refuse(self, "items kept distinct across tuple positions (prefixItems, or items as a list)");
+        }
+        let subs = self.item_subs(shape, 0);
+        let mut values: Vec<Value> = Vec::new();
+        for item in self.shapes(&subs)? {
+            let candidates: Vec<Value> = match &item.enumeration {
+                Some(members) => members.iter().map(|&v| v.clone()).collect(),
+                None if item.kinds.without(Kinds::NULL.or(Kinds::BOOL)).is_empty() => {
+                    vec![Value::Null, Value::Bool(false), Value::Bool(true)]
+                }
+                None => {
+                    return refuse(
+                        self,
+                        "the items may take unboundedly many values (strings, numbers, arrays or objects), and a grammar \
+                         keeps items distinct only when they come from a finite set (an enum, a const, booleans, null)",
+                    )
+                }
+            };
+            for v in candidates {
+                crate::util::interrupt::check()?;
+                if self.check(&v, &item, item.enumeration.is_some())? && !values.iter().any(|w| value::json_equal(w, &v)) {
+                    values.push(v);
+                }
+            }
+        }
+        Ok(Some(values))
+    }
+
+    /// The arrays of `shape` with at least `lo` items, each one of `values` and no two
+    /// equal: one `perm!` whose entries are the values, each at most once (the parser
+    /// carries which ones were written, see [`crate::grammar::perm`]). A `minItems` above
+    /// the number of values leaves no array.
+    fn array_of_distinct(&mut self, shape: &Shape<'a>, lo: u64, values: Vec<Value>, sep: &Separators) -> Result<Option<Expr>> {
+        let depth = self.pass.json_depth + 1;
+        let mut entries = Vec::with_capacity(values.len());
+        for v in &values {
+            let expr = match v {
+                Value::Number(_) => self.number_literal(v)?,
+                _ => self.literal_value(v, depth)?,
+            };
+            entries.extend(expr.map(|expr| PermEntry { expr, required: false, repeat: false }));
+        }
+        let most = entries.len() as u64;
+        let hi = shape.max_items.map_or(most, |h| h.min(most));
+        if lo > hi {
+            return Ok(None);
+        }
+        if entries.is_empty() {
+            return Ok(Some(seq(vec![sep.open.clone(), sep.close.clone()])));
+        }
+        let list = Expr::Perm { sep: Box::new(sep.comma.clone()), entries, min: lo as u32, max: Some(hi as u32), pos: AT };
+        Ok(Some(seq(vec![sep.open.clone(), list, sep.close.clone()])))
     }
 
     /// The arrays of `shape` with at least `lo` items and no `contains`: the tuple
@@ -106,51 +176,60 @@ impl<'a> Translator<'a> {
         Ok(Some(seq(vec![sep.open.clone(), inner, sep.close.clone()])))
     }
 
-    /// The arrays of `shape` with at least `lo` items, `c_min` to `c_max` of which obey
-    /// `c_sub`: one rule per live state (items so far, matches so far).
+    /// The arrays of `shape` with at least `lo` items, of which, for each `contains`
+    /// `(c_sub, c_min, c_max)`, `c_min` to `c_max` obey `c_sub`: one rule per live state
+    /// (items so far, matches so far of every `contains`, see [`Counting::encode`]).
     fn array_counted(
         &mut self,
         shape: &Shape<'a>,
         lo: u64,
-        c_sub: &Sub<'a>,
-        c_min: u64,
-        c_max: Option<u64>,
+        contains: &[(Sub<'a>, u64, Option<u64>)],
         sep: &Separators,
     ) -> Result<Option<Expr>> {
+        let first = contains[0].0.pointer().to_string();
         let hi = shape.max_items;
         let longest = shape.arr_clauses.iter().map(|(p, _)| p.len() as u64).max().unwrap_or(0);
         let mut explicit = longest.max(lo);
         if let Some(h) = hi {
             let cap = self.limits.max_counted_items as u64;
             if h > cap {
-                let p = c_sub.pointer();
                 return Err(resources::unsupported(
-                    p,
+                    &first,
                     "contains",
                     &format!("with maxItems above Limits.max_counted_items = {cap} (each position is counted); raise the limit to allow it"),
                 ));
             }
             explicit = h;
         }
-        let cap = c_max.map_or(c_min, |m| m + 1);
+        let counts: Vec<Count> = contains
+            .iter()
+            .map(|(_, c_min, c_max)| Count { min: *c_min, max: *c_max, cap: c_max.map_or(*c_min, |m| m + 1) })
+            .collect();
         let last = hi.unwrap_or(explicit.max(1));
-        // One state per (items so far, matches so far): refuse before spelling out a count
-        // that large (minItems or minContains of a million).
-        let states = (last.saturating_add(1)).saturating_mul(cap.saturating_add(1));
-        if states > self.limits.max_spelled_count as u64 {
+        // One state per (items so far, matches so far of each), with up to 2^k moves
+        // (matching each `contains` or not), counted as 2^(k-1) states each so that one
+        // `contains` counts its states: refuse before spelling out a count that large
+        // (minItems or minContains of a million, many `contains` on one array).
+        let tallies = counts.iter().fold(1u64, |n, c| n.saturating_mul(c.cap.saturating_add(1)));
+        let fan_out = 1u64.checked_shl(counts.len() as u32 - 1).unwrap_or(u64::MAX);
+        let states = (last.saturating_add(1)).saturating_mul(tallies).saturating_mul(fan_out);
+        if counts.len() > 16 || states > self.limits.max_spelled_count as u64 {
+            let what = match counts.len() {
+                1 => "`contains` matches".to_string(),
+                k => format!("the matches of {k} `contains`"),
+            };
             return Err(Self::limit_at(
-                c_sub.pointer(),
+                &first,
                 "contains",
-                &format!(
-                    "counting `contains` matches with minItems/maxItems/minContains/maxContains needs {states} grammar states"
-                ),
+                &format!("counting {what} with minItems/maxItems/minContains/maxContains needs {states} grammar states"),
                 "max_spelled_count",
                 self.limits.max_spelled_count,
             ));
         }
-        let counting = Counting { hi, last, cap, c_max };
-        let moves = self.contains_moves(shape, c_sub, explicit, &counting)?;
-        let can_stop = |(i, c): State| i >= lo && c >= c_min && c_max.is_none_or(|m| c <= m);
+        let counting = Counting { hi, last, counts };
+        let subs: Vec<Sub<'a>> = contains.iter().map(|(s, ..)| s.clone()).collect();
+        let moves = self.contains_moves(shape, &subs, explicit, &counting)?;
+        let can_stop = |(i, c): State| i >= lo && counting.done(c);
         let base = self.fresh_base("a");
         let comma = sep.comma.clone();
         let lead = move |(i, _): State| if i == 0 { None } else { Some(comma.clone()) };
@@ -160,10 +239,11 @@ impl<'a> Translator<'a> {
         Ok(Some(seq(vec![sep.open.clone(), rule(&state_name(&base, (0, 0))), sep.close.clone()])))
     }
 
-    /// The states of a `contains` count reachable from (0, 0), and their moves: an item
-    /// that matches (counted, while the count may grow) or one that does not (with
-    /// `maxContains`; without it, any item, uncounted).
-    fn contains_moves(&mut self, shape: &Shape<'a>, c_sub: &Sub<'a>, explicit: u64, k: &Counting) -> Result<Moves> {
+    /// The states of the `contains` counts reachable from (0, 0), and their moves: an
+    /// item, for each `contains`, either matches it (counted, while its count may grow)
+    /// or does not (with its `maxContains`; without it, any item, uncounted: only the
+    /// least count matters then, and an uncounted match never makes it wrong).
+    fn contains_moves(&mut self, shape: &Shape<'a>, c_subs: &[Sub<'a>], explicit: u64, k: &Counting) -> Result<Moves> {
         let depth = self.pass.json_depth + 1;
         let mut moves = Moves::new();
         let mut todo: Vec<State> = vec![(0, 0)];
@@ -174,15 +254,27 @@ impl<'a> Translator<'a> {
             crate::util::interrupt::check()?;
             let mut out = Vec::new();
             if k.hi.is_none_or(|h| i < h) {
-                let subs = self.item_subs(shape, i.min(explicit) as usize);
-                let counted = self.value_rule(&[subs.clone(), vec![c_sub.clone()]].concat(), depth)?;
-                let unmatched: Vec<Sub<'a>> = k.c_max.iter().map(|_| c_sub.negate()).collect();
-                let plain = self.value_rule(&[subs, unmatched].concat(), depth)?;
-                if let Some(r) = counted.filter(|_| k.c_max.is_none_or(|m| c < m)) {
-                    out.push((r, (k.step(i), (c + 1).min(k.cap))));
-                }
-                if let Some(r) = plain {
-                    out.push((r, (k.step(i), c)));
+                let tally = k.decode(c);
+                let item = self.item_subs(shape, i.min(explicit) as usize);
+                'choice: for matched in 0..1u32 << c_subs.len() {
+                    let mut subs = item.clone();
+                    let mut next = tally.clone();
+                    for (j, (sub, count)) in c_subs.iter().zip(&k.counts).enumerate() {
+                        if matched >> j & 1 == 1 {
+                            // Counted: while the count may still change the answer.
+                            let grows = count.max.map_or(tally[j] < count.cap, |m| tally[j] < m);
+                            if !grows {
+                                continue 'choice;
+                            }
+                            subs.push(sub.clone());
+                            next[j] = (tally[j] + 1).min(count.cap);
+                        } else if count.max.is_some() {
+                            subs.push(sub.negate());
+                        }
+                    }
+                    if let Some(r) = self.value_rule(&subs, depth)? {
+                        out.push((r, (k.step(i), k.encode(&next))));
+                    }
                 }
             }
             todo.extend(out.iter().map(|(_, t)| *t));
@@ -223,17 +315,22 @@ impl<'a> Translator<'a> {
     }
 }
 
-/// The bounds a `contains` count walks within.
+/// One `contains` count: `minContains`, `maxContains`, and the value it is counted up to
+/// (past `minContains` matches need no counting, unless `maxContains` bounds them).
+struct Count {
+    min: u64,
+    max: Option<u64>,
+    cap: u64,
+}
+
+/// The bounds the `contains` counts of one array walk within.
 struct Counting {
     /// `maxItems`.
     hi: Option<u64>,
     /// Without `maxItems`: the position past which all are alike; with it, `maxItems`.
     last: u64,
-    /// Matches are counted up to this (past `minContains` they need no counting, unless
-    /// `maxContains` bounds them).
-    cap: u64,
-    /// `maxContains`.
-    c_max: Option<u64>,
+    /// One per `contains`.
+    counts: Vec<Count>,
 }
 
 impl Counting {
@@ -245,6 +342,30 @@ impl Counting {
         } else {
             i + 1
         }
+    }
+
+    /// The counts of every `contains` as one number (mixed radix, the first count lowest),
+    /// so that a state stays (items, matches); the product of the radices was bounded
+    /// before any state was made.
+    fn encode(&self, tally: &[u64]) -> u64 {
+        tally.iter().zip(&self.counts).rev().fold(0, |n, (t, c)| n * (c.cap + 1) + t)
+    }
+
+    /// The counts [`Counting::encode`] made `code` of.
+    fn decode(&self, mut code: u64) -> Vec<u64> {
+        self.counts
+            .iter()
+            .map(|c| {
+                let t = code % (c.cap + 1);
+                code /= c.cap + 1;
+                t
+            })
+            .collect()
+    }
+
+    /// May the array close with the counts `code`?
+    fn done(&self, code: u64) -> bool {
+        self.decode(code).iter().zip(&self.counts).all(|(t, c)| *t >= c.min && c.max.is_none_or(|m| *t <= m))
     }
 }
 

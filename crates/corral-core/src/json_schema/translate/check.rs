@@ -126,8 +126,13 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
-        // `uniqueItems` is kept only where at most one item is allowed (see `keywords`):
-        // the shape has nothing to compare.
+        if shape.unique.is_some() {
+            for (i, a) in items.iter().enumerate() {
+                if items[..i].iter().any(|b| value::json_equal(a, b)) {
+                    return Ok(false);
+                }
+            }
+        }
         Ok(true)
     }
 

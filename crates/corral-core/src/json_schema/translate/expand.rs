@@ -314,11 +314,29 @@ impl<'a> Translator<'a> {
     /// property one requires that the other cannot have or whose values cannot meet, and
     /// item counts that do not meet.
     fn shapes_disjoint(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
+        if self.kinds_or_members_apart(a, b)? {
+            return Ok(true);
+        }
+        if a.enumeration.is_some() || b.enumeration.is_some() {
+            return Ok(false);
+        }
+        let common = possible_kinds(a).and(possible_kinds(b));
+        for kind in [Kinds::NULL, Kinds::BOOL, Kinds::INT, Kinds::FRAC, Kinds::STR, Kinds::ARR, Kinds::OBJ] {
+            if common.has(kind) && !self.disjoint_in(kind, a, b)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The first rules of [`Translator::shapes_disjoint`], which look at no subschema
+    /// inside the shapes: kinds that cannot meet, enums with no common member, or one's
+    /// members all rejected by the other.
+    fn kinds_or_members_apart(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
         if a.enumeration.is_some() && b.enumeration.is_some() && a.enum_keys.is_disjoint(&b.enum_keys) {
             return Ok(true);
         }
-        let common = possible_kinds(a).and(possible_kinds(b));
-        if common.is_empty() {
+        if possible_kinds(a).and(possible_kinds(b)).is_empty() {
             return Ok(true);
         }
         for (x, y) in [(a, b), (b, a)] {
@@ -335,15 +353,7 @@ impl<'a> Translator<'a> {
                 }
             }
         }
-        if a.enumeration.is_some() || b.enumeration.is_some() {
-            return Ok(false);
-        }
-        for kind in [Kinds::NULL, Kinds::BOOL, Kinds::INT, Kinds::FRAC, Kinds::STR, Kinds::ARR, Kinds::OBJ] {
-            if common.has(kind) && !self.disjoint_in(kind, a, b)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        Ok(false)
     }
 
     /// Do `a` and `b` share no value of kind `kind` (one bit)?
@@ -356,7 +366,10 @@ impl<'a> Translator<'a> {
         }
         if kind == Kinds::ARR {
             let apart = |x: &Shape<'_>, y: &Shape<'_>| x.max_items.is_some_and(|m| m < y.min_items);
-            return Ok(apart(a, b) || apart(b, a));
+            if apart(a, b) || apart(b, a) {
+                return Ok(true);
+            }
+            return self.first_items_apart(a, b);
         }
         if kind == Kinds::OBJ {
             for (x, y) in [(a, b), (b, a)] {
@@ -380,6 +393,25 @@ impl<'a> Translator<'a> {
             Err(e @ (Error::Interrupted | Error::LimitExceeded { limit: "max_compile_ms", .. })) => Err(e),
             Err(_) => Ok(false),
         }
+    }
+
+    /// Do two array shapes that both need an item disagree on the first one, by its kinds
+    /// or members ([`Translator::kinds_or_members_apart`]: no deeper, so that recursive
+    /// schemas end)? Lists of strings and lists of numbers are told apart so.
+    fn first_items_apart(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
+        if a.min_items == 0 || b.min_items == 0 {
+            return Ok(false);
+        }
+        let (x, y) = (self.item_subs(a, 0), self.item_subs(b, 0));
+        let (x, y) = (self.shapes(&x)?, self.shapes(&y)?);
+        for p in &x {
+            for q in &y {
+                if !self.kinds_or_members_apart(p, q)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// May an object of `shape` have property `name`? False when it is forbidden, or some

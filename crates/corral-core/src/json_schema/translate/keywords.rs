@@ -251,7 +251,7 @@ impl<'a> Translator<'a> {
             "items" => self.k_items(shape, sub, obj, val)?,
             "prefixItems" => self.k_prefix(shape, sub, obj, val)?,
             "contains" => self.k_contains(shape, sub, obj, val)?,
-            "uniqueItems" => self.k_unique(shape, sub, obj, val)?,
+            "uniqueItems" => self.k_unique(shape, sub, val)?,
             "properties" | "patternProperties" | "additionalProperties" | "unevaluatedProperties" => {
                 self.k_object(shape, sub, obj, kw, val)?
             }
@@ -391,17 +391,11 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    fn k_unique(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, obj: &'a Map<String, Value>, val: &Value) -> Result<()> {
+    fn k_unique(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, val: &Value) -> Result<()> {
         let Some(unique) = val.as_bool() else { return Err(Self::invalid(&sub.pointer, "uniqueItems", "must be a boolean")) };
-        // Exact only when at most one item can be present.
-        let at_most_one = obj.get("maxItems").and_then(value::number).is_some_and(|d| d <= Decimal::from_i64(1))
-            || shape.max_items.is_some_and(|m| m <= 1);
-        if unique && !at_most_one {
-            self.unsupported(
-                &sub.pointer,
-                "uniqueItems",
-                "a grammar cannot compare array items with each other (allowed only with maxItems <= 1)",
-            )?;
+        // Whether it can be enforced depends on the whole shape: see `emit_array`.
+        if unique && shape.unique.is_none() {
+            shape.unique = Some(sub.pointer.clone());
         }
         Ok(())
     }

@@ -44,6 +44,8 @@ mod shape;
 mod value;
 
 #[cfg(test)]
+mod arrays_tests;
+#[cfg(test)]
 mod objects_tests;
 #[cfg(test)]
 mod scalars_tests;

@@ -14,13 +14,13 @@ use super::super::ecma::{self, ValueMatcher};
 use super::super::formats;
 use super::super::numbers::{self, Decimal};
 use super::super::resources;
-use super::expr::{alt, hir, lit, repeat, rule, seq};
+use super::expr::{alt, hir, lit, repeat, rule, seq, AT};
 use super::lang::Lang;
 use super::shape::{CountField, Kinds, Shape};
 use super::{value, Translator};
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result};
-use crate::frontend::ast::Expr;
+use crate::frontend::ast::{Expr, PermEntry};
 use crate::limits::Limits;
 use crate::util::interrupt;
 
@@ -306,7 +306,21 @@ impl<'a> Translator<'a> {
         if items.is_empty() {
             return Ok(Some(if ws { seq(vec![lit(open), pad(), lit(close)]) } else { lit(&format!("{open}{close}")) }));
         }
-        Ok(Some(seq(vec![lit(open), pad(), joined(items, &sep(",")), pad(), lit(close)])))
+        let members = self.members(v.is_object(), items, sep(","));
+        Ok(Some(seq(vec![lit(open), pad(), members, pad(), lit(close)])))
+    }
+
+    /// The members of a container literal joined by `comma`: an object's in any order
+    /// where the output may order keys freely (`property_order="any"`, `spec_exact`), as
+    /// one `perm!` of required entries, since an object equals itself in every key order.
+    fn members(&self, object: bool, items: Vec<Expr>, comma: Expr) -> Expr {
+        let reorder = object && items.len() > 1 && (self.opts.any_order || self.opts.spec_exact);
+        if !reorder {
+            return joined(items, &comma);
+        }
+        let n = items.len() as u32;
+        let entries = items.into_iter().map(|expr| PermEntry { expr, required: true, repeat: false }).collect();
+        Expr::Perm { sep: Box::new(comma), entries, min: n, max: Some(n), pos: AT }
     }
 
     /// [`Translator::literal_value`] laid out as `json.dumps(indent=...)` writes it.
@@ -323,7 +337,10 @@ impl<'a> Translator<'a> {
             Value::Array(a) => self.array_items(a, |t, x| t.literal_value(x, depth + 1))?,
             _ => None,
         };
-        Ok(items.map(|items| seq(vec![s.open, joined(items, &s.comma), s.close])))
+        Ok(items.map(|items| {
+            let members = self.members(v.is_object(), items, s.comma.clone());
+            seq(vec![s.open, members, s.close])
+        }))
     }
 
     /// The members of an object literal, `"key" colon value` (None: a value has none).

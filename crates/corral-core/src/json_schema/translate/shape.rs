@@ -240,6 +240,8 @@ pub(crate) struct Shape<'a> {
     pub max_items: Option<u64>,
     /// (`contains` subschema, least count, most count).
     pub contains: Vec<(Sub<'a>, u64, Option<u64>)>,
+    /// `uniqueItems: true`: the pointer of the first subschema that says so.
+    pub unique: Option<String>,
     // objects
     pub obj_clauses: Vec<ObjClause<'a>>,
     pub required: Vec<String>,
@@ -276,6 +278,7 @@ impl Default for Shape<'_> {
             min_items: 0,
             max_items: None,
             contains: Vec::new(),
+            unique: None,
             obj_clauses: Vec::new(),
             required: Vec::new(),
             forbidden: Vec::new(),

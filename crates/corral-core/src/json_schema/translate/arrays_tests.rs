@@ -1,0 +1,169 @@
+//! Arrays of distinct items (`uniqueItems`): the values allowed and refused, byte by byte
+//! through masks, against what JSON Schema says.
+
+use serde_json::json;
+
+use super::tests::{check, compile, compile_with};
+use super::{SchemaOptions, Whitespace};
+use crate::error::{Error, SchemaErrorKind};
+
+#[test]
+fn distinct_items_from_an_enum_in_any_order() {
+    let schema = json!({"type": "array", "uniqueItems": true, "items": {"enum": ["a", "ab", "b"]}});
+    check(
+        schema,
+        &["[]", r#"["a"]"#, r#"["ab","a"]"#, r#"["b","a","ab"]"#, r#"["a","ab","b"]"#],
+        &[r#"["a","a"]"#, r#"["ab","b","ab"]"#, r#"["a","ab","b","a"]"#, r#"["c"]"#],
+    );
+}
+
+#[test]
+fn values_equal_as_json_are_one_item() {
+    // `1` and `1.0` are one value; `true` is not `1`; null and false are values too.
+    let schema = json!({"uniqueItems": true, "items": {"enum": [1, 1.0, true, null, false, "1"]}});
+    check(schema, &["[1,true,null,false,\"1\"]", "[true,1]", "[\"1\",1]"], &["[1,1]", "[true,true]", "[null,1,null]"]);
+    let booleans = json!({"type": "array", "uniqueItems": true, "items": {"type": ["boolean", "null"]}});
+    check(booleans, &["[true,false,null]", "[false]"], &["[true,false,true]", "[null,null]"]);
+}
+
+#[test]
+fn objects_and_arrays_from_an_enum_are_compared_as_values() {
+    let schema = json!({"uniqueItems": true, "items": {"enum": [{"a": 1}, [1, 2], [2, 1]]}});
+    check(schema, &[r#"[{"a":1},[1,2],[2,1]]"#, "[[2,1],[1,2]]"], &[r#"[{"a":1},{"a":1}]"#, "[[1,2],[1,2]]"]);
+}
+
+#[test]
+fn counts_are_counts_of_distinct_items() {
+    let schema = json!({"uniqueItems": true, "minItems": 2, "maxItems": 3, "items": {"enum": ["x", "y", "z", "w"]}});
+    check(schema, &[r#"["x","y"]"#, r#"["w","z","y"]"#], &[r#"["x"]"#, r#"["x","x"]"#, r#"["x","y","z","w"]"#, "[]"]);
+    // More items than values: no array at all, and so no value.
+    let schema = json!({"type": "array", "uniqueItems": true, "minItems": 3, "items": {"type": "boolean"}});
+    assert!(matches!(compile(&schema), Err(Error::EmptyLanguage { .. })), "three distinct booleans");
+    let schema = json!({"uniqueItems": true, "minItems": 3, "items": {"type": "boolean"}});
+    check(schema, &["1", "\"s\"", "{}"], &["[true,false]", "[true,false,true]"]);
+}
+
+#[test]
+fn enum_members_are_checked_against_the_item_schema() {
+    let schema = json!({"uniqueItems": true, "items": {"enum": ["a", "bb", 3], "type": "string", "maxLength": 1}});
+    check(schema, &[r#"["a"]"#, "[]"], &[r#"["bb"]"#, "[3]", r#"["a","a"]"#]);
+    // Under anyOf, under allOf and through a $ref.
+    let schema = json!({
+        "$defs": {"colors": {"type": "array", "uniqueItems": true, "items": {"enum": ["red", "green"]}}},
+        "anyOf": [{"$ref": "#/$defs/colors"}, {"type": "string"}],
+    });
+    check(schema, &[r#"["red","green"]"#, r#""red""#], &[r#"["red","red"]"#]);
+    let schema = json!({"allOf": [{"uniqueItems": true}, {"items": {"enum": [1, 2]}}]});
+    check(schema, &["[1,2]", "[2]"], &["[2,2]"]);
+}
+
+#[test]
+fn a_oneof_of_two_unique_arrays_is_exact() {
+    // Disjoint by their items: each branch keeps its own items distinct.
+    let schema = json!({"oneOf": [
+        {"type": "array", "uniqueItems": true, "items": {"enum": ["a", "b"]}, "minItems": 1},
+        {"type": "array", "uniqueItems": true, "items": {"enum": [1, 2]}, "minItems": 1},
+    ]});
+    check(schema, &[r#"["a","b"]"#, "[2,1]"], &[r#"["a","a"]"#, "[1,1]", r#"["a",1]"#]);
+}
+
+#[test]
+fn whitespace_and_indent_layouts_keep_items_distinct() {
+    let schema = json!({"type": "array", "uniqueItems": true, "items": {"enum": ["a", "b"]}});
+    let ws = SchemaOptions { whitespace: Whitespace::Flexible { max: 4 }, ..SchemaOptions::default() };
+    let c = compile_with(&schema, &ws).unwrap();
+    assert!(super::tests::accepts(&c, r#"[ "a" , "b" ]"#));
+    assert!(!super::tests::accepts(&c, r#"[ "a" , "a" ]"#));
+    let indented = SchemaOptions { indent: Some("  ".into()), ..SchemaOptions::default() };
+    let c = compile_with(&schema, &indented).unwrap();
+    assert!(super::tests::accepts(&c, "[\n  \"b\",\n  \"a\"\n]"));
+    assert!(super::tests::accepts(&c, "[]"));
+    assert!(!super::tests::accepts(&c, "[\n  \"b\",\n  \"b\"\n]"));
+}
+
+#[test]
+fn items_from_an_unbounded_set_are_refused_at_the_keyword() {
+    for schema in [
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}}),
+        json!({"properties": {"p": {"uniqueItems": true}}}),
+        json!({"uniqueItems": true, "items": {"enum": ["a"]}, "contains": {"const": "a"}}),
+        json!({"uniqueItems": true, "prefixItems": [{"enum": ["a"]}], "items": {"enum": ["a"]}}),
+    ] {
+        match compile(&schema) {
+            Err(Error::Schema { kind: SchemaErrorKind::Unsupported, keyword, pointer, .. }) => {
+                assert_eq!(keyword, "uniqueItems", "{schema}");
+                assert!(pointer.ends_with("uniqueItems"), "{schema}: {pointer}");
+            }
+            other => panic!("{schema}: expected uniqueItems to be unsupported, got {:?}", other.map(|_| ())),
+        }
+    }
+    // At most one item: nothing to compare.
+    check(json!({"uniqueItems": true, "maxItems": 1}), &["[1]", "[]"], &["[1,2]"]);
+    // strict=False drops it with a warning: the grammar is then wider than the schema.
+    let loose = SchemaOptions { strict: false, ..SchemaOptions::default() };
+    let c = compile_with(&json!({"uniqueItems": true, "items": {"type": "integer"}}), &loose).unwrap();
+    assert!(super::tests::accepts(&c, "[1,1]"));
+}
+
+#[test]
+fn objects_named_as_values_match_in_every_key_order_where_keys_may_move() {
+    let schema = json!({"const": {"a": 1, "b": {"c": [1, {"d": null, "e": true}], "f": "x"}}});
+    let written = r#"{"a":1,"b":{"c":[1,{"d":null,"e":true}],"f":"x"}}"#;
+    let moved = r#"{"b":{"f":"x","c":[1,{"e":true,"d":null}]},"a":1}"#;
+    // Array items keep their order; an object's members may not repeat or go missing.
+    let wrong = [r#"{"b":{"f":"x","c":[{"e":true,"d":null},1]},"a":1}"#, r#"{"a":1,"a":1}"#, r#"{"a":1}"#];
+    let c = compile(&schema).unwrap();
+    assert!(super::tests::accepts(&c, written) && !super::tests::accepts(&c, moved));
+    for opts in [
+        SchemaOptions { any_order: true, ..SchemaOptions::default() },
+        SchemaOptions { spec_exact: true, ..SchemaOptions::default() },
+    ] {
+        let c = compile_with(&schema, &opts).unwrap();
+        assert!(super::tests::accepts(&c, written) && super::tests::accepts(&c, moved), "{opts:?}");
+        for w in wrong {
+            assert!(!super::tests::accepts(&c, w), "{opts:?}: {w}");
+        }
+    }
+    // Enum members and the values of distinct items too.
+    let schema = json!({"uniqueItems": true, "items": {"enum": [{"k": 1, "v": 2}, {"k": 2, "v": 1}]}});
+    let c = compile_with(&schema, &SchemaOptions { any_order: true, ..SchemaOptions::default() }).unwrap();
+    assert!(super::tests::accepts(&c, r#"[{"v":2,"k":1},{"k":2,"v":1}]"#));
+    assert!(!super::tests::accepts(&c, r#"[{"v":2,"k":1},{"k":1,"v":2}]"#));
+}
+
+#[test]
+fn several_contains_on_one_array_are_each_counted() {
+    let both = json!({"allOf": [{"contains": {"const": "a"}}, {"contains": {"const": "b"}}]});
+    check(both, &[r#"["a","b"]"#, r#"["b","x","a"]"#, r#"["a","a","b"]"#], &[r#"["a"]"#, r#"["a","a"]"#, "[]"]);
+    // One item may match both.
+    let overlap = json!({"allOf": [{"contains": {"minimum": 5}}, {"contains": {"maximum": 5}}]});
+    check(overlap, &["[5]", "[4,6]", "[6,1,9]"], &["[6]", "[1,2]", "[]"]);
+    // Exact counts of each, in any order, with items that match neither.
+    let counted = json!({
+        "type": "array",
+        "allOf": [
+            {"contains": {"type": "integer"}, "minContains": 2, "maxContains": 2},
+            {"contains": {"type": "string"}, "maxContains": 1},
+        ],
+    });
+    check(
+        counted,
+        &[r#"[1,2,"a"]"#, r#"[1,"a",2]"#, r#"["a",null,1,true,2]"#],
+        &["[1,2]", r#"[1,2,"a","b"]"#, r#"[1,2,3,"a"]"#, r#"["a",1]"#],
+    );
+    // With maxItems: every position is counted.
+    let bounded =
+        json!({"maxItems": 3, "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}, {"contains": {"const": 3}}]});
+    check(bounded, &["[3,1,2]", "[1,2,3]"], &["[1,2]", "[1,2,3,4]", "[1,1,2]"]);
+}
+
+#[test]
+fn many_contains_on_one_array_are_a_limit_error() {
+    let many: Vec<_> = (0..20).map(|i| json!({"contains": {"const": i}})).collect();
+    match compile(&json!({"allOf": many})) {
+        Err(Error::SchemaLimit { limit, pointer, .. }) => {
+            assert_eq!((limit, pointer.as_str()), ("max_spelled_count", "/allOf/0/contains"))
+        }
+        other => panic!("expected a limit error, got {:?}", other.map(|_| ())),
+    }
+}
