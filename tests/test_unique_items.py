@@ -126,8 +126,8 @@ def test_duplicates_are_refused_exactly_where_they_complete():
     assert compiled.matches(b'[1,"a"]')
 
 
-def test_free_items_are_refused_with_a_pointer_and_dropped_when_not_strict():
-    schema = {"properties": {"ids": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}}
+def test_items_of_other_unbounded_values_are_refused_with_a_pointer_and_dropped_when_not_strict():
+    schema = {"properties": {"ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}}}
     with pytest.raises(corral.UnsupportedSchemaError) as info:
         corral.Grammar.json_schema(schema)
     assert info.value.pointer == "/properties/ids/uniqueItems"
@@ -136,7 +136,7 @@ def test_free_items_are_refused_with_a_pointer_and_dropped_when_not_strict():
         loose = corral.Grammar.json_schema(schema, strict=False)
     # Dropped, the keyword widens the grammar: repeated items are allowed.
     vocab = vocabulary([], 0)
-    assert corral.compile(loose, vocab).matches(b'{"ids":["a","a"]}')
+    assert corral.compile(loose, vocab).matches(b'{"ids":[1,1]}')
 
 
 def test_a_pydantic_set_of_literals_keeps_its_items_distinct():
@@ -146,3 +146,149 @@ def test_a_pydantic_set_of_literals_keeps_its_items_distinct():
     compiled = corral.compile(corral.Grammar.json_schema(Flags), vocabulary([], 0))
     assert compiled.matches(b'{"colors":["green","red"]}')
     assert not compiled.matches(b'{"colors":["red","red"]}')
+
+
+# --- strings of unboundedly many values: kept distinct by the matcher ------------------
+
+STRING_ALPHABET = b'[]",ab'
+
+
+def viable(text: bytes) -> bool | None:
+    """Reads `text` (bytes of STRING_ALPHABET) as the start of a JSON array of distinct strings:
+    False if nothing can follow it, True if it is a whole array, None if it is a start."""
+    if not text:
+        return None
+    if text[:1] != b"[":
+        return False
+    seen: set[bytes] = set()
+    i, state, current = 1, "first", b""
+    while i < len(text):
+        c = text[i : i + 1]
+        if state in ("first", "item"):
+            if c == b'"':
+                state, current = "string", b""
+            elif c == b"]" and state == "first":
+                state = "done"
+            else:
+                return False
+        elif state == "string":
+            if c == b'"':
+                if current in seen:
+                    return False
+                seen.add(current)
+                state = "after"
+            else:
+                current += c
+        elif state == "after":
+            if c == b",":
+                state = "item"
+            elif c == b"]":
+                state = "done"
+            else:
+                return False
+        else:
+            return False
+        i += 1
+    return True if state == "done" else None
+
+
+def test_masks_keep_free_strings_distinct_at_every_step():
+    schema = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
+    rng = random.Random(7)
+    pieces = sorted({bytes(rng.choice(STRING_ALPHABET) for _ in range(rng.randint(1, 5))) for _ in range(300)})
+    pieces += [b'","', b'"a","a"', b'a","a', b'["a","a"]', b'"ab","a']
+    vocab = corral.Vocabulary.from_token_bytes([*pieces, None], eos_token_ids=[len(pieces)])
+    eos = len(pieces)
+    compiled = corral.compile(corral.Grammar.json_schema(schema), vocab)
+    for _ in range(30):
+        m = compiled.matcher()
+        text = b""
+        for _ in range(40):
+            want = {t for t, p in enumerate(pieces) if viable(text + p) is not False}
+            if viable(text) is True:
+                want.add(eos)
+            got = mask_ids(m, vocab.size)
+            assert got == want, (text, sorted(pieces[t] if t < eos else b"<eos>" for t in got ^ want)[:6])
+            if not got - {eos} or (eos in got and rng.random() < 0.3):
+                break
+            # Lean on the tokens that may repeat a string, so that the checks are tried.
+            risky = [t for t in got if t != eos and pieces[t].count(b'"') >= 1]
+            t = rng.choice(risky if risky and rng.random() < 0.7 else sorted(got - {eos}))
+            assert m.advance(t)
+            text += pieces[t]
+        completion = m.completion()
+        assert completion is not None
+        value = json.loads(text + completion)
+        jsonschema.validate(value, schema)
+
+
+def test_free_strings_in_a_real_vocabulary_walk_to_valid_documents(deepseek):
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "uniqueItems": True, "items": {"type": "string", "maxLength": 3}},
+            "groups": {"type": "array", "maxItems": 3, "items": {"type": "array", "uniqueItems": True, "items": {"type": "string", "pattern": "^[ab]{1,2}$"}}},
+        },
+        "required": ["tags", "groups"],
+        "additionalProperties": False,
+    }
+    compiled = corral.compile(corral.Grammar.json_schema(schema), deepseek.vocab)
+    eos = deepseek.vocab.eos_token_ids[0]
+    rng = random.Random(3)
+    for _ in range(20):
+        m = compiled.matcher()
+        out = b""
+        for _ in range(60):
+            allowed = sorted(mask_ids(m, deepseek.vocab.size))
+            assert allowed, out
+            if eos in allowed and rng.random() < 0.3:
+                break
+            choices = [t for t in allowed if t != eos] or allowed
+            t = rng.choice(choices)
+            if t == eos:
+                break
+            assert m.advance(t)
+            out += deepseek.vocab.token_bytes(t)
+        completion = m.completion()
+        assert completion is not None, out
+        jsonschema.validate(json.loads(out + completion), schema)
+    # A repeated string is refused where it closes, in matches() too.
+    assert compiled.matches(b'{"tags":["a","ab"],"groups":[["a","b"],["a","b"]]}')
+    assert not compiled.matches(b'{"tags":["a","a"],"groups":[]}')
+    assert not compiled.matches(b'{"tags":[],"groups":[["ab","ab"]]}')
+
+
+def test_distinct_strings_survive_rollback_and_forced_tokens(byte_vocab):
+    # Two strings in all: named by the grammar, so the second is forced once the first is written.
+    schema = {"type": "array", "uniqueItems": True, "minItems": 2, "maxItems": 2, "items": {"type": "string", "pattern": "^(x|y)$"}}
+    m = corral.compile(corral.Grammar.json_schema(schema), byte_vocab).matcher()
+    for b in b'["x",':
+        assert m.advance(b)
+    assert bytes(t for t in m.forced_tokens() if t < 256) == b'"y"]'
+    # Free strings: the check follows rollbacks.
+    free = corral.compile(corral.Grammar.json_schema({"type": "array", "uniqueItems": True, "items": {"type": "string"}}), byte_vocab)
+    m = free.matcher()
+    for b in b'["ab","a':
+        assert m.advance(b)
+    assert m.advance(ord("b"))
+    assert not m.is_allowed(ord('"')) and not m.advance(ord('"'))  # "ab" again
+    m.rollback(1)
+    assert m.is_allowed(ord('"'))  # "a" is new
+    m.rollback(4)  # back to `["ab`: the first string is open again, and no string is written
+    assert m.advance(ord('"')) and m.advance(ord(",")) and m.advance(ord('"'))
+    assert m.advance(ord("a")) and m.advance(ord("b")) and not m.is_allowed(ord('"'))
+
+
+def test_distinct_strings_are_unsupported_where_the_output_is_not_json_throughout(byte_vocab):
+    tags = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
+    schema = {"type": "object", "properties": {"tags": tags}}
+    spec = {"type": "structural_tag", "format": {"type": "tag", "begin": "<call>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</call>"}}
+    with pytest.raises(corral.UnsupportedSchemaError, match="not JSON throughout"):
+        corral.Grammar.structural_tag(spec)
+    with pytest.raises(corral.UnsupportedSchemaError, match="uniqueItems"):
+        corral.Grammar.lark(f"start: \"say \" %json {json.dumps(schema)}")
+    # Items from a finite set need no check: they work there too.
+    finite = {"type": "object", "properties": {"tags": {**tags, "items": {"enum": ["a", "b"]}}}}
+    spec["format"]["content"]["json_schema"] = finite
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), byte_vocab)
+    assert compiled.matches(b'<call>{"tags": ["a", "b"]}</call>') and not compiled.matches(b'<call>{"tags": ["a", "a"]}</call>')

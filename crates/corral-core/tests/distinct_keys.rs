@@ -89,3 +89,35 @@ fn completions_use_new_keys() {
         assert!(c.matches(&whole).unwrap(), "{}", String::from_utf8_lossy(&whole));
     }
 }
+
+/// A schema whose array of strings must hold distinct strings, on a byte vocabulary.
+fn distinct_strings() -> Grammar {
+    let schema = r#"{"type": "array", "uniqueItems": true, "items": {"type": "string"}}"#;
+    let options = corral_core::json_schema::translate::SchemaOptions::default();
+    corral_core::json_schema::compile::schema_grammar(schema, &[], &options, &Limits::default()).unwrap().grammar
+}
+
+#[test]
+fn distinct_strings_through_the_public_api_and_joins() {
+    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    tokens.push(None);
+    let vocab = Arc::new(Vocabulary::new(tokens, &[], &[256], None).unwrap());
+    let g = distinct_strings();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab, &Limits::default(), false).unwrap());
+    assert!(c.matches(br#"["a","b"]"#).unwrap() && !c.matches(br#"["a","b","a"]"#).unwrap());
+    let mut m = Matcher::new(c.clone());
+    for &b in br#"["a","a"# {
+        assert!(m.advance(b as u32).unwrap());
+    }
+    assert!(!m.is_allowed(b'"' as u32) && m.is_allowed(b'b' as u32));
+    // The completion of a half-written repeat writes a new string.
+    let done = m.completion().unwrap().unwrap();
+    let whole = [br#"["a","a"#.as_slice(), &done].concat();
+    assert!(c.matches(&whole).unwrap(), "{}", String::from_utf8_lossy(&whole));
+    // Joined with text that is not JSON, the check could not run: refused.
+    let text = Grammar::cfg_text("start ::= \"say: \" ;", Dialect::Ebnf, None, &Limits::default(), None).unwrap();
+    let e = Grammar::join(&[text, g.clone()], corral_core::grammar::Join::Concat, &Limits::default()).unwrap_err();
+    assert!(e.to_string().contains("uniqueItems"), "{e}");
+    // Repeated, JSON after JSON, it holds.
+    assert!(Grammar::repeat(&g, 1, Some(2), &Limits::default()).is_ok());
+}

@@ -238,6 +238,11 @@ pub struct PermEntry {
     pub required: bool,
     /// May it appear more than once?
     pub repeat: bool,
+    /// Must its occurrences be distinct JSON strings? No grammar can say so (a list of
+    /// free strings, none repeated, is not context-free): the matcher keeps them distinct
+    /// at run time, as it keeps object keys (see [`crate::grammar::distinct_keys`]). The
+    /// JSON Schema translator sets it on the one entry of a `uniqueItems` array of strings.
+    pub distinct: bool,
 }
 
 impl Expr {

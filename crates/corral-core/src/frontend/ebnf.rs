@@ -573,14 +573,14 @@ impl Parser {
         for arg in args {
             let entry = match arg {
                 Expr::Repeat { expr, min: m, max: x, pos } => match (m, x) {
-                    (0, Some(1)) => PermEntry { expr: *expr, required: false, repeat: false },
-                    (0, None) => PermEntry { expr: *expr, required: false, repeat: true },
-                    (1, None) => PermEntry { expr: *expr, required: true, repeat: true },
+                    (0, Some(1)) => PermEntry { expr: *expr, required: false, repeat: false, distinct: false },
+                    (0, None) => PermEntry { expr: *expr, required: false, repeat: true, distinct: false },
+                    (1, None) => PermEntry { expr: *expr, required: true, repeat: true, distinct: false },
                     _ => {
                         return Err(grammar_error(pos, "a perm! entry may end in `?`, `*` or `+` only (group a counted repetition in an entry of its own rule)"));
                     }
                 },
-                other => PermEntry { expr: other, required: true, repeat: false },
+                other => PermEntry { expr: other, required: true, repeat: false, distinct: false },
             };
             entries.push(entry);
         }

@@ -16,6 +16,13 @@
 //! (any [`ByteRecognizer`] standing after the token) whether some unwritten key can still
 //! be finished: see `fresh_key`. The rest of a mask is the grammar's.
 //!
+//! The strings of a `uniqueItems` array of strings are kept distinct the same way: such an
+//! array is a `perm!` list whose entry is marked distinct (see [`crate::grammar::perm`]),
+//! and where one of its items starts, the tracker asks the parser ([`EntryQuery`]) whether
+//! the grammar expects an entry of a distinct list there. If so, the array's strings are
+//! tracked like an object's keys: a token that closes one already written is refused, and
+//! so is one that leaves it half written where only written ones can finish it.
+//!
 //! What this does not see: an object whose keys come from a finite class of more than 256
 //! keys (the translator names smaller classes one by one) that has used them all, and
 //! whose grammar still asks for another member. No schema met in practice gets there.
@@ -37,13 +44,40 @@ enum Lex {
     Str { escape: bool },
 }
 
+/// Asks the parser whether an entry of a distinct list (a string of a `uniqueItems`
+/// array) may start at a byte of the text being read.
+pub trait EntryQuery {
+    /// Does the grammar expect an entry of a distinct list right before byte `offset` of
+    /// the bytes being read (0: before the first)?
+    fn distinct_entry_at(&mut self, offset: usize) -> Result<bool>;
+}
+
+/// The answer for a grammar with no distinct list: never.
+pub struct NoDistinctLists;
+
+impl EntryQuery for NoDistinctLists {
+    fn distinct_entry_at(&mut self, _offset: usize) -> Result<bool> {
+        Ok(false)
+    }
+}
+
 /// One open container.
 #[derive(Debug, Clone, Default)]
 struct Frame {
     object: bool,
-    /// The next string is a key (after `{` or `,` in an object).
+    /// The next string is a tracked one: a key (after `{` or `,` in an object), an item
+    /// (after `[` or `,` in an array whose strings are kept distinct).
     expect_key: bool,
+    /// Are the strings of this container tracked? Always for an object; for an array,
+    /// once the parser was asked (None before).
+    distinct: Option<bool>,
     keys: BTreeSet<Box<[u8]>>,
+}
+
+impl Frame {
+    fn new(object: bool) -> Frame {
+        Frame { object, expect_key: true, distinct: object.then_some(true), keys: BTreeSet::new() }
+    }
 }
 
 /// The inverse of one change, for rollback.
@@ -56,6 +90,8 @@ enum Undo {
     KeyByte,
     /// A key was closed: it leaves the top frame's set and becomes the key buffer again.
     Close(Box<[u8]>),
+    /// The top frame's `distinct` was decided.
+    Distinct(Option<bool>),
 }
 
 /// The keys of every open object of the output so far, with an undo log per token.
@@ -114,17 +150,24 @@ pub(crate) enum Outcome<'a> {
 }
 
 impl KeyTracker {
-    /// Reads an accepted token's bytes. Returns false, changing nothing, if they repeat a
-    /// key.
-    pub fn push_token(&mut self, bytes: &[u8]) -> bool {
+    /// Reads an accepted token's bytes (`query`: the parser, standing where they start).
+    /// Returns false, changing nothing, if they repeat a key or a distinct item.
+    pub fn push_token(&mut self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<bool> {
         self.marks.push(self.undo.len());
-        for &b in bytes {
-            if !self.step(b) {
-                self.rollback(1);
-                return false;
+        for (i, &b) in bytes.iter().enumerate() {
+            match self.step(b, i, query) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.rollback(1);
+                    return Ok(false);
+                }
+                Err(e) => {
+                    self.rollback(1);
+                    return Err(e);
+                }
             }
         }
-        true
+        Ok(true)
     }
 
     /// Undoes the last `n` tokens read by [`KeyTracker::push_token`] (fewer if fewer were).
@@ -153,6 +196,11 @@ impl KeyTracker {
                     }
                     self.key = k.into_vec();
                 }
+                Some(Undo::Distinct(d)) => {
+                    if let Some(f) = self.frames.last_mut() {
+                        f.distinct = d;
+                    }
+                }
                 None => break,
             }
         }
@@ -170,13 +218,31 @@ impl KeyTracker {
         }
     }
 
-    /// Reads one byte; false if it closes a repeated key (the byte is then half read:
-    /// the caller rolls back).
-    fn step(&mut self, b: u8) -> bool {
+    /// Does a string opened at byte `at` (of the bytes being read) start a tracked one?
+    /// Decides an array's `distinct` on its first string item.
+    fn opens_tracked(&mut self, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
+        let Some(f) = self.frames.last() else { return Ok(false) };
+        if !f.expect_key || f.distinct == Some(false) {
+            return Ok(false);
+        }
+        if f.distinct.is_none() {
+            let d = query.distinct_entry_at(at)?;
+            self.undo.push(Undo::Distinct(None));
+            if let Some(f) = self.frames.last_mut() {
+                f.distinct = Some(d);
+            }
+            return Ok(d);
+        }
+        Ok(true)
+    }
+
+    /// Reads byte `i` of a token (`b`); false if it closes a repeated key (the byte is
+    /// then half read: the caller rolls back).
+    fn step(&mut self, b: u8, i: usize, query: &mut dyn EntryQuery) -> Result<bool> {
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
-                    self.frames.push(Frame { object: b == b'{', expect_key: b == b'{', keys: BTreeSet::new() });
+                    self.frames.push(Frame::new(b == b'{'));
                     self.undo.push(Undo::Push);
                 }
                 b'}' | b']' => {
@@ -184,16 +250,22 @@ impl KeyTracker {
                         self.undo.push(Undo::Pop(f));
                     }
                 }
-                b',' if self.in_object() => self.set_expect(true),
+                b',' if !self.frames.is_empty() => self.set_expect(true),
                 b':' if self.in_object() => self.set_expect(false),
-                b'"' if self.expecting_key() => self.set_lex(Lex::Key { escape: false }),
-                b'"' => self.set_lex(Lex::Str { escape: false }),
+                b'"' => {
+                    let tracked = self.opens_tracked(i, query)?;
+                    self.set_lex(if tracked { Lex::Key { escape: false } } else { Lex::Str { escape: false } });
+                    // An array's item has started: no string is one until the next comma.
+                    if !self.in_object() {
+                        self.set_expect(false);
+                    }
+                }
                 _ => {}
             },
             Lex::Key { escape: false } if b == b'"' => {
-                let Some(frame) = self.frames.last_mut() else { return true };
+                let Some(frame) = self.frames.last_mut() else { return Ok(true) };
                 if frame.keys.contains(self.key.as_slice()) {
-                    return false;
+                    return Ok(false);
                 }
                 let key: Box<[u8]> = std::mem::take(&mut self.key).into_boxed_slice();
                 frame.keys.insert(key.clone());
@@ -217,15 +289,16 @@ impl KeyTracker {
                 }
             }
         }
-        true
+        Ok(true)
     }
 
     fn in_object(&self) -> bool {
         self.frames.last().is_some_and(|f| f.object)
     }
 
+    /// May the next string be a tracked one? (For an array not yet decided: maybe.)
     fn expecting_key(&self) -> bool {
-        self.frames.last().is_some_and(|f| f.object && f.expect_key)
+        self.frames.last().is_some_and(|f| f.expect_key && f.distinct != Some(false))
     }
 
     /// Is the tracker inside a key?
@@ -275,27 +348,28 @@ impl KeyTracker {
             .collect()
     }
 
-    /// What reading `bytes` would do (nothing is changed).
-    pub(crate) fn simulate<'a>(&'a self, bytes: &[u8]) -> Outcome<'a> {
-        Sim::new(self).run(bytes)
+    /// What reading `bytes` would do (nothing is changed; `query`: the parser, standing
+    /// where they start).
+    pub(crate) fn simulate<'a>(&'a self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<Outcome<'a>> {
+        Sim::new(self).run(bytes, query)
     }
 
     /// Where the first repeated key of `bytes` starts (the byte after its opening quote),
     /// read on top of the tracker; None if `bytes` repeat no key.
-    pub(crate) fn first_repeat(&self, bytes: &[u8]) -> Option<usize> {
+    pub(crate) fn first_repeat(&self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<Option<usize>> {
         let mut sim = Sim::new(self);
         // A key open before `bytes` starts at 0.
         let mut start = 0;
         for (i, &b) in bytes.iter().enumerate() {
             let before = sim.lex;
-            if !sim.step(b) {
-                return Some(start);
+            if !sim.step(b, i, query)? {
+                return Ok(Some(start));
             }
             if before == Lex::Outside && matches!(sim.lex, Lex::Key { .. }) {
                 start = i + 1;
             }
         }
-        None
+        Ok(None)
     }
 }
 
@@ -345,6 +419,7 @@ type KeysSeen<'a> = (Option<&'a BTreeSet<Box<[u8]>>>, Vec<Vec<u8>>);
 struct LocalFrame {
     object: bool,
     expect_key: bool,
+    distinct: Option<bool>,
     keys: Vec<Vec<u8>>,
 }
 
@@ -355,6 +430,8 @@ struct Sim<'a> {
     base_depth: usize,
     /// `expect_key` of the tracker's frame `base_depth - 1`, once changed here.
     base_expect: Option<bool>,
+    /// `distinct` of that frame, once decided here.
+    base_distinct: Option<bool>,
     base_added: Vec<Vec<u8>>,
     local: Vec<LocalFrame>,
     lex: Lex,
@@ -367,6 +444,7 @@ impl<'a> Sim<'a> {
             base,
             base_depth: base.frames.len(),
             base_expect: None,
+            base_distinct: None,
             base_added: Vec::new(),
             local: Vec::new(),
             lex: base.lex,
@@ -374,15 +452,33 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn top_object(&self) -> Option<(bool, bool)> {
+    /// The innermost open container: (object, expect_key, distinct).
+    fn top(&self) -> Option<(bool, bool, Option<bool>)> {
         match self.local.last() {
-            Some(f) => Some((f.object, f.expect_key)),
+            Some(f) => Some((f.object, f.expect_key, f.distinct)),
             None if self.base_depth > 0 => {
                 let f = &self.base.frames[self.base_depth - 1];
-                Some((f.object, self.base_expect.unwrap_or(f.expect_key)))
+                Some((f.object, self.base_expect.unwrap_or(f.expect_key), self.base_distinct.or(f.distinct)))
             }
             None => None,
         }
+    }
+
+    /// [`KeyTracker::opens_tracked`] on the simulated frames.
+    fn opens_tracked(&mut self, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
+        let Some((_, expect, distinct)) = self.top() else { return Ok(false) };
+        if !expect || distinct == Some(false) {
+            return Ok(false);
+        }
+        if distinct.is_some() {
+            return Ok(true);
+        }
+        let d = query.distinct_entry_at(at)?;
+        match self.local.last_mut() {
+            Some(f) => f.distinct = Some(d),
+            None => self.base_distinct = Some(d),
+        }
+        Ok(d)
     }
 
     fn set_expect(&mut self, e: bool) {
@@ -402,27 +498,38 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn step(&mut self, b: u8) -> bool {
+    fn step(&mut self, b: u8, i: usize, query: &mut dyn EntryQuery) -> Result<bool> {
         match self.lex {
             Lex::Outside => match b {
-                b'{' | b'[' => self.local.push(LocalFrame { object: b == b'{', expect_key: b == b'{', keys: Vec::new() }),
+                b'{' | b'[' => {
+                    let object = b == b'{';
+                    self.local.push(LocalFrame { object, expect_key: true, distinct: object.then_some(true), keys: Vec::new() })
+                }
                 // Closes a local container (popped in the guard) or else a tracker's one.
                 b'}' | b']' if self.local.pop().is_none() && self.base_depth > 0 => {
                     self.base_depth -= 1;
                     self.base_expect = None;
+                    self.base_distinct = None;
                     self.base_added.clear();
                 }
-                b',' | b':' if self.top_object().is_some_and(|(o, _)| o) => self.set_expect(b == b','),
-                b'"' if self.top_object().is_some_and(|(o, e)| o && e) => {
-                    self.lex = Lex::Key { escape: false };
-                    self.key.clear();
+                b',' if self.top().is_some() => self.set_expect(true),
+                b':' if self.top().is_some_and(|(o, ..)| o) => self.set_expect(false),
+                b'"' => {
+                    if self.opens_tracked(i, query)? {
+                        self.lex = Lex::Key { escape: false };
+                        self.key.clear();
+                    } else {
+                        self.lex = Lex::Str { escape: false };
+                    }
+                    if self.top().is_some_and(|(o, ..)| !o) {
+                        self.set_expect(false);
+                    }
                 }
-                b'"' => self.lex = Lex::Str { escape: false },
                 _ => {}
             },
             Lex::Key { escape: false } if b == b'"' => {
                 if self.seen().contains(&self.key) {
-                    return false;
+                    return Ok(false);
                 }
                 let key = std::mem::take(&mut self.key);
                 match self.local.last_mut() {
@@ -439,16 +546,16 @@ impl<'a> Sim<'a> {
             Lex::Str { escape: false } if b == b'"' => self.lex = Lex::Outside,
             Lex::Str { escape } => self.lex = Lex::Str { escape: !escape && b == b'\\' },
         }
-        true
+        Ok(true)
     }
 
-    fn run(mut self, bytes: &[u8]) -> Outcome<'a> {
-        for &b in bytes {
-            if !self.step(b) {
-                return Outcome::Repeat;
+    fn run(mut self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<Outcome<'a>> {
+        for (i, &b) in bytes.iter().enumerate() {
+            if !self.step(b, i, query)? {
+                return Ok(Outcome::Repeat);
             }
         }
-        let Lex::Key { escape } = self.lex else { return Outcome::Fine };
+        let Lex::Key { escape } = self.lex else { return Ok(Outcome::Fine) };
         let written = std::mem::take(&mut self.key);
         let (set, extra): KeysSeen<'a> = match self.local.pop() {
             Some(f) => (None, f.keys),
@@ -459,9 +566,9 @@ impl<'a> Sim<'a> {
         };
         let seen = Seen { set, extra: &extra };
         if seen.is_empty() || !seen.has_prefix(&written) {
-            return Outcome::Fine;
+            return Ok(Outcome::Fine);
         }
-        Outcome::OpenKey { written, escape, set, extra }
+        Ok(Outcome::OpenKey { written, escape, set, extra })
     }
 }
 
@@ -544,53 +651,53 @@ mod tests {
 
     fn tracker(text: &str) -> KeyTracker {
         let mut t = KeyTracker::default();
-        assert!(t.push_token(text.as_bytes()), "{text}");
+        assert!(t.push_token(text.as_bytes(), &mut NoDistinctLists).unwrap(), "{text}");
         t
     }
 
     #[test]
     fn repeated_keys_are_refused_in_the_same_object_only() {
         let t = tracker(r#"{"a":1,"b":{"a":2},"#);
-        assert!(matches!(t.simulate(br#""a":"#), Outcome::Repeat));
-        assert!(matches!(t.simulate(br#""c":1,"c""#), Outcome::Repeat));
-        assert!(matches!(t.simulate(br#""c":{"a":1}"#), Outcome::Fine));
+        assert!(matches!(t.simulate(br#""a":"#, &mut NoDistinctLists).unwrap(), Outcome::Repeat));
+        assert!(matches!(t.simulate(br#""c":1,"c""#, &mut NoDistinctLists).unwrap(), Outcome::Repeat));
+        assert!(matches!(t.simulate(br#""c":{"a":1}"#, &mut NoDistinctLists).unwrap(), Outcome::Fine));
         // A quote inside a value string or an escaped quote is not a key's end.
         let t = tracker(r#"{"a":"x\"a\"",""#);
-        assert!(matches!(t.simulate(br#"a""#), Outcome::Repeat));
-        assert!(matches!(t.simulate(br#"b""#), Outcome::Fine));
-        assert!(matches!(t.simulate(br#"a\"""#), Outcome::Fine));
+        assert!(matches!(t.simulate(br#"a""#, &mut NoDistinctLists).unwrap(), Outcome::Repeat));
+        assert!(matches!(t.simulate(br#"b""#, &mut NoDistinctLists).unwrap(), Outcome::Fine));
+        assert!(matches!(t.simulate(br#"a\"""#, &mut NoDistinctLists).unwrap(), Outcome::Fine));
     }
 
     #[test]
     fn push_token_and_rollback_restore_exactly() {
         let mut t = KeyTracker::default();
         for tok in [r#"{"ab"#, r#"c":1"#, r#","x":[{"#, r#""y":2}],"#] {
-            assert!(t.push_token(tok.as_bytes()));
+            assert!(t.push_token(tok.as_bytes(), &mut NoDistinctLists).unwrap());
         }
-        assert!(!t.push_token(br#""abc""#));
-        assert!(!t.push_token(br#""x""#));
-        assert!(t.push_token(br#""y""#));
+        assert!(!t.push_token(br#""abc""#, &mut NoDistinctLists).unwrap());
+        assert!(!t.push_token(br#""x""#, &mut NoDistinctLists).unwrap());
+        assert!(t.push_token(br#""y""#, &mut NoDistinctLists).unwrap());
         t.rollback(2);
         // Back in the inner object, before `"y":2}],`: the outer `y` is gone, the inner
         // object is empty.
-        assert!(t.push_token(br#""y":3,"#));
-        assert!(!t.push_token(br#""y""#));
+        assert!(t.push_token(br#""y":3,"#, &mut NoDistinctLists).unwrap());
+        assert!(!t.push_token(br#""y""#, &mut NoDistinctLists).unwrap());
         t.rollback(3);
         // Inside the first key again, `abc` not yet closed.
-        assert!(t.push_token(br#"c":1,"abc"#));
-        assert!(!t.push_token(br#"""#));
+        assert!(t.push_token(br#"c":1,"abc"#, &mut NoDistinctLists).unwrap());
+        assert!(!t.push_token(br#"""#, &mut NoDistinctLists).unwrap());
     }
 
     #[test]
     fn half_written_keys_that_start_a_seen_key_are_reported() {
         let t = tracker(r#"{"abc":1,"#);
-        match t.simulate(br#""ab"#) {
+        match t.simulate(br#""ab"#, &mut NoDistinctLists).unwrap() {
             Outcome::OpenKey { written, .. } => assert_eq!(written, b"ab"),
             _ => panic!("expected an open key"),
         }
-        assert!(matches!(t.simulate(br#""x"#), Outcome::Fine));
-        assert_eq!(t.first_repeat(br#""q":1,"abc":2"#), Some(7));
-        assert_eq!(t.first_repeat(br#""q":1}"#), None);
+        assert!(matches!(t.simulate(br#""x"#, &mut NoDistinctLists).unwrap(), Outcome::Fine));
+        assert_eq!(t.first_repeat(br#""q":1,"abc":2"#, &mut NoDistinctLists).unwrap(), Some(7));
+        assert_eq!(t.first_repeat(br#""q":1}"#, &mut NoDistinctLists).unwrap(), None);
     }
 
     /// Accepts exactly the keys `abc` and `x+` (then a closing quote).

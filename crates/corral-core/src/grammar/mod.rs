@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::frontend::regex::{self, ParsedRegex, PerlClasses};
 use crate::frontend::{self, Dialect};
 use crate::limits::Limits;
@@ -158,6 +158,17 @@ impl Grammar {
         let keyed: Vec<bool> = parts.iter().map(Grammar::distinct_keys).collect();
         let all_keyed = keyed.iter().all(|&k| k);
         let open: Vec<bool> = parts.iter().map(|p| matches!(p, Grammar::Cfg(c) if c.distinct_keys && c.open_keys)).collect();
+        let distinct_lists = parts.iter().position(|p| matches!(p, Grammar::Cfg(c) if c.cfg.has_distinct_lists()));
+        if let (false, Some(i)) = (all_keyed, distinct_lists) {
+            return Err(Error::InvalidArgument(format!(
+                "part {i} of this {} keeps the strings of a uniqueItems array distinct, which reads the whole output as \
+                 JSON, and another part is not JSON: such a join is not supported",
+                match join {
+                    Join::Union => "union",
+                    Join::Concat => "concatenation",
+                }
+            )));
+        }
         if !all_keyed && open.iter().any(|&k| k) {
             let which: Vec<String> = open.iter().enumerate().filter(|(_, &k)| k).map(|(i, _)| i.to_string()).collect();
             cfg.warnings.push(format!(
@@ -267,7 +278,8 @@ impl Grammar {
 
     /// A random sentence of the grammar (about `budget` bytes), for tests and examples.
     /// None for a regular grammar, and for a grammar with distinct keys when 16 tries all
-    /// repeated a key.
+    /// repeated a key. The strings of `uniqueItems` arrays are not looked at (that needs
+    /// the parser): a sample may repeat one.
     pub fn sample(&self, seed: u64, budget: usize) -> Option<Vec<u8>> {
         let Grammar::Cfg(c) = self else { return None };
         if !c.distinct_keys {
@@ -275,7 +287,7 @@ impl Grammar {
         }
         (0..16u64).map(|i| sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(|s| {
             let mut keys = distinct_keys::KeyTracker::default();
-            keys.push_token(s)
+            keys.push_token(s, &mut distinct_keys::NoDistinctLists).unwrap_or(false)
         })
     }
 

@@ -11,10 +11,10 @@ use super::walker::DfaWalker;
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result};
 use crate::frontend::regex;
-use crate::grammar::distinct_keys::KeyTracker;
+use crate::grammar::distinct_keys::{KeyTracker, NoDistinctLists};
 use crate::grammar::Grammar;
 use crate::limits::Limits;
-use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay};
+use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay, ReadEntries};
 use crate::util::hash::FastMap;
 use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
 
@@ -183,7 +183,14 @@ impl CompiledGrammar {
             Engine::Dfa { dfa, .. } => dfa.matches(data),
             Engine::Cfg { earley, start, .. } => {
                 let mut chart = start.clone();
-                advance_chart(earley, &mut chart, data)? && chart.is_accepting()
+                if !(advance_chart(earley, &mut chart, data)? && chart.is_accepting()) {
+                    return Ok(false);
+                }
+                if !self.grammar.distinct_keys() {
+                    return Ok(true);
+                }
+                let mut entries = ReadEntries { grammar: earley, chart: &chart, at: 0 };
+                return KeyTracker::default().push_token(data, &mut entries);
             }
             Engine::Intersection { parts } => {
                 for p in parts {
@@ -194,7 +201,7 @@ impl CompiledGrammar {
                 return Ok(true);
             }
         };
-        Ok(grammar_ok && (!self.grammar.distinct_keys() || KeyTracker::default().push_token(data)))
+        Ok(grammar_ok && (!self.grammar.distinct_keys() || KeyTracker::default().push_token(data, &mut NoDistinctLists)?))
     }
 
     /// A recognizer standing at `at`, for probes that push and pop bytes there (the

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::grammar::distinct_keys::{KeyTracker, Outcome, Seen};
+use crate::grammar::distinct_keys::{EntryQuery, KeyTracker, NoDistinctLists, Outcome, Seen};
 use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
-use crate::parser::{advance_chart, Chart, Overlay};
+use crate::parser::{advance_chart, AheadEntries, Chart, Overlay, ReadEntries};
 use crate::vocab::TokenKind;
 
 mod intersection;
@@ -189,7 +189,7 @@ impl Matcher {
     /// position, made on first need and kept for the next call.
     fn keeps_keys_distinct<'a>(&'a self, keys: &KeyTracker, t: u32, probe: &mut Option<Probe<'a>>) -> Result<bool> {
         let bytes = self.grammar.vocab().token_bytes(t);
-        match keys.simulate(bytes) {
+        match keys.simulate(bytes, &mut *self.entries_ahead(bytes))? {
             Outcome::Fine => Ok(true),
             Outcome::Repeat => Ok(false),
             Outcome::OpenKey { .. } if self.grammar.grammar().key_endings_infinite() => Ok(true),
@@ -292,7 +292,7 @@ impl Matcher {
             crate::util::interrupt::check()?;
             let Some(rest) = cur.engine_completion(max_bytes.saturating_sub(out.len()))? else { return Ok(None) };
             let Some(keys) = &cur.keys else { return Ok(None) };
-            let Some(start) = keys.first_repeat(&rest) else {
+            let Some(start) = keys.first_repeat(&rest, &mut *cur.entries_ahead(&rest))? else {
                 out.extend_from_slice(&rest);
                 return Ok(Some(out));
             };
@@ -334,6 +334,7 @@ impl Matcher {
     /// Reads `bytes` as one more step, without a token id; false if they are refused,
     /// which leaves the matcher unusable: for checking completions on a copy.
     fn try_push_bytes(&mut self, bytes: &[u8]) -> Result<bool> {
+        let at = self.position();
         let accepted = match (&mut self.state, &self.grammar.engine) {
             (State::Dfa { history }, Engine::Dfa { dfa, .. }) => {
                 let next = dfa.walk(*history.last().unwrap_or(&FINISHED), bytes);
@@ -348,7 +349,33 @@ impl Matcher {
             (State::All(parts), _) => parts.try_push_bytes(bytes)?,
             _ => false,
         };
-        Ok(accepted && self.keys.as_mut().is_none_or(|k| k.push_token(bytes)))
+        Ok(accepted && self.keys_read(bytes, at)?)
+    }
+
+    /// Bytes read so far (for a context-free grammar; 0 for the others).
+    fn position(&self) -> usize {
+        self.chart().map_or(0, |c| c.num_rows().saturating_sub(1))
+    }
+
+    /// The parser's answer to where a distinct list's entry may start in `bytes`, not read
+    /// yet (see [`crate::parser::AheadEntries`]).
+    fn entries_ahead<'a>(&'a self, bytes: &'a [u8]) -> Box<dyn EntryQuery + 'a> {
+        match (&self.state, &self.grammar.engine) {
+            (State::Cfg { chart, .. }, Engine::Cfg { earley, .. }) => Box::new(AheadEntries { grammar: earley, chart, bytes }),
+            _ => Box::new(NoDistinctLists),
+        }
+    }
+
+    /// Gives the distinct-keys check `bytes`, just read by the engine from byte position
+    /// `at` on. True without the check.
+    fn keys_read(&mut self, bytes: &[u8], at: usize) -> Result<bool> {
+        let Some(keys) = &mut self.keys else { return Ok(true) };
+        match (&self.state, &self.grammar.engine) {
+            (State::Cfg { chart, .. }, Engine::Cfg { earley, .. }) => {
+                keys.push_token(bytes, &mut ReadEntries { grammar: earley, chart, at })
+            }
+            _ => keys.push_token(bytes, &mut NoDistinctLists),
+        }
     }
 
     /// The parse so far, for a context-free grammar.
@@ -408,13 +435,12 @@ impl Matcher {
                 }
             }
         }
+        let at = self.position();
         let accepted = self.advance_engine(token, kind)?;
         if accepted {
-            if let Some(keys) = &mut self.keys {
-                let bytes = if kind == TokenKind::Normal { vocab.token_bytes(token) } else { &[] };
-                if !keys.push_token(bytes) {
-                    return Err(Error::Internal("distinct-keys check disagreed with itself".into()));
-                }
+            let bytes = if kind == TokenKind::Normal { vocab.token_bytes(token) } else { &[] };
+            if !self.keys_read(bytes, at)? {
+                return Err(Error::Internal("distinct-keys check disagreed with itself".into()));
             }
         }
         Ok(accepted)

@@ -112,6 +112,18 @@ impl Chart {
         }
     }
 
+    /// Does the grammar expect the entry of a distinct list (an item of a `uniqueItems`
+    /// array of strings) at byte position `pos` (0: before the first byte)? False where
+    /// no Earley set stands there (no terminal ends there, so no entry can start).
+    pub fn expects_distinct_entry(&self, g: &EarleyGrammar, pos: usize) -> bool {
+        let Some(row) = self.rows.get(pos) else { return false };
+        if row.set == NONE {
+            return false;
+        }
+        let set = &self.sets[row.set as usize];
+        g.awaits_distinct_entry(&self.items[set.items.0 as usize..set.items.1 as usize])
+    }
+
     /// May the input end here?
     pub fn is_accepting(&self) -> bool {
         self.rows.last().is_some_and(|r| r.set != NONE && self.sets[r.set as usize].accepting)

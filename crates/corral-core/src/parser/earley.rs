@@ -51,6 +51,11 @@ pub struct EarleyGrammar {
     pub(super) dr_perm: Vec<u32>,
     /// Per nonterminal: the index of the `perm!` it is the list of, or `NONE`.
     pub(super) nt_perm: Vec<u32>,
+    /// Per nonterminal: is it the entry of a `perm!` list whose occurrences must be
+    /// distinct strings (see [`crate::grammar::distinct_keys`])?
+    pub(super) distinct_entry: Vec<bool>,
+    /// Is some nonterminal such an entry?
+    any_distinct_entry: bool,
     /// Per dotted rule: is the dot at the start (a predicted item)?
     pub(super) dr_at_start: Vec<bool>,
     /// Per terminal: does the output end wherever it ends (no production lets anything
@@ -131,6 +136,12 @@ impl EarleyGrammar {
             })
             .collect();
         let (dr_perm, nt_perm) = perm_tables(&cfg, &first_dr, num_dotted);
+        let mut distinct_entry = vec![false; cfg.nonterminals.len()];
+        for perm in &cfg.perms {
+            for (e, _) in perm.entries.iter().zip(&perm.distinct).filter(|(e, &d)| d && !e.is_terminal()) {
+                distinct_entry[e.index() as usize] = true;
+            }
+        }
         let mut dr_at_start = vec![false; num_dotted];
         for &d in &first_dr {
             dr_at_start[d as usize] = true;
@@ -150,6 +161,8 @@ impl EarleyGrammar {
             dr_rank,
             dr_perm,
             nt_perm,
+            any_distinct_entry: distinct_entry.iter().any(|&d| d),
+            distinct_entry,
             dr_at_start,
         }
     }
@@ -161,6 +174,19 @@ impl EarleyGrammar {
             NONE => None,
             i => Some(&self.cfg.perms[i as usize]),
         }
+    }
+
+    /// Does the grammar have a `perm!` list whose entries must be distinct strings?
+    pub fn has_distinct_lists(&self) -> bool {
+        self.any_distinct_entry
+    }
+
+    /// Do `items` (one Earley set's) wait for the entry of a distinct list?
+    pub(super) fn awaits_distinct_entry(&self, items: &[Item]) -> bool {
+        items.iter().any(|it| {
+            let next = self.dr_next[it.dr as usize];
+            next != NONE && next & (1 << 31) == 0 && self.distinct_entry[next as usize]
+        })
     }
 
     /// Does the output end wherever terminal `term` ends (nothing can follow it)?

@@ -4,11 +4,13 @@
 //! a terminal's DFA accepts, the terminal both ends (a new Earley set) and stays open, so
 //! every split is kept. Leo items make right recursion linear. A [`Chart`] is the parse;
 //! an [`Overlay`] reads bytes on top of it without changing it (the token trie walks) and
-//! is committed by [`advance_chart`]. `completion` finds the shortest way to a sentence.
+//! is committed by [`advance_chart`]. `completion` finds the shortest way to a sentence;
+//! `entries` tells where an item of a distinct list (a `uniqueItems` array) may start.
 
 mod chart;
 mod completion;
 pub mod earley;
+mod entries;
 mod overlay;
 mod state_key;
 
@@ -21,5 +23,6 @@ use chart::*;
 pub use chart::{advance_chart, Chart};
 pub use earley::EarleyGrammar;
 use earley::*;
+pub use entries::{AheadEntries, ReadEntries};
 pub use overlay::Overlay;
 use overlay::*;

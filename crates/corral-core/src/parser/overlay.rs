@@ -174,6 +174,17 @@ impl<'a> Overlay<'a> {
         }
     }
 
+    /// Does the grammar expect the entry of a distinct list where the overlay stands (see
+    /// [`Chart::expects_distinct_entry`])?
+    pub fn expects_distinct_entry(&self) -> bool {
+        let (row, _) = self.current_row();
+        if row.set == NONE {
+            return false;
+        }
+        let (set, chart) = self.set(row.set);
+        self.g.awaits_distinct_entry(&chart.items[set.items.0 as usize..set.items.1 as usize])
+    }
+
     /// The rows and sets read so far, to commit into the base chart.
     pub fn into_top(mut self) -> Chart {
         std::mem::take(&mut self.top)

@@ -149,7 +149,13 @@ pub(super) fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec
         let alive: Vec<bool> = d.entries.iter().map(|&e| !bnf[e as usize].is_empty()).collect();
         let sep_alive = d.sep.is_none_or(|s| !bnf[s as usize].is_empty());
         let (mut perm, _) = d.spec(&alive, sep_alive);
+        // A distinct entry stays one symbol: where the parser expects it, an item of a
+        // distinct list may start (see `EarleyGrammar::expects_distinct_entry`).
+        let kept_whole: Vec<Sym> = perm.entries.iter().zip(&perm.distinct).filter(|(_, &d)| d).map(|(&e, _)| e).collect();
         let inline = |sym: Sym| -> Alts {
+            if kept_whole.contains(&sym) {
+                return vec![vec![sym]];
+            }
             let alts = &bnf[sym.index() as usize];
             let recursive = alts.iter().flatten().any(|&x| x == sym);
             if !sym.is_terminal() && alts.len() <= MAX_INLINED_ALTERNATIVES && !recursive {
@@ -200,6 +206,7 @@ pub(super) fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec
         let keep = |v: &[bool]| -> Vec<bool> { v.iter().zip(&used).filter(|(_, &u)| u).map(|(&x, _)| x).collect() };
         perm.required = keep(&perm.required);
         perm.repeat = keep(&perm.repeat);
+        perm.distinct = keep(&perm.distinct);
         perm.entries = perm.entries.iter().zip(&used).filter(|(_, &u)| u).map(|(&e, _)| e).collect();
         let mut rhs_all = Vec::with_capacity(prods.len());
         for (rhs, i) in prods {

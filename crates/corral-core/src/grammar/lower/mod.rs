@@ -93,6 +93,14 @@ pub struct Cfg {
     pub tokens: crate::vocab::TokenRefs,
 }
 
+impl Cfg {
+    /// Does some `perm!` list have an entry whose occurrences must be distinct strings
+    /// (kept so by the matcher, see [`crate::grammar::distinct_keys`])?
+    pub fn has_distinct_lists(&self) -> bool {
+        self.perms.iter().any(|p| p.distinct.iter().any(|&d| d))
+    }
+}
+
 /// Piece weight (see `piece::Measure::weight`: comparable to bytes of regex text, a
 /// character class counting as one position) above which a regular rule is parsed as
 /// grammar structure over smaller terminals rather than determinized whole (see

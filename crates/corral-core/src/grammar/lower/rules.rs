@@ -19,6 +19,7 @@ pub(super) struct PermDraft {
     pub(super) entries: Vec<u32>,
     pub(super) required: Vec<bool>,
     pub(super) repeat: Vec<bool>,
+    pub(super) distinct: Vec<bool>,
     pub(super) min: u32,
     pub(super) max: Option<u32>,
     pub(super) pos: Pos,
@@ -34,6 +35,7 @@ impl PermDraft {
             entries: kept.iter().map(|&i| Sym::n(self.entries[i])).collect(),
             required: kept.iter().map(|&i| self.required[i]).collect(),
             repeat: kept.iter().map(|&i| self.repeat[i]).collect(),
+            distinct: kept.iter().map(|&i| self.distinct[i]).collect(),
             min: self.min,
             prod_entry: Vec::new(),
             // Without its separator a list has one entry at most.
@@ -229,6 +231,7 @@ impl<'a> Lowering<'a> {
             sep: sep_nt,
             entries: entry_nts,
             repeat: entries.iter().map(|e| e.repeat).collect(),
+            distinct: entries.iter().map(|e| e.distinct).collect(),
             min,
             max,
             pos,

@@ -14,6 +14,8 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
+use super::lang;
+use super::objects::{decode_key, MAX_ENUMERATED_KEYS};
 use super::shape::{CountField, Kinds, Shape, Sub};
 use super::{value, Separators, Translator};
 use crate::error::Result;
@@ -79,8 +81,10 @@ impl<'a> Translator<'a> {
         }
         if let Some(at) = shape.unique.as_deref().filter(|_| hi.is_none_or(|h| h > 1)) {
             // None: not enforced (strict=False), the array as if it had no `uniqueItems`.
-            if let Some(values) = self.unique_items_domain(shape, at)? {
-                return self.array_of_distinct(shape, lo, values, sep);
+            match self.unique_items_domain(shape, at)? {
+                Some(UniqueItems::Values(values)) => return self.array_of_distinct(shape, lo, values, sep),
+                Some(UniqueItems::Strings { plain }) => return self.array_of_distinct_strings(shape, lo, plain, sep),
+                _ => {}
             }
         }
         if shape.contains.is_empty() {
@@ -90,32 +94,49 @@ impl<'a> Translator<'a> {
         self.array_counted(shape, lo, &contains, sep)
     }
 
-    /// The values the items of a `uniqueItems` array (`shape`; `at`: the subschema that
-    /// says so) may take, when they are finitely many: JSON Schema compares items as JSON
-    /// values, and a grammar can keep items distinct only by naming each value. None (with
-    /// a warning) where `strict=False` drops the keyword instead.
-    fn unique_items_domain(&mut self, shape: &Shape<'a>, at: &str) -> Result<Option<Vec<Value>>> {
-        let refuse = |t: &mut Self, why: &str| t.unsupported(at, "uniqueItems", why).map(|()| None);
+    /// What the items of a `uniqueItems` array (`shape`) may be, for keeping them
+    /// distinct (nothing is reported: see [`Translator::unique_items_domain`]).
+    pub(crate) fn unique_items(&mut self, shape: &Shape<'a>) -> Result<UniqueItems> {
         if !shape.contains.is_empty() {
-            return refuse(self, "items kept distinct while `contains` counts some of them");
+            return Ok(UniqueItems::Refused("items kept distinct while `contains` counts some of them"));
         }
         if shape.arr_clauses.iter().any(|(prefix, _)| !prefix.is_empty()) {
-            return refuse(self, "items kept distinct across tuple positions (prefixItems, or items as a list)");
+            return Ok(UniqueItems::Refused("items kept distinct across tuple positions (prefixItems, or items as a list)"));
         }
         let subs = self.item_subs(shape, 0);
         let mut values: Vec<Value> = Vec::new();
+        // Strings of a shape with no enum: unboundedly many, kept distinct at run time.
+        let mut strings: Option<bool> = None;
         for item in self.shapes(&subs)? {
             let candidates: Vec<Value> = match &item.enumeration {
                 Some(members) => members.iter().map(|&v| v.clone()).collect(),
                 None if item.kinds.without(Kinds::NULL.or(Kinds::BOOL)).is_empty() => {
                     vec![Value::Null, Value::Bool(false), Value::Bool(true)]
                 }
+                None if item.kinds.without(Kinds::STR).is_empty() => {
+                    let plain = item.patterns.is_empty()
+                        && item.neg_patterns.is_empty()
+                        && item.formats.is_empty()
+                        && item.neg_formats.is_empty()
+                        && item.max_len.is_none()
+                        && item.not_values.is_empty();
+                    // A pattern may leave finitely many strings (`^(a|ab)$`): named one by
+                    // one, as values, the grammar keeps them distinct with no dead end.
+                    let listed = if plain { None } else { self.few_strings(&item)? };
+                    match listed {
+                        Some(list) => list,
+                        None => {
+                            strings = Some(strings.unwrap_or(true) && plain);
+                            continue;
+                        }
+                    }
+                }
                 None => {
-                    return refuse(
-                        self,
-                        "the items may take unboundedly many values (strings, numbers, arrays or objects), and a grammar \
-                         keeps items distinct only when they come from a finite set (an enum, a const, booleans, null)",
-                    )
+                    return Ok(UniqueItems::Refused(
+                        "the items may take unboundedly many values other than strings (numbers, arrays or objects), and \
+                         corral keeps items distinct only when they are strings or come from a finite set (an enum, a \
+                         const, booleans, null)",
+                    ))
                 }
             };
             for v in candidates {
@@ -125,7 +146,60 @@ impl<'a> Translator<'a> {
                 }
             }
         }
-        Ok(Some(values))
+        match strings {
+            None => Ok(UniqueItems::Values(values)),
+            Some(_) if !self.opts.distinct_strings => Ok(UniqueItems::Refused(
+                "an array of distinct strings where the output is not JSON throughout (a structural tag, %json in a \
+                 grammar): the check that keeps them distinct reads the whole output as JSON",
+            )),
+            // Listed strings beside free ones: all strings, compared as text.
+            Some(plain) if values.iter().all(Value::is_string) => Ok(UniqueItems::Strings { plain: plain && values.is_empty() }),
+            Some(_) => Ok(UniqueItems::Refused(
+                "the items are strings of unboundedly many values or other listed values: corral keeps items distinct \
+                 when they are all strings or all come from a finite set",
+            )),
+        }
+    }
+
+    /// The strings of a string shape, if there are at most [`MAX_ENUMERATED_KEYS`].
+    fn few_strings(&mut self, item: &Shape<'a>) -> Result<Option<Vec<Value>>> {
+        let Some(body) = self.string_body(item)? else { return Ok(Some(Vec::new())) };
+        let dfa = self.langs.dfa(&body, &self.limits)?;
+        let Some(list) = lang::finite_strings(&dfa, MAX_ENUMERATED_KEYS)? else { return Ok(None) };
+        list.iter().map(|b| decode_key(b).map(Value::String)).collect::<Result<Vec<_>>>().map(Some)
+    }
+
+    /// [`Translator::unique_items`], with a refusal reported at `at` (the subschema that
+    /// says `uniqueItems`); None where `strict=False` drops the keyword instead.
+    fn unique_items_domain(&mut self, shape: &Shape<'a>, at: &str) -> Result<Option<UniqueItems>> {
+        match self.unique_items(shape)? {
+            UniqueItems::Refused(why) => self.unsupported(at, "uniqueItems", why).map(|()| None),
+            items => Ok(Some(items)),
+        }
+    }
+
+    /// The arrays of `shape` with at least `lo` strings, none repeated: one `perm!` list
+    /// with one repeatable entry, the item, marked distinct. No grammar keeps unboundedly
+    /// many strings distinct; the matcher does, as it keeps object keys distinct (see
+    /// [`crate::grammar::distinct_keys`]): the list only tells it which arrays.
+    fn array_of_distinct_strings(&mut self, shape: &Shape<'a>, lo: u64, plain: bool, sep: &Separators) -> Result<Option<Expr>> {
+        let depth = self.pass.json_depth + 1;
+        self.open_keys = true;
+        // A string shaped by a pattern, a format or a length may have a half-written item
+        // with finitely many endings: the check then looks at half-written items too.
+        self.finite_key_endings |= !plain;
+        let subs = self.item_subs(shape, 0);
+        let Some(item) = self.value_rule(&subs, depth)? else {
+            return Ok((lo == 0).then(|| seq(vec![sep.open.clone(), sep.close.clone()])));
+        };
+        let min = self.grammar_count(shape, CountField::MinItems, "minItems", lo)?;
+        let max = shape.max_items.map(|h| self.grammar_count(shape, CountField::MaxItems, "maxItems", h)).transpose()?;
+        if max.is_some_and(|m| m < min) {
+            return Ok(None);
+        }
+        let entries = vec![PermEntry { expr: rule(&item), required: false, repeat: true, distinct: true }];
+        let list = Expr::Perm { sep: Box::new(sep.comma.clone()), entries, min, max, pos: AT };
+        Ok(Some(seq(vec![sep.open.clone(), list, sep.close.clone()])))
     }
 
     /// The arrays of `shape` with at least `lo` items, each one of `values` and no two
@@ -140,7 +214,7 @@ impl<'a> Translator<'a> {
                 Value::Number(_) => self.number_literal(v)?,
                 _ => self.literal_value(v, depth)?,
             };
-            entries.extend(expr.map(|expr| PermEntry { expr, required: false, repeat: false }));
+            entries.extend(expr.map(|expr| PermEntry { expr, required: false, repeat: false, distinct: false }));
         }
         let most = entries.len() as u64;
         let hi = shape.max_items.map_or(most, |h| h.min(most));
@@ -313,6 +387,17 @@ impl<'a> Translator<'a> {
         }
         true
     }
+}
+
+/// What the items of a `uniqueItems` array may be (see [`Translator::unique_items`]).
+pub(crate) enum UniqueItems {
+    /// Finitely many values: the array names each (a `perm!` entry per value).
+    Values(Vec<Value>),
+    /// Strings, unboundedly many: kept distinct at run time. `plain`: every half-written
+    /// one has infinitely many endings (no pattern, format, maxLength or listed value).
+    Strings { plain: bool },
+    /// Neither: why not.
+    Refused(&'static str),
 }
 
 /// One `contains` count: `minContains`, `maxContains`, and the value it is counted up to

@@ -84,8 +84,9 @@ fn whitespace_and_indent_layouts_keep_items_distinct() {
 #[test]
 fn items_from_an_unbounded_set_are_refused_at_the_keyword() {
     for schema in [
-        json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}}),
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "integer"}}),
         json!({"properties": {"p": {"uniqueItems": true}}}),
+        json!({"uniqueItems": true, "items": {"type": ["string", "object"]}}),
         json!({"uniqueItems": true, "items": {"enum": ["a"]}, "contains": {"const": "a"}}),
         json!({"uniqueItems": true, "prefixItems": [{"enum": ["a"]}], "items": {"enum": ["a"]}}),
     ] {
@@ -165,5 +166,84 @@ fn many_contains_on_one_array_are_a_limit_error() {
             assert_eq!((limit, pointer.as_str()), ("max_spelled_count", "/allOf/0/contains"))
         }
         other => panic!("expected a limit error, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn distinct_free_strings_are_kept_distinct_by_the_matcher() {
+    let schema = json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}});
+    check(
+        schema,
+        &[
+            "[]",
+            r#"["a"]"#,
+            r#"["a","ab","b"]"#,
+            r#"["ab","a"]"#,
+            r#"["a\"","a"]"#,
+            r#"["",""x"]"#.replace("\"\"x", "\"x").as_str(),
+        ],
+        &[r#"["a","a"]"#, r#"["ab","b","ab"]"#, r#"["",""]"#, r#"["a\"","a\""]"#],
+    );
+    // Counts count distinct strings; minLength keeps every half-written one open.
+    let counted =
+        json!({"type": "array", "uniqueItems": true, "minItems": 2, "maxItems": 3, "items": {"type": "string", "minLength": 1}});
+    check(
+        counted,
+        &[r#"["a","b"]"#, r#"["a","b","c"]"#],
+        &[r#"["a"]"#, r#"["a","a"]"#, r#"["a","b","a"]"#, r#"["a","b","c","d"]"#],
+    );
+}
+
+#[test]
+fn distinct_strings_are_per_array_and_at_any_depth() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+            "more": {"type": "array", "items": {"type": "array", "uniqueItems": true, "items": {"type": "string"}}},
+        },
+    });
+    check(
+        schema,
+        &[r#"{"tags":["a","b"],"more":[["a","b"],["a","b"]]}"#, r#"{"more":[["x"],["x"]]}"#],
+        &[r#"{"tags":["a","a"]}"#, r#"{"more":[["a","b"],["b","b"]]}"#],
+    );
+    // Under anyOf beside a string, and through a $ref.
+    let schema = json!({
+        "$defs": {"names": {"type": "array", "uniqueItems": true, "items": {"type": "string"}}},
+        "anyOf": [{"$ref": "#/$defs/names"}, {"type": "string"}],
+    });
+    check(schema, &[r#"["a","b"]"#, r#""a""#], &[r#"["a","a"]"#]);
+}
+
+#[test]
+fn a_pattern_with_few_strings_names_them_and_one_with_many_is_checked_half_written() {
+    // Two strings in all: named one by one, so no array asks for a third.
+    let few = json!({"type": "array", "uniqueItems": true, "minItems": 1, "items": {"type": "string", "pattern": "^(a|ab)$"}});
+    check(few, &[r#"["ab","a"]"#, r#"["a"]"#], &[r#"["a","a"]"#, r#"["a","ab","a"]"#]);
+    // Infinitely many, but after `"ab` only `abc` can follow: once written, `"ab` is refused.
+    let many = json!({"type": "array", "uniqueItems": true, "items": {"type": "string", "pattern": "^(abc|x+)$"}});
+    let c = compile(&many).unwrap();
+    let mut m = crate::matcher::Matcher::new(c.clone());
+    let mut mask = vec![0u32; c.vocab().mask_words()];
+    for &b in br#"["abc",""# {
+        assert!(m.advance(b as u32).unwrap());
+    }
+    m.fill_mask(&mut mask).unwrap();
+    let bit = |mask: &[u32], b: u8| mask[(b / 32) as usize] >> (b % 32) & 1 == 1;
+    assert!(!bit(&mask, b'a') && bit(&mask, b'x'), "after a written abc, \"a can only repeat it");
+    assert!(!m.advance(b'a' as u32).unwrap());
+    assert!(super::tests::accepts(&c, r#"["abc","xx","x"]"#) && !super::tests::accepts(&c, r#"["abc","x","abc"]"#));
+}
+
+#[test]
+fn distinct_strings_beside_arrays_that_may_repeat_are_refused() {
+    let schema = json!({"anyOf": [
+        {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+        {"type": "array", "items": {"type": "integer"}},
+    ]});
+    match compile(&schema) {
+        Err(Error::Schema { kind: SchemaErrorKind::Unsupported, pointer, .. }) => assert_eq!(pointer, "/anyOf/0/uniqueItems"),
+        other => panic!("expected uniqueItems to be unsupported, got {:?}", other.map(|_| ())),
     }
 }

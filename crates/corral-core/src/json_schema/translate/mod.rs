@@ -88,6 +88,11 @@ pub struct SchemaOptions {
     pub indent: Option<String>,
     /// The draft of a schema that names none with `$schema`.
     pub draft: Draft,
+    /// May the strings of a `uniqueItems` array be kept distinct by the matcher? It reads
+    /// the whole output as JSON (see [`crate::grammar::distinct_keys`]), so not where the
+    /// schema is one part of a grammar with other text (structural tags, `%json`): there
+    /// such a `uniqueItems` is unsupported.
+    pub distinct_strings: bool,
 }
 
 impl Default for SchemaOptions {
@@ -100,6 +105,7 @@ impl Default for SchemaOptions {
             integer_fraction: false,
             indent: None,
             draft: Draft::Draft2020,
+            distinct_strings: true,
         }
     }
 }
@@ -417,6 +423,8 @@ impl<'a> Translator<'a> {
             }
             let shapes = self.shapes(subs)?;
             let mut alts = Vec::with_capacity(shapes.len());
+            let mut shapes = shapes;
+            self.check_distinct_strings_alone(&mut shapes)?;
             for s in &shapes {
                 alts.push(self.emit_shape(s)?);
             }
@@ -425,6 +433,40 @@ impl<'a> Translator<'a> {
         self.pass.value_depth -= 1;
         self.pass.json_depth = outer;
         body
+    }
+
+    /// The strings of a `uniqueItems` array are kept distinct by the matcher wherever the
+    /// parser expects an item of such an array (see [`crate::grammar::distinct_keys`]): at
+    /// a value that may also be another array, one whose items may repeat, it could not
+    /// tell which one is written. Such a value is refused, at the `uniqueItems`.
+    fn check_distinct_strings_alone(&mut self, shapes: &mut [Shape<'a>]) -> Result<()> {
+        if shapes.len() < 2 || !shapes.iter().any(|s| s.unique.is_some()) {
+            return Ok(());
+        }
+        let may_repeat = |s: &Shape<'a>| match &s.enumeration {
+            Some(members) => members.iter().any(|m| m.as_array().is_some_and(|a| a.len() > 1)),
+            None => s.kinds.has(Kinds::ARR) && s.unique.is_none() && s.max_items.is_none_or(|m| m > 1),
+        };
+        if !shapes.iter().any(may_repeat) {
+            return Ok(());
+        }
+        for shape in shapes.iter_mut() {
+            let Some(at) = shape.unique.clone().filter(|_| shape.kinds.has(Kinds::ARR) && shape.max_items.is_none_or(|m| m > 1))
+            else {
+                continue;
+            };
+            if matches!(self.unique_items(shape)?, arrays::UniqueItems::Strings { .. }) {
+                self.unsupported(
+                    &at,
+                    "uniqueItems",
+                    "an array of distinct strings where another branch (anyOf, oneOf, if) allows an array whose items \
+                     may repeat: the check that keeps the strings distinct cannot tell the two apart",
+                )?;
+                // strict=False: the keyword is dropped, the grammar wider.
+                shape.unique = None;
+            }
+        }
+        Ok(())
     }
 
     /// The values of one shape.

@@ -27,7 +27,7 @@ use crate::json_schema::resources::{self, Subschema, ROOT_URI};
 
 /// A key class with at most this many keys is written as named keys (each at most once);
 /// a larger one stays an open class, whose keys the matcher keeps distinct.
-const MAX_ENUMERATED_KEYS: usize = 256;
+pub(crate) const MAX_ENUMERATED_KEYS: usize = 256;
 
 /// A chain state's body larger than this many expression nodes becomes a rule of its own:
 /// each state is written into two others, so inlined bodies would double with every key.
@@ -426,13 +426,13 @@ impl<'a> Translator<'a> {
         for (k, member) in names.iter().zip(entries.named) {
             let required = shape.required.contains(k);
             match member {
-                Some(expr) => perm.push(PermEntry { expr, required, repeat: false }),
+                Some(expr) => perm.push(PermEntry { expr, required, repeat: false, distinct: false }),
                 None if required => return Ok(None),
                 None => {}
             }
         }
         let has_extra = entries.extra.is_some();
-        perm.extend(entries.extra.map(|expr| PermEntry { expr, required: false, repeat: true }));
+        perm.extend(entries.extra.map(|expr| PermEntry { expr, required: false, repeat: true, distinct: false }));
         // The list must be finishable (the engine would drop it too, but the translator
         // reports a schema that allows no value itself): enough keys for the least count,
         // room for the required ones.
@@ -508,7 +508,7 @@ fn is_false(sub: &Sub<'_>) -> bool {
 }
 
 /// A key from its JSON encoding (without the quotes).
-fn decode_key(bytes: &[u8]) -> Result<String> {
+pub(crate) fn decode_key(bytes: &[u8]) -> Result<String> {
     let quoted = [b"\"".as_slice(), bytes, b"\""].concat();
     serde_json::from_slice(&quoted)
         .map_err(|e| Error::Internal(format!("a key class holds a key that is not JSON-encoded ({e})")))

@@ -319,7 +319,7 @@ impl<'a> Translator<'a> {
             return joined(items, &comma);
         }
         let n = items.len() as u32;
-        let entries = items.into_iter().map(|expr| PermEntry { expr, required: true, repeat: false }).collect();
+        let entries = items.into_iter().map(|expr| PermEntry { expr, required: true, repeat: false, distinct: false }).collect();
         Expr::Perm { sep: Box::new(comma), entries, min: n, max: Some(n), pos: AT }
     }
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env python
+"""What keeping array items distinct (``uniqueItems``) costs per mask (corral only).
+
+    python bench/bench_unique_items.py            # -> bench/results/unique_items.md, .json
+    python bench/bench_unique_items.py --out DIR
+
+Each case is a schema with ``uniqueItems: true`` and the same schema without it: for
+strings the matcher keeps the items distinct at run time (the check of object keys, which
+``crates/corral-core/src/grammar/distinct_keys.rs`` describes); for items from a finite
+set the grammar names each value once (a ``perm!`` list). A document with an array of 50
+distinct items is tokenized on the DeepSeek vocabulary (129,280 ids) and walked through
+both grammars, five walks each, alternately in one process (so machine noise hits both),
+with every ``fill_bitmask`` timed on its own. Single-threaded. The table gives the median
+and p99 per mask, their differences, and the slowest mask of each build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("RAYON_NUM_THREADS", "1")
+
+import corral  # noqa: E402
+from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = [f"item-{i:02d}" for i in range(50)]
+CASES = {
+    "50 free strings (matcher check)": (
+        {"type": "array", "items": {"type": "string"}},
+        WORDS,
+    ),
+    "50 strings of a pattern (half-written items checked too)": (
+        {"type": "array", "items": {"type": "string", "pattern": "^item-[0-9]+$"}},
+        WORDS,
+    ),
+    "50 strings inside objects, one array per object (matcher check)": (
+        {"type": "array", "items": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}, "required": ["tags"]}},
+        [{"tags": WORDS[i : i + 5]} for i in range(0, 50, 5)],
+    ),
+    "50 of an enum of 60 (perm! list)": (
+        {"type": "array", "items": {"enum": [f"item-{i:02d}" for i in range(60)]}},
+        WORDS,
+    ),
+}
+REPEATS = 5
+
+
+def unique(schema: dict) -> dict:
+    """`schema` with `uniqueItems: true` on each array of strings or enum items."""
+    out = json.loads(json.dumps(schema))
+    stack = [out]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "array" and node.get("items", {}).get("type") != "object":
+                node["uniqueItems"] = True
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(REPO / "bench" / "results"))
+    args = ap.parse_args()
+    tok = deepseek()
+    vocab = tok.vocab
+    width = (vocab.size + 31) // 32
+    lines = [
+        "# uniqueItems: cost per mask",
+        "",
+        f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} · DeepSeek vocabulary, {vocab.size:,} ids · load average "
+        f"{os.getloadavg()[0]:.1f} at start · every mask timed, {REPEATS} walks per build, one thread",
+        "",
+        "| document | tokens | without uniqueItems: median / p99 µs | with it: median / p99 µs | median / p99 added, µs | slowest mask without / with, µs |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    raw = {}
+    for name, (schema, doc) in CASES.items():
+        ids = tok.encode(json.dumps(doc, separators=(",", ":")))
+        plain = corral.compile(corral.Grammar.json_schema(schema), vocab, cache=False)
+        checked = corral.compile(corral.Grammar.json_schema(unique(schema)), vocab, cache=False)
+        without, with_check = [], []
+        for _ in range(REPEATS):  # alternately, one walk at a time
+            without += walk_times(plain, ids, width, 1)
+            with_check += walk_times(checked, ids, width, 1)
+        without.sort()
+        with_check.sort()
+        (a, b), (c, d) = median_p99_us(without), median_p99_us(with_check)
+        lines.append(
+            f"| {name} | {len(ids)} | {a:.1f} / {b:.0f} | {c:.1f} / {d:.0f} | {c - a:+.1f} / {d - b:+.0f} | "
+            f"{without[-1] / 1000:.0f} / {with_check[-1] / 1000:.0f} |"
+        )
+        raw[name] = {"tokens": len(ids), "without_ns": without, "with_ns": with_check}
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "unique_items.md").write_text(text)
+    (out / "unique_items.json").write_text(json.dumps(raw))
+
+
+if __name__ == "__main__":
+    main()
