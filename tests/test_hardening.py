@@ -219,19 +219,21 @@ def test_ctrl_c_stops_a_long_compile(ctrl_c):
 
 
 def test_ctrl_c_stops_a_large_determinization_promptly(ctrl_c):
-    # `.*x.{12}`'s DFA takes about half a second; regex-automata builds it on a helper
-    # thread while the call keeps listening for Ctrl-C.
+    # `.*x.{13}`'s DFA takes about 0.4 s (`.{12}`'s took 0.17 s on a fast box: a third of
+    # it was too close to the Ctrl-C's own 30 ms and the 20 ms poll; `.{14}` passes
+    # `max_dfa_states`); regex-automata builds it on a helper thread while the call keeps
+    # listening for Ctrl-C.
     vocab = byte_vocab()
     # The whole build, for scale: the stopped one is compared with it, not with a fixed
     # time, since the machine may be busy.
     started = time.perf_counter()
-    corral.compile(corral.Grammar.regex(r".*x.{12}"), vocab, cache=False)
+    corral.compile(corral.Grammar.regex(r".*x.{13}"), vocab, cache=False)
     whole = time.perf_counter() - started
     timer = ctrl_c(0.03)
     started = time.perf_counter()
     try:
         with pytest.raises(KeyboardInterrupt):
-            corral.compile(corral.Grammar.regex(r".*x.{12}"), vocab, cache=False)
+            corral.compile(corral.Grammar.regex(r".*x.{13}"), vocab, cache=False)
     finally:
         timer.cancel()
     assert time.perf_counter() - started < whole / 3

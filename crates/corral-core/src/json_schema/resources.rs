@@ -228,15 +228,31 @@ pub struct Resources<'a> {
     /// its definitions hundreds of times, and each resolution parses URIs and walks a
     /// pointer.
     resolved: std::cell::RefCell<HashMap<(String, String), Subschema<'a>>>,
+    /// Read a metaschema corral does not know as the draft in force (`strict=False`)
+    /// instead of refusing it; the `$schema`s so read, with their messages.
+    lenient: bool,
+    unknown_metaschemas: Vec<(String, String)>,
 }
 
 impl<'a> Resources<'a> {
     /// The resources of a root `schema`, read as `default_draft` unless its `$schema`
     /// names another. Returns them and the root subschema.
     pub fn new(schema: &'a Value, default_draft: Draft, max_document_depth: usize) -> Result<(Resources<'a>, Subschema<'a>)> {
+        Self::read(schema, default_draft, max_document_depth, false)
+    }
+
+    /// [`Resources::new`], where a `$schema` naming a metaschema corral does not know
+    /// (`lenient`) is read as the draft in force and listed ([`Resources::unknown_metaschemas`])
+    /// instead of refused.
+    pub fn read(
+        schema: &'a Value,
+        default_draft: Draft,
+        max_document_depth: usize,
+        lenient: bool,
+    ) -> Result<(Resources<'a>, Subschema<'a>)> {
         check_document_depth(schema, "", max_document_depth)?;
-        let draft = named_draft(schema, "")?.unwrap_or(default_draft);
-        let mut r = Resources { root: Some(schema), ..Default::default() };
+        let mut r = Resources { root: Some(schema), lenient, ..Default::default() };
+        let draft = r.draft_named(schema, "")?.unwrap_or(default_draft);
         r.docs.insert(ROOT_URI.to_string(), (schema, String::new(), draft));
         r.index(schema, ROOT_URI, "", draft)?;
         let root = r.enter(&Subschema { node: schema, pointer: String::new(), base: ROOT_URI.to_string(), draft });
@@ -248,9 +264,27 @@ impl<'a> Resources<'a> {
     pub fn add_document(&mut self, uri: &str, doc: &'a Value, default_draft: Draft, max_document_depth: usize) -> Result<()> {
         let pointer = format!("{uri}#");
         check_document_depth(doc, &pointer, max_document_depth)?;
-        let draft = named_draft(doc, &pointer)?.unwrap_or(default_draft);
+        let draft = self.draft_named(doc, &pointer)?.unwrap_or(default_draft);
         self.docs.insert(uri.to_string(), (doc, pointer.clone(), draft));
         self.index(doc, uri, &pointer, draft)
+    }
+
+    /// [`named_draft`], or in lenient mode None for a metaschema corral does not know
+    /// (noted in `unknown_metaschemas`).
+    fn draft_named(&mut self, node: &Value, pointer: &str) -> Result<Option<Draft>> {
+        match named_draft(node, pointer) {
+            Err(Error::Schema { message, pointer: at, .. }) if self.lenient => {
+                self.unknown_metaschemas.push((at, message));
+                Ok(None)
+            }
+            other => other,
+        }
+    }
+
+    /// The `$schema`s naming a metaschema corral does not know, read as the draft in
+    /// force (only when read leniently): (pointer, message).
+    pub fn unknown_metaschemas(&self) -> &[(String, String)] {
+        &self.unknown_metaschemas
     }
 
     /// The documents some `$ref` points into that were not supplied, sorted. (A caller
@@ -294,8 +328,8 @@ impl<'a> Resources<'a> {
     /// One case stays refused: such a subschema that holds a `$ref`. Validators disagree
     /// on the draft its target is read with (the target's own, as corral reads it, or the
     /// one in force where the reference is, as `jsonschema` does).
-    fn node_draft(&self, node: &Value, draft: Draft, here: &str, nested: bool) -> Result<Draft> {
-        let Some(named) = named_draft(node, here)? else { return Ok(draft) };
+    fn node_draft(&mut self, node: &Value, draft: Draft, here: &str, nested: bool) -> Result<Draft> {
+        let Some(named) = self.draft_named(node, here)? else { return Ok(draft) };
         let own_id =
             [draft, named].iter().any(|d| node.get(d.id_keyword()).and_then(Value::as_str).is_some_and(|i| !i.starts_with('#')));
         if nested && named != draft && !own_id && holds_ref(node) {

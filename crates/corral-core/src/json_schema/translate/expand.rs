@@ -2,11 +2,11 @@
 //! distributed out into alternative shapes, and the proof that `oneOf` branches are
 //! disjoint (then "exactly one" is "at least one", with no negation).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::super::resources::Subschema;
+use super::super::resources::{Draft, Subschema};
 use super::keywords::{schema_list, Disjunction};
-use super::shape::{Shape, Sub, SubKey, SubNode};
+use super::shape::{Field, Shape, Sub, SubKey, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
@@ -71,6 +71,9 @@ impl<'a> Translator<'a> {
         chain: &[SubKey],
     ) -> Result<()> {
         let (s, negated) = match &**sub {
+            SubNode::Synthetic(Synthetic::NotValues(values, keys)) if values.iter().any(|v| v.is_array() || v.is_object()) => {
+                return self.absorb_not_values(shape, values, keys, disj, chain);
+            }
             SubNode::Synthetic(syn) => {
                 shape.apply(syn);
                 return Ok(());
@@ -112,6 +115,84 @@ impl<'a> Translator<'a> {
         };
         self.pass.depth -= 1;
         result
+    }
+
+    /// Values excluded by a negated `enum`/`const` with arrays or objects among them: the
+    /// scalars go to the shape; a value unequal to array or object `v` is a disjunction
+    /// (see [`Translator::unequal_object`], [`Translator::unequal_array`]).
+    fn absorb_not_values(
+        &mut self,
+        shape: &mut Shape<'a>,
+        values: &[&'a Value],
+        keys: &[String],
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        let (mut scalars, mut scalar_keys) = (Vec::new(), Vec::new());
+        for (&v, k) in values.iter().zip(keys) {
+            match v {
+                Value::Object(m) => {
+                    let alts = self.unequal_object(m);
+                    disj.push((alts, chain.to_vec()));
+                }
+                Value::Array(a) => {
+                    let alts = self.unequal_array(a);
+                    disj.push((alts, chain.to_vec()));
+                }
+                _ => {
+                    scalars.push(v);
+                    scalar_keys.push(k.clone());
+                }
+            }
+        }
+        if !scalars.is_empty() {
+            shape.apply(&Synthetic::NotValues(scalars, scalar_keys));
+        }
+        Ok(())
+    }
+
+    /// "Not equal to `v`" for one value `v`, as a synthetic constraint.
+    fn unequal(&mut self, v: &'a Value) -> Sub<'a> {
+        self.synthetic(Synthetic::NotValues(vec![v], vec![value::canon(v)]))
+    }
+
+    /// The values unequal to object `m` (JSON equality, whatever the key order): not an
+    /// object, or without one of its keys, or with another value at one, or with more keys.
+    fn unequal_object(&mut self, m: &'a Map<String, Value>) -> Vec<Vec<Sub<'a>>> {
+        let mut alts = vec![vec![self.synthetic(Synthetic::Kinds(Kinds::ALL.without(Kinds::OBJ)))]];
+        for (k, x) in m {
+            let object = self.synthetic(Synthetic::Kinds(Kinds::OBJ));
+            alts.push(vec![object.clone(), self.synthetic(Synthetic::Absent(k.clone()))]);
+            let other = self.unequal(x);
+            alts.push(vec![
+                object,
+                self.synthetic(Synthetic::Present(vec![k.clone()])),
+                self.synthetic(Synthetic::BadProperty(k.clone(), other)),
+            ]);
+        }
+        let more = m.len() as u64 + 1;
+        alts.push(vec![self.synthetic(Synthetic::Field(Kinds::OBJ, Field::MinProps(more)))]);
+        alts
+    }
+
+    /// The values unequal to array `a`: not an array, or of another length, or with
+    /// another value at some position.
+    fn unequal_array(&mut self, a: &'a [Value]) -> Vec<Vec<Sub<'a>>> {
+        static TRUE: Value = Value::Bool(true);
+        let anything =
+            SubNode::schema(Subschema { node: &TRUE, pointer: String::new(), base: String::new(), draft: Draft::Draft2020 });
+        let n = a.len() as u64;
+        let mut alts = vec![vec![self.synthetic(Synthetic::Kinds(Kinds::ALL.without(Kinds::ARR)))]];
+        if n > 0 {
+            alts.push(vec![self.synthetic(Synthetic::Field(Kinds::ARR, Field::MaxItems(n - 1)))]);
+        }
+        alts.push(vec![self.synthetic(Synthetic::Field(Kinds::ARR, Field::MinItems(n + 1)))]);
+        for (i, x) in a.iter().enumerate() {
+            let other = self.unequal(x);
+            let array = self.synthetic(Synthetic::Kinds(Kinds::ARR));
+            alts.push(vec![array, self.synthetic(Synthetic::BadPrefixItem(i, other, anything.clone()))]);
+        }
+        alts
     }
 
     fn absorb_negation(

@@ -244,8 +244,9 @@ impl<'a> Translator<'a> {
             "pattern" => {
                 let Some(src) = val.as_str() else { return Err(Self::invalid(&sub.pointer, kw, "must be a string")) };
                 let pointer = format!("{}/pattern", sub.pointer);
-                self.pattern_lang(src, &pointer)?;
-                shape.patterns.push((src.to_string(), pointer));
+                if self.usable_pattern(src, &pointer)? {
+                    shape.patterns.push((src.to_string(), pointer));
+                }
             }
             "format" => self.k_format(shape, sub, val)?,
             "items" => self.k_items(shape, sub, obj, val)?,
@@ -455,16 +456,27 @@ impl<'a> Translator<'a> {
         props: Vec<(String, Sub<'a>)>,
     ) -> Result<()> {
         let mut patterns = Vec::new();
+        // A pattern no automaton has (strict=False): which keys it exempts from
+        // `additionalProperties` is unknown, so the clause puts no bound on other keys.
+        let mut unknown_pattern = false;
         if let Some(pp) = obj.get("patternProperties").and_then(Value::as_object) {
             for (src, s) in pp {
                 let pointer = format!("{}/patternProperties/{}", sub.pointer, escape_pointer(src));
-                self.pattern_lang(src, &pointer)?;
+                if !self.usable_key_pattern(src, &pointer)? {
+                    unknown_pattern = true;
+                    continue;
+                }
                 patterns.push((src.clone(), child(self, sub, s, &["patternProperties", src])));
             }
         }
         let unevaluated_alone =
-            !["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas"].iter().any(|k| obj.contains_key(*k));
-        let additional = if let Some(a) = obj.get("additionalProperties") {
+            !["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "$dynamicRef", "$recursiveRef"]
+                .iter()
+                .any(|k| obj.contains_key(*k));
+        static TRUE: Value = Value::Bool(true);
+        let additional = if unknown_pattern {
+            Some(child(self, sub, &TRUE, &["patternProperties"]))
+        } else if let Some(a) = obj.get("additionalProperties") {
             Some(child(self, sub, a, &["additionalProperties"]))
         } else if let (Some(u), true) = (obj.get("unevaluatedProperties"), unevaluated_alone) {
             Some(child(self, sub, u, &["unevaluatedProperties"]))

@@ -166,7 +166,7 @@ fn load<'a>(
             &format!("a schema must be a JSON object or a boolean, got {}", value::show(schema)),
         ));
     }
-    let (mut res, root) = Resources::new(schema, options.draft, limits.max_schema_document_depth)?;
+    let (mut res, root) = Resources::read(schema, options.draft, limits.max_schema_document_depth, !options.strict)?;
     for (uri, doc) in documents {
         res.add_document(uri, doc, root.draft, limits.max_schema_document_depth)?;
     }
@@ -268,7 +268,18 @@ impl<'a> Translator<'a> {
             warnings: Vec::new(),
             langs: lang::LangCache::default(),
             scalars: scalars::ScalarCache::default(),
-        })
+        }
+        .with_metaschema_warnings())
+    }
+
+    /// Warns of each metaschema corral does not know, read as the draft in force
+    /// (`strict=False`; strict, they were refused).
+    fn with_metaschema_warnings(mut self) -> Translator<'a> {
+        for (at, message) in self.res.unknown_metaschemas().to_vec() {
+            let why = message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string();
+            self.warnings.push(format!("read $schema at {at} as the draft in force: {why}"));
+        }
+        self
     }
 
     // --- errors -------------------------------------------------------------------

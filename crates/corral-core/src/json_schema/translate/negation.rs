@@ -41,6 +41,13 @@ impl<'a> Translator<'a> {
         Ok(alts)
     }
 
+    /// The alternatives of a keyword whose negation is dropped (`strict=False`): one that
+    /// allows any value. The negation of the whole subschema then allows anything, so the
+    /// grammar is wider than the schema there, never narrower.
+    fn anything() -> Alternatives<'a> {
+        vec![Vec::new()]
+    }
+
     fn field(&mut self, kinds: Kinds, field: Field<'a>) -> Sub<'a> {
         self.synthetic(Synthetic::Field(kinds, field))
     }
@@ -100,7 +107,9 @@ impl<'a> Translator<'a> {
             "pattern" => {
                 let Some(src) = val.as_str() else { return Err(Self::invalid(&s.pointer, kw, "must be a string")) };
                 let pointer = format!("{}/pattern", s.pointer);
-                self.pattern_lang(src, &pointer)?;
+                if !self.usable_pattern(src, &pointer)? {
+                    return Ok(Self::anything());
+                }
                 one(self.field(Kinds::STR, Field::NegPattern(src.to_string(), pointer)))
             }
             "format" => {
@@ -108,10 +117,16 @@ impl<'a> Translator<'a> {
                 if super::super::formats::format_source(name).is_some() {
                     one(self.field(Kinds::STR, Field::NegFormat(name.to_string(), format!("{}/format", s.pointer))))
                 } else {
-                    // Unknown formats are annotations; known irregular ones are reported.
+                    // Unknown formats are annotations; known irregular ones are reported
+                    // (strict=False: dropped, so the negation allows anything).
                     let mut shape = super::shape::Shape::default();
+                    let before = self.warnings.len();
                     self.keyword(&mut shape, s, obj, kw, val, &mut Vec::new(), &[])?;
-                    Vec::new()
+                    if self.warnings.len() > before {
+                        Self::anything()
+                    } else {
+                        Vec::new()
+                    }
                 }
             }
             "required" => {
@@ -128,7 +143,7 @@ impl<'a> Translator<'a> {
             "contains" => {
                 if obj.contains_key("minContains") || obj.contains_key("maxContains") {
                     self.unsupported(&s.pointer, "contains", "cannot be negated with minContains/maxContains")?;
-                    return Ok(Vec::new());
+                    return Ok(Self::anything());
                 }
                 let good = child(self, s, val, &["contains"]).negate();
                 vec![vec![self.kinds(Kinds::ARR), self.synthetic(Synthetic::EveryItem(good))]]
@@ -168,11 +183,11 @@ impl<'a> Translator<'a> {
             | "unevaluatedItems"
             | "unevaluatedProperties" => {
                 self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
-                Vec::new()
+                Self::anything()
             }
             "$dynamicRef" | "$recursiveRef" => {
                 self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
-                Vec::new()
+                Self::anything()
             }
             _ => {
                 let _ = is_annotation(kw); // annotations, `then`/`else`…, unknown keywords: nothing to negate
@@ -190,10 +205,7 @@ impl<'a> Translator<'a> {
             }
             enum_members(val)
         };
-        if values.iter().any(|v| v.is_array() || v.is_object()) {
-            self.unsupported(&s.pointer, kw, "excluding array or object values is not supported")?;
-            return Ok(Vec::new());
-        }
+        // Arrays and objects among them are excluded as values too (see `absorb`).
         Ok(vec![vec![self.synthetic(Synthetic::NotValues(values, keys))]])
     }
 
@@ -216,7 +228,7 @@ impl<'a> Translator<'a> {
         let Some(map) = val.as_object() else { return Err(Self::invalid(&s.pointer, "properties", "must be an object")) };
         if obj.get("patternProperties").is_some_and(|p| p.as_object().is_some_and(|m| !m.is_empty())) {
             self.unsupported(&s.pointer, "properties", "cannot be negated next to patternProperties")?;
-            return Ok(Vec::new());
+            return Ok(Self::anything());
         }
         let mut alts = Vec::new();
         for (k, sch) in map {
@@ -235,7 +247,7 @@ impl<'a> Translator<'a> {
             s.draft >= Draft::Draft2020 && obj.get("prefixItems").is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()));
         if val.is_array() || prefix {
             self.unsupported(&s.pointer, "items", "cannot be negated next to a tuple prefix")?;
-            return Ok(Vec::new());
+            return Ok(Self::anything());
         }
         let bad = child(self, s, val, &["items"]).negate();
         Ok(vec![vec![self.field(Kinds::ARR, Field::Contains(bad, 1))]])
@@ -253,6 +265,7 @@ impl<'a> Translator<'a> {
         }
         if obj.get("items").is_some_and(|v| !v.is_array()) {
             self.unsupported(&s.pointer, "items", "cannot be negated next to prefixItems")?;
+            return Ok(Self::anything());
         }
         Ok(alts)
     }

@@ -19,7 +19,7 @@ use super::lang::Lang;
 use super::shape::{CountField, Kinds, Shape};
 use super::{value, Translator};
 use crate::automata::{Dfa, DEAD};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SchemaErrorKind};
 use crate::frontend::ast::{Expr, PermEntry};
 use crate::limits::Limits;
 use crate::util::interrupt;
@@ -485,6 +485,39 @@ impl<'a> Translator<'a> {
 
     /// The JSON-encoded characters of strings in which ECMAScript `pattern` finds a
     /// match; errors name `pointer` (the keyword's).
+    /// Can `pattern` (a `pattern` keyword at `pointer`, its schema's pointer + `/pattern`)
+    /// be enforced? A construct no automaton has (`\p{...}`, look-around) is reported
+    /// like any keyword that cannot be enforced: an error in strict mode, else false and a
+    /// warning (the keyword is dropped, the grammar wider).
+    pub(crate) fn usable_pattern(&mut self, pattern: &str, pointer: &str) -> Result<bool> {
+        match self.pattern_lang(pattern, pointer) {
+            Ok(_) => Ok(true),
+            Err(Error::Schema { kind: SchemaErrorKind::Unsupported, message, .. }) if !self.opts.strict => {
+                let schema = pointer.strip_suffix("/pattern").unwrap_or(pointer);
+                let why = message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string();
+                self.unsupported(schema, "pattern", &why)?;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Translator::usable_pattern`] for a `patternProperties` pattern (`pointer`: its own).
+    pub(crate) fn usable_key_pattern(&mut self, pattern: &str, pointer: &str) -> Result<bool> {
+        match self.pattern_lang(pattern, pointer) {
+            Ok(_) => Ok(true),
+            Err(Error::Schema { kind: SchemaErrorKind::Unsupported, message, .. }) if !self.opts.strict => {
+                let why = message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string();
+                let message = format!("dropped patternProperties at {pointer} (other keys no longer bounded there): {why}");
+                if !self.warnings.contains(&message) {
+                    self.warnings.push(message);
+                }
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     pub(crate) fn pattern_lang(&mut self, pattern: &str, pointer: &str) -> Result<Lang> {
         if let Some(l) = self.scalars.patterns.get(pattern) {
             return Ok(l.clone());

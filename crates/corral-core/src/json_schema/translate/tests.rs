@@ -225,3 +225,42 @@ fn a_number_whose_exponent_is_out_of_range_is_an_invalid_schema_not_another_numb
         other => panic!("expected an invalid schema, got {other:?}"),
     }
 }
+
+#[test]
+fn arrays_and_objects_are_excluded_as_values() {
+    // JSON equality: key order does not count, `1` = `1.0`, nested values are values too.
+    // In the specification's language (objects open to other keys, in any order), exactly
+    // one value goes.
+    let exact = |schema: Value, pass: &[&str], fail: &[&str]| {
+        let opts = SchemaOptions { spec_exact: true, integer_fraction: true, any_order: true, ..SchemaOptions::default() };
+        let c = compile_with(&schema, &opts).unwrap_or_else(|e| panic!("{schema}: {e}"));
+        for s in pass {
+            assert!(accepts(&c, s), "{schema}: {s} must be allowed");
+        }
+        for s in fail {
+            assert!(!accepts(&c, s), "{schema}: {s} must not be allowed");
+        }
+    };
+    let not_object = json!({"not": {"const": {"a": 1, "b": [1, {"c": null}]}}});
+    exact(
+        not_object.clone(),
+        &[
+            r#"{"a":1,"b":[1,{"c":0}]}"#,
+            r#"{"a":1}"#,
+            r#"{"a":1,"b":[1,{"c":null}],"d":0}"#,
+            "[1]",
+            "1",
+            r#"{"a":2,"b":[1,{"c":null}]}"#,
+        ],
+        &[r#"{"a":1,"b":[1,{"c":null}]}"#, r#"{"b":[1,{"c":null}],"a":1}"#, r#"{"a":1.0,"b":[1,{"c":null}]}"#],
+    );
+    // By default too the value itself is refused (objects that name keys are closed to them).
+    check(not_object, &[r#"{"a":1}"#, "[1]"], &[r#"{"a":1,"b":[1,{"c":null}]}"#]);
+    let not_enum = json!({"not": {"enum": [[1, 2], [], "x", {}]}});
+    exact(not_enum, &["[2,1]", "[1,2,3]", "[1]", "\"y\"", r#"{"k":1}"#, "null"], &["[1,2]", "[]", "\"x\"", "{}", "[1.0,2]"]);
+    // A oneOf whose branch is an object const: exactly one branch.
+    let one_of =
+        json!({"oneOf": [{"const": {"k": 1}}, {"type": "object", "properties": {"k": {"type": "integer"}}, "required": ["k"]}]});
+    exact(one_of.clone(), &[r#"{"k":2}"#, r#"{"k":2,"j":1}"#], &[r#"{"k":1}"#]);
+    check(one_of, &[r#"{"k":2}"#], &[r#"{"k":1}"#]);
+}
