@@ -2,6 +2,7 @@
 //! `crate::grammar::distinct_keys`): which tokens may close a JSON key.
 
 use super::{TokenKind, Vocabulary};
+use crate::util::hash::FastMap;
 
 /// A normal token with a `"` byte, for the distinct-keys check (see
 /// [`crate::grammar::distinct_keys`]).
@@ -22,6 +23,9 @@ pub struct QuoteTokens {
     pub all: Vec<QuoteToken>,
     /// The ids of those with exactly one `"`, sorted by the bytes before it.
     single_by_head: Vec<u32>,
+    /// The run of `single_by_head` that each head starts (one hash lookup per written
+    /// key the check asks about, where a search compared token bytes a dozen times).
+    runs: FastMap<Box<[u8]>, (u32, u32)>,
 }
 
 impl Vocabulary {
@@ -40,7 +44,12 @@ impl Vocabulary {
                 .collect();
             let mut single_by_head: Vec<u32> = all.iter().filter(|q| q.quotes == 1).map(|q| q.id).collect();
             single_by_head.sort_by(|&a, &b| self.head(a).cmp(self.head(b)));
-            QuoteTokens { all, single_by_head }
+            let mut runs: FastMap<Box<[u8]>, (u32, u32)> = FastMap::default();
+            for (i, &t) in single_by_head.iter().enumerate() {
+                let run = runs.entry(self.head(t).into()).or_insert((i as u32, i as u32));
+                run.1 = i as u32 + 1;
+            }
+            QuoteTokens { all, single_by_head, runs }
         })
     }
 
@@ -52,9 +61,33 @@ impl Vocabulary {
 
     /// The tokens with exactly one `"`, and `head` right before it.
     pub fn single_quote_tokens_after(&self, head: &[u8]) -> &[u32] {
-        let ids = &self.quote_tokens().single_by_head;
-        let lo = ids.partition_point(|&t| self.head(t) < head);
-        let hi = lo + ids[lo..].partition_point(|&t| self.head(t) == head);
-        &ids[lo..hi]
+        let q = self.quote_tokens();
+        match q.runs.get(head) {
+            Some(&(lo, hi)) => &q.single_by_head[lo as usize..hi as usize],
+            None => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_after_a_head_are_exactly_those_with_one_quote_right_after_it() {
+        let texts = ["ab\"", "ab\",", "a\"", "\"", "ab", "ab\"\"", "b\"", "ab\"x"];
+        let mut tokens: Vec<Option<Vec<u8>>> = texts.iter().map(|t| Some(t.as_bytes().to_vec())).collect();
+        tokens.push(None);
+        let v = Vocabulary::new(tokens, &[], &[texts.len() as u32], None).unwrap();
+        let ids = |head: &[u8]| {
+            let mut got: Vec<&str> = v.single_quote_tokens_after(head).iter().map(|&t| texts[t as usize]).collect();
+            got.sort();
+            got
+        };
+        assert_eq!(ids(b"ab"), ["ab\"", "ab\",", "ab\"x"]);
+        assert_eq!(ids(b"a"), ["a\""]);
+        assert_eq!(ids(b""), ["\""]);
+        assert!(ids(b"abc").is_empty() && ids(b"x").is_empty());
+        assert_eq!(v.quote_tokens().all.iter().filter(|q| q.quotes == 2).count(), 1);
     }
 }
