@@ -75,8 +75,10 @@ struct Frame {
 }
 
 impl Frame {
-    fn new(object: bool) -> Frame {
-        Frame { object, expect_key: true, distinct: object.then_some(true), keys: BTreeSet::new() }
+    /// A container just opened; `arrays`: may an array keep its strings distinct?
+    fn new(object: bool, arrays: bool) -> Frame {
+        let distinct = if object { Some(true) } else { (!arrays).then_some(false) };
+        Frame { object, expect_key: true, distinct, keys: BTreeSet::new() }
     }
 }
 
@@ -104,11 +106,21 @@ pub struct KeyTracker {
     undo: Vec<Undo>,
     /// Length of `undo` before each accepted token.
     marks: Vec<usize>,
+    /// Does the grammar have distinct lists? If not, no array is ever asked about.
+    arrays: bool,
 }
 
 impl Default for KeyTracker {
     fn default() -> Self {
-        KeyTracker { frames: Vec::new(), lex: Lex::Outside, key: Vec::new(), undo: Vec::new(), marks: Vec::new() }
+        KeyTracker::new(false)
+    }
+}
+
+impl KeyTracker {
+    /// A tracker at the start of the output; `arrays`: does the grammar keep the strings
+    /// of some arrays distinct (see [`EntryQuery`])? Without, arrays are never tracked.
+    pub fn new(arrays: bool) -> KeyTracker {
+        KeyTracker { frames: Vec::new(), lex: Lex::Outside, key: Vec::new(), undo: Vec::new(), marks: Vec::new(), arrays }
     }
 }
 
@@ -242,7 +254,7 @@ impl KeyTracker {
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
-                    self.frames.push(Frame::new(b == b'{'));
+                    self.frames.push(Frame::new(b == b'{', self.arrays));
                     self.undo.push(Undo::Push);
                 }
                 b'}' | b']' => {
@@ -502,8 +514,8 @@ impl<'a> Sim<'a> {
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
-                    let object = b == b'{';
-                    self.local.push(LocalFrame { object, expect_key: true, distinct: object.then_some(true), keys: Vec::new() })
+                    let Frame { object, expect_key, distinct, .. } = Frame::new(b == b'{', self.base.arrays);
+                    self.local.push(LocalFrame { object, expect_key, distinct, keys: Vec::new() })
                 }
                 // Closes a local container (popped in the guard) or else a tracker's one.
                 b'}' | b']' if self.local.pop().is_none() && self.base_depth > 0 => {

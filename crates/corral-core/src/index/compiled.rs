@@ -190,7 +190,7 @@ impl CompiledGrammar {
                     return Ok(true);
                 }
                 let mut entries = ReadEntries { grammar: earley, chart: &chart, at: 0 };
-                return KeyTracker::default().push_token(data, &mut entries);
+                return KeyTracker::new(earley.has_distinct_lists()).push_token(data, &mut entries);
             }
             Engine::Intersection { parts } => {
                 for p in parts {

@@ -56,7 +56,8 @@ impl Matcher {
             Engine::Intersection { parts } => State::All(Parts::new(parts)),
         };
         // An intersection's parts keep their own keys.
-        let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none()).then(KeyTracker::default);
+        let arrays = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_distinct_lists());
+        let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none()).then(|| KeyTracker::new(arrays));
         Matcher { grammar, state, keys }
     }
 
