@@ -6,6 +6,8 @@
 //! code points, `\u{...}` escapes, surrogate pairs joined), refusing what a regular
 //! language cannot express (look-around, backreferences, word boundaries, property
 //! escapes, anchors away from the ends of a branch) with the position of the construct.
+//! Look-aheads right after a leading `^` are split off first ([`leading_lookaheads`]):
+//! the translator intersects the languages of the parts.
 //!
 //! [`search_language`] is what `pattern` means (the strings in which the pattern finds a
 //! match, `RegExp.test`); [`full_language`] is the strings the pattern matches whole (how
@@ -25,12 +27,14 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 
 mod hir;
+mod lookahead;
 mod parser;
 mod ranges;
 #[cfg(test)]
 mod tests;
 
 pub use hir::{json_any_char_hir, json_char_hir, value_char_hir};
+pub use lookahead::{leading_lookaheads, Lookaheads};
 pub use ranges::{complement, intersect, normalize, Ranges, MAX_CODE_POINT};
 
 /// A pattern read into its parts. Groups are not nodes: a group is its contents.

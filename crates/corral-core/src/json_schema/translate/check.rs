@@ -48,6 +48,15 @@ impl<'a> Translator<'a> {
     /// Does ECMAScript `pattern` find a match in string `s`? (`pointer`: the keyword's,
     /// for errors.)
     pub(crate) fn pattern_matches(&mut self, pattern: &str, pointer: &str, s: &str) -> Result<bool> {
+        if let Some(look) = ecma::leading_lookaheads(pattern) {
+            // `^(?=A)(?!B)R` (see `ecma::leading_lookaheads`).
+            for (positive, p) in &look.checks {
+                if self.pattern_matches(p, pointer, s)? != *positive {
+                    return Ok(false);
+                }
+            }
+            return self.pattern_matches(&look.rest, pointer, s);
+        }
         let matcher = match self.scalars.pattern_matchers.get(pattern) {
             Some(m) => m.clone(),
             None => {

@@ -522,8 +522,27 @@ impl<'a> Translator<'a> {
         if let Some(l) = self.scalars.patterns.get(pattern) {
             return Ok(l.clone());
         }
-        let language = ecma::search_language(pattern, &self.limits).map_err(|e| pattern_error(e, pattern, pointer))?;
-        let l = Lang::hir(language.json_hir());
+        let part = |t: &Self, p: &str| -> Result<Lang> {
+            let language = ecma::search_language(p, &t.limits).map_err(|e| pattern_error(e, p, pointer))?;
+            Ok(Lang::hir(language.json_hir()))
+        };
+        let l = match ecma::leading_lookaheads(pattern) {
+            // `^(?=A)(?!B)R`: the strings of `^R` and `^A` and not of `^B`.
+            Some(look) => {
+                let mut terms = vec![part(self, &look.rest)?];
+                let mut negs = Vec::new();
+                for (positive, p) in &look.checks {
+                    let l = part(self, p)?;
+                    if *positive {
+                        terms.push(l)
+                    } else {
+                        negs.push(l)
+                    }
+                }
+                self.langs.bool_terms(terms, negs, &self.limits)?.unwrap_or_else(|| Lang::hir(Hir::fail()))
+            }
+            None => part(self, pattern)?,
+        };
         self.scalars.patterns.insert(pattern.to_string(), l.clone());
         Ok(l)
     }
