@@ -490,29 +490,28 @@ impl<'a> Translator<'a> {
     /// like any keyword that cannot be enforced: an error in strict mode, else false and a
     /// warning (the keyword is dropped, the grammar wider).
     pub(crate) fn usable_pattern(&mut self, pattern: &str, pointer: &str) -> Result<bool> {
-        match self.pattern_lang(pattern, pointer) {
-            Ok(_) => Ok(true),
-            Err(Error::Schema { kind: SchemaErrorKind::Unsupported, message, .. }) if !self.opts.strict => {
-                let schema = pointer.strip_suffix("/pattern").unwrap_or(pointer);
-                let why = message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string();
-                self.unsupported(schema, "pattern", &why)?;
-                Ok(false)
-            }
-            Err(e) => Err(e),
-        }
+        let Some(why) = self.droppable_pattern(pattern, pointer)? else { return Ok(true) };
+        self.unsupported(pointer.strip_suffix("/pattern").unwrap_or(pointer), "pattern", &why)?;
+        Ok(false)
     }
 
     /// [`Translator::usable_pattern`] for a `patternProperties` pattern (`pointer`: its own).
     pub(crate) fn usable_key_pattern(&mut self, pattern: &str, pointer: &str) -> Result<bool> {
+        let Some(why) = self.droppable_pattern(pattern, pointer)? else { return Ok(true) };
+        let message = format!("dropped patternProperties at {pointer} (other keys no longer bounded there): {why}");
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+        Ok(false)
+    }
+
+    /// Why `pattern` cannot be enforced, where `strict=False` may drop it (None: it can be);
+    /// any other failure is the error.
+    fn droppable_pattern(&mut self, pattern: &str, pointer: &str) -> Result<Option<String>> {
         match self.pattern_lang(pattern, pointer) {
-            Ok(_) => Ok(true),
+            Ok(_) => Ok(None),
             Err(Error::Schema { kind: SchemaErrorKind::Unsupported, message, .. }) if !self.opts.strict => {
-                let why = message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string();
-                let message = format!("dropped patternProperties at {pointer} (other keys no longer bounded there): {why}");
-                if !self.warnings.contains(&message) {
-                    self.warnings.push(message);
-                }
-                Ok(false)
+                Ok(Some(message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string()))
             }
             Err(e) => Err(e),
         }
