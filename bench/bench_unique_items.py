@@ -6,8 +6,9 @@
 
 Each case is a schema with ``uniqueItems: true`` and the same schema without it: for
 strings the matcher keeps the items distinct at run time (the check of object keys, which
-``crates/corral-core/src/grammar/distinct_keys.rs`` describes); for items from a finite
-set the grammar names each value once (a ``perm!`` list). A document with an array of 50
+``crates/corral-core/src/grammar/distinct_keys.rs`` describes); for items of any other
+kind it compares each item, where it closes, with the earlier ones as JSON values; for
+items from a finite set the grammar names each value once (a ``perm!`` list). A document with an array of 50
 distinct items is tokenized on the DeepSeek vocabulary (129,280 ids) and walked through
 both grammars, five walks each, alternately in one process (so machine noise hits both),
 with every ``fill_bitmask`` timed on its own. Single-threaded. The table gives the median
@@ -29,40 +30,52 @@ from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = [f"item-{i:02d}" for i in range(50)]
+STRINGS = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
+SERVICE = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "port": {"type": "integer"}, "tls": {"type": "boolean"}},
+    "required": ["name", "port"],
+    "additionalProperties": False,
+}
+# name: (the schema with its uniqueItems, a document); the schema without them is the same
+# with every `uniqueItems` removed.
 CASES = {
-    "50 free strings (matcher check)": (
-        {"type": "array", "items": {"type": "string"}},
-        WORDS,
-    ),
+    "50 free strings (matcher check)": (STRINGS, WORDS),
     "50 strings of a pattern (half-written items checked too)": (
-        {"type": "array", "items": {"type": "string", "pattern": "^item-[0-9]+$"}},
+        {**STRINGS, "items": {"type": "string", "pattern": "^item-[0-9]+$"}},
         WORDS,
     ),
     "50 strings inside objects, one array per object (matcher check)": (
-        {"type": "array", "items": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}, "required": ["tags"]}},
+        {"type": "array", "items": {"type": "object", "properties": {"tags": STRINGS}, "required": ["tags"]}},
         [{"tags": WORDS[i : i + 5]} for i in range(0, 50, 5)],
     ),
     "50 of an enum of 60 (perm! list)": (
-        {"type": "array", "items": {"enum": [f"item-{i:02d}" for i in range(60)]}},
+        {**STRINGS, "items": {"enum": [f"item-{i:02d}" for i in range(60)]}},
         WORDS,
+    ),
+    "50 integers (values compared by the matcher)": (
+        {"type": "array", "uniqueItems": True, "items": {"type": "integer"}},
+        [i * 37 % 1000 for i in range(50)],
+    ),
+    "50 objects (values compared by the matcher)": (
+        {"type": "array", "uniqueItems": True, "items": SERVICE},
+        [{"name": f"svc-{i % 7}", "port": 8000 + i, "tls": i % 2 == 0} for i in range(50)],
+    ),
+    "10 arrays of 5 numbers (values compared by the matcher)": (
+        {"type": "array", "uniqueItems": True, "items": {"type": "array", "items": {"type": "number"}}},
+        [[i, i + 0.5, 2 * i, -i, 7] for i in range(10)],
     ),
 }
 REPEATS = 5
 
 
-def unique(schema: dict) -> dict:
-    """`schema` with `uniqueItems: true` on each array of strings or enum items."""
-    out = json.loads(json.dumps(schema))
-    stack = [out]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("type") == "array" and node.get("items", {}).get("type") != "object":
-                node["uniqueItems"] = True
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
-    return out
+def without_unique(schema: dict) -> dict:
+    """`schema` with every `uniqueItems` removed."""
+    if isinstance(schema, dict):
+        return {k: without_unique(v) for k, v in schema.items() if k != "uniqueItems"}
+    if isinstance(schema, list):
+        return [without_unique(v) for v in schema]
+    return schema
 
 
 def main() -> None:
@@ -84,8 +97,8 @@ def main() -> None:
     raw = {}
     for name, (schema, doc) in CASES.items():
         ids = tok.encode(json.dumps(doc, separators=(",", ":")))
-        plain = corral.compile(corral.Grammar.json_schema(schema), vocab, cache=False)
-        checked = corral.compile(corral.Grammar.json_schema(unique(schema)), vocab, cache=False)
+        plain = corral.compile(corral.Grammar.json_schema(without_unique(schema)), vocab, cache=False)
+        checked = corral.compile(corral.Grammar.json_schema(schema), vocab, cache=False)
         without, with_check = [], []
         for _ in range(REPEATS):  # alternately, one walk at a time
             without += walk_times(plain, ids, width, 1)

@@ -126,19 +126,6 @@ def test_duplicates_are_refused_exactly_where_they_complete():
     assert compiled.matches(b'[1,"a"]')
 
 
-def test_items_of_other_unbounded_values_are_refused_with_a_pointer_and_dropped_when_not_strict():
-    schema = {"properties": {"ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}}}
-    with pytest.raises(corral.UnsupportedSchemaError) as info:
-        corral.Grammar.json_schema(schema)
-    assert info.value.pointer == "/properties/ids/uniqueItems"
-    assert "finite set" in str(info.value)
-    with pytest.warns(corral.SchemaWarning, match="uniqueItems"):
-        loose = corral.Grammar.json_schema(schema, strict=False)
-    # Dropped, the keyword widens the grammar: repeated items are allowed.
-    vocab = vocabulary([], 0)
-    assert corral.compile(loose, vocab).matches(b'{"ids":[1,1]}')
-
-
 def test_a_pydantic_set_of_literals_keeps_its_items_distinct():
     class Flags(pydantic.BaseModel):
         colors: set[Literal["red", "green", "blue"]]

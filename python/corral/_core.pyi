@@ -73,6 +73,7 @@ class Limits:
         max_earley_items: int | None = None,
         max_chart_bytes: int | None = None,
         max_completion_bytes: int | None = None,
+        max_fresh_item_steps: int | None = None,
         max_mask_cache_bytes: int | None = None,
         max_compile_ms: int | None = None,
         max_schema_alternatives: int | None = None,
@@ -126,6 +127,9 @@ class Limits:
     @property
     def max_completion_bytes(self) -> int:
         """Longest completion Matcher.completion() returns, in bytes."""
+    @property
+    def max_fresh_item_steps(self) -> int:
+        """Most bytes tried, per token, finding a new value for a half-written uniqueItems item."""
     @property
     def max_mask_cache_bytes(self) -> int:
         """Heap bytes a grammar may spend caching parser-state masks."""

@@ -38,6 +38,11 @@ pub struct Limits {
     /// Longest completion `Matcher::completion` returns (a grammar's shortest sentence
     /// can be exponentially longer than the grammar).
     pub max_completion_bytes: usize,
+    /// Most bytes tried, per token checked, in the search for a way to finish an item of a
+    /// `uniqueItems` array as a new value (where the item written so far may still become
+    /// an earlier one; see [`crate::grammar::distinct_keys`]). Past it the mask, or the
+    /// token check, fails with [`crate::Error::LimitExceeded`] naming this field.
+    pub max_fresh_item_steps: usize,
     /// Heap bytes a context-free grammar may spend caching masks of parser states; past
     /// it, new states are computed but not cached (never an error).
     pub max_mask_cache_bytes: usize,
@@ -99,6 +104,7 @@ impl Default for Limits {
             max_earley_items: 100_000,
             max_chart_bytes: 128 << 20,
             max_completion_bytes: 1 << 20,
+            max_fresh_item_steps: 100_000,
             max_mask_cache_bytes: 256 << 20,
             max_compile_ms: 5_000,
             max_schema_alternatives: 512,

@@ -65,6 +65,7 @@ limits_class! {
     max_earley_items: usize => "Most Earley items one byte of input may create or derive again.",
     max_chart_bytes: usize => "Heap bytes one parse (a matcher's Earley chart) may hold.",
     max_completion_bytes: usize => "Longest completion Matcher.completion() returns, in bytes.",
+    max_fresh_item_steps: usize => "Most bytes tried, per token, finding a new value for a half-written uniqueItems item.",
     max_mask_cache_bytes: usize => "Heap bytes a grammar may spend caching parser-state masks.",
     max_compile_ms: u64 => "Wall-clock milliseconds one build step (grammar, schema translation, compile) may take.",
     max_schema_alternatives: usize => "JSON Schema: most alternatives one subschema expands to (anyOf x anyOf, oneOf, if).",

@@ -238,11 +238,32 @@ pub struct PermEntry {
     pub required: bool,
     /// May it appear more than once?
     pub repeat: bool,
-    /// Must its occurrences be distinct JSON strings? No grammar can say so (a list of
+    /// Must its occurrences be distinct JSON values? No grammar can say so (a list of
     /// free strings, none repeated, is not context-free): the matcher keeps them distinct
     /// at run time, as it keeps object keys (see [`crate::grammar::distinct_keys`]). The
-    /// JSON Schema translator sets it on the one entry of a `uniqueItems` array of strings.
-    pub distinct: bool,
+    /// JSON Schema translator sets it on the one entry of a `uniqueItems` array whose
+    /// items take unboundedly many values.
+    pub distinct: Distinct,
+}
+
+/// How the occurrences of a `perm!` entry are kept distinct, at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Distinct {
+    /// Not at all: the list's state says how often the entry may appear.
+    #[default]
+    No,
+    /// Every occurrence is a JSON string, compared by its text.
+    Strings,
+    /// Every occurrence is a JSON value, compared as JSON values (`1` equals `1.0`,
+    /// objects whatever their key order).
+    Values,
+}
+
+impl Distinct {
+    /// Is the entry kept distinct at all?
+    pub fn any(self) -> bool {
+        self != Distinct::No
+    }
 }
 
 impl Expr {

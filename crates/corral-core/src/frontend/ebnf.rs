@@ -31,7 +31,7 @@
 //! characters and `a-b` ranges, not a regex; comments are `#`. A rule defined again
 //! replaces the earlier definition, as in llama.cpp (with a warning).
 
-use super::ast::{EmbeddedSchema, Expr, GrammarAst, PermEntry, Pos, RuleDef, Term};
+use super::ast::{Distinct, EmbeddedSchema, Expr, GrammarAst, PermEntry, Pos, RuleDef, Term};
 use super::scanner::{grammar_error, Escapes, Scanner, GBNF_ESCAPES};
 use super::tokens::{self, TokenRef};
 use super::Dialect;
@@ -573,14 +573,14 @@ impl Parser {
         for arg in args {
             let entry = match arg {
                 Expr::Repeat { expr, min: m, max: x, pos } => match (m, x) {
-                    (0, Some(1)) => PermEntry { expr: *expr, required: false, repeat: false, distinct: false },
-                    (0, None) => PermEntry { expr: *expr, required: false, repeat: true, distinct: false },
-                    (1, None) => PermEntry { expr: *expr, required: true, repeat: true, distinct: false },
+                    (0, Some(1)) => PermEntry { expr: *expr, required: false, repeat: false, distinct: Distinct::No },
+                    (0, None) => PermEntry { expr: *expr, required: false, repeat: true, distinct: Distinct::No },
+                    (1, None) => PermEntry { expr: *expr, required: true, repeat: true, distinct: Distinct::No },
                     _ => {
                         return Err(grammar_error(pos, "a perm! entry may end in `?`, `*` or `+` only (group a counted repetition in an entry of its own rule)"));
                     }
                 },
-                other => PermEntry { expr: other, required: true, repeat: false, distinct: false },
+                other => PermEntry { expr: other, required: true, repeat: false, distinct: Distinct::No },
             };
             entries.push(entry);
         }

@@ -1,5 +1,5 @@
-//! Distinct object keys: the run-time check that JSON output never repeats a key inside
-//! one object.
+//! Distinct object keys and array items: the run-time check that JSON output never
+//! repeats a key inside one object, nor an item inside one `uniqueItems` array.
 //!
 //! A context-free grammar cannot keep an object's keys distinct when it allows infinitely
 //! many of them (`additionalProperties`, `patternProperties`), so a grammar compiled from
@@ -16,12 +16,23 @@
 //! (any [`ByteRecognizer`] standing after the token) whether some unwritten key can still
 //! be finished: see `fresh_key`. The rest of a mask is the grammar's.
 //!
-//! The strings of a `uniqueItems` array of strings are kept distinct the same way: such an
-//! array is a `perm!` list whose entry is marked distinct (see [`crate::grammar::perm`]),
-//! and where one of its items starts, the tracker asks the parser ([`EntryQuery`]) whether
-//! the grammar expects an entry of a distinct list there. If so, the array's strings are
-//! tracked like an object's keys: a token that closes one already written is refused, and
-//! so is one that leaves it half written where only written ones can finish it.
+//! The items of a `uniqueItems` array whose items take unboundedly many values are kept
+//! distinct the same way. The grammar marks such arrays with `perm!` entries marked
+//! distinct (see [`crate::grammar::perm`]), and the tracker asks the parser
+//! ([`EntryQuery`]) whether it expects such an entry where an array or its first item
+//! starts:
+//! - strings ([`Distinct::Strings`]): the list's one repeatable entry is the item; asked
+//!   at the first item's quote, the array's strings are then tracked like an object's
+//!   keys, by their text;
+//! - values ([`Distinct::Values`]): the entry is the whole array, asked at its `[`. Each
+//!   item's text is kept from its first byte to the `,` or `]` that closes it, read as a
+//!   JSON value (`grammar/item_values.rs`) and compared with the array's earlier
+//!   items as values (`1` is `1.0`, objects in any key order), whatever the grammar says
+//!   of the item (tuple positions, `contains`). A token that closes an item equal to an
+//!   earlier one is refused; so is one after which the item it leaves open may only be
+//!   finished as an earlier one: where the half-written item may still become an earlier
+//!   one, `fresh_item` searches the grammar's ways on for one that makes it a new value
+//!   (bounded by `Limits::max_fresh_item_steps`).
 //!
 //! What this does not see: an object whose keys come from a finite class of more than 256
 //! keys (the translator names smaller classes one by one) that has used them all, and
@@ -30,7 +41,10 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::frontend::ast::Distinct;
+use crate::grammar::item_values::{self, Val};
+use crate::util::hash::HashSet;
 use crate::vocab::{ByteRecognizer, QuoteToken};
 
 /// Where the tracker is in the JSON text.
@@ -44,21 +58,108 @@ enum Lex {
     Str { escape: bool },
 }
 
-/// Asks the parser whether an entry of a distinct list (a string of a `uniqueItems`
-/// array) may start at a byte of the text being read.
+/// Asks the parser whether an entry of a distinct list (a `uniqueItems` array, or its
+/// item) may start at a byte of the text being read.
 pub trait EntryQuery {
-    /// Does the grammar expect an entry of a distinct list right before byte `offset` of
-    /// the bytes being read (0: before the first)?
-    fn distinct_entry_at(&mut self, offset: usize) -> Result<bool>;
+    /// Does the grammar expect an entry of a distinct list of `kind` right before byte
+    /// `offset` of the bytes being read (0: before the first)?
+    fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool>;
 }
 
 /// The answer for a grammar with no distinct list: never.
 pub struct NoDistinctLists;
 
 impl EntryQuery for NoDistinctLists {
-    fn distinct_entry_at(&mut self, _offset: usize) -> Result<bool> {
+    fn distinct_entry_at(&mut self, _offset: usize, _kind: Distinct) -> Result<bool> {
         Ok(false)
     }
+}
+
+/// The items of one array written so far, as values.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ItemSet {
+    keys: HashSet<Vec<u8>>,
+    /// In the order written (the last one is the first undone): the key, the value and
+    /// the item's text as written.
+    vals: Vec<(Vec<u8>, Val, Box<[u8]>)>,
+}
+
+/// An earlier item an open item may still become: its index in the array's [`ItemSet`],
+/// and whether the open item's text so far is the start of that item's text as written
+/// (then one byte compared tells whether it still is; else the value is read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Live {
+    index: u32,
+    as_written: bool,
+}
+
+impl ItemSet {
+    fn contains(&self, key: &[u8]) -> bool {
+        self.keys.contains(key)
+    }
+
+    fn push(&mut self, key: Vec<u8>, v: Val, text: &[u8]) {
+        self.keys.insert(key.clone());
+        self.vals.push((key, v, text.into()));
+    }
+
+    fn pop(&mut self) {
+        if let Some((k, ..)) = self.vals.pop() {
+            self.keys.remove(&k);
+        }
+    }
+
+    /// Those of `live` that the half-written item `text` (one byte longer than when `live`
+    /// was made) may still be finished as; None if that is all of them, unchanged.
+    /// `at`: where the last byte was read (see [`ByteAt`]).
+    fn still_live(&self, text: &[u8], live: &[Live], at: ByteAt) -> Option<Vec<Live>> {
+        let n = text.len();
+        let b = text[n - 1];
+        // Inside a string value, away from escapes, any two bytes that differ part the
+        // values: the string differs at the same place in both.
+        let in_value = at == ByteAt::StringValue && !text[n.saturating_sub(6)..].contains(&b'\\');
+        let keeps = |l: &Live| -> Option<Live> {
+            let (_, v, written) = &self.vals[l.index as usize];
+            if l.as_written {
+                match written.get(n - 1) {
+                    Some(&w) if w == b => return Some(*l),
+                    // Two plain bytes that differ (letters of a string value, say): no
+                    // other spelling of the earlier item starts with this one.
+                    Some(&w) if at != ByteAt::Key && plain(w) && plain(b) => return None,
+                    Some(&w) if in_value && w != b'"' && b != b'"' => return None,
+                    _ => {}
+                }
+            }
+            item_values::may_become(text, v).then_some(Live { index: l.index, as_written: false })
+        };
+        if live.iter().all(|l| keeps(l) == Some(*l)) {
+            return None;
+        }
+        Some(live.iter().filter_map(keeps).collect())
+    }
+
+    fn len(&self) -> usize {
+        self.vals.len()
+    }
+}
+
+/// Is `b` a byte where two spellings of one JSON value cannot part (not whitespace, nor
+/// a byte of a number, of an escape (hex digits of either case), a string's quote or JSON
+/// structure)? Where an item's text and an earlier item's differ at two such bytes, read
+/// outside keys, they are different values.
+fn plain(b: u8) -> bool {
+    !is_ws(b) && !b.is_ascii_hexdigit() && !b".eE+-\\\"{}[],:".contains(&b)
+}
+
+/// Where a byte of an item was read, for comparing it with earlier items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ByteAt {
+    /// Inside an object key: keys in another order may still spell the earlier item.
+    Key,
+    /// Inside a string value.
+    StringValue,
+    /// Elsewhere.
+    Outside,
 }
 
 /// One open container.
@@ -66,19 +167,38 @@ impl EntryQuery for NoDistinctLists {
 struct Frame {
     object: bool,
     /// The next string is a tracked one: a key (after `{` or `,` in an object), an item
-    /// (after `[` or `,` in an array whose strings are kept distinct).
+    /// (after `[` or `,` in an array).
     expect_key: bool,
-    /// Are the strings of this container tracked? Always for an object; for an array,
-    /// once the parser was asked (None before).
-    distinct: Option<bool>,
+    /// How this container's strings or items are tracked: always keys for an object; for
+    /// an array, values if the parser said so at its `[`, else strings or nothing once
+    /// asked at its first item (None before).
+    distinct: Option<Distinct>,
     keys: BTreeSet<Box<[u8]>>,
+    /// In an array of distinct values: where the open item starts in the tracker's text.
+    item: Option<usize>,
+    /// In an array of distinct values: its items so far.
+    values: ItemSet,
+    /// In an array of distinct values with an open item: the earlier items (indices into
+    /// `values`) the open item may still become, kept as it grows.
+    live: Vec<Live>,
 }
 
 impl Frame {
-    /// A container just opened; `arrays`: may an array keep its strings distinct?
-    fn new(object: bool, arrays: bool) -> Frame {
-        let distinct = if object { Some(true) } else { (!arrays).then_some(false) };
-        Frame { object, expect_key: true, distinct, keys: BTreeSet::new() }
+    /// A container just opened; `arrays`: may an array keep its items distinct?
+    /// `values`: is it an array of distinct values?
+    fn new(object: bool, arrays: bool, values: bool) -> Frame {
+        let distinct = match (object, arrays, values) {
+            (true, ..) => Some(Distinct::Strings),
+            (false, false, _) => Some(Distinct::No),
+            (false, true, true) => Some(Distinct::Values),
+            (false, true, false) => None,
+        };
+        Frame { object, expect_key: true, distinct, ..Frame::default() }
+    }
+
+    /// Is this an array waiting for its next item?
+    fn awaits_item(&self) -> bool {
+        !self.object && self.expect_key
     }
 }
 
@@ -93,7 +213,13 @@ enum Undo {
     /// A key was closed: it leaves the top frame's set and becomes the key buffer again.
     Close(Box<[u8]>),
     /// The top frame's `distinct` was decided.
-    Distinct(Option<bool>),
+    Distinct(Option<Distinct>),
+    /// The top frame's open item changed (what it was).
+    Item(Option<usize>),
+    /// A value joined the top frame's items.
+    Value,
+    /// Frame `.0`'s `live` was `.1`.
+    Live(usize, Vec<Live>),
 }
 
 /// The keys of every open object of the output so far, with an undo log per token.
@@ -104,10 +230,12 @@ pub struct KeyTracker {
     /// The key being written (raw bytes between the quotes).
     key: Vec<u8>,
     undo: Vec<Undo>,
-    /// Length of `undo` before each accepted token.
-    marks: Vec<usize>,
+    /// Length of `undo` and of `text` before each accepted token.
+    marks: Vec<(usize, usize)>,
     /// Does the grammar have distinct lists? If not, no array is ever asked about.
     arrays: bool,
+    /// With distinct lists: the output read so far (items are cut from it).
+    text: Vec<u8>,
 }
 
 impl Default for KeyTracker {
@@ -117,10 +245,18 @@ impl Default for KeyTracker {
 }
 
 impl KeyTracker {
-    /// A tracker at the start of the output; `arrays`: does the grammar keep the strings
+    /// A tracker at the start of the output; `arrays`: does the grammar keep the items
     /// of some arrays distinct (see [`EntryQuery`])? Without, arrays are never tracked.
     pub fn new(arrays: bool) -> KeyTracker {
-        KeyTracker { frames: Vec::new(), lex: Lex::Outside, key: Vec::new(), undo: Vec::new(), marks: Vec::new(), arrays }
+        KeyTracker {
+            frames: Vec::new(),
+            lex: Lex::Outside,
+            key: Vec::new(),
+            undo: Vec::new(),
+            marks: Vec::new(),
+            arrays,
+            text: Vec::new(),
+        }
     }
 }
 
@@ -151,8 +287,11 @@ impl Seen<'_> {
 
 /// What reading a token's bytes on top of the tracker would do.
 pub(crate) enum Outcome<'a> {
-    /// It closes a key already in its object.
+    /// It closes a key already in its object, or an item already in its array.
     Repeat,
+    /// It reaches an array of distinct values, which the simulation does not follow: the
+    /// caller reads the bytes into a copy of the tracker.
+    Values,
     /// It ends inside a key whose text so far (`written`) starts a key already in its
     /// object (in `set`, or closed by the same bytes: `extra`): whether it can still be
     /// finished as a new one is for [`fresh_key`].
@@ -161,14 +300,26 @@ pub(crate) enum Outcome<'a> {
     Fine,
 }
 
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Does byte `b`, read between strings, start a JSON value?
+fn starts_value(b: u8) -> bool {
+    !is_ws(b) && !matches!(b, b']' | b'}' | b',' | b':')
+}
+
 impl KeyTracker {
     /// Reads an accepted token's bytes (`query`: the parser, standing where they start).
     /// Returns false, changing nothing, if they repeat a key or a distinct item.
     pub fn push_token(&mut self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<bool> {
-        self.marks.push(self.undo.len());
+        self.marks.push((self.undo.len(), self.text.len()));
         for (i, &b) in bytes.iter().enumerate() {
+            if self.arrays {
+                self.text.push(b);
+            }
             match self.step(b, i, query) {
-                Ok(true) => {}
+                Ok(true) => self.narrow_live(),
                 Ok(false) => {
                     self.rollback(1);
                     return Ok(false);
@@ -185,35 +336,45 @@ impl KeyTracker {
     /// Undoes the last `n` tokens read by [`KeyTracker::push_token`] (fewer if fewer were).
     pub fn rollback(&mut self, n: usize) {
         let keep = self.marks.len().saturating_sub(n);
-        let Some(&to) = self.marks.get(keep) else { return };
+        let Some(&(to, text_len)) = self.marks.get(keep) else { return };
         self.marks.truncate(keep);
+        self.text.truncate(text_len);
         while self.undo.len() > to {
-            match self.undo.pop() {
-                Some(Undo::Lex(l)) => self.lex = l,
-                Some(Undo::Push) => {
-                    self.frames.pop();
+            let Some(u) = self.undo.pop() else { break };
+            self.undo_one(u);
+        }
+    }
+
+    fn undo_one(&mut self, u: Undo) {
+        match u {
+            Undo::Lex(l) => self.lex = l,
+            Undo::Push => {
+                self.frames.pop();
+            }
+            Undo::Pop(f) => self.frames.push(f),
+            Undo::KeyByte => {
+                self.key.pop();
+            }
+            Undo::Close(k) => {
+                if let Some(f) = self.frames.last_mut() {
+                    f.keys.remove(&k);
                 }
-                Some(Undo::Pop(f)) => self.frames.push(f),
-                Some(Undo::Expect(e)) => {
-                    if let Some(f) = self.frames.last_mut() {
-                        f.expect_key = e;
-                    }
+                self.key = k.into_vec();
+            }
+            Undo::Live(d, live) => {
+                if let Some(f) = self.frames.get_mut(d) {
+                    f.live = live;
                 }
-                Some(Undo::KeyByte) => {
-                    self.key.pop();
+            }
+            other => {
+                let Some(f) = self.frames.last_mut() else { return };
+                match other {
+                    Undo::Expect(e) => f.expect_key = e,
+                    Undo::Distinct(d) => f.distinct = d,
+                    Undo::Item(i) => f.item = i,
+                    Undo::Value => f.values.pop(),
+                    _ => {}
                 }
-                Some(Undo::Close(k)) => {
-                    if let Some(f) = self.frames.last_mut() {
-                        f.keys.remove(&k);
-                    }
-                    self.key = k.into_vec();
-                }
-                Some(Undo::Distinct(d)) => {
-                    if let Some(f) = self.frames.last_mut() {
-                        f.distinct = d;
-                    }
-                }
-                None => break,
             }
         }
     }
@@ -230,47 +391,120 @@ impl KeyTracker {
         }
     }
 
-    /// Does a string opened at byte `at` (of the bytes being read) start a tracked one?
-    /// Decides an array's `distinct` on its first string item.
-    fn opens_tracked(&mut self, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
-        let Some(f) = self.frames.last() else { return Ok(false) };
-        if !f.expect_key || f.distinct == Some(false) {
-            return Ok(false);
+    fn set_item(&mut self, item: Option<usize>) {
+        if let Some(f) = self.frames.last_mut() {
+            self.undo.push(Undo::Item(f.item));
+            f.item = item;
         }
-        if f.distinct.is_none() {
-            let d = query.distinct_entry_at(at)?;
-            self.undo.push(Undo::Distinct(None));
-            if let Some(f) = self.frames.last_mut() {
-                f.distinct = Some(d);
-            }
-            return Ok(d);
-        }
-        Ok(true)
     }
 
-    /// Reads byte `i` of a token (`b`); false if it closes a repeated key (the byte is
-    /// then half read: the caller rolls back).
+    /// A value starts with byte `b`, at `at` (of the bytes being read), the last byte of
+    /// `text`: if it is an item of the top array, decides how the array is tracked (on
+    /// its first item, asking the parser whether it is a string of a distinct list) and
+    /// opens the item. Returns how it is tracked.
+    fn begin_value(&mut self, b: u8, at: usize, query: &mut dyn EntryQuery) -> Result<Distinct> {
+        let Some(f) = self.frames.last() else { return Ok(Distinct::No) };
+        if !f.awaits_item() {
+            return Ok(Distinct::No);
+        }
+        let kind = match f.distinct {
+            Some(d) => d,
+            None => {
+                let strings = b == b'"' && query.distinct_entry_at(at, Distinct::Strings)?;
+                let d = if strings { Distinct::Strings } else { Distinct::No };
+                self.undo.push(Undo::Distinct(None));
+                if let Some(f) = self.frames.last_mut() {
+                    f.distinct = Some(d);
+                }
+                d
+            }
+        };
+        // An array's item has started: no value is one until the next comma.
+        self.set_expect(false);
+        if kind == Distinct::Values {
+            self.set_item(Some(self.text.len() - 1));
+            let d = self.frames.len() - 1;
+            let all: Vec<Live> = (0..self.frames[d].values.len() as u32).map(|index| Live { index, as_written: true }).collect();
+            let old = std::mem::replace(&mut self.frames[d].live, all);
+            self.undo.push(Undo::Live(d, old));
+        }
+        Ok(kind)
+    }
+
+    /// After a byte is read: drops from each open item's `live` the earlier items it can
+    /// no longer become.
+    fn narrow_live(&mut self) {
+        for d in 0..self.frames.len() {
+            let f = &self.frames[d];
+            let Some(start) = f.item.filter(|_| !f.live.is_empty()) else { continue };
+            let at = match self.lex {
+                Lex::Key { .. } => ByteAt::Key,
+                Lex::Str { .. } => ByteAt::StringValue,
+                Lex::Outside => ByteAt::Outside,
+            };
+            if let Some(live) = f.values.still_live(&self.text[start..], &f.live, at) {
+                let old = std::mem::replace(&mut self.frames[d].live, live);
+                self.undo.push(Undo::Live(d, old));
+            }
+        }
+    }
+
+    /// The top array's open item ends at the last byte of `text` (a `,` or `]`): false if
+    /// it equals an earlier item.
+    fn close_item(&mut self) -> bool {
+        let Some(f) = self.frames.last() else { return true };
+        let Some(start) = f.item else { return true };
+        let end = self.text.len() - 1;
+        if let Some(v) = item_values::parse(&self.text[start..end]) {
+            let key = v.key();
+            if f.values.contains(&key) {
+                return false;
+            }
+            if let Some(f) = self.frames.last_mut() {
+                f.values.push(key, v, &self.text[start..end]);
+            }
+            self.undo.push(Undo::Value);
+        }
+        self.set_item(None);
+        true
+    }
+
+    /// Reads byte `i` of a token (`b`); false if it closes a repeated key or item (the
+    /// byte is then half read: the caller rolls back).
     fn step(&mut self, b: u8, i: usize, query: &mut dyn EntryQuery) -> Result<bool> {
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
-                    self.frames.push(Frame::new(b == b'{', self.arrays));
+                    self.begin_value(b, i, query)?;
+                    let values = b == b'[' && self.arrays && query.distinct_entry_at(i, Distinct::Values)?;
+                    self.frames.push(Frame::new(b == b'{', self.arrays, values));
                     self.undo.push(Undo::Push);
                 }
                 b'}' | b']' => {
+                    if b == b']' && !self.close_item() {
+                        return Ok(false);
+                    }
                     if let Some(f) = self.frames.pop() {
                         self.undo.push(Undo::Pop(f));
                     }
                 }
-                b',' if !self.frames.is_empty() => self.set_expect(true),
+                b',' if !self.frames.is_empty() => {
+                    if !self.close_item() {
+                        return Ok(false);
+                    }
+                    self.set_expect(true)
+                }
                 b':' if self.in_object() => self.set_expect(false),
                 b'"' => {
-                    let tracked = self.opens_tracked(i, query)?;
+                    let tracked = if self.in_object() {
+                        self.frames.last().is_some_and(|f| f.expect_key)
+                    } else {
+                        self.begin_value(b, i, query)? == Distinct::Strings
+                    };
                     self.set_lex(if tracked { Lex::Key { escape: false } } else { Lex::Str { escape: false } });
-                    // An array's item has started: no string is one until the next comma.
-                    if !self.in_object() {
-                        self.set_expect(false);
-                    }
+                }
+                _ if starts_value(b) => {
+                    self.begin_value(b, i, query)?;
                 }
                 _ => {}
             },
@@ -310,7 +544,7 @@ impl KeyTracker {
 
     /// May the next string be a tracked one? (For an array not yet decided: maybe.)
     fn expecting_key(&self) -> bool {
-        self.frames.last().is_some_and(|f| f.expect_key && f.distinct != Some(false))
+        self.frames.last().is_some_and(|f| f.expect_key && f.distinct != Some(Distinct::No))
     }
 
     /// Is the tracker inside a key?
@@ -324,6 +558,11 @@ impl KeyTracker {
         let Lex::Key { escape } = self.lex else { return None };
         let set = self.frames.last().map(|f| &f.keys);
         Some((&self.key, escape, Seen { set, extra: &[] }))
+    }
+
+    /// Is the key being written one that only keys already in its object start?
+    pub(crate) fn key_cornered(&self) -> bool {
+        self.open_key().is_some_and(|(w, _, seen)| !seen.is_empty() && seen.has_prefix(w))
     }
 
     /// Is `token` sure to touch no key, by its shape alone? True for a token with one `"`
@@ -343,6 +582,40 @@ impl KeyTracker {
     /// Does any open object have a key yet? If not, no token can repeat one.
     pub(crate) fn has_keys(&self) -> bool {
         self.frames.iter().any(|f| !f.keys.is_empty())
+    }
+
+    /// Does some open array keep its items distinct as values?
+    pub(crate) fn tracks_values(&self) -> bool {
+        self.arrays && self.frames.iter().any(|f| f.distinct == Some(Distinct::Values))
+    }
+
+    /// Is some open item of a distinct array (or the next one, where an array of distinct
+    /// values waits for one) still able to become an earlier item of its array? If not,
+    /// no token can make an open item a repeat: only a token that starts a new item can
+    /// (one with a `,`).
+    pub(crate) fn items_may_repeat(&self) -> bool {
+        self.arrays
+            && self.frames.iter().enumerate().any(|(d, f)| {
+                f.distinct == Some(Distinct::Values)
+                    && match f.item {
+                        Some(_) => !f.live.is_empty(),
+                        // Waiting for an item: one right after a `,` (at this depth).
+                        None => f.expect_key && d + 1 == self.frames.len() && f.values.len() > 0,
+                    }
+            })
+    }
+
+    /// Is some open item of a distinct array already an earlier item of its array, however
+    /// it is finished (see [`item_values::fixed`])?
+    fn items_fixed_as_repeats(&self) -> bool {
+        self.frames.iter().any(|f| {
+            f.item.is_some_and(|start| item_values::fixed(&self.text[start..]).is_some_and(|v| f.values.contains(&v.key())))
+        })
+    }
+
+    /// Is the tracker inside a string (a key or a value)?
+    fn in_string(&self) -> bool {
+        self.lex != Lex::Outside
     }
 
     /// The rest of every key of the current object that starts with the key being
@@ -366,9 +639,13 @@ impl KeyTracker {
         Sim::new(self).run(bytes, query)
     }
 
-    /// Where the first repeated key of `bytes` starts (the byte after its opening quote),
-    /// read on top of the tracker; None if `bytes` repeat no key.
+    /// Where the first repeated key or item of `bytes` starts (for a key, the byte after
+    /// its opening quote; for an item, its first byte, or 0 if it started before `bytes`),
+    /// read on top of the tracker; None if `bytes` repeat nothing.
     pub(crate) fn first_repeat(&self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<Option<usize>> {
+        if self.arrays {
+            return self.first_repeat_read(bytes, query);
+        }
         let mut sim = Sim::new(self);
         // A key open before `bytes` starts at 0.
         let mut start = 0;
@@ -383,6 +660,203 @@ impl KeyTracker {
         }
         Ok(None)
     }
+
+    /// [`KeyTracker::first_repeat`] read byte by byte into a copy: items compared as
+    /// values need the whole check.
+    fn first_repeat_read(&self, bytes: &[u8], query: &mut dyn EntryQuery) -> Result<Option<usize>> {
+        let mut t = self.clone();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let before = t.lex;
+            if !t.push_token(&[b], &mut Shifted { query: &mut *query, by: i })? {
+                if matches!(before, Lex::Key { .. }) {
+                    return Ok(Some(start));
+                }
+                let item = t.frames.last().and_then(|f| f.item).unwrap_or(0);
+                return Ok(Some(item.saturating_sub(self.text.len())));
+            }
+            if before == Lex::Outside && matches!(t.lex, Lex::Key { .. }) {
+                start = i + 1;
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A query about bytes read from offset `by` of the bytes it was made for.
+struct Shifted<'q> {
+    query: &'q mut dyn EntryQuery,
+    by: usize,
+}
+
+impl EntryQuery for Shifted<'_> {
+    fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
+        self.query.distinct_entry_at(offset + self.by, kind)
+    }
+}
+
+/// Accepts the bytes after which some open item of a distinct array may still become an
+/// earlier item of its array (see [`KeyTracker::items_may_repeat`]), and every byte after
+/// one that closes a repeated item. Walking the token trie with it finds, besides the
+/// tokens with a comma, the only tokens that can repeat an item or leave one that can only
+/// repeat: an item that can no longer become an earlier one never can again, however it
+/// goes on, and without a comma no array gets a new item that could.
+pub(crate) struct MayRepeat {
+    tracker: KeyTracker,
+    depth: usize,
+    /// The depth of the byte that closed a repeated item (not read into the tracker).
+    repeated_at: Option<usize>,
+}
+
+impl MayRepeat {
+    /// A recognizer standing where `tracker` does.
+    pub(crate) fn new(tracker: KeyTracker) -> MayRepeat {
+        MayRepeat { tracker, depth: 0, repeated_at: None }
+    }
+}
+
+impl ByteRecognizer for MayRepeat {
+    fn push_byte(&mut self, b: u8) -> bool {
+        if self.repeated_at.is_none() {
+            // Arrays opened here have no item yet: which lists they are does not matter.
+            match self.tracker.push_token(&[b], &mut NoDistinctLists) {
+                Ok(true) if self.tracker.items_may_repeat() => {}
+                Ok(true) => {
+                    self.tracker.rollback(1);
+                    return false;
+                }
+                Ok(false) | Err(_) => self.repeated_at = Some(self.depth),
+            }
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn pop_bytes(&mut self, n: usize) {
+        for _ in 0..n {
+            self.depth -= 1;
+            match self.repeated_at {
+                Some(d) if d == self.depth => self.repeated_at = None,
+                Some(_) => {}
+                None => self.tracker.rollback(1),
+            }
+        }
+    }
+}
+
+/// A recognizer that also tells where an entry of a distinct list may start: the
+/// grammar, for [`fresh_item`].
+pub(crate) trait EntryRecognizer: ByteRecognizer {
+    /// Does the grammar expect an entry of a distinct list of `kind` where the recognizer
+    /// stands (see [`EntryQuery::distinct_entry_at`])?
+    fn entry_here(&self, kind: Distinct) -> bool;
+
+    /// A superset of the bytes the recognizer may accept next (256 bits), to try only
+    /// those.
+    fn next_bytes(&self) -> [u64; 4];
+}
+
+/// The recognizer's answer, for a single byte read on top of it.
+struct Here<'r, R>(&'r R);
+
+impl<R: EntryRecognizer> EntryQuery for Here<'_, R> {
+    fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
+        Ok(offset == 0 && self.0.entry_here(kind))
+    }
+}
+
+/// Can the output go on so that no open item of a distinct array (see
+/// [`KeyTracker::items_may_repeat`]) may still become an earlier one, with no key left
+/// that only written keys start? `tracker` and `rec` stand at the same place; both are
+/// left as they were. Returns the bytes that prove it, or None if every way on the
+/// grammar allows repeats an item.
+///
+/// Depth-first over the grammar's next bytes, trying at each step first whether one byte
+/// suffices; whitespace is followed only where nothing else may come (it changes no
+/// value). Fails past `max_steps` bytes tried.
+///
+/// `open_keys`: can every half-written key be finished in infinitely many ways (then a
+/// key that written keys start needs no search)?
+pub(crate) fn fresh_item<R: EntryRecognizer>(
+    tracker: &mut KeyTracker,
+    rec: &mut R,
+    open_keys: bool,
+    max_steps: usize,
+) -> Result<Option<Vec<u8>>> {
+    let settled = |t: &KeyTracker| !t.items_may_repeat() && (open_keys || !t.key_cornered());
+    if settled(tracker) {
+        return Ok(Some(Vec::new()));
+    }
+    let mut steps = 0usize;
+    let mut path: Vec<u8> = Vec::new();
+    // Per level: the bytes still to try.
+    let mut levels: Vec<Vec<u8>> = Vec::new();
+    let found = 'search: loop {
+        if levels.len() == path.len() {
+            // A new level: the bytes the grammar and the tracker accept here, one of which
+            // may settle it at once.
+            let mut next = Vec::new();
+            let maybe = rec.next_bytes();
+            for b in (0..=255u8).filter(|&b| maybe[(b >> 6) as usize] >> (b & 63) & 1 == 1) {
+                if !rec.push_byte(b) {
+                    continue;
+                }
+                rec.pop_bytes(1);
+                steps += 1;
+                if steps > max_steps {
+                    return Err(Error::LimitExceeded {
+                        limit: "max_fresh_item_steps",
+                        value: max_steps,
+                        context: "the search for a way to finish an item of a uniqueItems array as a new value".into(),
+                    });
+                }
+                crate::util::interrupt::check()?;
+                if !tracker.push_token(&[b], &mut Here(&*rec))? {
+                    continue;
+                }
+                let done = settled(tracker);
+                // An item whose value can no longer change (`0e+0…`, a closed string) and
+                // repeats an earlier one leads nowhere, however it is spelled on.
+                let dead = !done && tracker.items_fixed_as_repeats();
+                tracker.rollback(1);
+                if done {
+                    path.push(b);
+                    break 'search true;
+                }
+                if !dead {
+                    next.push(b);
+                }
+            }
+            // Whitespace between values changes none: followed only where nothing else
+            // may come.
+            if !tracker.in_string() && next.iter().any(|&b| !is_ws(b)) {
+                next.retain(|&b| !is_ws(b));
+            }
+            next.reverse();
+            levels.push(next);
+        }
+        let Some(level) = levels.last_mut() else { break false };
+        match level.pop() {
+            Some(b) => {
+                tracker.push_token(&[b], &mut Here(&*rec))?;
+                rec.push_byte(b);
+                path.push(b);
+            }
+            None => {
+                levels.pop();
+                if path.pop().is_none() {
+                    break false;
+                }
+                rec.pop_bytes(1);
+                tracker.rollback(1);
+            }
+        }
+    };
+    // Leave both as they were (the last byte of a found path was never pushed).
+    let pushed = if found { path.len() - 1 } else { path.len() };
+    rec.pop_bytes(pushed);
+    tracker.rollback(pushed);
+    Ok(found.then_some(path))
 }
 
 /// Accepts the prefixes of a sorted list of byte strings: walking the token trie with it
@@ -431,23 +905,27 @@ type KeysSeen<'a> = (Option<&'a BTreeSet<Box<[u8]>>>, Vec<Vec<u8>>);
 struct LocalFrame {
     object: bool,
     expect_key: bool,
-    distinct: Option<bool>,
+    distinct: Option<Distinct>,
     keys: Vec<Vec<u8>>,
 }
 
 /// A read-only run of bytes on top of a tracker: frames below `base_depth` are the
 /// tracker's (with keys added to the innermost of them in `base_added`), the rest local.
+/// It keeps keys and strings only: the caller runs it where no array of distinct values
+/// is open, and it stops (`values`) where one starts.
 struct Sim<'a> {
     base: &'a KeyTracker,
     base_depth: usize,
     /// `expect_key` of the tracker's frame `base_depth - 1`, once changed here.
     base_expect: Option<bool>,
     /// `distinct` of that frame, once decided here.
-    base_distinct: Option<bool>,
+    base_distinct: Option<Distinct>,
     base_added: Vec<Vec<u8>>,
     local: Vec<LocalFrame>,
     lex: Lex,
     key: Vec<u8>,
+    /// Did an item of an array of distinct values start?
+    values: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -461,11 +939,12 @@ impl<'a> Sim<'a> {
             local: Vec::new(),
             lex: base.lex,
             key: if matches!(base.lex, Lex::Key { .. }) { base.key.clone() } else { Vec::new() },
+            values: false,
         }
     }
 
     /// The innermost open container: (object, expect_key, distinct).
-    fn top(&self) -> Option<(bool, bool, Option<bool>)> {
+    fn top(&self) -> Option<(bool, bool, Option<Distinct>)> {
         match self.local.last() {
             Some(f) => Some((f.object, f.expect_key, f.distinct)),
             None if self.base_depth > 0 => {
@@ -476,21 +955,27 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// [`KeyTracker::opens_tracked`] on the simulated frames.
-    fn opens_tracked(&mut self, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
-        let Some((_, expect, distinct)) = self.top() else { return Ok(false) };
-        if !expect || distinct == Some(false) {
-            return Ok(false);
+    /// [`KeyTracker::begin_value`] on the simulated frames.
+    fn begin_value(&mut self, b: u8, at: usize, query: &mut dyn EntryQuery) -> Result<Distinct> {
+        let Some((object, expect, distinct)) = self.top() else { return Ok(Distinct::No) };
+        if object || !expect {
+            return Ok(Distinct::No);
         }
-        if distinct.is_some() {
-            return Ok(true);
-        }
-        let d = query.distinct_entry_at(at)?;
-        match self.local.last_mut() {
-            Some(f) => f.distinct = Some(d),
-            None => self.base_distinct = Some(d),
-        }
-        Ok(d)
+        let kind = match distinct {
+            Some(d) => d,
+            None => {
+                let strings = b == b'"' && query.distinct_entry_at(at, Distinct::Strings)?;
+                let d = if strings { Distinct::Strings } else { Distinct::No };
+                match self.local.last_mut() {
+                    Some(f) => f.distinct = Some(d),
+                    None => self.base_distinct = Some(d),
+                }
+                d
+            }
+        };
+        self.set_expect(false);
+        self.values |= kind == Distinct::Values;
+        Ok(kind)
     }
 
     fn set_expect(&mut self, e: bool) {
@@ -514,7 +999,10 @@ impl<'a> Sim<'a> {
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
-                    let Frame { object, expect_key, distinct, .. } = Frame::new(b == b'{', self.base.arrays);
+                    self.begin_value(b, i, query)?;
+                    let values = b == b'[' && self.base.arrays && query.distinct_entry_at(i, Distinct::Values)?;
+                    self.values |= values;
+                    let Frame { object, expect_key, distinct, .. } = Frame::new(b == b'{', self.base.arrays, values);
                     self.local.push(LocalFrame { object, expect_key, distinct, keys: Vec::new() })
                 }
                 // Closes a local container (popped in the guard) or else a tracker's one.
@@ -527,15 +1015,19 @@ impl<'a> Sim<'a> {
                 b',' if self.top().is_some() => self.set_expect(true),
                 b':' if self.top().is_some_and(|(o, ..)| o) => self.set_expect(false),
                 b'"' => {
-                    if self.opens_tracked(i, query)? {
+                    let tracked = match self.top() {
+                        Some((true, expect, _)) => expect,
+                        _ => self.begin_value(b, i, query)? == Distinct::Strings,
+                    };
+                    if tracked {
                         self.lex = Lex::Key { escape: false };
                         self.key.clear();
                     } else {
                         self.lex = Lex::Str { escape: false };
                     }
-                    if self.top().is_some_and(|(o, ..)| !o) {
-                        self.set_expect(false);
-                    }
+                }
+                _ if starts_value(b) => {
+                    self.begin_value(b, i, query)?;
                 }
                 _ => {}
             },
@@ -565,6 +1057,9 @@ impl<'a> Sim<'a> {
         for (i, &b) in bytes.iter().enumerate() {
             if !self.step(b, i, query)? {
                 return Ok(Outcome::Repeat);
+            }
+            if self.values {
+                return Ok(Outcome::Values);
             }
         }
         let Lex::Key { escape } = self.lex else { return Ok(Outcome::Fine) };

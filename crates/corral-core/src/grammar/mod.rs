@@ -18,6 +18,7 @@ use crate::limits::Limits;
 use crate::util::interrupt::{self, Scope};
 
 pub mod distinct_keys;
+pub(crate) mod item_values;
 pub mod lower;
 pub mod perm;
 mod pieces;

@@ -22,6 +22,7 @@
 //! Entries are distinct nonterminals, so which entry a production adds is known from it.
 
 use super::sym::Sym;
+use crate::frontend::ast::Distinct;
 
 /// A `perm!` in a normalized grammar.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,10 +37,10 @@ pub struct Perm {
     pub required: Vec<bool>,
     /// Per entry: may it appear more than once?
     pub repeat: Vec<bool>,
-    /// Per entry: must its occurrences be distinct JSON strings? Checked at run time by
-    /// [`crate::grammar::distinct_keys`], not by the list's state; such an entry stays a
-    /// nonterminal of its own, so that the parser can tell where one may start.
-    pub distinct: Vec<bool>,
+    /// Per entry: must its occurrences be distinct JSON strings or values? Checked at run
+    /// time by [`crate::grammar::distinct_keys`], not by the list's state; such an entry
+    /// stays a nonterminal of its own, so that the parser can tell where one may start.
+    pub distinct: Vec<Distinct>,
     /// Least number of entries in all.
     pub min: u32,
     /// Most (None: no bound).
@@ -280,7 +281,7 @@ mod tests {
             entries: (0..required.len() as u32).map(Sym::n).collect(),
             required: required.to_vec(),
             repeat: repeat.to_vec(),
-            distinct: vec![false; required.len()],
+            distinct: vec![Distinct::No; required.len()],
             min,
             max,
             prod_entry: Vec::new(),

@@ -10,8 +10,9 @@ use super::state_mask::StateMask;
 use super::walker::DfaWalker;
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result};
+use crate::frontend::ast::Distinct;
 use crate::frontend::regex;
-use crate::grammar::distinct_keys::{KeyTracker, NoDistinctLists};
+use crate::grammar::distinct_keys::{EntryRecognizer, KeyTracker, NoDistinctLists};
 use crate::grammar::Grammar;
 use crate::limits::Limits;
 use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay, ReadEntries};
@@ -228,6 +229,22 @@ impl Probe<'_> {
         match self {
             Probe::Dfa(_) => None,
             Probe::Cfg(ov) => ov.error.take(),
+        }
+    }
+}
+
+impl EntryRecognizer for Probe<'_> {
+    fn entry_here(&self, kind: Distinct) -> bool {
+        match self {
+            Probe::Dfa(_) => false,
+            Probe::Cfg(ov) => ov.expects_distinct_entry(kind),
+        }
+    }
+
+    fn next_bytes(&self) -> [u64; 4] {
+        match self {
+            Probe::Dfa(_) => [u64::MAX; 4],
+            Probe::Cfg(ov) => ov.next_bytes(),
         }
     }
 }

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::grammar::distinct_keys::fresh_item;
 use crate::grammar::distinct_keys::{EntryQuery, KeyTracker, NoDistinctLists, Outcome, Seen};
 use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::parser::{advance_chart, AheadEntries, Chart, Overlay, ReadEntries};
-use crate::vocab::TokenKind;
+use crate::vocab::{ByteRecognizer, TokenKind};
 
 mod intersection;
 
@@ -38,6 +39,8 @@ pub struct Matcher {
     state: State,
     /// The keys of the open JSON objects, for a grammar with distinct keys.
     keys: Option<KeyTracker>,
+    /// Does the grammar keep the items of some arrays distinct as values?
+    value_lists: bool,
 }
 
 /// What `fill_mask` found.
@@ -57,8 +60,9 @@ impl Matcher {
         };
         // An intersection's parts keep their own keys.
         let arrays = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_distinct_lists());
+        let value_lists = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_value_lists());
         let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none()).then(|| KeyTracker::new(arrays));
-        Matcher { grammar, state, keys }
+        Matcher { grammar, state, keys, value_lists }
     }
 
     /// The compiled grammar.
@@ -135,17 +139,36 @@ impl Matcher {
     fn drop_repeated_keys(&self, out: &mut [u32]) -> Result<u32> {
         let Some(keys) = &self.keys else { return Ok(0) };
         let mut cleared = 0;
-        // One recognizer at this position serves every probe (each pops what it pushed).
+        // One recognizer at this position serves every probe (each pops what it pushed),
+        // and one copy of the tracker every token read into one (each rolled back).
         let mut probe = None;
-        let mut check = |t: u32, out: &mut [u32]| -> Result<()> {
+        let mut scratch = None;
+        // `items`: check items of distinct arrays too (else keys only).
+        let mut check = |t: u32, items: bool, out: &mut [u32]| -> Result<()> {
             let (word, bit) = ((t >> 5) as usize, 1u32 << (t & 31));
-            if out[word] & bit != 0 && !self.keeps_keys_distinct(keys, t, &mut probe)? {
+            if out[word] & bit != 0 && !self.keeps_keys_distinct(keys, t, items, &mut probe, &mut scratch)? {
                 out[word] &= !bit;
                 cleared += 1;
             }
             Ok(())
         };
         let vocab = self.grammar.vocab();
+        if self.value_lists {
+            // A token can repeat an item, or leave one that can only repeat, by starting a
+            // new item (it has a comma) or by spelling on an item that may still become an
+            // earlier one (found by walking the trie along such items).
+            if keys.items_may_repeat() {
+                let mut walk = crate::grammar::distinct_keys::MayRepeat::new(keys.clone());
+                let mut spelled: Vec<u32> = Vec::new();
+                vocab.trie().walk(&mut walk, |t| spelled.push(t));
+                for t in spelled {
+                    check(t, true, out)?;
+                }
+            }
+            for &t in &vocab.quote_tokens().commas {
+                check(t, true, out)?;
+            }
+        }
         let half_written = !self.grammar.grammar().key_endings_infinite();
         let in_key = keys.in_key();
         // A token with one quote, read outside a key, cannot close a key: it only matters
@@ -162,14 +185,14 @@ impl Matcher {
         for q in &vocab.quote_tokens().all {
             let needed = q.quotes >= 2 || (q.quotes == 1 && !in_key && half_written && !keys.passes_untouched(q));
             if q.quotes >= min_quotes && needed {
-                check(q.id, out)?;
+                check(q.id, false, out)?;
             }
         }
         if in_key {
             let rests = keys.key_extensions();
             for rest in &rests {
                 for &t in vocab.single_quote_tokens_after(rest) {
-                    check(t, out)?;
+                    check(t, false, out)?;
                 }
             }
             if half_written && !rests.is_empty() {
@@ -178,21 +201,35 @@ impl Matcher {
                 let mut prefixes = crate::grammar::distinct_keys::PrefixesOf::new(rests);
                 vocab.trie().walk(&mut prefixes, |t| spelled.push(t));
                 for t in spelled {
-                    check(t, out)?;
+                    check(t, false, out)?;
                 }
             }
         }
         Ok(cleared)
     }
 
-    /// Does normal token `t` keep the output's object keys distinct (and leave a key half
-    /// written only where a new key can still be finished)? `probe`: a recognizer at this
-    /// position, made on first need and kept for the next call.
-    fn keeps_keys_distinct<'a>(&'a self, keys: &KeyTracker, t: u32, probe: &mut Option<Probe<'a>>) -> Result<bool> {
+    /// Does normal token `t` keep the output's object keys and distinct items distinct
+    /// (and leave a key or item half written only where a new one can still be
+    /// finished)? `items`: check the items of arrays of distinct values too (the mask
+    /// knows which tokens cannot touch them). `probe`: a recognizer at this position,
+    /// `scratch`: a copy of the tracker, each made on first need and kept for the next
+    /// call.
+    fn keeps_keys_distinct<'a>(
+        &'a self,
+        keys: &KeyTracker,
+        t: u32,
+        items: bool,
+        probe: &mut Option<Probe<'a>>,
+        scratch: &mut Option<KeyTracker>,
+    ) -> Result<bool> {
         let bytes = self.grammar.vocab().token_bytes(t);
+        if items && keys.tracks_values() {
+            return self.keeps_items_distinct(keys, bytes, probe, scratch);
+        }
         match keys.simulate(bytes, &mut *self.entries_ahead(bytes))? {
             Outcome::Fine => Ok(true),
             Outcome::Repeat => Ok(false),
+            Outcome::Values => self.keeps_items_distinct(keys, bytes, probe, scratch),
             Outcome::OpenKey { .. } if self.grammar.grammar().key_endings_infinite() => Ok(true),
             Outcome::OpenKey { written, escape, set, extra } => {
                 let seen = Seen { set, extra: &extra };
@@ -207,6 +244,44 @@ impl Matcher {
                 }
             }
         }
+    }
+
+    /// [`Matcher::keeps_keys_distinct`] where an array of distinct values is open or
+    /// starts: `bytes` are read into a copy of the tracker; if an item they leave open
+    /// may still become an earlier one, [`fresh_item`] looks for a way on to a new one.
+    fn keeps_items_distinct<'a>(
+        &'a self,
+        keys: &KeyTracker,
+        bytes: &[u8],
+        probe: &mut Option<Probe<'a>>,
+        scratch: &mut Option<KeyTracker>,
+    ) -> Result<bool> {
+        let tracker = scratch.get_or_insert_with(|| keys.clone());
+        if !tracker.push_token(bytes, &mut *self.entries_ahead(bytes))? {
+            return Ok(false);
+        }
+        let open_keys = self.grammar.grammar().key_endings_infinite();
+        let found = if tracker.items_may_repeat() || (!open_keys && tracker.key_cornered()) {
+            let rec = match probe {
+                Some(p) => p,
+                None => probe.insert(self.grammar.probe(self.at())?),
+            };
+            let read = bytes.iter().take_while(|&&b| rec.push_byte(b)).count();
+            let found = if read == bytes.len() {
+                fresh_item(tracker, rec, open_keys, self.grammar.limits().max_fresh_item_steps).map(|p| p.is_some())
+            } else {
+                Ok(false)
+            };
+            rec.pop_bytes(read);
+            match rec.take_error() {
+                Some(e) => Err(e),
+                None => found,
+            }
+        } else {
+            Ok(true)
+        };
+        tracker.rollback(1);
+        found
     }
 
     /// Like [`Matcher::fill_mask`], but the slow way, a reference for tests: for a
@@ -282,10 +357,12 @@ impl Matcher {
         }
     }
 
-    /// A completion whose objects repeat no key: the grammar's completion, where each
-    /// repeated key is replaced, from its opening quote on, by a new key
-    /// ([`crate::grammar::distinct_keys::fresh_key`]) after which the grammar completes again. Each
-    /// round fixes the first repeat, so the loop ends within `max_bytes`.
+    /// A completion whose objects repeat no key and whose distinct arrays no item: the
+    /// grammar's completion, where each repeated key is replaced, from its opening quote
+    /// on, by a new key ([`crate::grammar::distinct_keys::fresh_key`]), and each repeated
+    /// item, from its start, by the start of a new one ([`fresh_item`]), after which the
+    /// grammar completes again. Each round fixes the first repeat, so the loop ends within
+    /// `max_bytes`.
     fn completion_with_distinct_keys(&self, max_bytes: usize) -> Result<Option<Vec<u8>>> {
         let mut cur = self.clone();
         let mut out: Vec<u8> = Vec::new();
@@ -300,10 +377,19 @@ impl Matcher {
             cur.push_bytes(&rest[..start])?;
             out.extend_from_slice(&rest[..start]);
             let Some(keys) = &cur.keys else { return Ok(None) };
-            let Some((written, escape, seen)) = keys.open_key() else { return Ok(None) };
             let found = {
                 let mut probe = cur.grammar.probe(cur.at())?;
-                let found = crate::grammar::distinct_keys::fresh_key(&mut probe, written, escape, &seen)?;
+                let found = match keys.open_key() {
+                    Some((written, escape, seen)) if !keys.tracks_values() => {
+                        crate::grammar::distinct_keys::fresh_key(&mut probe, written, escape, &seen)?
+                    }
+                    // An item that may only become an earlier one (or a key inside it).
+                    _ => {
+                        let open_keys = cur.grammar.grammar().key_endings_infinite();
+                        let steps = cur.grammar.limits().max_fresh_item_steps;
+                        fresh_item(&mut keys.clone(), &mut probe, open_keys, steps)?
+                    }
+                };
                 if let Some(e) = probe.take_error() {
                     return Err(e);
                 }
@@ -413,7 +499,7 @@ impl Matcher {
     fn keys_allow(&self, token: u32) -> bool {
         match &self.keys {
             None => true,
-            Some(keys) => self.keeps_keys_distinct(keys, token, &mut None).unwrap_or(false),
+            Some(keys) => self.keeps_keys_distinct(keys, token, true, &mut None, &mut None).unwrap_or(false),
         }
     }
 
@@ -431,7 +517,7 @@ impl Matcher {
         let kind = vocab.kind(token);
         if kind == TokenKind::Normal {
             if let Some(keys) = &self.keys {
-                if !self.keeps_keys_distinct(keys, token, &mut None)? {
+                if !self.keeps_keys_distinct(keys, token, true, &mut None, &mut None)? {
                     return Ok(false);
                 }
             }

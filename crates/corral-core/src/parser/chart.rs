@@ -113,15 +113,15 @@ impl Chart {
     }
 
     /// Does the grammar expect the entry of a distinct list (an item of a `uniqueItems`
-    /// array of strings) at byte position `pos` (0: before the first byte)? False where
-    /// no Earley set stands there (no terminal ends there, so no entry can start).
-    pub fn expects_distinct_entry(&self, g: &EarleyGrammar, pos: usize) -> bool {
+    /// array) of `kind` at byte position `pos` (0: before the first byte)? False where no
+    /// Earley set stands there (no terminal ends there, so no entry can start).
+    pub fn expects_distinct_entry(&self, g: &EarleyGrammar, pos: usize, kind: Distinct) -> bool {
         let Some(row) = self.rows.get(pos) else { return false };
         if row.set == NONE {
             return false;
         }
         let set = &self.sets[row.set as usize];
-        g.awaits_distinct_entry(&self.items[set.items.0 as usize..set.items.1 as usize])
+        g.awaits_distinct_entry(&self.items[set.items.0 as usize..set.items.1 as usize], kind)
     }
 
     /// May the input end here?

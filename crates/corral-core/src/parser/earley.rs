@@ -52,8 +52,8 @@ pub struct EarleyGrammar {
     /// Per nonterminal: the index of the `perm!` it is the list of, or `NONE`.
     pub(super) nt_perm: Vec<u32>,
     /// Per nonterminal: is it the entry of a `perm!` list whose occurrences must be
-    /// distinct strings (see [`crate::grammar::distinct_keys`])?
-    pub(super) distinct_entry: Vec<bool>,
+    /// distinct strings or values (see [`crate::grammar::distinct_keys`])?
+    pub(super) distinct_entry: Vec<Distinct>,
     /// Is some nonterminal such an entry?
     any_distinct_entry: bool,
     /// Per dotted rule: is the dot at the start (a predicted item)?
@@ -136,10 +136,10 @@ impl EarleyGrammar {
             })
             .collect();
         let (dr_perm, nt_perm) = perm_tables(&cfg, &first_dr, num_dotted);
-        let mut distinct_entry = vec![false; cfg.nonterminals.len()];
+        let mut distinct_entry = vec![Distinct::No; cfg.nonterminals.len()];
         for perm in &cfg.perms {
-            for (e, _) in perm.entries.iter().zip(&perm.distinct).filter(|(e, &d)| d && !e.is_terminal()) {
-                distinct_entry[e.index() as usize] = true;
+            for (e, &d) in perm.entries.iter().zip(&perm.distinct).filter(|(e, d)| d.any() && !e.is_terminal()) {
+                distinct_entry[e.index() as usize] = d;
             }
         }
         let mut dr_at_start = vec![false; num_dotted];
@@ -161,7 +161,7 @@ impl EarleyGrammar {
             dr_rank,
             dr_perm,
             nt_perm,
-            any_distinct_entry: distinct_entry.iter().any(|&d| d),
+            any_distinct_entry: distinct_entry.iter().any(|d| d.any()),
             distinct_entry,
             dr_at_start,
         }
@@ -181,11 +181,16 @@ impl EarleyGrammar {
         self.any_distinct_entry
     }
 
-    /// Do `items` (one Earley set's) wait for the entry of a distinct list?
-    pub(super) fn awaits_distinct_entry(&self, items: &[Item]) -> bool {
+    /// Does the grammar have a `perm!` list whose entries must be distinct values?
+    pub fn has_value_lists(&self) -> bool {
+        self.distinct_entry.contains(&Distinct::Values)
+    }
+
+    /// Do `items` (one Earley set's) wait for the entry of a distinct list of `kind`?
+    pub(super) fn awaits_distinct_entry(&self, items: &[Item], kind: Distinct) -> bool {
         items.iter().any(|it| {
             let next = self.dr_next[it.dr as usize];
-            next != NONE && next & (1 << 31) == 0 && self.distinct_entry[next as usize]
+            next != NONE && next & (1 << 31) == 0 && self.distinct_entry[next as usize] == kind
         })
     }
 

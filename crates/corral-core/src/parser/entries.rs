@@ -17,8 +17,11 @@ pub struct ReadEntries<'a> {
 }
 
 impl EntryQuery for ReadEntries<'_> {
-    fn distinct_entry_at(&mut self, offset: usize) -> Result<bool> {
-        Ok(self.grammar.has_distinct_lists() && self.chart.expects_distinct_entry(self.grammar, self.at + offset))
+    fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
+        if !self.grammar.has_distinct_lists() {
+            return Ok(false);
+        }
+        Ok(self.chart.expects_distinct_entry(self.grammar, self.at + offset, kind))
     }
 }
 
@@ -33,7 +36,7 @@ pub struct AheadEntries<'a> {
 }
 
 impl EntryQuery for AheadEntries<'_> {
-    fn distinct_entry_at(&mut self, offset: usize) -> Result<bool> {
+    fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
         if !self.grammar.has_distinct_lists() {
             return Ok(false);
         }
@@ -47,6 +50,6 @@ impl EntryQuery for AheadEntries<'_> {
                 };
             }
         }
-        Ok(ov.expects_distinct_entry())
+        Ok(ov.expects_distinct_entry(kind))
     }
 }

@@ -19,6 +19,7 @@ mod perm_tests;
 #[cfg(test)]
 mod tests;
 
+use crate::frontend::ast::Distinct;
 use chart::*;
 pub use chart::{advance_chart, Chart};
 pub use earley::EarleyGrammar;

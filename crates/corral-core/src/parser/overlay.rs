@@ -176,13 +176,13 @@ impl<'a> Overlay<'a> {
 
     /// Does the grammar expect the entry of a distinct list where the overlay stands (see
     /// [`Chart::expects_distinct_entry`])?
-    pub fn expects_distinct_entry(&self) -> bool {
+    pub fn expects_distinct_entry(&self, kind: Distinct) -> bool {
         let (row, _) = self.current_row();
         if row.set == NONE {
             return false;
         }
         let (set, chart) = self.set(row.set);
-        self.g.awaits_distinct_entry(&chart.items[set.items.0 as usize..set.items.1 as usize])
+        self.g.awaits_distinct_entry(&chart.items[set.items.0 as usize..set.items.1 as usize], kind)
     }
 
     /// The rows and sets read so far, to commit into the base chart.
@@ -363,6 +363,40 @@ impl<'a> Overlay<'a> {
         }
         let (set, chart) = self.set(row.set);
         (row.set, chart.expected[set.expected.0 as usize..set.expected.1 as usize].iter().map(|e| e.term).collect())
+    }
+
+    /// The bytes [`Overlay::push`] may accept here, as a 256-bit set: those on which an
+    /// open terminal's automaton moves on, or an expected one starts. A superset: a
+    /// terminal they complete may still be refused by the parse.
+    pub fn next_bytes(&self) -> [u64; 4] {
+        let terms = &self.g.cfg.terminals;
+        let mut set = [0u64; 4];
+        let (row, in_top) = match self.top.rows.last() {
+            Some(r) => (*r, true),
+            None => match self.base.rows.last() {
+                Some(r) => (*r, false),
+                None => return set,
+            },
+        };
+        let scans = if in_top { &self.top.scans } else { &self.base.scans };
+        for sc in &scans[row.scans.0 as usize..row.scans.1 as usize] {
+            let dfa = &terms[sc.term as usize].dfa;
+            for b in 0..=255u8 {
+                if dfa.next(sc.state, b) != DEAD {
+                    set[(b >> 6) as usize] |= 1 << (b & 63);
+                }
+            }
+        }
+        if row.set != NONE {
+            let (data, chart) = self.set(row.set);
+            for e in &chart.expected[data.expected.0 as usize..data.expected.1 as usize] {
+                let first = self.g.first_bytes(e.term);
+                for (w, f) in set.iter_mut().zip(first) {
+                    *w |= f;
+                }
+            }
+        }
+        set
     }
 
     /// Reads one byte; false (nothing changed) if no sentence can continue with it.

@@ -1,5 +1,6 @@
 //! The tokens with a `"` byte, indexed for the distinct-keys check (see
-//! `crate::grammar::distinct_keys`): which tokens may close a JSON key.
+//! `crate::grammar::distinct_keys`): which tokens may close a JSON key; and those with a
+//! `,`, the only ones that may close one item of an array and start another.
 
 use super::{TokenKind, Vocabulary};
 use crate::util::hash::FastMap;
@@ -26,6 +27,8 @@ pub struct QuoteTokens {
     /// The run of `single_by_head` that each head starts (one hash lookup per written
     /// key the check asks about, where a search compared token bytes a dozen times).
     runs: FastMap<Box<[u8]>, (u32, u32)>,
+    /// The ids of the normal tokens with a `,` byte.
+    pub commas: Vec<u32>,
 }
 
 impl Vocabulary {
@@ -49,7 +52,10 @@ impl Vocabulary {
                 let run = runs.entry(self.head(t).into()).or_insert((i as u32, i as u32));
                 run.1 = i as u32 + 1;
             }
-            QuoteTokens { all, single_by_head, runs }
+            let commas = (0..self.size() as u32)
+                .filter(|&id| self.kind(id) == TokenKind::Normal && self.token_bytes(id).contains(&b','))
+                .collect();
+            QuoteTokens { all, single_by_head, runs, commas }
         })
     }
 

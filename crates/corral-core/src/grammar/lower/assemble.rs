@@ -151,7 +151,7 @@ pub(super) fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec
         let (mut perm, _) = d.spec(&alive, sep_alive);
         // A distinct entry stays one symbol: where the parser expects it, an item of a
         // distinct list may start (see `EarleyGrammar::expects_distinct_entry`).
-        let kept_whole: Vec<Sym> = perm.entries.iter().zip(&perm.distinct).filter(|(_, &d)| d).map(|(&e, _)| e).collect();
+        let kept_whole: Vec<Sym> = perm.entries.iter().zip(&perm.distinct).filter(|(_, d)| d.any()).map(|(&e, _)| e).collect();
         let inline = |sym: Sym| -> Alts {
             if kept_whole.contains(&sym) {
                 return vec![vec![sym]];
@@ -203,10 +203,12 @@ pub(super) fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec
                 Some(i)
             })
             .collect();
-        let keep = |v: &[bool]| -> Vec<bool> { v.iter().zip(&used).filter(|(_, &u)| u).map(|(&x, _)| x).collect() };
-        perm.required = keep(&perm.required);
-        perm.repeat = keep(&perm.repeat);
-        perm.distinct = keep(&perm.distinct);
+        fn keep<T: Copy>(v: &[T], used: &[bool]) -> Vec<T> {
+            v.iter().zip(used).filter(|(_, &u)| u).map(|(&x, _)| x).collect()
+        }
+        perm.required = keep(&perm.required, &used);
+        perm.repeat = keep(&perm.repeat, &used);
+        perm.distinct = keep(&perm.distinct, &used);
         perm.entries = perm.entries.iter().zip(&used).filter(|(_, &u)| u).map(|(&e, _)| e).collect();
         let mut rhs_all = Vec::with_capacity(prods.len());
         for (rhs, i) in prods {

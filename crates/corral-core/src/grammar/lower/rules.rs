@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, Pos, Term};
+use crate::frontend::ast::{Distinct, Expr, Pos, Term};
 use crate::grammar::perm::Perm;
 
 /// Expression lowered to alternatives of symbol sequences, before normalization.
@@ -19,7 +19,7 @@ pub(super) struct PermDraft {
     pub(super) entries: Vec<u32>,
     pub(super) required: Vec<bool>,
     pub(super) repeat: Vec<bool>,
-    pub(super) distinct: Vec<bool>,
+    pub(super) distinct: Vec<Distinct>,
     pub(super) min: u32,
     pub(super) max: Option<u32>,
     pub(super) pos: Pos,

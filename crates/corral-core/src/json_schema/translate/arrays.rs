@@ -19,7 +19,7 @@ use super::objects::{decode_key, MAX_ENUMERATED_KEYS};
 use super::shape::{CountField, Kinds, Shape, Sub};
 use super::{value, Separators, Translator};
 use crate::error::Result;
-use crate::frontend::ast::{Expr, PermEntry};
+use crate::frontend::ast::{Distinct, Expr, PermEntry};
 use crate::json_schema::resources;
 
 /// A state of a counted list or object: (items so far, matches so far).
@@ -84,9 +84,15 @@ impl<'a> Translator<'a> {
             match self.unique_items_domain(shape, at)? {
                 Some(UniqueItems::Values(values)) => return self.array_of_distinct(shape, lo, values, sep),
                 Some(UniqueItems::Strings { plain }) => return self.array_of_distinct_strings(shape, lo, plain, sep),
+                Some(UniqueItems::Any) => return self.array_of_distinct_values(shape, lo, sep),
                 _ => {}
             }
         }
+        self.array_any_items(shape, lo, sep)
+    }
+
+    /// The arrays of `shape` with at least `lo` items, `uniqueItems` aside.
+    fn array_any_items(&mut self, shape: &Shape<'a>, lo: u64, sep: &Separators) -> Result<Option<Expr>> {
         if shape.contains.is_empty() {
             return self.array_positions(shape, lo, sep);
         }
@@ -97,16 +103,29 @@ impl<'a> Translator<'a> {
     /// What the items of a `uniqueItems` array (`shape`) may be, for keeping them
     /// distinct (nothing is reported: see [`Translator::unique_items_domain`]).
     pub(crate) fn unique_items(&mut self, shape: &Shape<'a>) -> Result<UniqueItems> {
-        if !shape.contains.is_empty() {
-            return Ok(UniqueItems::Refused("items kept distinct while `contains` counts some of them"));
-        }
-        if shape.arr_clauses.iter().any(|(prefix, _)| !prefix.is_empty()) {
-            return Ok(UniqueItems::Refused("items kept distinct across tuple positions (prefixItems, or items as a list)"));
+        // Counted or at tuple positions, items are not one `perm!` entry: compared at run
+        // time as values, whatever they are.
+        let counted = !shape.contains.is_empty();
+        if counted || shape.arr_clauses.iter().any(|(prefix, _)| !prefix.is_empty()) {
+            if !self.opts.distinct_strings {
+                return Ok(UniqueItems::Refused(if counted {
+                    "items kept distinct while `contains` counts some of them, where the output is not JSON throughout \
+                     (a structural tag, %json in a grammar): the check that keeps them distinct reads the whole output \
+                     as JSON"
+                } else {
+                    "items kept distinct across tuple positions (prefixItems, or items as a list), where the output \
+                     is not JSON throughout (a structural tag, %json in a grammar): the check that keeps them \
+                     distinct reads the whole output as JSON"
+                }));
+            }
+            return Ok(UniqueItems::Any);
         }
         let subs = self.item_subs(shape, 0);
         let mut values: Vec<Value> = Vec::new();
         // Strings of a shape with no enum: unboundedly many, kept distinct at run time.
         let mut strings: Option<bool> = None;
+        // Other values, unboundedly many: kept distinct at run time, as values.
+        let mut any = false;
         for item in self.shapes(&subs)? {
             let candidates: Vec<Value> = match &item.enumeration {
                 Some(members) => members.iter().map(|&v| v.clone()).collect(),
@@ -132,11 +151,8 @@ impl<'a> Translator<'a> {
                     }
                 }
                 None => {
-                    return Ok(UniqueItems::Refused(
-                        "the items may take unboundedly many values other than strings (numbers, arrays or objects), and \
-                         corral keeps items distinct only when they are strings or come from a finite set (an enum, a \
-                         const, booleans, null)",
-                    ))
+                    any = true;
+                    continue;
                 }
             };
             for v in candidates {
@@ -147,17 +163,17 @@ impl<'a> Translator<'a> {
             }
         }
         match strings {
-            None => Ok(UniqueItems::Values(values)),
-            Some(_) if !self.opts.distinct_strings => Ok(UniqueItems::Refused(
-                "an array of distinct strings where the output is not JSON throughout (a structural tag, %json in a \
-                 grammar): the check that keeps them distinct reads the whole output as JSON",
+            None if !any => Ok(UniqueItems::Values(values)),
+            _ if !self.opts.distinct_strings => Ok(UniqueItems::Refused(
+                "the items take unboundedly many values and the output is not JSON throughout (a structural tag, %json \
+                 in a grammar): the check that keeps them distinct reads the whole output as JSON",
             )),
             // Listed strings beside free ones: all strings, compared as text.
-            Some(plain) if values.iter().all(Value::is_string) => Ok(UniqueItems::Strings { plain: plain && values.is_empty() }),
-            Some(_) => Ok(UniqueItems::Refused(
-                "the items are strings of unboundedly many values or other listed values: corral keeps items distinct \
-                 when they are all strings or all come from a finite set",
-            )),
+            Some(plain) if !any && values.iter().all(Value::is_string) => {
+                Ok(UniqueItems::Strings { plain: plain && values.is_empty() })
+            }
+            // Anything else: compared as JSON values.
+            _ => Ok(UniqueItems::Any),
         }
     }
 
@@ -181,12 +197,12 @@ impl<'a> Translator<'a> {
     /// The arrays of `shape` with at least `lo` strings, none repeated: one `perm!` list
     /// with one repeatable entry, the item, marked distinct. No grammar keeps unboundedly
     /// many strings distinct; the matcher does, as it keeps object keys distinct (see
-    /// [`crate::grammar::distinct_keys`]): the list only tells it which arrays.
+    /// [`crate::grammar::distinct_keys`]): the list only tells it which arrays. `plain`:
+    /// has every half-written string infinitely many endings? If not (a pattern, a format,
+    /// a length), the check looks at half-written items too.
     fn array_of_distinct_strings(&mut self, shape: &Shape<'a>, lo: u64, plain: bool, sep: &Separators) -> Result<Option<Expr>> {
         let depth = self.pass.json_depth + 1;
         self.open_keys = true;
-        // A string shaped by a pattern, a format or a length may have a half-written item
-        // with finitely many endings: the check then looks at half-written items too.
         self.finite_key_endings |= !plain;
         let subs = self.item_subs(shape, 0);
         let Some(item) = self.value_rule(&subs, depth)? else {
@@ -197,9 +213,21 @@ impl<'a> Translator<'a> {
         if max.is_some_and(|m| m < min) {
             return Ok(None);
         }
-        let entries = vec![PermEntry { expr: rule(&item), required: false, repeat: true, distinct: true }];
+        let entries = vec![PermEntry { expr: rule(&item), required: false, repeat: true, distinct: Distinct::Strings }];
         let list = Expr::Perm { sep: Box::new(sep.comma.clone()), entries, min, max, pos: AT };
         Ok(Some(seq(vec![sep.open.clone(), list, sep.close.clone()])))
+    }
+
+    /// The arrays of `shape` with at least `lo` items, none repeated, where items take
+    /// unboundedly many values: the arrays `uniqueItems` aside, as the one entry of a
+    /// `perm!` list marked distinct. No grammar keeps unboundedly many values distinct;
+    /// the matcher does, comparing each item with the earlier ones as JSON values where it
+    /// closes (see [`crate::grammar::distinct_keys`]): the list only tells it which arrays.
+    fn array_of_distinct_values(&mut self, shape: &Shape<'a>, lo: u64, sep: &Separators) -> Result<Option<Expr>> {
+        self.open_keys = true;
+        let Some(array) = self.array_any_items(shape, lo, sep)? else { return Ok(None) };
+        let entries = vec![PermEntry { expr: array, required: true, repeat: false, distinct: Distinct::Values }];
+        Ok(Some(Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }))
     }
 
     /// The arrays of `shape` with at least `lo` items, each one of `values` and no two
@@ -214,7 +242,7 @@ impl<'a> Translator<'a> {
                 Value::Number(_) => self.number_literal(v)?,
                 _ => self.literal_value(v, depth)?,
             };
-            entries.extend(expr.map(|expr| PermEntry { expr, required: false, repeat: false, distinct: false }));
+            entries.extend(expr.map(|expr| PermEntry { expr, required: false, repeat: false, distinct: Distinct::No }));
         }
         let most = entries.len() as u64;
         let hi = shape.max_items.map_or(most, |h| h.min(most));
@@ -396,6 +424,9 @@ pub(crate) enum UniqueItems {
     /// Strings, unboundedly many: kept distinct at run time. `plain`: every half-written
     /// one has infinitely many endings (no pattern, format, maxLength or listed value).
     Strings { plain: bool },
+    /// Values of any kind, unboundedly many: kept distinct at run time, compared as JSON
+    /// values.
+    Any,
     /// Neither: why not.
     Refused(&'static str),
 }

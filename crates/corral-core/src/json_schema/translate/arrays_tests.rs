@@ -82,28 +82,87 @@ fn whitespace_and_indent_layouts_keep_items_distinct() {
 }
 
 #[test]
-fn items_from_an_unbounded_set_are_refused_at_the_keyword() {
-    for schema in [
-        json!({"type": "array", "uniqueItems": true, "items": {"type": "integer"}}),
-        json!({"properties": {"p": {"uniqueItems": true}}}),
-        json!({"uniqueItems": true, "items": {"type": ["string", "object"]}}),
-        json!({"uniqueItems": true, "items": {"enum": ["a"]}, "contains": {"const": "a"}}),
-        json!({"uniqueItems": true, "prefixItems": [{"enum": ["a"]}], "items": {"enum": ["a"]}}),
-    ] {
-        match compile(&schema) {
-            Err(Error::Schema { kind: SchemaErrorKind::Unsupported, keyword, pointer, .. }) => {
-                assert_eq!(keyword, "uniqueItems", "{schema}");
-                assert!(pointer.ends_with("uniqueItems"), "{schema}: {pointer}");
-            }
-            other => panic!("{schema}: expected uniqueItems to be unsupported, got {:?}", other.map(|_| ())),
-        }
-    }
+fn items_counted_or_at_tuple_positions_are_kept_distinct_as_values() {
+    // Counted by `contains`, or at tuple positions: the whole array is compared at run time.
+    check(
+        json!({"uniqueItems": true, "items": {"type": "integer"}, "contains": {"minimum": 3}, "minContains": 2}),
+        &["[3,4]", "[1,3,5]"],
+        &["[3,3]", "[3,1,3]", "[3]", "[3,4,3]"],
+    );
+    check(
+        json!({"uniqueItems": true, "items": {"enum": ["a", "b"]}, "contains": {"const": "a"}}),
+        &[r#"["a"]"#, r#"["b","a"]"#],
+        &[r#"["a","a"]"#, r#"["b"]"#],
+    );
+    check(
+        json!({"uniqueItems": true, "prefixItems": [{"type": "integer"}, {"type": "number"}], "items": {"type": "boolean"}}),
+        &["[1,2]", "[1,2.5,true,false]"],
+        &["[1,1]", "[1,1.0]", "[1,2,true,true]"],
+    );
+    // Draft 4's items as a list.
+    check(
+        json!({"$schema": "http://json-schema.org/draft-04/schema#", "uniqueItems": true, "items": [{"type": "integer"}], "additionalItems": {"type": "integer"}}),
+        &["[1,2,3]"],
+        &["[1,2,1]"],
+    );
     // At most one item: nothing to compare.
     check(json!({"uniqueItems": true, "maxItems": 1}), &["[1]", "[]"], &["[1,2]"]);
-    // strict=False drops it with a warning: the grammar is then wider than the schema.
-    let loose = SchemaOptions { strict: false, ..SchemaOptions::default() };
-    let c = compile_with(&json!({"uniqueItems": true, "items": {"type": "integer"}}), &loose).unwrap();
-    assert!(super::tests::accepts(&c, "[1,1]"));
+}
+
+#[test]
+fn items_of_unboundedly_many_values_are_compared_as_values() {
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "integer"}}),
+        &["[]", "[1]", "[1,2,10,-1,0]", "[12,1,2]"],
+        &["[1,1]", "[1,2,1]", "[10,2,10]", "[0,-0]"],
+    );
+    // One number, many spellings.
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "number"}}),
+        &["[1,1.5,0.1,10]", "[1e2,1e3]"],
+        &["[1,1.0]", "[1.5,15e-1]", "[100,1e2]", "[0.1,1E-1]", "[0,0.0]"],
+    );
+    // Any value: strings after unescaping, objects whatever their key order, arrays item
+    // by item.
+    check(
+        json!({"properties": {"p": {"uniqueItems": true}}}),
+        &[r#"{"p":[1,"1",[1],{"a":1},true,null]}"#, r#"{"p":[[1,2],[2,1]]}"#, r#"{"p":[{"a":1},{"a":1,"b":1}]}"#],
+        &[
+            r#"{"p":["a","a"]}"#,
+            r#"{"p":[{"a":1,"b":[2]},{"b":[2.0],"a":1}]}"#,
+            r#"{"p":[[1,[2]],[1,[2]]]}"#,
+            r#"{"p":[null,null]}"#,
+        ],
+    );
+    check(
+        json!({"uniqueItems": true, "items": {"type": ["string", "object"]}}),
+        &[r#"["a",{"a":"a"}]"#],
+        &[r#"["a","a"]"#, r#"[{},{}]"#],
+    );
+}
+
+#[test]
+fn an_array_of_distinct_values_has_no_dead_end() {
+    // Two objects in all: once both are written, `]` is the only way on, and after the
+    // first, the second must differ where it can.
+    let schema = json!({"type": "array", "uniqueItems": true, "items": {
+        "type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"], "additionalProperties": false}});
+    check(schema.clone(), &[r#"[{"a":true},{"a":false}]"#], &[r#"[{"a":true},{"a":true}]"#, r#"[{"a":true},{"a":false},"#]);
+    let c = compile(&schema).unwrap();
+    let mut m = crate::matcher::Matcher::new(c.clone());
+    for &b in br#"[{"a":true},{"a":"# {
+        assert!(m.advance(b as u32).unwrap());
+    }
+    // `t` can only become the first item again.
+    assert!(!m.is_allowed(b't' as u32) && m.is_allowed(b'f' as u32));
+    // Three distinct values at least, of the three the items allow: the only arrays.
+    let three = json!({"type": "array", "uniqueItems": true, "minItems": 3,
+        "items": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 1}, "maxItems": 1}});
+    let c = compile(&three).unwrap();
+    let m = crate::matcher::Matcher::new(c.clone());
+    let done = m.completion().unwrap().unwrap();
+    assert!(super::tests::accepts(&c, std::str::from_utf8(&done).unwrap()), "{done:?}");
+    check(three, &["[[],[0],[1]]", "[[1],[],[0]]"], &["[[],[0],[0]]", "[[],[],[1]]"]);
 }
 
 #[test]

@@ -435,7 +435,7 @@ impl<'a> Translator<'a> {
             let shapes = self.shapes(subs)?;
             let mut alts = Vec::with_capacity(shapes.len());
             let mut shapes = shapes;
-            self.check_distinct_strings_alone(&mut shapes)?;
+            self.check_distinct_items_alone(&mut shapes)?;
             for s in &shapes {
                 alts.push(self.emit_shape(s)?);
             }
@@ -446,11 +446,11 @@ impl<'a> Translator<'a> {
         body
     }
 
-    /// The strings of a `uniqueItems` array are kept distinct by the matcher wherever the
-    /// parser expects an item of such an array (see [`crate::grammar::distinct_keys`]): at
+    /// The items of a `uniqueItems` array of unboundedly many values are kept distinct by
+    /// the matcher wherever the parser expects an item of such an array (see [`crate::grammar::distinct_keys`]): at
     /// a value that may also be another array, one whose items may repeat, it could not
     /// tell which one is written. Such a value is refused, at the `uniqueItems`.
-    fn check_distinct_strings_alone(&mut self, shapes: &mut [Shape<'a>]) -> Result<()> {
+    fn check_distinct_items_alone(&mut self, shapes: &mut [Shape<'a>]) -> Result<()> {
         if shapes.len() < 2 || !shapes.iter().any(|s| s.unique.is_some()) {
             return Ok(());
         }
@@ -466,12 +466,13 @@ impl<'a> Translator<'a> {
             else {
                 continue;
             };
-            if matches!(self.unique_items(shape)?, arrays::UniqueItems::Strings { .. }) {
+            if matches!(self.unique_items(shape)?, arrays::UniqueItems::Strings { .. } | arrays::UniqueItems::Any) {
                 self.unsupported(
                     &at,
                     "uniqueItems",
-                    "an array of distinct strings where another branch (anyOf, oneOf, if) allows an array whose items \
-                     may repeat: the check that keeps the strings distinct cannot tell the two apart",
+                    "an array of distinct items of unboundedly many values where another branch (anyOf, oneOf, if) \
+                     allows an array whose items may repeat: the check that keeps the items distinct cannot tell the \
+                     two apart",
                 )?;
                 // strict=False: the keyword is dropped, the grammar wider.
                 shape.unique = None;

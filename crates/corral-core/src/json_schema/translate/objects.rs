@@ -21,7 +21,7 @@ use super::value::{dump, encoded};
 use super::{shape_pointer, Separators, Translator};
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, PermEntry};
+use crate::frontend::ast::{Distinct, Expr, PermEntry};
 use crate::json_schema::ecma::json_any_char_hir;
 use crate::json_schema::resources::{self, Subschema, ROOT_URI};
 
@@ -426,13 +426,13 @@ impl<'a> Translator<'a> {
         for (k, member) in names.iter().zip(entries.named) {
             let required = shape.required.contains(k);
             match member {
-                Some(expr) => perm.push(PermEntry { expr, required, repeat: false, distinct: false }),
+                Some(expr) => perm.push(PermEntry { expr, required, repeat: false, distinct: Distinct::No }),
                 None if required => return Ok(None),
                 None => {}
             }
         }
         let has_extra = entries.extra.is_some();
-        perm.extend(entries.extra.map(|expr| PermEntry { expr, required: false, repeat: true, distinct: false }));
+        perm.extend(entries.extra.map(|expr| PermEntry { expr, required: false, repeat: true, distinct: Distinct::No }));
         // The list must be finishable (the engine would drop it too, but the translator
         // reports a schema that allows no value itself): enough keys for the least count,
         // room for the required ones.

@@ -20,7 +20,7 @@ use super::shape::{CountField, Kinds, Shape};
 use super::{value, Translator};
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result, SchemaErrorKind};
-use crate::frontend::ast::{Expr, PermEntry};
+use crate::frontend::ast::{Distinct, Expr, PermEntry};
 use crate::limits::Limits;
 use crate::util::interrupt;
 
@@ -319,7 +319,8 @@ impl<'a> Translator<'a> {
             return joined(items, &comma);
         }
         let n = items.len() as u32;
-        let entries = items.into_iter().map(|expr| PermEntry { expr, required: true, repeat: false, distinct: false }).collect();
+        let entries =
+            items.into_iter().map(|expr| PermEntry { expr, required: true, repeat: false, distinct: Distinct::No }).collect();
         Expr::Perm { sep: Box::new(comma), entries, min: n, max: Some(n), pos: AT }
     }
 

@@ -113,8 +113,11 @@ fn errors_name_the_keyword_and_its_pointer() {
     assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Invalid, "/properties/a/type", "type"));
     let (kind, pointer, keyword) = schema_error(json!({"$ref": "#/nowhere"}));
     assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Invalid, "/$ref", "$ref"));
-    let (kind, pointer, keyword) = schema_error(json!({"items": {"uniqueItems": true}}));
-    assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Unsupported, "/items/uniqueItems", "uniqueItems"));
+    let (kind, pointer, keyword) = schema_error(json!({"items": {"not": {"uniqueItems": true}}}));
+    assert_eq!(
+        (kind, pointer.as_str(), keyword.as_str()),
+        (SchemaErrorKind::Unsupported, "/items/not/uniqueItems", "uniqueItems")
+    );
     let (kind, _, keyword) = schema_error(json!({"not": {"$dynamicRef": "#x"}}));
     assert_eq!((kind, keyword.as_str()), (SchemaErrorKind::Unsupported, "$dynamicRef"));
 }

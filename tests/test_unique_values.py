@@ -1,0 +1,317 @@
+"""`uniqueItems` over items of unboundedly many values (numbers, objects, arrays, mixed).
+
+The matcher keeps such items distinct at run time and compares them as JSON values: `1`
+equals `1.0`, objects equal whatever their key order. Three oracles:
+
+- where the items can take only a few values (though no `enum` names them), the listed
+  language: every valid document is spelled out by ``itertools``, checked with
+  ``jsonschema``, and at every step of random walks the mask must allow exactly the tokens
+  after which the text still starts one of them;
+- Python's own equality of parsed JSON, for duplicates refused exactly at the byte that
+  completes them;
+- ``jsonschema`` on the completion of every walk, with every allowed token checked for a
+  way on (no dead end).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+
+import corral
+
+
+def dump(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def distinct_arrays(values: list[Any], hi: int | None = None) -> list[list[Any]]:
+    top = len(values) if hi is None else min(hi, len(values))
+    return [list(p) for n in range(top + 1) for p in itertools.permutations(values, n)]
+
+
+def key_orders(obj: dict) -> list[bytes]:
+    """Every spelling of a flat object, one per key order."""
+    return [b"{" + b",".join(dump(k) + b":" + dump(obj[k]) for k in order) + b"}" for order in itertools.permutations(obj)]
+
+
+def array_spellings(items: list[list[bytes]]) -> list[bytes]:
+    """Every spelling of an array whose item i may be spelled as any of items[i]."""
+    return [b"[" + b",".join(choice) + b"]" for choice in itertools.product(*items)]
+
+
+BOOL_OBJECT = {"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"], "additionalProperties": False}
+SHORT_BOOL_ARRAYS = {"type": "array", "items": {"type": "boolean"}, "maxItems": 2}
+PAIR = {
+    "type": "object",
+    "properties": {"a": {"type": "boolean"}, "b": {"type": "null"}},
+    "required": ["a", "b"],
+    "additionalProperties": False,
+}
+
+# (schema, options, every valid document as bytes).
+CASES: list[tuple[dict, dict, list[bytes]]] = [
+    # Two objects in all: after both, `]` is the only way on; after one, the other.
+    (
+        {"type": "array", "uniqueItems": True, "items": BOOL_OBJECT},
+        {},
+        [dump(v) for v in distinct_arrays([{"a": True}, {"a": False}])],
+    ),
+    # Arrays as items: [], [true], ..., [false,false]: seven values, up to three of them.
+    (
+        {"type": "array", "uniqueItems": True, "maxItems": 3, "items": SHORT_BOOL_ARRAYS},
+        {},
+        [dump(v) for v in distinct_arrays([list(p) for n in range(3) for p in itertools.product([True, False], repeat=n)], 3)],
+    ),
+    # Numbers: 0, 1, 2 (integers have one spelling each in corral's output).
+    (
+        {"type": "array", "uniqueItems": True, "items": {"type": "integer", "minimum": 0, "maximum": 2}},
+        {},
+        [dump(v) for v in distinct_arrays([0, 1, 2])],
+    ),
+    # Mixed kinds: true, false, [], [null].
+    (
+        {"type": "array", "uniqueItems": True, "items": {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"type": "null"}, "maxItems": 1}]}},
+        {},
+        [dump(v) for v in distinct_arrays([True, False, [], [None]])],
+    ),
+    # Tuple positions: the whole array is compared, whatever position an item is at.
+    (
+        {"type": "array", "uniqueItems": True, "prefixItems": [{"type": "boolean"}, {"type": "boolean"}], "items": False},
+        {},
+        [dump(v) for v in [[], [True], [False], [True, False], [False, True]]],
+    ),
+    # Counted by `contains`: one of 2 and 3 exactly, no number twice.
+    (
+        {"type": "array", "uniqueItems": True, "items": {"type": "integer", "minimum": 0, "maximum": 3}, "contains": {"minimum": 2}, "maxContains": 1},
+        {},
+        [dump(v) for v in distinct_arrays([0, 1, 2, 3]) if sum(x >= 2 for x in v) == 1],
+    ),
+    # Objects whose keys may come in any order: one value, two spellings; never twice.
+    (
+        {"type": "array", "uniqueItems": True, "items": PAIR},
+        {"property_order": "any"},
+        [
+            spelled
+            for arr in distinct_arrays([{"a": True, "b": None}, {"a": False, "b": None}])
+            for spelled in array_spellings([key_orders(o) for o in arr])
+        ],
+    ),
+]
+
+
+def vocabulary(documents: list[bytes], seed: int) -> corral.Vocabulary:
+    """Every byte, plus random pieces of the documents (so tokens cross item boundaries)."""
+    rng = random.Random(seed)
+    tokens = {bytes([b]) for b in range(256)}
+    for d in documents:
+        for _ in range(4):
+            i = rng.randrange(len(d))
+            tokens.add(d[i : i + rng.randint(2, 9)])
+    ordered = sorted(tokens)
+    return corral.Vocabulary.from_token_bytes([*ordered, None], eos_token_ids=[len(ordered)])
+
+
+def mask_ids(matcher: corral.Matcher, size: int) -> set[int]:
+    mask = corral.allocate_bitmask(1, size)
+    matcher.fill_bitmask(mask, 0)
+    bits = np.unpackbits(mask[0].view(np.uint8), bitorder="little")[:size]
+    return {int(i) for i in np.flatnonzero(bits)}
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_masks_equal_the_listed_language(case):
+    schema, options, documents = CASES[case]
+    for d in documents:
+        jsonschema.validate(json.loads(d), schema)
+    prefixes = {d[:i] for d in documents for i in range(len(d) + 1)}
+    complete = set(documents)
+    vocab = vocabulary(documents, case)
+    compiled = corral.compile(corral.Grammar.json_schema(schema, **options), vocab)
+    eos = vocab.eos_token_ids[0]
+    pieces = {t: vocab.token_bytes(t) for t in range(vocab.size) if t != eos and vocab.token_bytes(t)}
+    rng = random.Random(case)
+    for _ in range(15):
+        m = compiled.matcher()
+        text = b""
+        while True:
+            want = {t for t, b in pieces.items() if text + b in prefixes}
+            if text in complete:
+                want.add(eos)
+            got = mask_ids(m, vocab.size)
+            assert got == want, (schema, text, sorted(vocab.token_bytes(t) or b"<eos>" for t in got ^ want)[:8])
+            if eos in got and (rng.random() < 0.15 or got == {eos}):
+                break
+            t = rng.choice(sorted(got - {eos}))
+            assert m.advance(t)
+            text += pieces[t]
+        assert compiled.matches(text)
+        jsonschema.validate(json.loads(text), schema)
+
+
+@pytest.mark.parametrize(
+    ("schema", "options", "first", "again", "other"),
+    [
+        # Numbers: one value, several spellings.
+        ({"items": {"type": "number"}}, {}, b"1", b"1.0", b"1.5"),
+        ({"items": {"type": "number"}}, {"spec_exact": True}, b"1", b"10e-1", b"10e-2"),
+        ({"items": {"type": "number"}}, {"spec_exact": True}, b"0.5", b"5E-1", b"5E-2"),
+        ({"items": {"type": "number"}}, {"spec_exact": True}, b"0", b"-0.0", b"-0.1"),
+        # Objects in another key order.
+        ({"items": {**PAIR, "properties": {"a": {"type": "integer"}, "b": {"type": "null"}}}}, {"property_order": "any"}, b'{"a":1,"b":null}', b'{"b":null,"a":1}', b'{"b":null,"a":2}'),
+        ({"items": {"type": "object"}}, {"spec_exact": True}, b'{"x":[1,{"y":2}]}', b'{"x":[1.0,{"y":2e0}]}', b'{"x":[1,{"y":3}]}'),
+        # Nested arrays, item by item.
+        ({"items": {"type": "array"}}, {}, b"[1,[2]]", b"[1,[2]]", b"[1,[2,2]]"),
+        # Strings beside other kinds: compared as values too.
+        ({"items": {"type": ["string", "integer"]}}, {}, b'"a"', b'"a"', b'"ab"'),
+    ],
+)
+def test_duplicates_are_refused_exactly_where_they_complete(byte_vocab, schema, options, first, again, other):
+    full = {"type": "array", "uniqueItems": True, **schema}
+    assert json.loads(first) == json.loads(again) and json.loads(first) != json.loads(other)
+    compiled = corral.compile(corral.Grammar.json_schema(full, **options), byte_vocab)
+    m = compiled.matcher()
+    head = b"[" + first + b","
+    for b in head:
+        assert m.advance(b), head
+    # Every byte of the repeat is fine up to the one after which it can only be the
+    # earlier item: the byte that closes it (a string's quote, a bracket), or for a number
+    # the `,` or `]` after it. That byte is refused, by the mask and by advance.
+    fixed_by_last = again[-1:] in (b"}", b"]", b'"')
+    for b in again[:-1] if fixed_by_last else again:
+        assert m.is_allowed(b) and m.advance(b), again
+    for close in again[-1:] if fixed_by_last else b",]":
+        assert close not in mask_ids(m, byte_vocab.size) and not m.is_allowed(close) and not m.advance(close)
+    assert not compiled.matches(head + again + b"]")
+    assert compiled.matches(head + other + b"]")
+    assert compiled.matches(b"[" + again + b"]")
+
+
+def test_an_item_that_can_only_repeat_is_refused_before_it_closes(byte_vocab):
+    compiled = corral.compile(corral.Grammar.json_schema({"type": "array", "uniqueItems": True, "items": BOOL_OBJECT}), byte_vocab)
+    m = compiled.matcher()
+    for b in b'[{"a":true},{"a":':
+        assert m.advance(b)
+    # `t` can only become {"a":true} again.
+    assert mask_ids(m, byte_vocab.size) == {ord("f")}
+    for b in b'false}':
+        assert m.advance(b)
+    # Both values written: no new item can start.
+    assert mask_ids(m, byte_vocab.size) == {ord("]")}
+    # Integers past 0 (and `-0` is 0): after 0 is written, `-` is still fine (`-1`), `-0` is not.
+    ints = corral.compile(corral.Grammar.json_schema({"type": "array", "uniqueItems": True, "items": {"type": "integer"}}), byte_vocab)
+    m = ints.matcher()
+    for b in b"[0,-":
+        assert m.advance(b)
+    assert not m.is_allowed(ord("0")) and m.is_allowed(ord("1"))
+
+
+def test_rollback_completion_and_forced_tokens_keep_items_distinct(byte_vocab):
+    schema = {"type": "array", "uniqueItems": True, "minItems": 3, "items": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 1}, "maxItems": 1}}
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    m = compiled.matcher()
+    # Three distinct values are all the items allow: the completion names them.
+    done = m.completion()
+    assert done is not None and sorted(json.loads(done)) == [[], [0], [1]]
+    for b in b"[[1],[":
+        assert m.advance(b)
+    assert m.completion() in (b"0],[]]", b"],[0]]")
+    for b in b"0],":
+        assert m.advance(b)
+    # Only [] is left: forced, byte by byte.
+    assert bytes(t for t in m.forced_tokens() if t < 256) == b"[]]"
+    m.rollback(3)  # back to `[[1],[`: [0] is not written any more
+    assert m.is_allowed(ord("0")) and m.is_allowed(ord("]"))
+    assert not m.is_allowed(ord("1"))  # [1 can only be [1] again
+
+
+def test_walks_in_a_real_vocabulary_finish_and_validate(deepseek):
+    """Random walks over real-world shapes, with no dead end: every allowed token has a way
+    on (checked on a copy for a sample of tokens at every step), and every completion
+    validates."""
+    schemas = [
+        ({"type": "object", "properties": {"ids": {"type": "array", "uniqueItems": True, "items": {"type": "integer", "maximum": 30}}}, "required": ["ids"]}, {}),
+        (
+            {
+                "type": "array",
+                "uniqueItems": True,
+                "minItems": 2,
+                "items": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 2}, "port": {"type": "integer"}}, "required": ["name"], "additionalProperties": False},
+            },
+            {"property_order": "any"},
+        ),
+        ({"type": "array", "uniqueItems": True, "items": {"type": "array", "uniqueItems": True, "items": {"type": "number"}}}, {"spec_exact": True}),
+    ]
+    vocab = deepseek.vocab
+    eos = vocab.eos_token_ids[0]
+    rng = random.Random(11)
+    for schema, options in schemas:
+        compiled = corral.compile(corral.Grammar.json_schema(schema, **options), vocab)
+        for _ in range(6):
+            m = compiled.matcher()
+            out = b""
+            for _ in range(40):
+                allowed = sorted(mask_ids(m, vocab.size))
+                assert allowed, out
+                for t in rng.sample(allowed, min(4, len(allowed))):
+                    if t != eos:
+                        ahead = m.copy()
+                        assert ahead.advance(t)
+                        rest = ahead.completion()
+                        assert rest is not None, out + vocab.token_bytes(t)
+                        jsonschema.validate(json.loads(out + vocab.token_bytes(t) + rest), schema)
+                if eos in allowed and rng.random() < 0.2:
+                    break
+                # Lean on short tokens (digits, brackets): they repeat items more often.
+                short = [t for t in allowed if t != eos and len(vocab.token_bytes(t)) <= 2]
+                choices = short if short and rng.random() < 0.8 else [t for t in allowed if t != eos]
+                if not choices:
+                    break
+                t = rng.choice(choices)
+                assert m.advance(t)
+                out += vocab.token_bytes(t)
+            completion = m.completion()
+            assert completion is not None, out
+            jsonschema.validate(json.loads(out + completion), schema)
+
+
+def test_the_search_for_a_new_value_is_bounded_by_a_limit(byte_vocab):
+    schema = {"type": "array", "uniqueItems": True, "items": {"type": "object"}}
+    tight = corral.Limits(max_fresh_item_steps=1)
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab, limits=tight)
+    m = compiled.matcher()
+    for b in b'[{"ab":1}':
+        assert m.advance(b)
+    # After a comma the next item may become the first one: the search for a way to make
+    # it new needs more than one byte.
+    with pytest.raises(corral.LimitExceededError, match="max_fresh_item_steps"):
+        m.fill_bitmask(corral.allocate_bitmask(1, byte_vocab.size), 0)
+    with pytest.raises(corral.LimitExceededError, match="max_fresh_item_steps"):
+        m.advance(ord(","))
+    # The default bound is far from reached.
+    roomy = corral.compile(corral.Grammar.json_schema(schema), byte_vocab).matcher()
+    for b in b'[{"ab":1},{"a':
+        assert roomy.advance(b)
+    assert ord("b") in mask_ids(roomy, byte_vocab.size)
+
+
+def test_distinct_values_are_unsupported_where_the_output_is_not_json_throughout(byte_vocab):
+    schema = {"type": "object", "properties": {"ids": {"type": "array", "uniqueItems": True, "items": {"type": "integer"}}}}
+    spec = {"type": "structural_tag", "format": {"type": "tag", "begin": "<c>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</c>"}}
+    with pytest.raises(corral.UnsupportedSchemaError, match="not JSON throughout"):
+        corral.Grammar.structural_tag(spec)
+    with pytest.raises(corral.UnsupportedSchemaError, match="uniqueItems"):
+        corral.Grammar.lark(f"start: \"ids \" %json {json.dumps(schema)}")
+    # Counted by `contains` too.
+    counted = {"type": "array", "uniqueItems": True, "items": {"type": "integer"}, "contains": {"minimum": 3}}
+    spec["format"]["content"]["json_schema"] = counted
+    with pytest.raises(corral.UnsupportedSchemaError, match="contains"):
+        corral.Grammar.structural_tag(spec)
+    # Where the output is JSON, the same schema compiles.
+    assert corral.compile(corral.Grammar.json_schema(counted), byte_vocab).matches(b"[3,1]")
