@@ -107,7 +107,7 @@ impl Default for Limits {
             max_fresh_item_steps: 100_000,
             max_mask_cache_bytes: 256 << 20,
             max_compile_ms: 5_000,
-            max_schema_alternatives: 512,
+            max_schema_alternatives: 4096,
             max_schema_depth: 256,
             max_schema_document_depth: 512,
             max_schema_value_depth: 4096,

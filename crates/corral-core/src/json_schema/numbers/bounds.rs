@@ -29,28 +29,33 @@ fn at(s: &str, i: usize) -> Hir {
     lit(&s[i..i + 1])
 }
 
-/// Digit strings of length `s.len()` that are `>= s`.
+/// Digit strings of length `s.len()` that are `>= s`. Trailing zeros of `s` bound
+/// nothing (`x >= p00` exactly when `x`'s first digits are `>= p`): they become one
+/// repetition, not a nested alternative each (a bound such as `1.79769e308` has 303).
 fn suffix_ge(s: &str) -> Result<Hir> {
-    let n = s.len();
+    let p = s.trim_end_matches('0');
+    let n = p.len();
     let mut acc = Hir::empty();
-    for (i, d) in values(s).enumerate().rev() {
+    for (i, d) in values(p).enumerate().rev() {
         interrupt::check()?;
         let above = (d < 9).then(|| cat(vec![digit_range(d + 1, 9), digits(count(n - 1 - i))]));
-        acc = either(cat(vec![at(s, i), acc]), above);
+        acc = either(cat(vec![at(p, i), acc]), above);
     }
-    Ok(acc)
+    Ok(cat(vec![acc, digits(count(s.len() - n))]))
 }
 
-/// Digit strings of length `s.len()` that are `<= s`.
+/// Digit strings of length `s.len()` that are `<= s`. Trailing nines of `s` bound
+/// nothing, as trailing zeros do in [`suffix_ge`].
 fn suffix_le(s: &str) -> Result<Hir> {
-    let n = s.len();
+    let p = s.trim_end_matches('9');
+    let n = p.len();
     let mut acc = Hir::empty();
-    for (i, d) in values(s).enumerate().rev() {
+    for (i, d) in values(p).enumerate().rev() {
         interrupt::check()?;
         let below = (d > 0).then(|| cat(vec![digit_range(0, d - 1), digits(count(n - 1 - i))]));
-        acc = either(cat(vec![at(s, i), acc]), below);
+        acc = either(cat(vec![at(p, i), acc]), below);
     }
-    Ok(acc)
+    Ok(cat(vec![acc, digits(count(s.len() - n))]))
 }
 
 /// Digit strings of one length between `lo` and `hi` (inclusive; `lo <= hi`).

@@ -191,6 +191,29 @@ fn long_bounds_fail_on_a_limit_instead_of_building() {
             assert!(matches!(r, Some(Error::LimitExceeded { limit: "max_dfa_states", .. })), "{text}: {r:?}");
         }
     }
+    // The bounds of an f64 (schemas write them for "any double"): the trailing zeros of
+    // `>=` and nines of `<=` bound nothing and cost no nesting.
+    let max = format!("179769{}", "0".repeat(303));
+    check(
+        &decimal_ge(&dec("-1.79769e308"), false, &limits()).unwrap(),
+        &["0", "-1", &format!("-{max}"), &format!("-179768{}.5", "9".repeat(303))],
+        &[&format!("-179769{}1", "0".repeat(302)), &format!("-{max}.5"), &format!("-1{max}")],
+    );
+    check(
+        &decimal_le(&dec("1.79769e308"), false, &limits()).unwrap(),
+        &["0", &max, "-5"],
+        &[&format!("179769{}1", "0".repeat(302)), &format!("{max}.1")],
+    );
+    check(
+        &int_range(Some(&dec("-1.79769e308")), Some(&dec("1.79769e308")), &limits()).unwrap().unwrap(),
+        &["0", "-7", &max, &format!("-{max}")],
+        &[&format!("1{max}"), &format!("179770{}", "0".repeat(303))],
+    );
+    check(
+        &int_range(Some(&dec("100")), Some(&dec("1999")), &limits()).unwrap().unwrap(),
+        &["100", "999", "1000", "1999", "1500"],
+        &["99", "2000", "2999"],
+    );
     // Integers of 300 digits with no alternative per digit do build.
     check(
         &int_range(None, Some(&dec("1e300")), &limits()).unwrap().unwrap(),

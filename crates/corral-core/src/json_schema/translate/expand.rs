@@ -11,6 +11,9 @@ use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
 
+/// A shape with the disjunctions still to distribute over it.
+type ExpandItem<'a> = (Shape<'a>, Vec<Disjunction<'a>>);
+
 impl<'a> Translator<'a> {
     /// The conjunction of `subs` as alternative shapes (unsatisfiable ones dropped).
     pub(crate) fn shapes(&mut self, subs: &[Sub<'a>]) -> Result<Vec<Shape<'a>>> {
@@ -30,6 +33,10 @@ impl<'a> Translator<'a> {
         let mut stack = vec![(shape, disj)];
         while let Some((shape, mut disj)) = stack.pop() {
             if shape.unsat {
+                continue;
+            }
+            if disj.is_empty() && !shape.other_keys.is_empty() {
+                self.other_key_alternatives(shape, &mut stack)?;
                 continue;
             }
             if disj.is_empty() {
@@ -57,6 +64,41 @@ impl<'a> Translator<'a> {
                 new.extend(disj.iter().cloned());
                 stack.push((s2, new));
             }
+        }
+        Ok(())
+    }
+
+    /// A whole shape with a key required outside some names ([`Synthetic::OtherKey`]) as
+    /// alternatives on `stack`: one per key the object may have outside those names,
+    /// present with a value that obeys the negated subschema too. Exact where the shape
+    /// names every key it allows (an `additionalProperties: false` beside its
+    /// `properties`, or, outside `spec_exact`, named properties and nothing said of
+    /// others); where it allows other keys, unsupported (`strict=False`: the requirement
+    /// is dropped, so the grammar is wider).
+    fn other_key_alternatives(&mut self, mut shape: Shape<'a>, stack: &mut Vec<ExpandItem<'a>>) -> Result<()> {
+        let Some((names, bad, pointer)) = shape.other_keys.pop() else { return Ok(()) };
+        // The clauses the object is emitted with (by default, an object that names keys
+        // and says nothing of others is closed to them).
+        let closed = self
+            .obj_clauses(&shape)
+            .iter()
+            .find(|c| c.patterns.is_empty() && c.additional.as_ref().is_some_and(super::objects::is_false))
+            .map(|c| c.props.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
+        let Some(keys) = closed else {
+            self.unsupported(
+                &pointer,
+                "additionalProperties",
+                "cannot be negated exactly where the object may have keys its schema does not name (inside `not`, \
+                 `oneOf` or `if`)",
+            )?;
+            stack.push((shape, Vec::new()));
+            return Ok(());
+        };
+        for k in keys.into_iter().filter(|k| !names.contains(k)).rev() {
+            let mut s2 = shape.clone();
+            s2.apply(&Synthetic::Present(vec![k.clone()]));
+            s2.apply(&Synthetic::BadProperty(k, bad.clone()));
+            stack.push((s2, Vec::new()));
         }
         Ok(())
     }

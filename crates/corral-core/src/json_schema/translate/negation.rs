@@ -174,6 +174,15 @@ impl<'a> Translator<'a> {
             }
             "dependentRequired" | "dependentSchemas" | "dependencies" => self.negate_dependencies(s, kw, val)?,
             "additionalProperties" if val == &Value::Bool(true) => Vec::new(),
+            "additionalProperties" if obj.get("patternProperties").is_none_or(|p| p.as_object().is_none_or(|m| m.is_empty())) => {
+                // Some key other than the named ones has a value that fails it: the
+                // object's own named keys say which keys that can be (see `expand`).
+                let names =
+                    obj.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+                let bad = child(self, s, val, &["additionalProperties"]).negate();
+                let pointer = format!("{}/additionalProperties", s.pointer);
+                vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
+            }
             "uniqueItems" if val == &Value::Bool(false) => Vec::new(),
             "additionalItems"
             | "additionalProperties"

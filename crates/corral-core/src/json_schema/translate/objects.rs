@@ -503,7 +503,7 @@ fn any_key() -> Lang {
 }
 
 /// Is `sub` the schema `false`?
-fn is_false(sub: &Sub<'_>) -> bool {
+pub(crate) fn is_false(sub: &Sub<'_>) -> bool {
     matches!(&**sub, SubNode::Schema { sub, negated: false } if sub.node == &Value::Bool(false))
 }
 

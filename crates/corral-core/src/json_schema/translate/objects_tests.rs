@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::arrays::{live_states, Moves, State};
-use super::tests::{accepts, compile_with};
+use super::tests::{accepts, compile, compile_with};
 use super::SchemaOptions;
 use crate::error::Error;
 
@@ -338,4 +338,48 @@ fn any_values_inside_containers() {
         &[r#"{"a":1}"#, r#"{"a":"s","b":[1,"x",{"k":[]}]}"#, r#"{"a":{"z":null}}"#],
         &["{}", r#"{"a":1,"c":2}"#, r#"{"b":[]}"#],
     );
+}
+
+#[test]
+fn one_of_closed_objects_is_exclusive() {
+    // `{}` obeys both branches: oneOf refuses it; each non-empty object obeys one.
+    let schema = json!({"oneOf": [
+        {"type": "object", "additionalProperties": false, "properties": {"except": {"type": "array", "items": {"type": "string"}}}},
+        {"type": "object", "additionalProperties": false, "properties": {"only": {"type": "array", "items": {"type": "string"}}}}
+    ]});
+    check(schema.clone(), &[r#"{"except":["a"]}"#, r#"{"only":[]}"#], &["{}", r#"{"except":[],"only":[]}"#, "[]"]);
+    check_with(schema, &any_order(), &[r#"{"only":["x"]}"#], &["{}"]);
+    // Branches that share a key: told apart by another named key only.
+    let shared = json!({"oneOf": [
+        {"properties": {"order": {"const": "legacy"}, "legacy": {"type": "object"}}, "additionalProperties": false, "type": "object"},
+        {"properties": {"order": {"type": "string"}}, "additionalProperties": false, "type": "object"}
+    ]});
+    check(
+        shared,
+        &[r#"{"order":"legacy","legacy":{}}"#, r#"{"order":"fifo"}"#, r#"{"legacy":{}}"#],
+        &[r#"{"order":"legacy"}"#, "{}"],
+    );
+}
+
+#[test]
+fn not_additional_properties_needs_another_key() {
+    // Some key other than `a`, with a value that fails the additionalProperties schema.
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}},
+        "additionalProperties": false,
+        "not": {"properties": {"a": {}}, "additionalProperties": {"maximum": 5}}
+    });
+    check(schema, &[r#"{"b":6}"#, r#"{"a":1,"c":9}"#], &["{}", r#"{"a":1}"#, r#"{"b":5}"#, r#"{"a":9,"b":1,"c":2}"#]);
+    // Where the object may have keys its schema does not name: refused, at the keyword.
+    match compile(&json!({"not": {"additionalProperties": false}})) {
+        Err(Error::Schema { keyword, pointer, .. }) => {
+            assert_eq!((keyword.as_str(), pointer.as_str()), ("additionalProperties", "/not/additionalProperties"));
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+    // strict=False drops the requirement: wider, never narrower.
+    let loose = SchemaOptions { strict: false, ..SchemaOptions::default() };
+    let c = compile_with(&json!({"type": "object", "not": {"additionalProperties": false}}), &loose).unwrap();
+    assert!(accepts(&c, "{}") && accepts(&c, r#"{"x":1}"#));
 }

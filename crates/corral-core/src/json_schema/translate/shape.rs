@@ -146,6 +146,9 @@ pub(crate) enum Synthetic<'a> {
     BadPrefixItem(usize, Sub<'a>, Sub<'a>),
     /// An array whose every item obeys `sub` (a negated `contains`).
     EveryItem(Sub<'a>),
+    /// An object with a key outside `names` whose value obeys `bad` (a negated
+    /// `additionalProperties` next to `properties` `names`; the pointer of the keyword).
+    OtherKey(Vec<String>, Sub<'a>, String),
 }
 
 /// One bound or list entry a [`Synthetic::Field`] adds.
@@ -249,6 +252,9 @@ pub(crate) struct Shape<'a> {
     pub min_props: u64,
     pub max_props: Option<u64>,
     pub prop_names: Vec<Sub<'a>>,
+    /// Keys that must exist outside some names, with values obeying a negated subschema
+    /// (see [`Synthetic::OtherKey`]): resolved once the shape is whole, as alternatives.
+    pub other_keys: Vec<(Vec<String>, Sub<'a>, String)>,
     /// The pointer of the keyword that set each count bound (for messages).
     pub count_ptrs: HashMap<CountField, String>,
     /// A draft-4 subschema said "integer": `1.0` is not one (from draft 6 on it is).
@@ -285,6 +291,7 @@ impl Default for Shape<'_> {
             min_props: 0,
             max_props: None,
             prop_names: Vec::new(),
+            other_keys: Vec::new(),
             count_ptrs: HashMap::new(),
             int_without_fraction: false,
         }
@@ -368,6 +375,10 @@ impl<'a> Shape<'a> {
                 self.min_items = self.min_items.max(*i as u64 + 1);
             }
             Synthetic::EveryItem(good) => self.arr_clauses.push((Vec::new(), Some(good.clone()))),
+            Synthetic::OtherKey(names, bad, pointer) => {
+                self.restrict(Kinds::OBJ);
+                self.other_keys.push((names.clone(), bad.clone(), pointer.clone()));
+            }
         }
     }
 

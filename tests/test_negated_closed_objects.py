@@ -1,0 +1,113 @@
+"""Negating `additionalProperties` where the object names every key it allows.
+
+`oneOf` between closed objects (`additionalProperties: false` beside `properties`) is the
+common case in configuration schemas: where no proof shows the branches disjoint, each
+branch is read with the others negated, and "some key other than the named ones" is
+spelled out over the keys the branch names. The oracle is ``jsonschema``: every object
+of a small universe (each subset of a few keys, each with a few values) must be matched
+by corral exactly when it is valid.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import jsonschema
+import pytest
+
+import corral
+
+VALUES = [1, 1.5, "x", ["a"], [], {}, True]
+
+
+def universe(keys: list[str]) -> list[dict]:
+    """Every object over subsets of `keys` (at most three of them), each key with each value."""
+    out: list[dict] = [{}]
+    for n in (1, 2, 3):
+        for chosen in itertools.combinations(keys, n):
+            for values in itertools.product(VALUES, repeat=n):
+                out.append(dict(zip(chosen, values, strict=True)))
+    return out
+
+
+CLOSED = {"type": "object", "additionalProperties": False}
+SCHEMAS = [
+    # Two closed objects with disjoint optional keys: `{}` obeys both.
+    {
+        "oneOf": [
+            {**CLOSED, "properties": {"except": {"type": "array", "items": {"type": "string"}}}},
+            {**CLOSED, "properties": {"only": {"type": "array", "items": {"type": "string"}}}},
+        ]
+    },
+    # A shared key, told apart by its value and by another key.
+    {
+        "oneOf": [
+            {**CLOSED, "properties": {"order": {"const": "x"}, "legacy": {"type": "object"}}},
+            {**CLOSED, "properties": {"order": {"type": "string"}}},
+        ]
+    },
+    # Three branches, one of them an integer-or-number overlap.
+    {
+        "oneOf": [
+            {**CLOSED, "properties": {"a": {"type": "integer"}}},
+            {**CLOSED, "properties": {"a": {"type": "number"}, "b": {}}},
+            {**CLOSED, "properties": {"b": {"type": "array"}}, "required": ["b"]},
+        ]
+    },
+    # `not` of an additionalProperties schema inside a closed object.
+    {
+        **CLOSED,
+        "properties": {"a": {}, "b": {}, "c": {}},
+        "not": {"properties": {"a": {}}, "additionalProperties": {"type": "number"}},
+    },
+]
+
+
+@pytest.mark.parametrize("index", range(len(SCHEMAS)))
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_matches_agree_with_jsonschema(byte_vocab, index, order):
+    schema = SCHEMAS[index]
+    compiled = corral.compile(corral.Grammar.json_schema(schema, property_order=order), byte_vocab)
+    keys = sorted({k for text in [json.dumps(schema)] for k in ("a", "b", "c", "except", "only", "order", "legacy") if f'"{k}"' in text})
+    checked = 0
+    for doc in universe(keys):
+        valid = jsonschema.Draft202012Validator(schema).is_valid(doc)
+        orders = [dict(p) for p in itertools.permutations(doc.items())] if order == "any" else [doc]
+        for spelled in orders:
+            text = json.dumps(spelled, separators=(",", ":")).encode()
+            # In schema order, corral writes named keys in the schema's order only.
+            if order == "schema" and not _in_schema_order(spelled, schema):
+                continue
+            assert compiled.matches(text) == valid, (schema, text, valid)
+            checked += 1
+    assert checked >= 10
+
+
+def _in_schema_order(doc: dict, schema: dict) -> bool:
+    """Are `doc`'s keys in the order some branch of `schema` lists them?"""
+    branches = schema.get("oneOf", [schema])
+    for b in branches:
+        names = list(b.get("properties", {}))
+        if all(k in names for k in doc) and [k for k in names if k in doc] == list(doc):
+            return True
+    return False
+
+
+def test_where_other_keys_are_allowed_it_stays_refused_and_strict_false_widens(byte_vocab):
+    # In the specification's language the second branch is open to other keys.
+    schema = {"oneOf": [{**CLOSED, "properties": {"a": {"type": "integer"}}}, {"type": "object", "properties": {"a": {"type": "number"}}}]}
+    with pytest.raises(corral.UnsupportedSchemaError) as info:
+        corral.Grammar.json_schema(schema, spec_exact=True)
+    assert info.value.keyword == "additionalProperties" and info.value.pointer == "/oneOf/0/additionalProperties"
+    with pytest.warns(corral.SchemaWarning, match="additionalProperties"):
+        loose = corral.Grammar.json_schema(schema, strict=False, spec_exact=True)
+    compiled = corral.compile(loose, byte_vocab)
+    # Every valid document is still accepted (the grammar is wider, never narrower).
+    for doc in universe(["a", "b"]):
+        if jsonschema.Draft202012Validator(schema).is_valid(doc):
+            assert compiled.matches(json.dumps(doc, separators=(",", ":")).encode()), doc
+    # By default that branch is closed to its named keys (what a model should write), and
+    # the oneOf is exact there.
+    default = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    assert default.matches(b'{"a":1.5}') and not default.matches(b'{"a":1}') and not default.matches(b"{}")
