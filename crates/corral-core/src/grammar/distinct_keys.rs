@@ -127,15 +127,26 @@ impl ItemSet {
                     // other spelling of the earlier item starts with this one.
                     Some(&w) if at != ByteAt::Key && plain(w) && plain(b) => return None,
                     Some(&w) if in_value && w != b'"' && b != b'"' => return None,
+                    // Two digits of a number's mantissa, where both are significant: the
+                    // significant digits differ.
+                    Some(&w)
+                        if at == ByteAt::Outside
+                            && w.is_ascii_digit()
+                            && b.is_ascii_digit()
+                            && in_mantissa(text, w != b'0' && b != b'0') =>
+                    {
+                        return None
+                    }
                     _ => {}
                 }
             }
             item_values::may_become(text, v).then_some(Live { index: l.index, as_written: false })
         };
-        if live.iter().all(|l| keeps(l) == Some(*l)) {
-            return None;
-        }
-        Some(live.iter().filter_map(keeps).collect())
+        // Most bytes keep every item as it was: nothing is allocated then.
+        let first_change = live.iter().position(|l| keeps(l) != Some(*l))?;
+        let mut out = live[..first_change].to_vec();
+        out.extend(live[first_change..].iter().filter_map(keeps));
+        Some(out)
     }
 
     fn len(&self) -> usize {
@@ -149,6 +160,16 @@ impl ItemSet {
 /// outside keys, they are different values.
 fn plain(b: u8) -> bool {
     !is_ws(b) && !b.is_ascii_hexdigit() && !b".eE+-\\\"{}[],:".contains(&b)
+}
+
+/// Is the last byte of `text`, read outside strings, a significant digit of a number's
+/// mantissa (no `e` before it, and a nonzero digit before it unless `nonzero`: the last
+/// byte and the one it is compared with are both nonzero)? Two texts equal up to such a
+/// digit that differ there spell different significant digits, so different numbers. In
+/// an exponent they need not (`1e5` and `1e05`), nor at a leading zero (`0.15e3` is 150).
+fn in_mantissa(text: &[u8], nonzero: bool) -> bool {
+    let run = || text.iter().rev().skip(1).take_while(|b| b"0123456789.eE+-".contains(b));
+    !run().any(|&b| b == b'e' || b == b'E') && (nonzero || run().any(|b| (b'1'..=b'9').contains(b)))
 }
 
 /// Where a byte of an item was read, for comparing it with earlier items.
@@ -176,8 +197,9 @@ struct Frame {
     keys: BTreeSet<Box<[u8]>>,
     /// In an array of distinct values: where the open item starts in the tracker's text.
     item: Option<usize>,
-    /// In an array of distinct values: its items so far.
-    values: ItemSet,
+    /// In an array of distinct values: its items so far (shared with copies of the
+    /// tracker, which masks make and drop: copied only when one of them changes it).
+    values: std::sync::Arc<ItemSet>,
     /// In an array of distinct values with an open item: the earlier items (indices into
     /// `values`) the open item may still become, kept as it grows.
     live: Vec<Live>,
@@ -372,7 +394,7 @@ impl KeyTracker {
                     Undo::Expect(e) => f.expect_key = e,
                     Undo::Distinct(d) => f.distinct = d,
                     Undo::Item(i) => f.item = i,
-                    Undo::Value => f.values.pop(),
+                    Undo::Value => std::sync::Arc::make_mut(&mut f.values).pop(),
                     _ => {}
                 }
             }
@@ -461,7 +483,7 @@ impl KeyTracker {
                 return false;
             }
             if let Some(f) = self.frames.last_mut() {
-                f.values.push(key, v, &self.text[start..end]);
+                std::sync::Arc::make_mut(&mut f.values).push(key, v, &self.text[start..end]);
             }
             self.undo.push(Undo::Value);
         }
@@ -1160,6 +1182,65 @@ mod tests {
         let mut t = KeyTracker::default();
         assert!(t.push_token(text.as_bytes(), &mut NoDistinctLists).unwrap(), "{text}");
         t
+    }
+
+    /// The outer array (its `[` at offset 0) is an array of distinct values.
+    struct OuterValues;
+
+    impl EntryQuery for OuterValues {
+        fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
+            Ok(offset == 0 && kind == Distinct::Values)
+        }
+    }
+
+    #[test]
+    fn open_items_may_repeat_exactly_where_they_may_become_an_earlier_item() {
+        // Each earlier item, then every prefix of every spelling of some value: the
+        // tracker's shortcuts (one byte against the earlier item's text, two plain bytes
+        // apart, two digits of a mantissa) must agree with reading the value.
+        let earlier =
+            [r#"{"a":1,"b":"xy"}"#, "150", "1e5", r#"[1,"q"]"#, r#""ab""#, "0.5", "true", r#"[[1,2],{"k":null}]"#, "-0.07"];
+        let tries = [
+            r#"{"b":"xy","a":1}"#,
+            r#"{"a":1.0,"b":"xz"}"#,
+            "1.5e2",
+            "15e1",
+            "151",
+            "1e05",
+            "1E+5",
+            "10e4",
+            "100000",
+            r#"[1,"q",2]"#,
+            r#"[1.0,"q"]"#,
+            r#""abc""#,
+            r#""a""#,
+            "5e-1",
+            "0.50",
+            "0.05",
+            "false",
+            "true",
+            r#"[[1,2.0],{"k":null}]"#,
+            r#"[[1,2],{"k":false}]"#,
+            "-0.070",
+            "-0.08",
+            "-7e-2",
+            "0.15e3",
+        ];
+        for first in earlier {
+            let head = format!("[{first},");
+            let mut base = KeyTracker::new(true);
+            assert!(base.push_token(head.as_bytes(), &mut OuterValues).unwrap(), "{head}");
+            let seen = item_values::parse(first.as_bytes()).unwrap();
+            for t in tries {
+                for n in 1..=t.len() {
+                    let prefix = &t.as_bytes()[..n];
+                    let mut tr = base.clone();
+                    assert!(tr.push_token(prefix, &mut NoDistinctLists).unwrap());
+                    let expected = item_values::may_become(prefix, &seen);
+                    assert_eq!(tr.items_may_repeat(), expected, "after {first}: {}", String::from_utf8_lossy(prefix));
+                }
+            }
+        }
     }
 
     #[test]
