@@ -38,10 +38,10 @@ pub enum Draft {
 }
 
 impl Draft {
-    /// The draft whose metaschema `uri` names (the scheme and a trailing `#` ignored),
-    /// None for another metaschema.
+    /// The draft whose metaschema `uri` names (`http` or `https`, a trailing `#`
+    /// ignored), None for another metaschema: another scheme names another document.
     pub fn from_metaschema(uri: &str) -> Option<Draft> {
-        let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
+        let rest = uri.strip_prefix("https://").or_else(|| uri.strip_prefix("http://"))?;
         match rest.trim_end_matches('#') {
             "json-schema.org/draft-04/schema" => Some(Draft::Draft4),
             "json-schema.org/draft-06/schema" => Some(Draft::Draft6),

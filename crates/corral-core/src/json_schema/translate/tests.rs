@@ -281,3 +281,21 @@ fn arrays_and_objects_are_excluded_as_values() {
     exact(one_of.clone(), &[r#"{"k":2}"#, r#"{"k":2,"j":1}"#], &[r#"{"k":1}"#]);
     check(one_of, &[r#"{"k":2}"#], &[r#"{"k":1}"#]);
 }
+
+#[test]
+fn a_metaschema_uri_of_another_scheme_is_not_the_draft() {
+    // Found by the fuzzer: `httk://…/draft-04/schema#` was read as draft 4, where `const`
+    // is no keyword, so `true` passed a schema whose const is an object.
+    let schema = json!({"$schema": "httk://json-schema.org/draft-04/schema#", "const": {"k": 1}});
+    let (kind, _, keyword) = schema_error(schema.clone());
+    assert_eq!((kind, keyword.as_str()), (SchemaErrorKind::Unsupported, "$schema"));
+    // strict=False reads it as the draft in force (2020-12): `const` applies.
+    let loose = SchemaOptions { strict: false, ..SchemaOptions::default() };
+    let c = compile_with(&schema, &loose).unwrap();
+    assert!(!accepts(&c, "true") && accepts(&c, r#"{"k":1}"#));
+    // http and https both name draft 4, where `const` is not a keyword.
+    for scheme in ["http", "https"] {
+        let d4 = json!({"$schema": format!("{scheme}://json-schema.org/draft-04/schema#"), "const": 1});
+        assert!(accepts(&compile(&d4).unwrap(), "true"), "{scheme}");
+    }
+}
