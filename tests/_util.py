@@ -17,6 +17,11 @@ def allowed_ids(matcher: corral.Matcher, vocab: corral.Vocabulary) -> np.ndarray
     return np.flatnonzero(bits)
 
 
+def allowed_set(matcher: corral.Matcher, vocab: corral.Vocabulary) -> set[int]:
+    """The allowed token ids (EOS included) as a set."""
+    return {int(i) for i in allowed_ids(matcher, vocab)}
+
+
 def bit_is_set(bitmask_row: np.ndarray, token: int) -> bool:
     return bool((int(bitmask_row[token // 32]) >> (token % 32)) & 1)
 
@@ -63,3 +68,48 @@ def random_tokenization(data: bytes, by_bytes: dict[bytes, int], rng: random.Ran
         out.append(by_bytes[data[i:j]])
         i = j
     return out
+
+
+def piece_vocabulary(documents: list[bytes], seed: int, longest: int = 7) -> corral.Vocabulary:
+    """Every byte, plus random pieces (2 to `longest` bytes) of the documents, so that
+    tokens cross item and key boundaries; EOS last."""
+    rng = random.Random(seed)
+    tokens = {bytes([b]) for b in range(256)}
+    for d in documents:
+        for _ in range(4):
+            i = rng.randrange(len(d))
+            tokens.add(d[i : i + rng.randint(2, longest)])
+    ordered = sorted(tokens)
+    return corral.Vocabulary.from_token_bytes([*ordered, None], eos_token_ids=[len(ordered)])
+
+
+def walk_listed_language(
+    compiled, vocab: corral.Vocabulary, documents: list[bytes], seed: int, walks: int, stop: float
+) -> list[bytes]:
+    """Random walks where, at every step, the mask must allow exactly the tokens after
+    which the text still starts one of `documents` (the whole language, listed), and EOS
+    exactly where it is one; each walk stops at EOS with probability `stop`. Returns the
+    texts written."""
+    prefixes = {d[:i] for d in documents for i in range(len(d) + 1)}
+    complete = set(documents)
+    eos = vocab.eos_token_ids[0]
+    pieces = {t: vocab.token_bytes(t) for t in range(vocab.size) if t != eos and vocab.token_bytes(t)}
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(walks):
+        m = compiled.matcher()
+        text = b""
+        while True:
+            want = {t for t, b in pieces.items() if text + b in prefixes}
+            if text in complete:
+                want.add(eos)
+            got = allowed_set(m, vocab)
+            assert got == want, (text, sorted(vocab.token_bytes(t) or b"<eos>" for t in got ^ want)[:8])
+            if eos in got and (rng.random() < stop or got == {eos}):
+                break
+            t = rng.choice(sorted(got - {eos}))
+            assert m.advance(t)
+            text += pieces[t]
+        texts.append(text)
+    return texts
+

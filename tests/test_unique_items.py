@@ -15,11 +15,11 @@ import random
 from typing import Any, Literal
 
 import jsonschema
-import numpy as np
 import pydantic
 import pytest
 
 import corral
+from _util import allowed_set, piece_vocabulary, walk_listed_language
 
 
 def distinct_arrays(values: list[Any], lo: int = 0, hi: int | None = None) -> list[list[Any]]:
@@ -66,58 +66,21 @@ CASES: list[tuple[dict, list[Any]]] = [
 ALPHABET = b'[]{}",:aAbkpqxy12nulltruefalse'
 
 
-def vocabulary(documents: list[bytes], seed: int) -> corral.Vocabulary:
-    """Every byte, plus random pieces of the documents (so tokens cross item boundaries)."""
-    rng = random.Random(seed)
-    tokens = {bytes([b]) for b in range(256)}
-    for d in documents:
-        for _ in range(4):
-            i = rng.randrange(len(d))
-            tokens.add(d[i : i + rng.randint(2, 7)])
-    ordered = sorted(tokens)
-    return corral.Vocabulary.from_token_bytes([*ordered, None], eos_token_ids=[len(ordered)])
-
-
-def mask_ids(matcher: corral.Matcher, size: int) -> set[int]:
-    mask = corral.allocate_bitmask(1, size)
-    matcher.fill_bitmask(mask, 0)
-    bits = np.unpackbits(mask[0].view(np.uint8), bitorder="little")[:size]
-    return {int(i) for i in np.flatnonzero(bits)}
-
-
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_masks_equal_the_listed_language(case):
     schema, values = CASES[case]
     for v in values:
         jsonschema.validate(v, schema)
     documents = [dump(v) for v in values]
-    prefixes = {d[:i] for d in documents for i in range(len(d) + 1)}
-    complete = set(documents)
-    vocab = vocabulary(documents, case)
+    vocab = piece_vocabulary(documents, case)
     compiled = corral.compile(corral.Grammar.json_schema(schema), vocab)
-    eos = vocab.eos_token_ids[0]
-    pieces = {t: vocab.token_bytes(t) for t in range(vocab.size) if t != eos and vocab.token_bytes(t)}
-    rng = random.Random(case)
-    for _ in range(12):
-        m = compiled.matcher()
-        text = b""
-        while True:
-            want = {t for t, b in pieces.items() if text + b in prefixes}
-            if text in complete:
-                want.add(eos)
-            got = mask_ids(m, vocab.size)
-            assert got == want, (schema, text, sorted(vocab.token_bytes(t) or b"<eos>" for t in got ^ want)[:8])
-            if eos in got and (rng.random() < 0.2 or got == {eos}):
-                break
-            t = rng.choice(sorted(got - {eos}))
-            assert m.advance(t)
-            text += pieces[t]
+    for text in walk_listed_language(compiled, vocab, documents, case, walks=12, stop=0.2):
         jsonschema.validate(json.loads(text), schema)
 
 
 def test_duplicates_are_refused_exactly_where_they_complete():
     schema = {"type": "array", "uniqueItems": True, "items": {"enum": ["a", "ab", 1, 1.0, {"k": [1, 2]}]}}
-    compiled = corral.compile(corral.Grammar.json_schema(schema), vocabulary([], 0))
+    compiled = corral.compile(corral.Grammar.json_schema(schema), piece_vocabulary([], 0))
     for fresh, dup in [(b'["ab","a', b'["ab","ab'), (b"[1,", b"[1,1"), (b'[{"k":[1,2]},', b'[{"k":[1,2]},{"k":[1,2]}')]:
         assert compiled.matches(fresh + (b'"]' if fresh.endswith(b"a") else b'"a"]'))
         assert not compiled.matches(dup + (b'"]' if dup.endswith(b"b") else b"]"))
@@ -130,7 +93,7 @@ def test_a_pydantic_set_of_literals_keeps_its_items_distinct():
     class Flags(pydantic.BaseModel):
         colors: set[Literal["red", "green", "blue"]]
 
-    compiled = corral.compile(corral.Grammar.json_schema(Flags), vocabulary([], 0))
+    compiled = corral.compile(corral.Grammar.json_schema(Flags), piece_vocabulary([], 0))
     assert compiled.matches(b'{"colors":["green","red"]}')
     assert not compiled.matches(b'{"colors":["red","red"]}')
 
@@ -194,7 +157,7 @@ def test_masks_keep_free_strings_distinct_at_every_step():
             want = {t for t, p in enumerate(pieces) if viable(text + p) is not False}
             if viable(text) is True:
                 want.add(eos)
-            got = mask_ids(m, vocab.size)
+            got = allowed_set(m, vocab)
             assert got == want, (text, sorted(pieces[t] if t < eos else b"<eos>" for t in got ^ want)[:6])
             if not got - {eos} or (eos in got and rng.random() < 0.3):
                 break
@@ -226,7 +189,7 @@ def test_free_strings_in_a_real_vocabulary_walk_to_valid_documents(deepseek):
         m = compiled.matcher()
         out = b""
         for _ in range(60):
-            allowed = sorted(mask_ids(m, deepseek.vocab.size))
+            allowed = sorted(allowed_set(m, deepseek.vocab))
             assert allowed, out
             if eos in allowed and rng.random() < 0.3:
                 break

@@ -21,10 +21,10 @@ import random
 from typing import Any
 
 import jsonschema
-import numpy as np
 import pytest
 
 import corral
+from _util import allowed_set, piece_vocabulary, walk_listed_language
 
 
 def dump(value: Any) -> bytes:
@@ -106,51 +106,14 @@ CASES: list[tuple[dict, dict, list[bytes]]] = [
 ]
 
 
-def vocabulary(documents: list[bytes], seed: int) -> corral.Vocabulary:
-    """Every byte, plus random pieces of the documents (so tokens cross item boundaries)."""
-    rng = random.Random(seed)
-    tokens = {bytes([b]) for b in range(256)}
-    for d in documents:
-        for _ in range(4):
-            i = rng.randrange(len(d))
-            tokens.add(d[i : i + rng.randint(2, 9)])
-    ordered = sorted(tokens)
-    return corral.Vocabulary.from_token_bytes([*ordered, None], eos_token_ids=[len(ordered)])
-
-
-def mask_ids(matcher: corral.Matcher, size: int) -> set[int]:
-    mask = corral.allocate_bitmask(1, size)
-    matcher.fill_bitmask(mask, 0)
-    bits = np.unpackbits(mask[0].view(np.uint8), bitorder="little")[:size]
-    return {int(i) for i in np.flatnonzero(bits)}
-
-
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_masks_equal_the_listed_language(case):
     schema, options, documents = CASES[case]
     for d in documents:
         jsonschema.validate(json.loads(d), schema)
-    prefixes = {d[:i] for d in documents for i in range(len(d) + 1)}
-    complete = set(documents)
-    vocab = vocabulary(documents, case)
+    vocab = piece_vocabulary(documents, case, longest=9)
     compiled = corral.compile(corral.Grammar.json_schema(schema, **options), vocab)
-    eos = vocab.eos_token_ids[0]
-    pieces = {t: vocab.token_bytes(t) for t in range(vocab.size) if t != eos and vocab.token_bytes(t)}
-    rng = random.Random(case)
-    for _ in range(15):
-        m = compiled.matcher()
-        text = b""
-        while True:
-            want = {t for t, b in pieces.items() if text + b in prefixes}
-            if text in complete:
-                want.add(eos)
-            got = mask_ids(m, vocab.size)
-            assert got == want, (schema, text, sorted(vocab.token_bytes(t) or b"<eos>" for t in got ^ want)[:8])
-            if eos in got and (rng.random() < 0.15 or got == {eos}):
-                break
-            t = rng.choice(sorted(got - {eos}))
-            assert m.advance(t)
-            text += pieces[t]
+    for text in walk_listed_language(compiled, vocab, documents, case, walks=15, stop=0.15):
         assert compiled.matches(text)
         jsonschema.validate(json.loads(text), schema)
 
@@ -187,7 +150,7 @@ def test_duplicates_are_refused_exactly_where_they_complete(byte_vocab, schema, 
     for b in again[:-1] if fixed_by_last else again:
         assert m.is_allowed(b) and m.advance(b), again
     for close in again[-1:] if fixed_by_last else b",]":
-        assert close not in mask_ids(m, byte_vocab.size) and not m.is_allowed(close) and not m.advance(close)
+        assert close not in allowed_set(m, byte_vocab) and not m.is_allowed(close) and not m.advance(close)
     assert not compiled.matches(head + again + b"]")
     assert compiled.matches(head + other + b"]")
     assert compiled.matches(b"[" + again + b"]")
@@ -199,11 +162,11 @@ def test_an_item_that_can_only_repeat_is_refused_before_it_closes(byte_vocab):
     for b in b'[{"a":true},{"a":':
         assert m.advance(b)
     # `t` can only become {"a":true} again.
-    assert mask_ids(m, byte_vocab.size) == {ord("f")}
+    assert allowed_set(m, byte_vocab) == {ord("f")}
     for b in b'false}':
         assert m.advance(b)
     # Both values written: no new item can start.
-    assert mask_ids(m, byte_vocab.size) == {ord("]")}
+    assert allowed_set(m, byte_vocab) == {ord("]")}
     # Integers past 0 (and `-0` is 0): after 0 is written, `-` is still fine (`-1`), `-0` is not.
     ints = corral.compile(corral.Grammar.json_schema({"type": "array", "uniqueItems": True, "items": {"type": "integer"}}), byte_vocab)
     m = ints.matcher()
@@ -257,7 +220,7 @@ def test_walks_in_a_real_vocabulary_finish_and_validate(deepseek):
             m = compiled.matcher()
             out = b""
             for _ in range(40):
-                allowed = sorted(mask_ids(m, vocab.size))
+                allowed = sorted(allowed_set(m, vocab))
                 assert allowed, out
                 for t in rng.sample(allowed, min(4, len(allowed))):
                     if t != eos:
@@ -298,7 +261,7 @@ def test_the_search_for_a_new_value_is_bounded_by_a_limit(byte_vocab):
     roomy = corral.compile(corral.Grammar.json_schema(schema), byte_vocab).matcher()
     for b in b'[{"ab":1},{"a':
         assert roomy.advance(b)
-    assert ord("b") in mask_ids(roomy, byte_vocab.size)
+    assert ord("b") in allowed_set(roomy, byte_vocab)
 
 
 def test_distinct_values_are_unsupported_where_the_output_is_not_json_throughout(byte_vocab):
