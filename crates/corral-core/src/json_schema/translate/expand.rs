@@ -23,7 +23,15 @@ impl<'a> Translator<'a> {
             self.absorb(&mut shape, s, &mut disj, &[])?;
         }
         let mut out = Vec::new();
-        self.expand(shape, disj, &mut out)?;
+        if let Err(e) = self.expand(shape, disj, &mut out) {
+            return Err(match e {
+                Error::LimitExceeded { limit: "max_schema_alternatives", value, context } => {
+                    let at = subs.iter().map(|s| s.pointer().to_string()).find(|p| !p.is_empty()).unwrap_or_default();
+                    Self::limit_at(&at, "", &context, "max_schema_alternatives", value)
+                }
+                e => e,
+            });
+        }
         Ok(out)
     }
 
@@ -32,7 +40,7 @@ impl<'a> Translator<'a> {
     fn expand(&mut self, shape: Shape<'a>, disj: Vec<Disjunction<'a>>, out: &mut Vec<Shape<'a>>) -> Result<()> {
         let mut stack = vec![(shape, disj)];
         while let Some((shape, mut disj)) = stack.pop() {
-            if shape.unsat {
+            if shape.unsat || !self.requirements_possible(&shape)? {
                 continue;
             }
             if disj.is_empty() && !shape.other_keys.is_empty() {
@@ -52,6 +60,13 @@ impl<'a> Translator<'a> {
             }
             crate::util::interrupt::check()?;
             let (alternatives, chain) = disj.remove(0);
+            if self.some_entailed(&shape, &alternatives)? {
+                // An alternative already read into the shape: the disjunction adds nothing
+                // (absorption, `x ∧ (x ∨ y) = x`), where distributing it would multiply
+                // the alternatives (as repeated `anyOf` lists under `if`/`then` do).
+                stack.push((shape, disj));
+                continue;
+            }
             for alternative in alternatives.iter().rev() {
                 let mut s2 = shape.clone();
                 let mut new = Vec::new();
@@ -116,6 +131,9 @@ impl<'a> Translator<'a> {
             SubNode::Synthetic(Synthetic::NotValues(values, keys)) if values.iter().any(|v| v.is_array() || v.is_object()) => {
                 return self.absorb_not_values(shape, values, keys, disj, chain);
             }
+            SubNode::Synthetic(Synthetic::OtherKey(names, bad, _)) if closed_names(shape).is_some() => {
+                return self.absorb_other_key(shape, names, bad, disj, chain);
+            }
             SubNode::Synthetic(syn) => {
                 shape.apply(syn);
                 return Ok(());
@@ -138,6 +156,7 @@ impl<'a> Translator<'a> {
             ));
         }
         self.pass.depth += 1;
+        let mut pending = usize::MAX;
         let result = if self.pass.depth > self.limits.max_schema_depth {
             Err(Self::limit_at(
                 &s.pointer,
@@ -148,7 +167,8 @@ impl<'a> Translator<'a> {
             ))
         } else {
             let mut inner = chain.to_vec();
-            inner.push(key);
+            inner.push(key.clone());
+            pending = disj.len();
             if negated {
                 self.absorb_negation(shape, s, disj, &inner)
             } else {
@@ -156,7 +176,80 @@ impl<'a> Translator<'a> {
             }
         };
         self.pass.depth -= 1;
+        // Read whole, with no disjunction left pending (its own disjunctions are no
+        // proof that the shape obeys it: they are still to be distributed).
+        if result.is_ok() && !shape.unsat && disj.len() == pending {
+            shape.absorbed.insert(key);
+        }
         result
+    }
+
+    /// Does some alternative of `alternatives` hold for every value of `shape`?
+    fn some_entailed(&mut self, shape: &Shape<'a>, alternatives: &[Vec<Sub<'a>>]) -> Result<bool> {
+        for alt in alternatives {
+            let mut all = true;
+            for s in alt {
+                if !self.entailed(shape, s)? {
+                    all = false;
+                    break;
+                }
+            }
+            if all {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Is `sub` known to hold for every value of `shape`? Yes when it was read into the
+    /// shape already (itself or, for a subschema that is only a `$ref`, annotations aside,
+    /// its target); for the constraints negation makes, when the shape implies them: its
+    /// kinds within theirs, the properties present required, a property's values unable
+    /// to obey the subschema they must fail.
+    fn entailed(&mut self, shape: &Shape<'a>, sub: &Sub<'a>) -> Result<bool> {
+        let mut sub = sub.clone();
+        // A bounded number of `$ref` hops: a chain of references may be a cycle.
+        for _ in 0..16 {
+            if shape.absorbed.contains(&sub.key()) {
+                return Ok(true);
+            }
+            match &*sub {
+                SubNode::Synthetic(Synthetic::Kinds(k)) => return Ok(shape.kinds.without(*k) == Kinds::NONE),
+                SubNode::Synthetic(Synthetic::Present(names)) => return Ok(names.iter().all(|n| shape.required.contains(n))),
+                SubNode::Synthetic(Synthetic::BadProperty(name, bad)) => return self.fails_at(shape, name, bad),
+                _ => {}
+            }
+            let SubNode::Schema { sub: s, negated: false } = &*sub else { return Ok(false) };
+            let Some(obj) = s.node.as_object() else { return Ok(false) };
+            let Some(reference) = obj.get("$ref") else { return Ok(false) };
+            if obj.keys().any(|k| k != "$ref" && !super::keywords::is_annotation(k)) {
+                return Ok(false);
+            }
+            match self.res.resolve(s, reference) {
+                Ok(target) => sub = SubNode::schema(target),
+                Err(_) => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Does every value property `name` may have in `shape` obey `bad`, the negation of a
+    /// subschema: is the subschema unsatisfiable beside what the shape says of the
+    /// property? (`bad` the negation of `false`: any value does.)
+    fn fails_at(&mut self, shape: &Shape<'a>, name: &str, bad: &Sub<'a>) -> Result<bool> {
+        let SubNode::Schema { sub, negated: true } = &**bad else { return Ok(false) };
+        if sub.node == &Value::Bool(false) {
+            return Ok(true);
+        }
+        if self.rough {
+            return Ok(false); // one level of values only: recursive schemas end
+        }
+        let mut subs = self.value_subs(shape, name)?;
+        if subs.is_empty() {
+            return Ok(false);
+        }
+        subs.push(bad.negate());
+        Ok(!self.satisfiable(&subs)?)
     }
 
     /// Values excluded by a negated `enum`/`const` with arrays or objects among them: the
@@ -191,6 +284,74 @@ impl<'a> Translator<'a> {
             shape.apply(&Synthetic::NotValues(scalars, scalar_keys));
         }
         Ok(())
+    }
+
+    /// A key outside `names` with a value obeying `bad` ([`Synthetic::OtherKey`]), in a
+    /// shape that some clause closes already (`additionalProperties: false` and no
+    /// patterns): the key is one the clause names, so the requirement is a disjunction
+    /// over those keys, distributed as any other. (Read now rather than once the shape is
+    /// whole, the alternatives meet the rest of the schema as they are made: under a
+    /// `oneOf` of closed objects, most of them contradict it at once.)
+    fn absorb_other_key(
+        &mut self,
+        shape: &mut Shape<'a>,
+        names: &[String],
+        bad: &Sub<'a>,
+        disj: &mut Vec<Disjunction<'a>>,
+        chain: &[SubKey],
+    ) -> Result<()> {
+        shape.restrict(Kinds::OBJ);
+        let keys = closed_names(shape).unwrap_or_default();
+        let mut alts = Vec::new();
+        for k in keys.into_iter().filter(|k| !names.contains(k)) {
+            let present = self.synthetic(Synthetic::Present(vec![k.clone()]));
+            alts.push(vec![present, self.synthetic(Synthetic::BadProperty(k, bad.clone()))]);
+        }
+        if alts.is_empty() {
+            shape.unsat = true;
+        } else {
+            disj.push((alts, chain.to_vec()));
+        }
+        Ok(())
+    }
+
+    /// Can an object of `shape` have every property it requires? False when a clause
+    /// closes it to one of them, or a rule forbids one (see [`Translator::may_have`]).
+    fn requirements_possible(&mut self, shape: &Shape<'a>) -> Result<bool> {
+        if shape.required.is_empty() || !shape.kinds.has(Kinds::OBJ) || shape.kinds.without(Kinds::OBJ) != Kinds::NONE {
+            return Ok(true);
+        }
+        for name in &shape.required {
+            if !self.may_have(shape, name)? {
+                return Ok(false);
+            }
+            if self.rough {
+                continue; // one level of values only: recursive schemas end
+            }
+            let subs = self.value_subs(shape, name)?;
+            if subs.len() > 1 && !self.satisfiable(&subs)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Does some value obey all of `subs`? (Read roughly, see [`Translator::rough_shapes`]:
+    /// "no" is a proof, "yes" may be wrong; remembered per list.)
+    fn satisfiable(&mut self, subs: &[Sub<'a>]) -> Result<bool> {
+        let key: Vec<SubKey> = subs.iter().map(|s| s.key()).collect();
+        if let Some(&known) = self.satisfiable_memo.get(&key) {
+            return Ok(known);
+        }
+        let known = match self.rough_shapes(subs) {
+            Ok(shapes) => !shapes.is_empty(),
+            Err(e @ (Error::Interrupted | Error::Internal(_) | Error::LimitExceeded { limit: "max_compile_ms", .. })) => {
+                return Err(e)
+            }
+            Err(_) => true,
+        };
+        self.satisfiable_memo.insert(key, known);
+        Ok(known)
     }
 
     /// "Not equal to `v`" for one value `v`, as a synthetic constraint.
@@ -294,8 +455,9 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// `oneOf`: "at least one" when the branches are disjoint, else each branch with the
-    /// negation of the others.
+    /// `oneOf`: each branch with the negation of every other branch it may share a value
+    /// with. Two branches proven disjoint need no negation of each other, so branches that
+    /// are all pairwise disjoint make "at least one" (no negation at all).
     pub(crate) fn k_one_of(
         &mut self,
         shape: &Shape<'a>,
@@ -305,14 +467,20 @@ impl<'a> Translator<'a> {
         chain: &[SubKey],
     ) -> Result<()> {
         let branches = schema_list(self, sub, "oneOf", val)?;
-        if self.disjoint_branches(shape, sub, &branches)? {
+        if self.rough {
             disj.push((branches.into_iter().map(|b| vec![b]).collect(), chain.to_vec()));
             return Ok(());
         }
+        let apart = self.disjoint_pairs(shape, sub, &branches)?;
+        let meets = |i: usize, j: usize| i != j && !apart[i.min(j)][i.max(j)];
+        let n = branches.len();
         // Negation may be unsupported for some branch: find out now, and fall back.
         let strict = std::mem::replace(&mut self.opts.strict, true);
         let mut refusal = None;
-        for b in &branches {
+        for (j, b) in branches.iter().enumerate() {
+            if !(0..n).any(|i| meets(i, j)) {
+                continue;
+            }
             if let Some(s) = b.subschema() {
                 match self.negation(s) {
                     Ok(_) => {}
@@ -329,10 +497,10 @@ impl<'a> Translator<'a> {
         }
         self.opts.strict = strict;
         let alts = match refusal {
-            None => (0..branches.len())
+            None => (0..n)
                 .map(|i| {
                     let mut alt = vec![branches[i].clone()];
-                    alt.extend(branches.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, o)| o.negate()));
+                    alt.extend((0..n).filter(|&j| meets(i, j)).map(|j| branches[j].negate()));
                     alt
                 })
                 .collect(),
@@ -353,13 +521,16 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// Can no value satisfy two of `branches`, the `oneOf` of `sub`? Conservative: false
-    /// whenever no proof is found. Each branch is read as shapes in the context of
-    /// `shape` (what is known of the value already) and of the keywords beside the oneOf.
-    fn disjoint_branches(&mut self, shape: &Shape<'a>, sub: &Subschema<'a>, branches: &[Sub<'a>]) -> Result<bool> {
+    /// Which pairs of `branches`, the `oneOf` of `sub`, can share no value? `apart[i][j]`
+    /// for `i < j`. Conservative: false whenever no proof is found. Each branch is read
+    /// as shapes in the context of `shape` (what is known of the value already) and of
+    /// the keywords beside the oneOf.
+    fn disjoint_pairs(&mut self, shape: &Shape<'a>, sub: &Subschema<'a>, branches: &[Sub<'a>]) -> Result<Vec<Vec<bool>>> {
+        let n = branches.len();
+        let none = vec![vec![false; n]; n];
         let key = SubNode::schema(sub.clone()).key();
         if self.proving.contains(&key) {
-            return Ok(false); // the oneOf is inside its own branch (through $ref)
+            return Ok(none); // the oneOf is inside its own branch (through $ref)
         }
         self.proving.insert(key.clone());
         // Strict while proving: a dropped keyword could make a negation narrower than the
@@ -371,17 +542,18 @@ impl<'a> Translator<'a> {
         self.warnings.truncate(n_warnings);
         self.proving.remove(&key);
         match proof {
-            Ok(b) => Ok(b),
+            Ok(apart) => Ok(apart),
             // Unsupported, too many alternatives…: no proof. Time and interrupts stop all.
             Err(e @ (Error::Interrupted | Error::Internal(_) | Error::LimitExceeded { limit: "max_compile_ms", .. })) => Err(e),
-            Err(_) => Ok(false),
+            Err(_) => Ok(none),
         }
     }
 
-    fn prove_disjoint(&mut self, shape: &Shape<'a>, sub: &Subschema<'a>, branches: &[Sub<'a>]) -> Result<bool> {
+    fn prove_disjoint(&mut self, shape: &Shape<'a>, sub: &Subschema<'a>, branches: &[Sub<'a>]) -> Result<Vec<Vec<bool>>> {
         // The keywords beside oneOf constrain every branch (often "type": "object"): the
         // subschema is read without its oneOf (and unevaluated*, which depend on it).
-        let mut per_branch = Vec::with_capacity(branches.len());
+        let n = branches.len();
+        let mut per_branch = Vec::with_capacity(n);
         for b in branches {
             let mut s = shape.clone();
             let mut disj = Vec::new();
@@ -391,14 +563,21 @@ impl<'a> Translator<'a> {
             self.expand(s, disj, &mut out)?;
             per_branch.push(out);
         }
-        for (i, xs) in per_branch.iter().enumerate() {
-            for ys in &per_branch[i + 1..] {
-                for x in xs {
-                    for y in ys {
-                        if !self.shapes_disjoint(x, y)? {
-                            return Ok(false);
-                        }
-                    }
+        let mut apart = vec![vec![false; n]; n];
+        for i in 0..n {
+            for j in i + 1..n {
+                apart[i][j] = self.all_disjoint(&per_branch[i], &per_branch[j])?;
+            }
+        }
+        Ok(apart)
+    }
+
+    /// Is every shape of `xs` disjoint from every shape of `ys`?
+    fn all_disjoint(&mut self, xs: &[Shape<'a>], ys: &[Shape<'a>]) -> Result<bool> {
+        for x in xs {
+            for y in ys {
+                if !self.shapes_disjoint(x, y)? {
+                    return Ok(false);
                 }
             }
         }
@@ -526,7 +705,7 @@ impl<'a> Translator<'a> {
             return Ok(false);
         }
         let (x, y) = (self.item_subs(a, 0), self.item_subs(b, 0));
-        let (x, y) = (self.shapes(&x)?, self.shapes(&y)?);
+        let (x, y) = (self.rough_shapes(&x)?, self.rough_shapes(&y)?);
         for p in &x {
             for q in &y {
                 if !self.kinds_or_members_apart(p, q)? {
@@ -535,6 +714,15 @@ impl<'a> Translator<'a> {
             }
         }
         Ok(true)
+    }
+
+    /// [`Translator::shapes`] with every `oneOf` read as `anyOf`: a superset of the
+    /// values, for the proofs about the values inside two shapes.
+    fn rough_shapes(&mut self, subs: &[Sub<'a>]) -> Result<Vec<Shape<'a>>> {
+        let rough = std::mem::replace(&mut self.rough, true);
+        let shapes = self.shapes(subs);
+        self.rough = rough;
+        shapes
     }
 
     /// May an object of `shape` have property `name`? False when it is forbidden, or some
@@ -566,34 +754,62 @@ impl<'a> Translator<'a> {
         Ok(true)
     }
 
-    /// A discriminator: a property both require, with finite value sets that do not meet.
+    /// A property one of the shapes requires, whose values there and the values the other
+    /// shape allows there (its named entry, the patterns matching the name, or
+    /// `additionalProperties`) cannot meet: told apart by kinds or members only, no
+    /// deeper, so that recursive schemas end. (Both requiring a property with an enum of
+    /// each, the common discriminator, is the case this rule was first written for.)
     fn discriminated(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
-        for name in &a.required {
-            if b.required.contains(name) {
-                let (va, vb) = (self.finite_values(a, name)?, self.finite_values(b, name)?);
-                if let (Some(va), Some(vb)) = (va, vb) {
-                    if !va.iter().any(|x| vb.iter().any(|y| value::json_equal(x, y))) {
-                        return Ok(true);
+        let apart = |x: &Shape<'_>, y: &Shape<'_>| x.max_props.is_some_and(|m| m < y.min_props);
+        if apart(a, b) || apart(b, a) {
+            return Ok(true);
+        }
+        for (x, y) in [(a, b), (b, a)] {
+            for name in &x.required {
+                let (vx, vy) = (self.value_subs(x, name)?, self.value_subs(y, name)?);
+                if vx.is_empty() && vy.is_empty() {
+                    continue;
+                }
+                let (vx, vy) = (self.rough_shapes(&vx)?, self.rough_shapes(&vy)?);
+                let mut met = false;
+                'pairs: for p in &vx {
+                    for q in &vy {
+                        if !self.kinds_or_members_apart(p, q)? {
+                            met = true;
+                            break 'pairs;
+                        }
                     }
+                }
+                if !met {
+                    return Ok(true);
                 }
             }
         }
         Ok(false)
     }
 
-    /// A finite superset of the values property `name` may have in `shape` (from
-    /// `properties` entries only: other clauses can only narrow), or None.
-    fn finite_values(&mut self, shape: &Shape<'a>, name: &str) -> Result<Option<Vec<&'a Value>>> {
-        let subs: Vec<Sub<'a>> = shape.obj_clauses.iter().filter_map(|c| c.prop(name).cloned()).collect();
-        if subs.is_empty() {
-            return Ok(None);
+    /// The subschemas every value of property `name` obeys in an object of `shape`: per
+    /// clause, its `properties` entry, else every pattern matching the name, else its
+    /// `additionalProperties`.
+    fn value_subs(&mut self, shape: &Shape<'a>, name: &str) -> Result<Vec<Sub<'a>>> {
+        let mut subs = Vec::new();
+        for clause in &shape.obj_clauses {
+            if let Some(sub) = clause.prop(name) {
+                subs.push(sub.clone());
+                continue;
+            }
+            let mut matched = false;
+            for (src, sub) in &clause.patterns {
+                if self.pattern_matches(src, sub.pointer(), name)? {
+                    subs.push(sub.clone());
+                    matched = true;
+                }
+            }
+            if let (false, Some(sub)) = (matched, &clause.additional) {
+                subs.push(sub.clone());
+            }
         }
-        let mut values = Vec::new();
-        for s in self.shapes(&subs)? {
-            let Some(e) = s.enumeration else { return Ok(None) };
-            values.extend(e);
-        }
-        Ok(Some(values))
+        Ok(subs)
     }
 }
 
@@ -616,4 +832,14 @@ fn ranges_apart(x: &Shape<'_>, y: &Shape<'_>) -> bool {
         (Some((hi, hi_excl)), Some((lo, lo_excl))) => hi < lo || (hi == lo && (*hi_excl || *lo_excl)),
         _ => false,
     }
+}
+
+/// The keys of the first clause of `shape` that closes the object to every other key
+/// (`additionalProperties: false`, no patterns), if one does.
+fn closed_names(shape: &Shape<'_>) -> Option<Vec<String>> {
+    shape
+        .obj_clauses
+        .iter()
+        .find(|c| c.patterns.is_empty() && c.additional.as_ref().is_some_and(super::objects::is_false))
+        .map(|c| c.props.iter().map(|(k, _)| k.clone()).collect())
 }

@@ -46,6 +46,8 @@ mod value;
 #[cfg(test)]
 mod arrays_tests;
 #[cfg(test)]
+mod expand_tests;
+#[cfg(test)]
 mod objects_tests;
 #[cfg(test)]
 mod scalars_tests;
@@ -186,6 +188,12 @@ pub(crate) struct Translator<'a> {
     keep_alive: Vec<Sub<'a>>,
     /// `oneOf`s whose branches are being proven disjoint (no re-entry).
     proving: HashSet<SubKey>,
+    /// Reading the values of a property for a disjointness proof: a `oneOf` is read as
+    /// `anyOf` (a wider language, which a proof of disjointness may use), so that proofs
+    /// do not nest proofs down every level of the schema.
+    rough: bool,
+    /// Lists of subschemas found to allow some value, or none (see `satisfiable`).
+    satisfiable_memo: HashMap<Vec<SubKey>, bool>,
     /// Value rules known to allow no value (found by an earlier pass).
     known_empty: HashSet<RuleKey>,
     /// Some class of keys leaves a half-written key finitely many endings.
@@ -261,6 +269,8 @@ impl<'a> Translator<'a> {
             limits: limits.clone(),
             keep_alive: Vec::new(),
             proving: HashSet::new(),
+            rough: false,
+            satisfiable_memo: HashMap::default(),
             known_empty: HashSet::new(),
             finite_key_endings: false,
             open_keys: false,
@@ -368,7 +378,12 @@ impl<'a> Translator<'a> {
     /// The rule name for a value satisfying all `subs` (None: nothing does), written
     /// `depth` containers deep in the output (only an indent makes that matter).
     pub(crate) fn value_rule(&mut self, subs: &[Sub<'a>], depth: usize) -> Result<Option<String>> {
-        let subs: Vec<Sub<'a>> = subs.iter().map(|s| self.canonical(s)).collect::<Result<_>>()?;
+        // A conjunction is idempotent: a subschema met twice (the same `properties` entry
+        // through the schema and again through each branch of a `oneOf` around it) counts
+        // once, or values nested through it would make ever longer, ever new rules.
+        let mut subs: Vec<Sub<'a>> = subs.iter().map(|s| self.canonical(s)).collect::<Result<_>>()?;
+        let mut seen = HashSet::new();
+        subs.retain(|s| seen.insert(s.key()));
         let keys: Vec<SubKey> = subs.iter().map(|s| s.key()).collect();
         let indent = self.opts.indent.is_some();
         if indent {

@@ -259,6 +259,10 @@ pub(crate) struct Shape<'a> {
     pub count_ptrs: HashMap<CountField, String>,
     /// A draft-4 subschema said "integer": `1.0` is not one (from draft 6 on it is).
     pub int_without_fraction: bool,
+    /// The subschemas read into the shape (their disjunctions pending or distributed):
+    /// every value of the shape obeys each, so a disjunction with one of them as an
+    /// alternative adds nothing (see `Translator::expand`).
+    pub absorbed: HashSet<SubKey>,
 }
 
 impl Default for Shape<'_> {
@@ -294,6 +298,7 @@ impl Default for Shape<'_> {
             other_keys: Vec::new(),
             count_ptrs: HashMap::new(),
             int_without_fraction: false,
+            absorbed: HashSet::new(),
         }
     }
 }
