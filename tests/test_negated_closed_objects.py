@@ -1,4 +1,4 @@
-"""Negating `additionalProperties` where the object names every key it allows.
+"""Negating `additionalProperties`, where the object names every key it allows and where it does not.
 
 `oneOf` between closed objects (`additionalProperties: false` beside `properties`) is the
 common case in configuration schemas: where no proof shows the branches disjoint, each
@@ -94,12 +94,69 @@ def _in_schema_order(doc: dict, schema: dict) -> bool:
     return False
 
 
-def test_where_other_keys_are_allowed_it_stays_refused_and_strict_false_widens(byte_vocab):
+OPEN_SCHEMAS = [
+    # A closed branch against one open to other keys: `{"a": 1}` obeys both.
+    {"oneOf": [{**CLOSED, "properties": {"a": {"type": "integer"}}}, {"type": "object", "properties": {"a": {"type": "number"}}}]},
+    # "Some key breaks additionalProperties", no key named.
+    {"type": "object", "not": {"additionalProperties": {"type": "number"}}},
+    # A dict of arrays against a closed object that requires its key.
+    {
+        "oneOf": [
+            {**CLOSED, "required": ["a"], "properties": {"a": {"type": "array"}, "b": {"type": "number"}}},
+            {"type": "object", "maxProperties": 1, "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+        ]
+    },
+    # An if on an open object's other keys, with counts.
+    {
+        "type": "object",
+        "minProperties": 1,
+        "if": {"properties": {"a": {}}, "additionalProperties": {"type": "string"}},
+        "then": {"maxProperties": 2},
+        "else": {"required": ["c"]},
+    },
+]
+
+
+@pytest.mark.parametrize("index", range(len(OPEN_SCHEMAS)))
+def test_open_objects_agree_with_jsonschema(byte_vocab, index):
+    # `spec_exact`: objects stay open to the keys their schema does not name; any order.
+    schema = OPEN_SCHEMAS[index]
+    grammar = corral.Grammar.json_schema(schema, spec_exact=True, property_order="any")
+    compiled = corral.compile(grammar, byte_vocab)
+    validator = jsonschema.Draft202012Validator(schema)
+    valid_seen = invalid_seen = 0
+    for doc in universe(["a", "b", "c"]):
+        valid = validator.is_valid(doc)
+        valid_seen += valid
+        invalid_seen += not valid
+        for spelled in (dict(p) for p in itertools.permutations(doc.items())):
+            text = json.dumps(spelled, separators=(",", ":")).encode()
+            assert compiled.matches(text) == valid, (schema, text, valid)
+    assert valid_seen >= 5 and invalid_seen >= 5
+
+
+def test_where_other_keys_are_allowed_the_oneof_is_exact_and_named(byte_vocab):
     # In the specification's language the second branch is open to other keys.
-    schema = {"oneOf": [{**CLOSED, "properties": {"a": {"type": "integer"}}}, {"type": "object", "properties": {"a": {"type": "number"}}}]}
+    schema = OPEN_SCHEMAS[0]
+    compiled = corral.compile(corral.Grammar.json_schema(schema, spec_exact=True), byte_vocab)
+    assert compiled.matches(b'{"a":1.5}') and compiled.matches(b'{"b":[]}') and compiled.matches(b'{"a":1.5,"b":1}')
+    assert not compiled.matches(b'{"a":1}') and not compiled.matches(b"{}")
+    # By default that branch is closed to its named keys (what a model should write), and
+    # the oneOf is exact there.
+    default = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    assert default.matches(b'{"a":1.5}') and not default.matches(b'{"a":1}') and not default.matches(b"{}")
+    assert not default.matches(b'{"b":[]}')
+
+
+def test_a_second_negated_open_class_on_one_object_is_refused_and_strict_false_widens(byte_vocab):
+    schema = {
+        "type": "object",
+        "not": {"additionalProperties": {"type": "number"}},
+        "allOf": [{"not": {"additionalProperties": {"type": "string"}}}],
+    }
     with pytest.raises(corral.UnsupportedSchemaError) as info:
         corral.Grammar.json_schema(schema, spec_exact=True)
-    assert info.value.keyword == "additionalProperties" and info.value.pointer == "/oneOf/0/additionalProperties"
+    assert info.value.keyword == "additionalProperties"
     with pytest.warns(corral.SchemaWarning, match="additionalProperties"):
         loose = corral.Grammar.json_schema(schema, strict=False, spec_exact=True)
     compiled = corral.compile(loose, byte_vocab)
@@ -107,7 +164,28 @@ def test_where_other_keys_are_allowed_it_stays_refused_and_strict_false_widens(b
     for doc in universe(["a", "b"]):
         if jsonschema.Draft202012Validator(schema).is_valid(doc):
             assert compiled.matches(json.dumps(doc, separators=(",", ":")).encode()), doc
-    # By default that branch is closed to its named keys (what a model should write), and
-    # the oneOf is exact there.
-    default = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
-    assert default.matches(b'{"a":1.5}') and not default.matches(b'{"a":1}') and not default.matches(b"{}")
+
+
+@pytest.mark.parametrize("index", range(len(OPEN_SCHEMAS)))
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_sampled_open_objects_are_valid(index, order):
+    # Documents drawn from the grammar (each alternative, each count) obey the schema.
+    schema = OPEN_SCHEMAS[index]
+    grammar = corral.Grammar.json_schema(schema, spec_exact=True, property_order=order)
+    validator = jsonschema.Draft202012Validator(schema)
+    drawn = 0
+    for seed in range(80):
+        data = grammar._inner.sample(seed, 24)
+        if data is None:
+            continue
+        doc = json.loads(data)
+        assert validator.is_valid(doc), (schema, data)
+        drawn += 1
+    assert drawn >= 40
+
+
+def test_indented_output_needs_the_breaking_member(byte_vocab):
+    schema = {"type": "object", "not": {"additionalProperties": {"type": "integer"}}}
+    compiled = corral.compile(corral.Grammar.json_schema(schema, indent=2), byte_vocab)
+    for doc, valid in [({}, False), ({"a": 1}, False), ({"a": "x"}, True), ({"a": 1, "b": "x"}, True)]:
+        assert compiled.matches(json.dumps(doc, indent=2).encode()) == valid, doc

@@ -159,6 +159,14 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
+        if let Some((names, bad, _)) = &shape.bad_member {
+            for (k, v) in map {
+                if !names.contains(k) && self.valid(v, std::slice::from_ref(bad))? {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
         Ok(true)
     }
 

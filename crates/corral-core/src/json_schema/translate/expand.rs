@@ -40,7 +40,9 @@ impl<'a> Translator<'a> {
     fn expand(&mut self, shape: Shape<'a>, disj: Vec<Disjunction<'a>>, out: &mut Vec<Shape<'a>>) -> Result<()> {
         let mut stack = vec![(shape, disj)];
         while let Some((shape, mut disj)) = stack.pop() {
-            if shape.unsat || !self.requirements_possible(&shape)? {
+            // Pruned before it multiplies: a whole shape that cannot be met is found empty
+            // where it is written anyway.
+            if shape.unsat || (!disj.is_empty() && !self.requirements_possible(&shape)?) {
                 continue;
             }
             if disj.is_empty() && !shape.other_keys.is_empty() {
@@ -84,12 +86,13 @@ impl<'a> Translator<'a> {
     }
 
     /// A whole shape with a key required outside some names ([`Synthetic::OtherKey`]) as
-    /// alternatives on `stack`: one per key the object may have outside those names,
-    /// present with a value that obeys the negated subschema too. Exact where the shape
-    /// names every key it allows (an `additionalProperties: false` beside its
-    /// `properties`, or, outside `spec_exact`, named properties and nothing said of
-    /// others); where it allows other keys, unsupported (`strict=False`: the requirement
-    /// is dropped, so the grammar is wider).
+    /// alternatives on `stack`: where the shape names every key it allows (an
+    /// `additionalProperties: false` beside its `properties`, or, outside `spec_exact`,
+    /// named properties and nothing said of others), one per key it may have outside
+    /// those names, present with a value that obeys the negated subschema too; where it
+    /// allows other keys, the requirement stays on the shape for the object emitter
+    /// ([`Shape::bad_member`]). A second such requirement on an open object is
+    /// unsupported (`strict=False`: dropped, so the grammar is wider).
     fn other_key_alternatives(&mut self, mut shape: Shape<'a>, stack: &mut Vec<ExpandItem<'a>>) -> Result<()> {
         let Some((names, bad, pointer)) = shape.other_keys.pop() else { return Ok(()) };
         // The clauses the object is emitted with (by default, an object that names keys
@@ -100,12 +103,16 @@ impl<'a> Translator<'a> {
             .find(|c| c.patterns.is_empty() && c.additional.as_ref().is_some_and(super::objects::is_false))
             .map(|c| c.props.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
         let Some(keys) = closed else {
-            self.unsupported(
-                &pointer,
-                "additionalProperties",
-                "cannot be negated exactly where the object may have keys its schema does not name (inside `not`, \
-                 `oneOf` or `if`)",
-            )?;
+            if shape.bad_member.is_none() {
+                shape.bad_member = Some((names, bad, pointer));
+            } else {
+                self.unsupported(
+                    &pointer,
+                    "additionalProperties",
+                    "cannot be negated exactly a second time on one object that may have keys its schema does not name \
+                     (inside `not`, `oneOf` or `if`)",
+                )?;
+            }
             stack.push((shape, Vec::new()));
             return Ok(());
         };
@@ -339,11 +346,17 @@ impl<'a> Translator<'a> {
     /// Does some value obey all of `subs`? (Read roughly, see [`Translator::rough_shapes`]:
     /// "no" is a proof, "yes" may be wrong; remembered per list.)
     fn satisfiable(&mut self, subs: &[Sub<'a>]) -> Result<bool> {
+        // Constraints made by negation are new objects each time, which no memo would
+        // find again: left out, the list allows more values, and "no" is still a proof.
+        let subs: Vec<Sub<'a>> = subs.iter().filter(|s| matches!(&***s, SubNode::Schema { .. })).cloned().collect();
+        if subs.len() < 2 {
+            return Ok(true);
+        }
         let key: Vec<SubKey> = subs.iter().map(|s| s.key()).collect();
         if let Some(&known) = self.satisfiable_memo.get(&key) {
             return Ok(known);
         }
-        let known = match self.rough_shapes(subs) {
+        let known = match self.rough_shapes(&subs) {
             Ok(shapes) => !shapes.is_empty(),
             Err(e @ (Error::Interrupted | Error::Internal(_) | Error::LimitExceeded { limit: "max_compile_ms", .. })) => {
                 return Err(e)

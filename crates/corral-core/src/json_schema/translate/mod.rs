@@ -48,6 +48,8 @@ mod arrays_tests;
 #[cfg(test)]
 mod expand_tests;
 #[cfg(test)]
+mod negated_open_tests;
+#[cfg(test)]
 mod objects_tests;
 #[cfg(test)]
 mod scalars_tests;

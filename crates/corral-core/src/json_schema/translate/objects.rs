@@ -75,7 +75,7 @@ impl<'a> Translator<'a> {
             return self.object_body(shape, shape.min_props, &sep);
         }
         // As for arrays: {} apart, the others with at least one member.
-        let empty = shape.min_props == 0 && shape.required.is_empty();
+        let empty = shape.min_props == 0 && shape.required.is_empty() && shape.bad_member.is_none();
         let full = self.object_body(shape, shape.min_props.max(1), &sep)?;
         Ok(alt(vec![full, empty.then(|| lit("{}"))]))
     }
@@ -289,17 +289,95 @@ impl<'a> Translator<'a> {
         if shape.required.iter().any(|k| !matches!(layout.values.get(k), Some(Some(_)))) {
             return Ok(None);
         }
-        let Some(entries) = self.entries(shape, &layout, &sep.colon)? else { return Ok(None) };
+        if let Some((names, bad, _)) = &shape.bad_member {
+            return self.object_with_bad_member(shape, &layout, names, bad, lo, sep);
+        }
+        self.object_of(shape, &layout, None, lo, sep)
+    }
+
+    /// The objects of `shape` laid out as `layout`; `must`: members of which one must
+    /// appear among the other keys' (see [`Translator::object_with_bad_member`]).
+    fn object_of(
+        &mut self,
+        shape: &Shape<'a>,
+        layout: &ObjectLayout<'a>,
+        must: Option<Expr>,
+        lo: u64,
+        sep: &Separators,
+    ) -> Result<Option<Expr>> {
+        let Some(entries) = self.entries(shape, layout, &sep.colon)? else { return Ok(None) };
         let hi = shape.max_props;
         if hi.is_some_and(|h| h < lo) {
             return Ok(None);
         }
         let inner = if self.opts.any_order {
-            self.object_any_order(shape, &layout.names, entries, lo, &sep.comma)?
+            self.object_any_order(shape, &layout.names, entries, must, lo, &sep.comma)?
         } else {
-            self.object_chain(shape, &layout.names, &entries, lo, &sep.comma)?
+            self.object_chain(shape, &layout.names, &entries, must.as_ref(), lo, &sep.comma)?
         };
         Ok(inner.map(|inner| seq(vec![sep.open.clone(), inner, sep.close.clone()])))
+    }
+
+    /// The objects of `shape` that have a key outside `names` whose value obeys `bad` (a
+    /// negated `additionalProperties`, see [`Shape::bad_member`]): one alternative per
+    /// named key outside `names`, present with a value that obeys `bad` too, and one in
+    /// which the open classes of other keys (less `names`) have at least one member
+    /// whose value obeys `bad`.
+    fn object_with_bad_member(
+        &mut self,
+        shape: &Shape<'a>,
+        layout: &ObjectLayout<'a>,
+        names: &[String],
+        bad: &Sub<'a>,
+        lo: u64,
+        sep: &Separators,
+    ) -> Result<Option<Expr>> {
+        let mut alts = Vec::new();
+        for k in layout.names.iter().filter(|k| !names.contains(k) && matches!(layout.values.get(*k), Some(Some(_)))) {
+            let mut one = shape.clone();
+            one.bad_member = None;
+            one.require(std::slice::from_ref(k));
+            // `additionalProperties: true` beside it: the clause must not close the object.
+            let anything = self.constant_schema(&TRUE);
+            one.obj_clauses.push(ObjClause::new(vec![(k.clone(), bad.clone())], Vec::new(), Some(anything)));
+            alts.push(self.object_body(&one, lo, sep)?);
+        }
+        let must = self.bad_class_members(layout, names, bad, &sep.colon)?;
+        if must.is_some() {
+            alts.push(self.object_of(shape, layout, must, lo, sep)?);
+        }
+        Ok(alt(alts))
+    }
+
+    /// `"key": value` for a key of an open class of `layout` outside `names`, with a
+    /// value that obeys the class's subschemas and `bad` (None: no such member).
+    fn bad_class_members(
+        &mut self,
+        layout: &ObjectLayout<'a>,
+        names: &[String],
+        bad: &Sub<'a>,
+        colon: &Expr,
+    ) -> Result<Option<Expr>> {
+        let depth = self.pass.json_depth + 1;
+        let outside = (!names.is_empty())
+            .then(|| Lang::hir(Hir::alternation(names.iter().map(|k| Hir::literal(encoded(k).into_bytes())).collect())));
+        let mut members = Vec::new();
+        for (keys, subs) in &layout.classes {
+            let keys = match &outside {
+                Some(o) => match self.langs.bool_terms(vec![keys.clone()], vec![o.clone()], &self.limits)? {
+                    Some(k) => k,
+                    None => continue,
+                },
+                None => keys.clone(),
+            };
+            let mut subs = subs.clone();
+            subs.push(bad.clone());
+            if let Some(v) = self.value_rule(&subs, depth)? {
+                let key = self.quoted(&keys)?.into_expr();
+                members.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
+            }
+        }
+        Ok(alt(members))
     }
 
     /// The members of an object: `"key": value` per named key, and the members of the
@@ -350,6 +428,7 @@ impl<'a> Translator<'a> {
         shape: &Shape<'a>,
         names: &[String],
         entries: &Entries,
+        must: Option<&Expr>,
         lo: u64,
         comma: &Expr,
     ) -> Result<Option<Expr>> {
@@ -374,8 +453,11 @@ impl<'a> Translator<'a> {
         }
         let base = self.fresh_base("o");
         let required: HashSet<&str> = shape.required.iter().map(String::as_str).collect();
-        let mut later: Vec<Option<Expr>> =
-            (0..=n.min(cap)).map(|c| object_tail(entries.extra.as_ref(), lo, hi, c, comma)).collect();
+        let mut later: Vec<Option<Expr>> = match (must, entries.extra.as_ref()) {
+            (Some(must), Some(extra)) => self.must_tails(&base, extra, must, lo, hi, n.min(cap), comma),
+            (Some(_), None) => return Ok(None),
+            (None, extra) => (0..=n.min(cap)).map(|c| object_tail(extra, lo, hi, c, comma)).collect(),
+        };
         for i in (0..names.len()).rev() {
             crate::util::interrupt::check()?;
             let mut here = Vec::with_capacity(later.len());
@@ -395,6 +477,65 @@ impl<'a> Translator<'a> {
             later = here;
         }
         Ok(later.swap_remove(0))
+    }
+
+    /// The members of other keys after chain states `c` = 0..=`last` (as [`object_tail`])
+    /// when one of them must be a `must` member: state `c` needs `lo − c` more members and
+    /// has room for `hi − c`. T(n, r), the members (at least `n`, at most `r`) with one
+    /// `must` among them, is `must` then the rest, or an `extra` member then T(n − 1,
+    /// r − 1): one rule per (n, r) on the path from (`lo`, `hi`), which also passes the
+    /// pair of every later state, and a rule that refers to itself once neither bounds
+    /// anything.
+    #[allow(clippy::too_many_arguments)]
+    fn must_tails(
+        &mut self,
+        base: &str,
+        extra: &Expr,
+        must: &Expr,
+        lo: u64,
+        hi: Option<u64>,
+        last: u64,
+        comma: &Expr,
+    ) -> Vec<Option<Expr>> {
+        let more = |lo: u64, room: Option<u64>| {
+            let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+            repeat(seq(vec![comma.clone(), extra.clone()]), count(lo), room.map(count))
+        };
+        // The path of (n, r) pairs, down to r = 0 or to the pair that repeats.
+        let mut path = vec![(lo, hi)];
+        while let Some(&(n, r)) = path.last() {
+            if r == Some(0) || (r.is_none() && n == 0) {
+                break;
+            }
+            path.push((n.saturating_sub(1), r.map(|r| r - 1)));
+        }
+        let names: Vec<String> = (0..path.len()).map(|i| format!("{base}_m{i}")).collect();
+        for (i, &(n, r)) in path.iter().enumerate().rev() {
+            if r == Some(0) {
+                continue;
+            }
+            let rest = r.map(|r| r - 1);
+            let first = seq(vec![must.clone(), more(n.saturating_sub(1), rest)]);
+            let next = match path.get(i + 1) {
+                Some(&(_, Some(0))) => None,
+                Some(_) => Some(rule(&names[i + 1])),
+                None => Some(rule(&names[i])), // (0, unbounded): itself
+            };
+            let body = match next {
+                Some(t) => Expr::Alt(vec![first, seq(vec![extra.clone(), comma.clone(), t])]),
+                None => first,
+            };
+            self.add_rule(names[i].clone(), body);
+        }
+        let tail = |i: usize| {
+            path.get(i.min(path.len() - 1)).filter(|(_, r)| *r != Some(0)).map(|_| rule(&names[i.min(path.len() - 1)]))
+        };
+        (0..=last)
+            .map(|c| {
+                let t = tail(c as usize)?;
+                Some(if c == 0 { t } else { seq(vec![comma.clone(), t]) })
+            })
+            .collect()
     }
 
     /// `body` of chain state (`i`, `c`) as it is written where it is used: itself when
@@ -418,11 +559,14 @@ impl<'a> Translator<'a> {
         shape: &Shape<'a>,
         names: &[String],
         entries: Entries,
+        must: Option<Expr>,
         lo: u64,
         comma: &Expr,
     ) -> Result<Option<Expr>> {
         let hi = shape.max_props;
         let mut perm = Vec::new();
+        // One member that must appear (other members may be like it).
+        perm.extend(must.map(|expr| PermEntry { expr, required: true, repeat: false, distinct: Distinct::No }));
         for (k, member) in names.iter().zip(entries.named) {
             let required = shape.required.contains(k);
             match member {
@@ -436,7 +580,8 @@ impl<'a> Translator<'a> {
         // The list must be finishable (the engine would drop it too, but the translator
         // reports a schema that allows no value itself): enough keys for the least count,
         // room for the required ones.
-        if hi.is_some_and(|h| (shape.required.len() as u64) > h) || (!has_extra && lo > perm.len() as u64) {
+        let needed = shape.required.len() as u64 + u64::from(shape.bad_member.is_some());
+        if hi.is_some_and(|h| needed > h) || (!has_extra && lo > perm.len() as u64) {
             return Ok(None);
         }
         if perm.is_empty() {

@@ -255,6 +255,11 @@ pub(crate) struct Shape<'a> {
     /// Keys that must exist outside some names, with values obeying a negated subschema
     /// (see [`Synthetic::OtherKey`]): resolved once the shape is whole, as alternatives.
     pub other_keys: Vec<(Vec<String>, Sub<'a>, String)>,
+    /// A key outside the names that must be present with a value obeying the negated
+    /// subschema, in an object open to keys it does not name (one [`Synthetic::OtherKey`]
+    /// left so once the shape is whole): written by the object emitter as an alternative
+    /// per named key and one whose open class of keys must have such a member.
+    pub bad_member: Option<(Vec<String>, Sub<'a>, String)>,
     /// The pointer of the keyword that set each count bound (for messages).
     pub count_ptrs: HashMap<CountField, String>,
     /// A draft-4 subschema said "integer": `1.0` is not one (from draft 6 on it is).
@@ -296,6 +301,7 @@ impl Default for Shape<'_> {
             max_props: None,
             prop_names: Vec::new(),
             other_keys: Vec::new(),
+            bad_member: None,
             count_ptrs: HashMap::new(),
             int_without_fraction: false,
             absorbed: HashSet::new(),
