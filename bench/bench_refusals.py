@@ -103,7 +103,7 @@ CLASSES: list[tuple[str, str]] = [
     ("pattern: Unicode property escape", r"Unicode property"),
     ("pattern: syntax error", r"^RegexSyntaxError:"),
     ("$dynamicRef / $recursiveRef", r"dynamic references|\$dynamicRef|\$recursiveRef"),
-    ("unevaluatedProperties/Items next to in-place applicators", r"unevaluated\w* .*supported only without in-place applicators"),
+    ("unevaluatedProperties/Items next to in-place applicators", r"unevaluated\w* .*supported only (without|where the) in-place applicators"),
     ("grammar size (max_grammar_productions)", r"max_grammar_productions"),
     ("compile time limit (max_compile_ms)", r"max_compile_ms"),
     ("another limit (Limits.*)", r"^LimitExceededError:|Limits\.\w+"),

@@ -1,6 +1,7 @@
 //! Reading a subschema's keywords into a shape. Disjunctions (`anyOf`, `oneOf`, `if`,
 //! dependencies) are set aside for [`super::expand`] to distribute.
 
+use crate::util::hash::{HashSet, HashSetExt};
 use serde_json::{Map, Value};
 
 use super::super::numbers::Decimal;
@@ -431,12 +432,12 @@ impl<'a> Translator<'a> {
                 self.object_clause(shape, sub, obj, Vec::new())
             }
             _ => {
-                let applicators = ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "$dynamicRef"];
-                if applicators.iter().any(|k| obj.contains_key(*k)) {
+                if !self.unevaluated_as_additional(sub)? {
                     return self.unsupported(
                         &sub.pointer,
                         "unevaluatedProperties",
-                        "supported only without in-place applicators (allOf, anyOf, $ref...) beside it",
+                        "supported only where the in-place applicators beside it (allOf, anyOf, $ref...) evaluate no \
+                         property themselves",
                     );
                 }
                 if ["additionalProperties", "properties", "patternProperties"].iter().any(|k| obj.contains_key(*k)) {
@@ -469,10 +470,7 @@ impl<'a> Translator<'a> {
                 patterns.push((src.clone(), child(self, sub, s, &["patternProperties", src])));
             }
         }
-        let unevaluated_alone =
-            !["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "$dynamicRef", "$recursiveRef"]
-                .iter()
-                .any(|k| obj.contains_key(*k));
+        let unevaluated_alone = obj.contains_key("unevaluatedProperties") && self.unevaluated_as_additional(sub)?;
         static TRUE: Value = Value::Bool(true);
         let additional = if unknown_pattern {
             Some(child(self, sub, &TRUE, &["patternProperties"]))
@@ -485,6 +483,57 @@ impl<'a> Translator<'a> {
         };
         shape.obj_clauses.push(ObjClause::new(props, patterns, additional));
         Ok(())
+    }
+
+    /// Does `unevaluatedProperties` in `sub` apply to the keys its own `properties` and
+    /// `patternProperties` leave, as `additionalProperties` would? So when no in-place
+    /// applicator beside it (`allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `$ref`,
+    /// `dependentSchemas`, at any depth in place) evaluates a property itself: holds
+    /// `properties`, `patternProperties`, `additionalProperties` or
+    /// `unevaluatedProperties`. (`not` keeps no annotation: what it holds does not count.)
+    /// Dynamic references, and more than 256 subschemas to look at, answer no.
+    pub(crate) fn unevaluated_as_additional(&self, sub: &Subschema<'a>) -> Result<bool> {
+        const EVALUATING: [&str; 4] = ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"];
+        let mut stack = vec![(sub.clone(), true)];
+        let mut seen = HashSet::new();
+        while let Some((s, own)) = stack.pop() {
+            let Some(obj) = s.node.as_object() else { continue };
+            if !seen.insert(s.node as *const Value as usize) {
+                continue;
+            }
+            if seen.len() > 256 || obj.contains_key("$dynamicRef") || obj.contains_key("$recursiveRef") {
+                return Ok(false);
+            }
+            if !own && EVALUATING.iter().any(|k| obj.contains_key(*k)) {
+                return Ok(false);
+            }
+            if let Some(reference) = obj.get("$ref") {
+                stack.push((self.res.resolve(&s, reference)?, false));
+            }
+            let mut push = |node: &'a Value, tokens: &[&str]| {
+                if let Some(c) = child(self, &s, node, tokens).subschema() {
+                    stack.push((c.clone(), false));
+                }
+            };
+            for kw in ["allOf", "anyOf", "oneOf"] {
+                if let Some(list) = obj.get(kw).and_then(Value::as_array) {
+                    for (i, x) in list.iter().enumerate() {
+                        push(x, &[kw, &i.to_string()]);
+                    }
+                }
+            }
+            for kw in ["if", "then", "else"] {
+                if let Some(x) = obj.get(kw) {
+                    push(x, &[kw]);
+                }
+            }
+            if let Some(map) = obj.get("dependentSchemas").and_then(Value::as_object) {
+                for (k, x) in map {
+                    push(x, &["dependentSchemas", k]);
+                }
+            }
+        }
+        Ok(true)
     }
 
     fn k_unevaluated_items(

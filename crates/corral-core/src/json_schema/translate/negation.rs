@@ -183,6 +183,19 @@ impl<'a> Translator<'a> {
                 let pointer = format!("{}/additionalProperties", s.pointer);
                 vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
             }
+            // Beside `additionalProperties` it applies to no key; where the applicators
+            // beside it evaluate no property, it is `additionalProperties`.
+            "unevaluatedProperties" if obj.contains_key("additionalProperties") || val == &Value::Bool(true) => Vec::new(),
+            "unevaluatedProperties"
+                if obj.get("patternProperties").is_none_or(|p| p.as_object().is_none_or(|m| m.is_empty()))
+                    && self.unevaluated_as_additional(s)? =>
+            {
+                let names =
+                    obj.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+                let bad = child(self, s, val, &["unevaluatedProperties"]).negate();
+                let pointer = format!("{}/unevaluatedProperties", s.pointer);
+                vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
+            }
             "uniqueItems" if val == &Value::Bool(false) => Vec::new(),
             "additionalItems"
             | "additionalProperties"

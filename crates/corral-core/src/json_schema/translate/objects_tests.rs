@@ -385,3 +385,31 @@ fn not_additional_properties_needs_another_key() {
     let c = compile_with(&twice, &loose).unwrap();
     assert!(accepts(&c, r#"{"x":1,"y":"s"}"#) && accepts(&c, r#"{"x":1.5}"#));
 }
+
+#[test]
+fn unevaluated_properties_beside_applicators_that_evaluate_no_property() {
+    // The oneOf's branches only require: the keys left to unevaluatedProperties are
+    // those `properties` leaves, as for additionalProperties.
+    let schema = json!({
+        "type": "object",
+        "properties": {"include": {"type": "string"}, "name": {"type": "string"}},
+        "oneOf": [{"required": ["include"], "not": {"required": ["name"]}}, {"required": ["name"]}],
+        "unevaluatedProperties": false
+    });
+    check(
+        schema,
+        &[r#"{"include":"a"}"#, r#"{"name":"b"}"#, r#"{"include":"a","name":"b"}"#],
+        &[r#"{"x":1}"#, r#"{"name":"b","x":1}"#, "{}", r#"{"include":1}"#],
+    );
+    // Negated: some key outside `properties` (any value breaks `false`).
+    let negated = json!({"type": "object", "not": {"properties": {"a": {}}, "unevaluatedProperties": false}});
+    check(negated, &[r#"{"b":1}"#, r#"{"a":1,"c":[]}"#], &[r#"{"a":1}"#, "{}"]);
+    // Where an applicator evaluates properties itself, still refused, at the keyword.
+    let evaluating = json!({"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false});
+    match compile(&evaluating) {
+        Err(Error::Schema { keyword, pointer, .. }) => {
+            assert_eq!((keyword.as_str(), pointer.as_str()), ("unevaluatedProperties", "/unevaluatedProperties"))
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+}
