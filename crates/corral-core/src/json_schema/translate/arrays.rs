@@ -285,13 +285,15 @@ impl<'a> Translator<'a> {
         &mut self,
         shape: &Shape<'a>,
         lo: u64,
-        contains: &[(Sub<'a>, u64, Option<u64>)],
+        contains: &[(Sub<'a>, u64, Option<u64>, u64)],
         sep: &Separators,
     ) -> Result<Option<Expr>> {
         let first = contains[0].0.pointer().to_string();
         let hi = shape.max_items;
         let longest = shape.arr_clauses.iter().map(|(p, _)| p.len() as u64).max().unwrap_or(0);
-        let mut explicit = longest.max(lo);
+        // Positions are told apart up to the first one every `contains` counts.
+        let from = contains.iter().map(|c| c.3).max().unwrap_or(0);
+        let mut explicit = longest.max(lo).max(from);
         if let Some(h) = hi {
             let cap = self.limits.max_counted_items as u64;
             if h > cap {
@@ -305,7 +307,7 @@ impl<'a> Translator<'a> {
         }
         let counts: Vec<Count> = contains
             .iter()
-            .map(|(_, c_min, c_max)| Count { min: *c_min, max: *c_max, cap: c_max.map_or(*c_min, |m| m + 1) })
+            .map(|(_, c_min, c_max, from)| Count { min: *c_min, max: *c_max, cap: c_max.map_or(*c_min, |m| m + 1), from: *from })
             .collect();
         let last = hi.unwrap_or(explicit.max(1));
         // One state per (items so far, matches so far of each), with up to 2^k moves
@@ -362,6 +364,13 @@ impl<'a> Translator<'a> {
                     let mut subs = item.clone();
                     let mut next = tally.clone();
                     for (j, (sub, count)) in c_subs.iter().zip(&k.counts).enumerate() {
+                        if i < count.from {
+                            // Not counted here, and not bounded: any item, one choice.
+                            if matched >> j & 1 == 1 {
+                                continue 'choice;
+                            }
+                            continue;
+                        }
                         if matched >> j & 1 == 1 {
                             // Counted: while the count may still change the answer.
                             let grows = count.max.map_or(tally[j] < count.cap, |m| tally[j] < m);
@@ -431,12 +440,14 @@ pub(crate) enum UniqueItems {
     Refused(&'static str),
 }
 
-/// One `contains` count: `minContains`, `maxContains`, and the value it is counted up to
-/// (past `minContains` matches need no counting, unless `maxContains` bounds them).
+/// One `contains` count: `minContains`, `maxContains`, the value it is counted up to
+/// (past `minContains` matches need no counting, unless `maxContains` bounds them), and
+/// the first position it counts.
 struct Count {
     min: u64,
     max: Option<u64>,
     cap: u64,
+    from: u64,
 }
 
 /// The bounds the `contains` counts of one array walk within.

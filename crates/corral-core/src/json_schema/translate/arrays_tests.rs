@@ -306,3 +306,21 @@ fn distinct_strings_beside_arrays_that_may_repeat_are_refused() {
         other => panic!("expected uniqueItems to be unsupported, got {:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+fn negated_items_after_a_tuple_prefix() {
+    // 2020-12: not (prefixItems [integer], items string): the first item is not an
+    // integer, or a later one is not a string.
+    let schema = json!({"type": "array", "not": {"prefixItems": [{"type": "integer"}], "items": {"type": "string"}}});
+    check(schema, &[r#"["a"]"#, r#"[1,2]"#, r#"[1,"a",null]"#, r#"[null,"a"]"#], &["[]", "[1]", r#"[1,"a"]"#, r#"[1,"a","b"]"#]);
+    // Draft 7: a tuple `items` with additionalItems, negated position by position.
+    let draft7 = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
+        "not": {"items": [{"type": "integer"}, {"type": "boolean"}], "additionalItems": {"type": "string"}}});
+    check(draft7, &[r#"["x"]"#, r#"[1,2]"#, r#"[1,true,3]"#], &["[]", "[1]", r#"[1,true]"#, r#"[1,true,"s"]"#]);
+    // oneOf of a tuple and a list: exact where they overlap (`[1,"a"]` obeys both).
+    let one_of = json!({"oneOf": [
+        {"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+        {"type": "array", "items": {"type": ["integer", "string"]}, "maxItems": 2}
+    ]});
+    check(one_of, &[r#"[1,"a","b"]"#, "[2,3]", r#"["a"]"#], &[r#"[1,"a"]"#, "[1]", "[]", "[null]"]);
+}

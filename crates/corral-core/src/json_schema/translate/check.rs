@@ -124,9 +124,9 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
-        for (sub, min, max) in &shape.contains {
+        for (sub, min, max, from) in &shape.contains {
             let mut hits = 0u64;
-            for item in items {
+            for item in items.iter().skip(usize::try_from(*from).unwrap_or(usize::MAX)) {
                 if self.valid(item, std::slice::from_ref(sub))? {
                     hits += 1;
                 }

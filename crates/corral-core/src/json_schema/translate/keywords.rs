@@ -389,7 +389,7 @@ impl<'a> Translator<'a> {
         if lo == 0 && hi.is_none() {
             return Ok(());
         }
-        shape.contains.push((child(self, sub, val, &["contains"]), lo, hi));
+        shape.contains.push((child(self, sub, val, &["contains"]), lo, hi, 0));
         Ok(())
     }
 

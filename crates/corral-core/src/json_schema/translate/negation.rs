@@ -139,7 +139,8 @@ impl<'a> Translator<'a> {
             }
             "properties" => self.negate_properties(s, obj, val)?,
             "items" => self.negate_items(s, obj, val)?,
-            "prefixItems" => self.negate_prefix(s, obj, val)?,
+            "additionalItems" => self.negate_additional_items(s, obj, val),
+            "prefixItems" => self.negate_tuple(s, "prefixItems", val)?,
             "contains" => {
                 if obj.contains_key("minContains") || obj.contains_key("maxContains") {
                     self.unsupported(&s.pointer, "contains", "cannot be negated with minContains/maxContains")?;
@@ -197,8 +198,7 @@ impl<'a> Translator<'a> {
                 vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
             }
             "uniqueItems" if val == &Value::Bool(false) => Vec::new(),
-            "additionalItems"
-            | "additionalProperties"
+            "additionalProperties"
             | "patternProperties"
             | "propertyNames"
             | "uniqueItems"
@@ -264,19 +264,46 @@ impl<'a> Translator<'a> {
         Ok(alts)
     }
 
+    /// Not `items`: an item that breaks it. After a tuple prefix of n (`prefixItems`), an
+    /// item at position n or later; a draft-4 to 2019-09 tuple (`items` a list), an item
+    /// at one of its positions that breaks that position's schema.
     fn negate_items(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Result<Alternatives<'a>> {
-        let prefix =
-            s.draft >= Draft::Draft2020 && obj.get("prefixItems").is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()));
-        if val.is_array() || prefix {
-            self.unsupported(&s.pointer, "items", "cannot be negated next to a tuple prefix")?;
-            return Ok(Self::anything());
+        if val.is_array() {
+            if s.draft >= Draft::Draft2020 {
+                return Err(Self::invalid(&s.pointer, "items", "must be a schema (use prefixItems for tuples)"));
+            }
+            return self.negate_tuple(s, "items", val);
         }
         let bad = child(self, s, val, &["items"]).negate();
+        let prefix = match obj.get("prefixItems").and_then(Value::as_array) {
+            Some(p) if s.draft >= Draft::Draft2020 => p.len(),
+            _ => 0,
+        };
+        if prefix > 0 {
+            return Ok(vec![vec![self.synthetic(Synthetic::ItemAfter(prefix, bad))]]);
+        }
         Ok(vec![vec![self.field(Kinds::ARR, Field::Contains(bad, 1))]])
     }
 
-    fn negate_prefix(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Result<Alternatives<'a>> {
-        let items = schema_list(self, s, "prefixItems", val)?;
+    /// Not `additionalItems`: an item past the tuple `items` lists that breaks it
+    /// (beside `items` a schema, or no `items`, it applies to nothing).
+    fn negate_additional_items(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Alternatives<'a> {
+        match obj.get("items").and_then(Value::as_array) {
+            Some(tuple) if val != &Value::Bool(true) => {
+                let bad = child(self, s, val, &["additionalItems"]).negate();
+                vec![vec![self.synthetic(Synthetic::ItemAfter(tuple.len(), bad))]]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Not a tuple (`prefixItems`, or `items` as a list): an item at one of its positions
+    /// that breaks that position's schema, whatever the items before it.
+    fn negate_tuple(&mut self, s: &Subschema<'a>, kw: &str, val: &'a Value) -> Result<Alternatives<'a>> {
+        if val.as_array().is_some_and(|a| a.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let items = schema_list(self, s, kw, val)?;
         static TRUE: Value = Value::Bool(true);
         let anything =
             SubNode::schema(Subschema { node: &TRUE, pointer: s.pointer.clone(), base: s.base.clone(), draft: s.draft });
@@ -284,10 +311,6 @@ impl<'a> Translator<'a> {
         for (i, item) in items.iter().enumerate() {
             let bad = item.negate();
             alts.push(vec![self.kinds(Kinds::ARR), self.synthetic(Synthetic::BadPrefixItem(i, bad, anything.clone()))]);
-        }
-        if obj.get("items").is_some_and(|v| !v.is_array()) {
-            self.unsupported(&s.pointer, "items", "cannot be negated next to prefixItems")?;
-            return Ok(Self::anything());
         }
         Ok(alts)
     }

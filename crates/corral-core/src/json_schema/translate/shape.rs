@@ -146,6 +146,9 @@ pub(crate) enum Synthetic<'a> {
     BadPrefixItem(usize, Sub<'a>, Sub<'a>),
     /// An array whose every item obeys `sub` (a negated `contains`).
     EveryItem(Sub<'a>),
+    /// An array with an item at position `n` or later that obeys `sub` (a negated
+    /// `items` after a tuple prefix of `n`, or `additionalItems`).
+    ItemAfter(usize, Sub<'a>),
     /// An object with a key outside `names` whose value obeys `bad` (a negated
     /// `additionalProperties` next to `properties` `names`; the pointer of the keyword).
     OtherKey(Vec<String>, Sub<'a>, String),
@@ -241,8 +244,9 @@ pub(crate) struct Shape<'a> {
     pub arr_clauses: Vec<(Vec<Sub<'a>>, Option<Sub<'a>>)>,
     pub min_items: u64,
     pub max_items: Option<u64>,
-    /// (`contains` subschema, least count, most count).
-    pub contains: Vec<(Sub<'a>, u64, Option<u64>)>,
+    /// (`contains` subschema, least count, most count, the first position counted: an
+    /// item before it counts for nothing, see [`Synthetic::ItemAfter`]).
+    pub contains: Vec<(Sub<'a>, u64, Option<u64>, u64)>,
     /// `uniqueItems: true`: the pointer of the first subschema that says so.
     pub unique: Option<String>,
     // objects
@@ -386,6 +390,11 @@ impl<'a> Shape<'a> {
                 self.min_items = self.min_items.max(*i as u64 + 1);
             }
             Synthetic::EveryItem(good) => self.arr_clauses.push((Vec::new(), Some(good.clone()))),
+            Synthetic::ItemAfter(n, bad) => {
+                self.restrict(Kinds::ARR);
+                self.contains.push((bad.clone(), 1, None, *n as u64));
+                self.min_items = self.min_items.max(*n as u64 + 1);
+            }
             Synthetic::OtherKey(names, bad, pointer) => {
                 self.restrict(Kinds::OBJ);
                 self.other_keys.push((names.clone(), bad.clone(), pointer.clone()));
@@ -408,7 +417,7 @@ impl<'a> Shape<'a> {
             Field::NegMultiple(d, p) => self.neg_mults.push((d.clone(), p.clone())),
             Field::NegPattern(s, p) => self.neg_patterns.push((s.clone(), p.clone())),
             Field::NegFormat(s, p) => self.neg_formats.push((s.clone(), p.clone())),
-            Field::Contains(sub, n) => self.contains.push((sub.clone(), *n, None)),
+            Field::Contains(sub, n) => self.contains.push((sub.clone(), *n, None, 0)),
         }
     }
 }
