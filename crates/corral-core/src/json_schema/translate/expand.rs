@@ -1,6 +1,12 @@
 //! Shapes from subschemas: the conjunction of subschemas read in place, its disjunctions
-//! distributed out into alternative shapes, and the proof that `oneOf` branches are
-//! disjoint (then "exactly one" is "at least one", with no negation).
+//! distributed out into alternative shapes, and the proofs that `oneOf` branches are
+//! disjoint (a branch is negated only against the branches it may share a value with).
+//!
+//! Distributing blindly multiplies alternatives, so three rules keep the product down,
+//! none of them losing a value: a disjunction the shape already obeys one alternative of
+//! is not distributed (`x ∧ (x ∨ y) = x`), a shape that requires a key its object cannot
+//! hold or a property no value meets is dropped before it multiplies, and "some key
+//! outside these names" is resolved as soon as the object is closed.
 
 use serde_json::{Map, Value};
 

@@ -5,7 +5,10 @@
 //! [`Translator::object_layout`] sorts keys into named ones (each with the subschemas its
 //! value obeys) and classes of other keys (a regular language of encoded keys each). In
 //! the schema's order, an object is a chain of states (named key `i`, `c` members so far)
-//! ending with the classes' members; in any order, it is one `perm!`.
+//! ending with the classes' members; in any order, it is one `perm!`. An object that must
+//! have some key outside some names with a value breaking a schema (a negated
+//! `additionalProperties` on an open object) is one alternative per named key, and one
+//! whose classes must hold such a member ([`Translator::object_with_bad_member`]).
 
 use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::hash_map::Entry;
