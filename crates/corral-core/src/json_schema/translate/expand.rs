@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::super::resources::{Draft, Subschema};
 use super::keywords::{schema_list, Disjunction};
-use super::shape::{Field, Shape, Sub, SubKey, SubNode, Synthetic};
+use super::shape::{Field, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
@@ -103,12 +103,7 @@ impl<'a> Translator<'a> {
         let Some((names, bad, pointer)) = shape.other_keys.pop() else { return Ok(()) };
         // The clauses the object is emitted with (by default, an object that names keys
         // and says nothing of others is closed to them).
-        let closed = self
-            .obj_clauses(&shape)
-            .iter()
-            .find(|c| c.patterns.is_empty() && c.additional.as_ref().is_some_and(super::objects::is_false))
-            .map(|c| c.props.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
-        let Some(keys) = closed else {
+        let Some(keys) = closing_names(&self.obj_clauses(&shape)) else {
             if shape.bad_member.is_none() {
                 shape.bad_member = Some((names, bad, pointer));
             } else {
@@ -856,8 +851,12 @@ fn ranges_apart(x: &Shape<'_>, y: &Shape<'_>) -> bool {
 /// The keys of the first clause of `shape` that closes the object to every other key
 /// (`additionalProperties: false`, no patterns), if one does.
 fn closed_names(shape: &Shape<'_>) -> Option<Vec<String>> {
-    shape
-        .obj_clauses
+    closing_names(&shape.obj_clauses)
+}
+
+/// The keys of the first of `clauses` that closes the object to every other key.
+fn closing_names(clauses: &[ObjClause<'_>]) -> Option<Vec<String>> {
+    clauses
         .iter()
         .find(|c| c.patterns.is_empty() && c.additional.as_ref().is_some_and(super::objects::is_false))
         .map(|c| c.props.iter().map(|(k, _)| k.clone()).collect())

@@ -176,13 +176,7 @@ impl<'a> Translator<'a> {
             "dependentRequired" | "dependentSchemas" | "dependencies" => self.negate_dependencies(s, kw, val)?,
             "additionalProperties" if val == &Value::Bool(true) => Vec::new(),
             "additionalProperties" if obj.get("patternProperties").is_none_or(|p| p.as_object().is_none_or(|m| m.is_empty())) => {
-                // Some key other than the named ones has a value that fails it: the
-                // object's own named keys say which keys that can be (see `expand`).
-                let names =
-                    obj.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
-                let bad = child(self, s, val, &["additionalProperties"]).negate();
-                let pointer = format!("{}/additionalProperties", s.pointer);
-                vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
+                self.other_key_breaks(s, obj, kw, val)
             }
             // Beside `additionalProperties` it applies to no key; where the applicators
             // beside it evaluate no property, it is `additionalProperties`.
@@ -191,11 +185,7 @@ impl<'a> Translator<'a> {
                 if obj.get("patternProperties").is_none_or(|p| p.as_object().is_none_or(|m| m.is_empty()))
                     && self.unevaluated_as_additional(s)? =>
             {
-                let names =
-                    obj.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
-                let bad = child(self, s, val, &["unevaluatedProperties"]).negate();
-                let pointer = format!("{}/unevaluatedProperties", s.pointer);
-                vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
+                self.other_key_breaks(s, obj, kw, val)
             }
             "uniqueItems" if val == &Value::Bool(false) => Vec::new(),
             "additionalProperties"
@@ -216,6 +206,16 @@ impl<'a> Translator<'a> {
                 Vec::new()
             }
         })
+    }
+
+    /// Not `additionalProperties` (or an `unevaluatedProperties` that reads as it): some
+    /// key other than the `properties` names has a value that breaks `val`; the object's
+    /// own keys say which keys that can be (see [`Translator::expand`]).
+    fn other_key_breaks(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, kw: &str, val: &'a Value) -> Alternatives<'a> {
+        let names = obj.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        let bad = child(self, s, val, &[kw]).negate();
+        let pointer = format!("{}/{kw}", s.pointer);
+        vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
     }
 
     fn negate_enum(&mut self, s: &Subschema<'a>, kw: &str, val: &'a Value) -> Result<Alternatives<'a>> {
