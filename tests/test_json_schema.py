@@ -448,9 +448,12 @@ def test_alternative_explosion_hits_the_limit():
 
 
 def test_pattern_properties_cap():
-    pp = {f"^p{i}": {"type": "integer"} for i in range(5)}
-    with pytest.raises(corral.UnsupportedSchemaError, match="more than 4 patterns"):
+    most = corral.Limits().max_pattern_properties
+    pp = {f"^p{i}_": {"type": "integer"} for i in range(most + 1)}
+    with pytest.raises(corral.UnsupportedSchemaError, match=f"more than {most} patterns"):
         corral.Grammar.json_schema({"type": "object", "patternProperties": pp})
+    del pp[f"^p{most}_"]
+    corral.Grammar.json_schema({"type": "object", "patternProperties": pp})
 
 
 def test_large_multiple_of_is_refused():

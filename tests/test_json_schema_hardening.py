@@ -546,6 +546,22 @@ def test_large_min_items_is_a_counted_repetition(byte_vocab):
     assert not c.matches(("[" + ",".join(["1"] * 302) + "]").encode())
 
 
+def test_long_bounded_arrays_are_counted_by_the_parser(byte_vocab):
+    # maxItems past what a chain of rules holds: the parser counts the items.
+    schema = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}, "minItems": 70, "maxItems": 1000}
+    c = compiled(schema, byte_vocab)
+    doc = lambda n: ("[" + ",".join(["[1]"] * n) + "]").encode()  # noqa: E731
+    for n, want in ((69, False), (70, True), (999, True), (1000, True), (1001, False)):
+        assert c.matches(doc(n)) is want, n
+    m = c.matcher()
+    for b in doc(1000)[:-1]:
+        assert m.advance(b)
+    assert not m.is_allowed(ord(",")) and m.is_allowed(ord("]"))
+    # A bound no chain of rules could spell (was a limit): compiles, small.
+    big = compiled({"type": "array", "items": {"type": "object"}, "maxItems": 5_000_000}, byte_vocab)
+    assert big.matches(b"[{},{}]") and not big.matches(b"[{},]")
+
+
 # --------------------------------------------------------------------- random documents
 
 

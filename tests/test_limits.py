@@ -92,7 +92,12 @@ def _arrays(n: int) -> dict:
 
 
 def _patterns(n: int) -> dict:
-    return {"type": "object", "patternProperties": {f"^p{i}": {"type": "integer"} for i in range(n)}}
+    return {"type": "object", "patternProperties": {f"^p{i}_": {"type": "integer"} for i in range(n)}}
+
+
+def _overlapping(n: int) -> dict:
+    """n unanchored patterns a key may all match, each with its own bound: 2^n classes."""
+    return {"type": "object", "patternProperties": {f"a{i}": {"type": "integer", "minimum": i} for i in range(n)}}
 
 
 # An object that requires itself allows no value: a second pass drops it.
@@ -122,6 +127,7 @@ LOWERED = [
     Case("max_schema_value_depth", _values(10), 5),
     Case("max_schema_passes", SELF_REQUIRING, 1),
     Case("max_pattern_properties", _patterns(2), 1, corral.UnsupportedSchemaError),
+    Case("max_key_classes", _overlapping(3), 4, corral.UnsupportedSchemaError),
     Case("max_counted_items", {"contains": {"type": "string"}, "maxItems": 10}, 5, corral.UnsupportedSchemaError),
     # (5 + 1) positions × (3 + 1) counts of matches.
     Case("max_spelled_count", {"contains": {"type": "string"}, "minItems": 5, "minContains": 3}, 10),
@@ -173,7 +179,8 @@ RAISED = [
         _compact(["a"] * 65),
         _compact(["a"] * 66),
     ),
-    (Case("max_pattern_properties", _patterns(5), 5, corral.UnsupportedSchemaError), '{"p4":1}', '{"p4":"x"}'),
+    (Case("max_pattern_properties", _patterns(33), 33, corral.UnsupportedSchemaError), '{"p32_":1}', '{"p32_":"x"}'),
+    (Case("max_key_classes", _overlapping(7), 128, corral.UnsupportedSchemaError), '{"a0a6":6}', '{"a0a6":5}'),
     (
         Case("max_spelled_count", {"contains": {"type": "string"}, "minItems": 200, "minContains": 60}, 20_000),
         _compact(["a"] * 60 + [1] * 140),
@@ -204,10 +211,11 @@ def test_raised_value_depth_with_the_grammar_limit_it_then_needs():
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema(schema)
     assert info.value.limit == "max_schema_value_depth" and "Limits.max_schema_value_depth" in str(info.value)
+    # Raised, the schema's grammar is the next bound (4,200 value rules and their helpers).
     with pytest.raises(corral.LimitExceededError) as info:
-        corral.Grammar.json_schema(schema, limits=Limits(max_schema_value_depth=5000))
+        corral.Grammar.json_schema(schema, limits=Limits(max_schema_value_depth=5000, max_grammar_productions=30_000))
     assert info.value.limit == "max_grammar_productions"
-    corral.Grammar.json_schema(schema, limits=Limits(max_schema_value_depth=5000, max_grammar_productions=1_000_000))
+    corral.Grammar.json_schema(schema, limits=Limits(max_schema_value_depth=5000))
 
 
 # --- raised depth limits run on a thread of their own ----------------------------------------

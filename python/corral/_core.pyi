@@ -82,6 +82,7 @@ class Limits:
         max_schema_value_depth: int | None = None,
         max_schema_passes: int | None = None,
         max_pattern_properties: int | None = None,
+        max_key_classes: int | None = None,
         max_counted_items: int | None = None,
         max_spelled_count: int | None = None,
         max_multiple_states: int | None = None,
@@ -154,6 +155,9 @@ class Limits:
     @property
     def max_pattern_properties(self) -> int:
         """JSON Schema: most patternProperties patterns that apply to one object."""
+    @property
+    def max_key_classes(self) -> int:
+        """JSON Schema: most classes of an object's other keys whose values obey different subschemas."""
     @property
     def max_counted_items(self) -> int:
         """JSON Schema: largest maxItems of an array that also has contains."""

@@ -68,9 +68,13 @@ pub struct Limits {
     /// JSON Schema: most translations of one schema, each dropping the recursive
     /// subschemas the one before found to allow no value.
     pub max_schema_passes: usize,
-    /// JSON Schema: most `patternProperties` patterns that apply to one object (its key
-    /// classes are their subsets: 2^n of them).
+    /// JSON Schema: most `patternProperties` patterns that apply to one object (each
+    /// splits the object's classes of other keys in two; classes whose values obey the
+    /// same subschemas are merged, and their count is bounded by `max_key_classes`).
     pub max_pattern_properties: usize,
+    /// JSON Schema: most classes of an object's other keys whose values obey different
+    /// subschemas (keys that match different sets of overlapping `patternProperties`).
+    pub max_key_classes: usize,
     /// JSON Schema: largest `maxItems` of an array that also has `contains` (each position
     /// is counted).
     pub max_counted_items: usize,
@@ -112,7 +116,8 @@ impl Default for Limits {
             max_schema_document_depth: 512,
             max_schema_value_depth: 4096,
             max_schema_passes: 16,
-            max_pattern_properties: 4,
+            max_pattern_properties: 32,
+            max_key_classes: 64,
             max_counted_items: 64,
             max_spelled_count: 10_000,
             max_multiple_states: 4096,

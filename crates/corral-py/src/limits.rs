@@ -74,6 +74,7 @@ limits_class! {
     max_schema_value_depth: usize => "JSON Schema: deepest chain of value rules built inside one another.",
     max_schema_passes: usize => "JSON Schema: most translations of one schema (each drops subschemas found to allow no value).",
     max_pattern_properties: usize => "JSON Schema: most patternProperties patterns that apply to one object.",
+    max_key_classes: usize => "JSON Schema: most classes of an object's other keys whose values obey different subschemas.",
     max_counted_items: usize => "JSON Schema: largest maxItems of an array that also has contains.",
     max_spelled_count: usize => "JSON Schema: most grammar states a counted contains spells out (10x for an object's counted properties).",
     max_multiple_states: usize => "JSON Schema: most states of one multipleOf step's residue automaton.",

@@ -2,7 +2,7 @@
 //! but not yet tied to a vocabulary.
 //!
 //! * [`lower`](mod@lower): validation and normalization of a grammar AST into a BNF over byte-DFA
-//!   terminals (no ε-rules, no unit rules), with regular rules folded into terminals;
+//!   terminals (no ε-rules, few unit rules), with regular rules folded into terminals;
 //! * [`sym`]: the symbols of a normalized grammar; [`perm`]: `perm!` lists (entries in
 //!   any order) as one construct with its own states;
 //! * `shortest`: every symbol's shortest string; [`sample`]: random sentences;

@@ -4,8 +4,9 @@
 //! advances the DFA states of the terminals being read ("scans"). A scan whose DFA accepts
 //! both ends its terminal (building a new Earley set) and stays open (the terminal may go
 //! on): every split is kept, so no string of the grammar is lost to greedy lexing.
-//! The grammar has no ε-rules (but the start) and no unit rules (see `lower`), so
-//! completion never looks at the set being built, and Leo's optimization makes right
+//! The grammar has no ε-rules (but the start; see `lower`), so every completed item
+//! started in an earlier set and completion never looks at the set being built (a unit
+//! rule `A → B` completes where `B` started), and Leo's optimization makes right
 //! recursion linear: a set memoizes, per nonterminal, the topmost item of a deterministic
 //! reduction chain.
 //!

@@ -15,6 +15,8 @@ mod overlay;
 mod state_key;
 
 #[cfg(test)]
+mod counted_tests;
+#[cfg(test)]
 mod perm_tests;
 #[cfg(test)]
 mod tests;

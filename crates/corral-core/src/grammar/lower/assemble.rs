@@ -114,7 +114,7 @@ pub(super) fn build_cfg(
 pub(super) fn check_perm_parts(lw: &Lowering<'_>) -> Result<()> {
     let nullable = nullable_rules(&lw.bnf);
     for p in &lw.perms {
-        if lw.bnf[p.list as usize].is_empty() {
+        if lw.bnf[p.list as usize].is_empty() || p.counted.is_some() {
             continue;
         }
         if let Some(s) = p.sep.filter(|&s| nullable[s as usize]) {
@@ -127,6 +127,19 @@ pub(super) fn check_perm_parts(lw: &Lowering<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A counted repetition `x{min,max}` whose `x` matches the empty string is `x'{0,max}`,
+/// with `x'` the nonempty strings of `x` (what its entry derives once ε-rules are
+/// removed): empty items fill the least count.
+pub(super) fn relax_nullable_counts(lw: &mut Lowering<'_>) {
+    let nullable = nullable_rules(&lw.bnf);
+    for p in lw.perms.iter_mut() {
+        if let Some(whole) = p.counted.filter(|_| p.min > 0 && nullable[p.entries[0] as usize]) {
+            p.min = 0;
+            lw.bnf[whole as usize] = vec![vec![], vec![Sym::n(p.list)]];
+        }
+    }
 }
 
 /// Entries and separators with at most this many productions are copied into the list's

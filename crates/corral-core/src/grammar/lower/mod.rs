@@ -525,6 +525,7 @@ fn normalize(mut lw: Lowering<'_>, s_prime: u32, mut warnings: Vec<String>, limi
     split_nullable_terminals(&mut lw)?;
     warnings.extend(drop_unproductive_perms(&mut lw, s_prime)?);
     split_nullable_runs(&mut lw);
+    relax_nullable_counts(&mut lw);
     check_perm_parts(&lw)?;
     let mut bnf = std::mem::take(&mut lw.bnf);
     let nullable = remove_nullable(&mut bnf, limits)?;

@@ -1,5 +1,5 @@
-//! Nullable rules removed (except the start), then unit rules: the Earley recognizer
-//! needs neither.
+//! Nullable rules removed (except the start), then unit rules where that is cheap: the
+//! Earley recognizer needs no ε-rule, and reads a unit rule as one more item.
 
 use crate::util::hash::FastSet;
 
@@ -178,63 +178,58 @@ pub(super) fn remove_nullable(bnf: &mut [Alts], limits: &Limits) -> Result<Vec<b
     Ok(nullable)
 }
 
+/// A rule whose unit closure reaches more distinct productions than this keeps its unit
+/// productions instead of copies of them. Copies save the recognizer one item per unit
+/// step; where many rules reach one large set of alternatives (a schema's union of many
+/// definitions, referenced from many places) they multiply the grammar instead.
+pub(super) const MAX_UNIT_COPIES: usize = 256;
+
 /// Removes unit productions `A → B` by giving `A` the non-unit productions of every `B`
-/// it reaches through unit chains. `perm!` lists (`lists`) are left alone: their
-/// productions are written afterwards, and a unit `A → L` to one stays.
+/// it reaches through unit chains. A rule that reaches more than [`MAX_UNIT_COPIES`]
+/// keeps its unit productions (the recognizer reads them as any other), and so do the
+/// rules with the next largest closures while the copies would make the grammar larger
+/// than half of `Limits::max_grammar_productions` (rules with equal closures alike).
+/// `perm!` lists (`lists`) are left alone: their productions are written afterwards, and
+/// a unit `A → L` to one stays. A unit `A → A` (not a list's) adds nothing and goes.
 pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) -> Result<()> {
     let n = bnf.len();
     let is_unit = |seq: &Vec<Sym>| seq.len() == 1 && !seq[0].is_terminal() && !lists[seq[0].index() as usize];
-    let mut result: Vec<Alts> = Vec::with_capacity(n);
-    let mut total = 0usize;
-    // Per rule: the last rule whose unit closure reached it (marks without clearing).
     let mut mark: Vec<u32> = vec![u32::MAX; n];
     let mut reached: Vec<usize> = Vec::new();
     // One set for every rule, of borrowed productions: a large grammar's closures reach
     // thousands of productions, and a set per rule (of copies) cost more than the rest.
     let rules: &[Alts] = bnf;
     let mut seen: FastSet<&[Sym]> = FastSet::default();
+    // Per rule with units: how many productions its copies would be (capped).
+    let mut closure: Vec<Option<usize>> = vec![None; n];
+    for a in (0..n).filter(|&a| !lists[a] && rules[a].iter().any(is_unit)) {
+        crate::util::interrupt::check()?;
+        seen.clear();
+        unit_closure(rules, a, &is_unit, &mut mark, &mut reached);
+        closure[a] = Some(closure_productions(rules, &reached, &is_unit, &mut seen, MAX_UNIT_COPIES, &mut |_| ()));
+    }
+    let copy_at_most = copy_threshold(rules, &closure, limits.max_grammar_productions / 2);
+    mark.fill(u32::MAX);
+    let mut result: Vec<Alts> = Vec::with_capacity(n);
+    let mut total = 0usize;
     for a in 0..n {
         seen.clear();
-        if lists[a] || !rules[a].iter().any(is_unit) {
-            let out: Alts = rules[a].iter().filter(|seq| !seq.is_empty() && seen.insert(seq.as_slice())).cloned().collect();
-            total += out.len();
-            if total > limits.max_grammar_productions {
-                return Err(too_many(limits, "unit-rule removal"));
+        let out: Alts = match closure[a].filter(|&c| c <= copy_at_most) {
+            Some(_) => {
+                unit_closure(rules, a, &is_unit, &mut mark, &mut reached);
+                let mut out = Vec::new();
+                closure_productions(rules, &reached, &is_unit, &mut seen, usize::MAX, &mut |seq| out.push(seq.to_vec()));
+                out
             }
-            result.push(out);
-            continue;
-        }
-        crate::util::interrupt::check()?;
-        reached.clear();
-        reached.push(a);
-        mark[a] = a as u32;
-        let mut i = 0;
-        while i < reached.len() {
-            let x = reached[i];
-            i += 1;
-            for seq in &rules[x] {
-                if is_unit(seq) {
-                    let b = seq[0].index() as usize;
-                    if mark[b] != a as u32 {
-                        mark[b] = a as u32;
-                        reached.push(b);
-                    }
-                }
+            None => {
+                let own = |seq: &&Vec<Sym>| !seq.is_empty() && (lists[a] || seq[..] != [Sym::n(a as u32)]);
+                rules[a].iter().filter(own).filter(|seq| seen.insert(seq.as_slice())).cloned().collect()
             }
-        }
-        reached.sort_unstable();
-        let mut out: Vec<Vec<Sym>> = Vec::new();
-        for &b in &reached {
-            for seq in &rules[b] {
-                if !is_unit(seq) && !seq.is_empty() && seen.insert(seq.as_slice()) {
-                    out.push(seq.clone());
-                }
-            }
-            if total + out.len() > limits.max_grammar_productions {
-                return Err(too_many(limits, "unit-rule removal"));
-            }
-        }
+        };
         total += out.len();
+        if total > limits.max_grammar_productions {
+            return Err(too_many(limits, "unit-rule removal"));
+        }
         result.push(out);
     }
     drop(seen);
@@ -242,4 +237,81 @@ pub(super) fn remove_units(bnf: &mut [Alts], limits: &Limits, lists: &[bool]) ->
         bnf[a] = alts;
     }
     Ok(())
+}
+
+/// The largest closure size (at most [`MAX_UNIT_COPIES`]) up to which rules get copies,
+/// so that the grammar stays within `budget` productions where it can: the rules with
+/// the largest closures keep their units first.
+fn copy_threshold(rules: &[Alts], closure: &[Option<usize>], budget: usize) -> usize {
+    let mut sizes: Vec<(usize, usize)> = Vec::new();
+    let mut total = 0usize;
+    for (a, c) in closure.iter().enumerate() {
+        match *c {
+            Some(c) if c <= MAX_UNIT_COPIES => {
+                total += c;
+                sizes.push((c, rules[a].len()));
+            }
+            _ => total += rules[a].len(),
+        }
+    }
+    sizes.sort_unstable_by(|x, y| y.cmp(x));
+    let mut at_most = MAX_UNIT_COPIES;
+    let mut i = 0;
+    while total > budget && i < sizes.len() {
+        let c = sizes[i].0;
+        while i < sizes.len() && sizes[i].0 == c {
+            total = total - sizes[i].0 + sizes[i].1;
+            i += 1;
+        }
+        at_most = c - 1;
+    }
+    at_most
+}
+
+/// The rules `a` reaches through unit productions, itself included, sorted (into
+/// `reached`; `mark` remembers the last rule whose closure reached each).
+fn unit_closure(rules: &[Alts], a: usize, is_unit: &dyn Fn(&Vec<Sym>) -> bool, mark: &mut [u32], reached: &mut Vec<usize>) {
+    reached.clear();
+    reached.push(a);
+    mark[a] = a as u32;
+    let mut i = 0;
+    while i < reached.len() {
+        let x = reached[i];
+        i += 1;
+        for seq in &rules[x] {
+            if is_unit(seq) {
+                let b = seq[0].index() as usize;
+                if mark[b] != a as u32 {
+                    mark[b] = a as u32;
+                    reached.push(b);
+                }
+            }
+        }
+    }
+    reached.sort_unstable();
+}
+
+/// Passes each distinct non-unit production of the rules `reached` to `found`, in order,
+/// and returns how many there are; stops past `cap` (then returns `cap + 1`).
+fn closure_productions<'r>(
+    rules: &'r [Alts],
+    reached: &[usize],
+    is_unit: &dyn Fn(&Vec<Sym>) -> bool,
+    seen: &mut FastSet<&'r [Sym]>,
+    cap: usize,
+    found: &mut dyn FnMut(&[Sym]),
+) -> usize {
+    let mut count = 0;
+    for &b in reached {
+        for seq in &rules[b] {
+            if !is_unit(seq) && !seq.is_empty() && seen.insert(seq.as_slice()) {
+                found(seq);
+                count += 1;
+                if count > cap {
+                    return count;
+                }
+            }
+        }
+    }
+    count
 }

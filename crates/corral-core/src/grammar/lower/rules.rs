@@ -6,6 +6,10 @@ use crate::error::{Error, Result};
 use crate::frontend::ast::{Distinct, Expr, Pos, Term};
 use crate::grammar::perm::Perm;
 
+/// A repetition of a nonterminal whose counts reach past this is counted by the parser
+/// (see [`Lowering::counted_list`]) instead of spelled out as a chain of optional rules.
+pub(super) const MAX_UNROLLED_COUNT: usize = 64;
+
 /// Expression lowered to alternatives of symbol sequences, before normalization.
 pub(super) type Alts = Vec<Vec<Sym>>;
 
@@ -23,6 +27,9 @@ pub(super) struct PermDraft {
     pub(super) min: u32,
     pub(super) max: Option<u32>,
     pub(super) pos: Pos,
+    /// For a counted repetition (see [`Lowering::counted_list`]): the rule that stands
+    /// for it (the list, optional when its least count is 0). None for a `perm!`.
+    pub(super) counted: Option<u32>,
 }
 
 impl PermDraft {
@@ -236,6 +243,7 @@ impl<'a> Lowering<'a> {
             max,
             pos,
             required: required.clone(),
+            counted: None,
         });
         let empty_ok = min == 0 && !required.iter().any(|&r| r);
         if max == Some(0) || !empty_ok {
@@ -250,6 +258,36 @@ impl<'a> Lowering<'a> {
         let opt = self.new_nt(format!("{}#perm{k}?", owner.0), owner.clone());
         self.bnf[opt as usize] = vec![vec![], vec![Sym::n(list)]];
         Ok(Sym::n(opt))
+    }
+
+    /// A repetition `x{min,max}` counted by the parser: a `perm!` list with `x` as its one
+    /// repeatable entry and no separator, whose state carries the count (see
+    /// [`crate::grammar::perm`]). Spelled out, it would be a chain of `max` rules (a JSON
+    /// array with `maxItems: 100000`). The returned rule is the list, with the empty
+    /// string when `min` is 0; if `x` turns out to match the empty string, the least
+    /// count is dropped later (see `relax_nullable_counts`).
+    pub(super) fn counted_list(&mut self, x: Sym, min: u32, max: Option<u32>, pos: Pos, owner: &(String, Pos)) -> Sym {
+        let k = self.nt_names.len();
+        let list = self.new_nt(format!("{}#count{k}", owner.0), owner.clone());
+        let entry = self.new_nt(format!("{}#count{k}.item", owner.0), owner.clone());
+        let whole = self.new_nt(format!("{}#count{k}?", owner.0), owner.clone());
+        self.bnf[entry as usize] = vec![vec![x]];
+        // Stand-in production until the list's own are written (see `build_perms`).
+        self.bnf[list as usize] = vec![vec![Sym::n(entry)]];
+        self.bnf[whole as usize] = if min == 0 { vec![vec![], vec![Sym::n(list)]] } else { vec![vec![Sym::n(list)]] };
+        self.perms.push(PermDraft {
+            list,
+            sep: None,
+            entries: vec![entry],
+            required: vec![false],
+            repeat: vec![true],
+            distinct: vec![Distinct::No],
+            min,
+            max,
+            pos,
+            counted: Some(whole),
+        });
+        Sym::n(whole)
     }
 
     /// Alternatives of symbol sequences for `e`.
@@ -291,7 +329,17 @@ impl<'a> Lowering<'a> {
                 };
                 let min = *min as usize;
                 let cap = self.limits.max_grammar_productions;
-                if min > cap || max.is_some_and(|m| m as usize > cap) {
+                if min > cap {
+                    return Err(Error::LimitExceeded {
+                        limit: "max_grammar_productions",
+                        value: cap,
+                        context: format!("the least count of the repetition at {pos}"),
+                    });
+                }
+                if max.map_or(min, |m| m as usize) > MAX_UNROLLED_COUNT {
+                    return Ok(vec![vec![self.counted_list(x, min as u32, *max, *pos, owner)]]);
+                }
+                if max.is_some_and(|m| m as usize > cap) {
                     return Err(Error::LimitExceeded {
                         limit: "max_grammar_productions",
                         value: cap,

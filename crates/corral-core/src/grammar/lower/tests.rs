@@ -114,6 +114,7 @@ fn removing_unit_rules_keeps_the_language() {
         lists[3] = true;
         let kept_list = bnf[3].clone();
         remove_units(&mut bnf, &Limits::default(), &lists).unwrap();
+        // Small closures: every unit is replaced by copies.
         for (a, alts) in bnf.iter().enumerate().filter(|&(a, _)| a != 3) {
             let units: Vec<&Vec<Sym>> =
                 alts.iter().filter(|seq| seq.len() == 1 && !seq[0].is_terminal() && seq[0].index() != 3).collect();
@@ -128,6 +129,70 @@ fn removing_unit_rules_keeps_the_language() {
         assert_eq!(bnf[3], kept, "seed {seed}: the list's own productions changed");
         assert_eq!(languages(&bnf, K), before, "seed {seed}");
     }
+}
+
+/// Rules `0..users` each have the unit `U → B` and one production of their own; `B` (rule
+/// `users`) has `wide` productions of one terminal each.
+fn wide_union(users: usize, wide: usize) -> Vec<Alts> {
+    let b = users as u32;
+    let mut bnf: Vec<Alts> = (0..users).map(|a| vec![vec![Sym::n(b)], vec![Sym::t(a as u32), Sym::t(a as u32)]]).collect();
+    bnf.push((0..wide).map(|t| vec![Sym::t(t as u32)]).collect());
+    bnf
+}
+
+/// The productions of `bnf` in all, and whether some unit production is left.
+fn size_and_units(bnf: &[Alts]) -> (usize, bool) {
+    (bnf.iter().map(|a| a.len()).sum(), bnf.iter().flatten().any(|seq| seq.len() == 1 && !seq[0].is_terminal()))
+}
+
+#[test]
+fn a_large_unit_closure_keeps_its_units() {
+    let lists = vec![false; 4];
+    // Past MAX_UNIT_COPIES: the units stay, however few rules use them.
+    let mut bnf = wide_union(3, MAX_UNIT_COPIES + 1);
+    let before = languages(&bnf, 2);
+    remove_units(&mut bnf, &Limits::default(), &lists).unwrap();
+    assert_eq!(size_and_units(&bnf), (3 * 2 + MAX_UNIT_COPIES + 1, true));
+    assert_eq!(languages(&bnf, 2), before);
+    // Within it (a rule's own production counts): copies.
+    let mut bnf = wide_union(3, MAX_UNIT_COPIES - 1);
+    let before = languages(&bnf, 2);
+    remove_units(&mut bnf, &Limits::default(), &lists).unwrap();
+    assert_eq!(size_and_units(&bnf), (3 * MAX_UNIT_COPIES + MAX_UNIT_COPIES - 1, false));
+    assert_eq!(languages(&bnf, 2), before);
+}
+
+#[test]
+fn copies_past_the_budget_keep_the_largest_closures_units() {
+    // 1000 rules reaching 100 alternatives, and 1000 reaching 10: copied, 111,000
+    // productions, past half of max_grammar_productions = 200,000. The larger closures
+    // keep their units; the smaller are copied.
+    let mut bnf = wide_union(1000, 100);
+    let small = bnf.len() as u32;
+    for a in 0..1000u32 {
+        bnf.push(vec![vec![Sym::n(small + 1000)], vec![Sym::t(a), Sym::t(a), Sym::t(a)]]);
+    }
+    bnf.push((0..10).map(|t| vec![Sym::t(t)]).collect());
+    let before = languages(&bnf, 3);
+    let lists = vec![false; bnf.len()];
+    remove_units(&mut bnf, &Limits::default(), &lists).unwrap();
+    assert_eq!(bnf[0].len(), 2, "{:?}", bnf[0]);
+    assert_eq!(bnf[small as usize].len(), 11);
+    assert_eq!(size_and_units(&bnf).0, 1000 * 2 + 100 + 1000 * 11 + 10);
+    assert_eq!(languages(&bnf, 3), before);
+    // With a larger limit, everything is copied.
+    let mut bnf = wide_union(1000, 100);
+    let lists = vec![false; bnf.len()];
+    remove_units(&mut bnf, &Limits { max_grammar_productions: 400_000, ..Limits::default() }, &lists).unwrap();
+    assert_eq!(size_and_units(&bnf), (1000 * 101 + 100, false));
+}
+
+#[test]
+fn a_unit_to_itself_goes() {
+    let mut bnf = wide_union(1, MAX_UNIT_COPIES + 1);
+    bnf[0].push(vec![Sym::n(0)]);
+    remove_units(&mut bnf, &Limits::default(), &[false, false]).unwrap();
+    assert_eq!(bnf[0], vec![vec![Sym::n(1)], vec![Sym::t(0), Sym::t(0)]]);
 }
 
 #[test]

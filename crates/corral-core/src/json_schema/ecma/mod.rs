@@ -107,15 +107,25 @@ pub fn search_language(pattern: &str, limits: &Limits) -> Result<Language> {
         tree => vec![tree],
     };
     let any_run = Node::Repeat { item: Box::new(Node::Chars(ranges::any())), min: 0, max: None };
-    let mut out = Vec::with_capacity(branches.len());
+    // Branches anchored alike share their unanchored ends: `.*(em|ex|ch).*`, not
+    // `.*em.*|.*ex.*|.*ch.*`, whose subset construction remembers which branches have
+    // matched (2ⁿ states for n branches) although the language is the same.
+    let mut groups: Vec<((bool, bool), Vec<Node>)> = Vec::new();
     for branch in branches {
         let (node, start, end) = strip_anchors(branch);
         check_no_anchor(&node, pattern)?;
+        match groups.iter_mut().find(|(anchors, _)| *anchors == (start, end)) {
+            Some((_, nodes)) => nodes.push(node),
+            None => groups.push(((start, end), vec![node])),
+        }
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    for ((start, end), mut nodes) in groups {
         let mut items = Vec::with_capacity(3);
         if !start {
             items.push(any_run.clone());
         }
-        items.push(node);
+        items.push(if nodes.len() == 1 { nodes.remove(0) } else { Node::Alt(nodes) });
         if !end {
             items.push(any_run.clone());
         }

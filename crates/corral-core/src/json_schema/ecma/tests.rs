@@ -205,6 +205,27 @@ fn anchors_at_the_ends_of_branches_bound_the_search() {
 }
 
 #[test]
+fn unanchored_branches_share_their_ends() {
+    // Thirty units a string may contain anywhere (a CSS length pattern): one `.*(…).*`,
+    // a DFA of a few states per unit; as thirty `.*u.*` branches the subset construction
+    // kept which ones had matched.
+    let l = limits();
+    let units: Vec<String> = (0..30).map(|i| format!("{}{}", (b'a' + i / 6) as char, (b'a' + i % 6) as char)).collect();
+    let pattern = units.join("|");
+    let lang = search_language(&pattern, &l).unwrap();
+    let Node::Seq(items) = lang.root() else { panic!("{:?}", lang.root()) };
+    assert_eq!(items.len(), 3);
+    let d = dfa(&lang.json_hir()).unwrap();
+    assert!(d.num_states() < 400, "{} states", d.num_states());
+    assert!(d.matches(b"x-ab-y") && d.matches(b"ee") && !d.matches(b"a-b") && !d.matches(b"ag"));
+    // Anchored alike, grouped alike; the language is the union of the branches.
+    let m = |p: &str, s: &str| search_language(p, &l).unwrap().value_matcher(&l).unwrap().is_match(s);
+    for (s, want) in [("xay", true), ("bz", true), ("zb", false), ("zc", true), ("cz", false), ("d", true), ("xdx", false)] {
+        assert_eq!(m("a|^b|c$|^d$|a", s), want, "{s}");
+    }
+}
+
+#[test]
 fn json_characters_have_their_canonical_encoding_only() {
     let one = |c: char| json_char_hir(&normalize([(c as u32, c as u32)]));
     let cases: &[(char, &str, &[&str])] = &[

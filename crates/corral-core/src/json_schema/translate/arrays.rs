@@ -58,9 +58,12 @@ impl<'a> Translator<'a> {
     }
 
     /// `n` as a grammar count, refused past `max_grammar_productions` (see
-    /// [`Translator::check_count`]) at the keyword that set it.
+    /// [`Translator::check_count`]) at the keyword that set it. A `maxItems` is not: the
+    /// parser counts a long repetition, and a `perm!` list its entries, whatever the bound.
     pub(crate) fn grammar_count(&self, shape: &Shape<'a>, field: CountField, keyword: &str, n: u64) -> Result<u32> {
-        self.check_count(shape, field, keyword, Some(n))?;
+        if field != CountField::MaxItems {
+            self.check_count(shape, field, keyword, Some(n))?;
+        }
         u32::try_from(n).map_err(|_| {
             let pointer = shape.count_ptrs.get(&field).cloned().unwrap_or_default();
             Self::limit_at(
@@ -78,6 +81,14 @@ impl<'a> Translator<'a> {
         let hi = shape.max_items;
         if hi.is_some_and(|h| h < lo) {
             return Ok(None);
+        }
+        if let Some(at) = shape.duplicate.as_deref() {
+            if hi.is_some_and(|h| h < 2) {
+                return Ok(None);
+            }
+            // Two equal items is a check the matcher does not make (strict=False: the
+            // array as if that were not asked, so the grammar is wider).
+            self.unsupported(at, "uniqueItems", "cannot be negated exactly (inside `not`, `oneOf` or `if`) where it is not contradicted by a `uniqueItems` or `maxItems` beside it: two equal items is a check the matcher does not make")?;
         }
         if let Some(at) = shape.unique.as_deref().filter(|_| hi.is_none_or(|h| h > 1)) {
             // None: not enforced (strict=False), the array as if it had no `uniqueItems`.

@@ -135,12 +135,12 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
-        if shape.unique.is_some() {
-            for (i, a) in items.iter().enumerate() {
-                if items[..i].iter().any(|b| value::json_equal(a, b)) {
-                    return Ok(false);
-                }
-            }
+        let repeated = || items.iter().enumerate().any(|(i, a)| items[..i].iter().any(|b| value::json_equal(a, b)));
+        if shape.unique.is_some() && repeated() {
+            return Ok(false);
+        }
+        if shape.duplicate.is_some() && !repeated() {
+            return Ok(false);
         }
         Ok(true)
     }
@@ -159,9 +159,9 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
-        if let Some((names, bad, _)) = &shape.bad_member {
+        if let Some((filter, bad, _)) = &shape.bad_member {
             for (k, v) in map {
-                if !names.contains(k) && self.valid(v, std::slice::from_ref(bad))? {
+                if self.key_allowed(filter, k)? && self.valid(v, std::slice::from_ref(bad))? {
                     return Ok(true);
                 }
             }

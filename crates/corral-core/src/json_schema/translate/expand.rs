@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::super::resources::{Draft, Subschema};
 use super::keywords::{schema_list, Disjunction};
-use super::shape::{Field, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
+use super::shape::{Field, KeyFilter, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
@@ -100,12 +100,16 @@ impl<'a> Translator<'a> {
     /// ([`Shape::bad_member`]). A second such requirement on an open object is
     /// unsupported (`strict=False`: dropped, so the grammar is wider).
     fn other_key_alternatives(&mut self, mut shape: Shape<'a>, stack: &mut Vec<ExpandItem<'a>>) -> Result<()> {
-        let Some((names, bad, pointer)) = shape.other_keys.pop() else { return Ok(()) };
+        let Some((filter, bad, pointer)) = shape.other_keys.pop() else { return Ok(()) };
+        if self.met_by_required(&shape, &filter, &bad)? {
+            stack.push((shape, Vec::new()));
+            return Ok(());
+        }
         // The clauses the object is emitted with (by default, an object that names keys
         // and says nothing of others is closed to them).
         let Some(keys) = closing_names(&self.obj_clauses(&shape)) else {
             if shape.bad_member.is_none() {
-                shape.bad_member = Some((names, bad, pointer));
+                shape.bad_member = Some((filter, bad, pointer));
             } else {
                 self.unsupported(
                     &pointer,
@@ -117,7 +121,13 @@ impl<'a> Translator<'a> {
             stack.push((shape, Vec::new()));
             return Ok(());
         };
-        for k in keys.into_iter().filter(|k| !names.contains(k)).rev() {
+        let mut spoken = Vec::new();
+        for k in keys {
+            if self.key_allowed(&filter, &k)? {
+                spoken.push(k);
+            }
+        }
+        for k in spoken.into_iter().rev() {
             let mut s2 = shape.clone();
             s2.apply(&Synthetic::Present(vec![k.clone()]));
             s2.apply(&Synthetic::BadProperty(k, bad.clone()));
@@ -139,8 +149,8 @@ impl<'a> Translator<'a> {
             SubNode::Synthetic(Synthetic::NotValues(values, keys)) if values.iter().any(|v| v.is_array() || v.is_object()) => {
                 return self.absorb_not_values(shape, values, keys, disj, chain);
             }
-            SubNode::Synthetic(Synthetic::OtherKey(names, bad, _)) if closed_names(shape).is_some() => {
-                return self.absorb_other_key(shape, names, bad, disj, chain);
+            SubNode::Synthetic(Synthetic::OtherKey(filter, bad, _)) if closed_names(shape).is_some() => {
+                return self.absorb_other_key(shape, filter, bad, disj, chain);
             }
             SubNode::Synthetic(syn) => {
                 shape.apply(syn);
@@ -294,6 +304,27 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
+    /// Is a key that `filter` speaks of, with any value (`bad` the negation of `false`),
+    /// one the shape requires already? Then the requirement holds for every value of it
+    /// (an open object, required to have `signal`, is "not a closed object of other
+    /// names" as it stands).
+    fn met_by_required(&mut self, shape: &Shape<'a>, filter: &KeyFilter<'a>, bad: &Sub<'a>) -> Result<bool> {
+        let anything = match &**bad {
+            SubNode::Schema { sub, negated: true } => sub.node == &Value::Bool(false),
+            SubNode::Synthetic(Synthetic::Kinds(k)) => *k == Kinds::ALL,
+            _ => false,
+        };
+        if !anything {
+            return Ok(false);
+        }
+        for k in &shape.required {
+            if self.key_allowed(filter, k)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// A key outside `names` with a value obeying `bad` ([`Synthetic::OtherKey`]), in a
     /// shape that some clause closes already (`additionalProperties: false` and no
     /// patterns): the key is one the clause names, so the requirement is a disjunction
@@ -303,15 +334,21 @@ impl<'a> Translator<'a> {
     fn absorb_other_key(
         &mut self,
         shape: &mut Shape<'a>,
-        names: &[String],
+        filter: &KeyFilter<'a>,
         bad: &Sub<'a>,
         disj: &mut Vec<Disjunction<'a>>,
         chain: &[SubKey],
     ) -> Result<()> {
         shape.restrict(Kinds::OBJ);
+        if self.met_by_required(shape, filter, bad)? {
+            return Ok(());
+        }
         let keys = closed_names(shape).unwrap_or_default();
         let mut alts = Vec::new();
-        for k in keys.into_iter().filter(|k| !names.contains(k)) {
+        for k in keys {
+            if !self.key_allowed(filter, &k)? {
+                continue;
+            }
             let present = self.synthetic(Synthetic::Present(vec![k.clone()]));
             alts.push(vec![present, self.synthetic(Synthetic::BadProperty(k, bad.clone()))]);
         }

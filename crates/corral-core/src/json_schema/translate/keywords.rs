@@ -398,6 +398,7 @@ impl<'a> Translator<'a> {
         // Whether it can be enforced depends on the whole shape: see `emit_array`.
         if unique && shape.unique.is_none() {
             shape.unique = Some(sub.pointer.clone());
+            shape.unsat |= shape.duplicate.is_some();
         }
         Ok(())
     }
@@ -432,12 +433,12 @@ impl<'a> Translator<'a> {
                 self.object_clause(shape, sub, obj, Vec::new())
             }
             _ => {
-                if !self.unevaluated_as_additional(sub)? {
+                if self.unevaluated_scope(sub)?.is_none() {
                     return self.unsupported(
                         &sub.pointer,
                         "unevaluatedProperties",
-                        "supported only where the in-place applicators beside it (allOf, anyOf, $ref...) evaluate no \
-                         property themselves",
+                        "supported only where the in-place applicators beside it evaluate properties unconditionally \
+                         (through allOf and $ref) or not at all (anyOf, oneOf, if, dependentSchemas)",
                     );
                 }
                 if ["additionalProperties", "properties", "patternProperties"].iter().any(|k| obj.contains_key(*k)) {
@@ -454,7 +455,7 @@ impl<'a> Translator<'a> {
         shape: &mut Shape<'a>,
         sub: &Subschema<'a>,
         obj: &'a Map<String, Value>,
-        props: Vec<(String, Sub<'a>)>,
+        mut props: Vec<(String, Sub<'a>)>,
     ) -> Result<()> {
         let mut patterns = Vec::new();
         // A pattern no automaton has (strict=False): which keys it exempts from
@@ -470,13 +471,36 @@ impl<'a> Translator<'a> {
                 patterns.push((src.clone(), child(self, sub, s, &["patternProperties", src])));
             }
         }
-        let unevaluated_alone = obj.contains_key("unevaluatedProperties") && self.unevaluated_as_additional(sub)?;
         static TRUE: Value = Value::Bool(true);
+        // `unevaluatedProperties` (without `additionalProperties` beside it): what the
+        // applicators beside it evaluate joins the clause's names and patterns, with no
+        // schema of their own here (their own clauses say it).
+        let unevaluated = match obj.get("unevaluatedProperties") {
+            Some(u) if !obj.contains_key("additionalProperties") => self.unevaluated_scope(sub)?.map(|e| (u, e)),
+            _ => None,
+        };
+        let mut exempt_all = false;
+        if let Some((_, evaluated)) = &unevaluated {
+            let anything = child(self, sub, &TRUE, &["unevaluatedProperties"]);
+            for k in &evaluated.names {
+                if !props.iter().any(|(p, _)| p == k) {
+                    props.push((k.clone(), anything.clone()));
+                }
+            }
+            for (src, pointer) in &evaluated.patterns {
+                if !self.usable_key_pattern(src, pointer)? {
+                    unknown_pattern = true;
+                    continue;
+                }
+                patterns.push((src.clone(), anything.clone()));
+            }
+            exempt_all = evaluated.all;
+        }
         let additional = if unknown_pattern {
             Some(child(self, sub, &TRUE, &["patternProperties"]))
         } else if let Some(a) = obj.get("additionalProperties") {
             Some(child(self, sub, a, &["additionalProperties"]))
-        } else if let (Some(u), true) = (obj.get("unevaluatedProperties"), unevaluated_alone) {
+        } else if let (Some((u, _)), false) = (unevaluated, exempt_all) {
             Some(child(self, sub, u, &["unevaluatedProperties"]))
         } else {
             None
@@ -485,55 +509,67 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// Does `unevaluatedProperties` in `sub` apply to the keys its own `properties` and
-    /// `patternProperties` leave, as `additionalProperties` would? So when no in-place
-    /// applicator beside it (`allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `$ref`,
-    /// `dependentSchemas`, at any depth in place) evaluates a property itself: holds
-    /// `properties`, `patternProperties`, `additionalProperties` or
-    /// `unevaluatedProperties`. (`not` keeps no annotation: what it holds does not count.)
-    /// Dynamic references, and more than 256 subschemas to look at, answer no.
-    pub(crate) fn unevaluated_as_additional(&self, sub: &Subschema<'a>) -> Result<bool> {
+    /// The properties the in-place applicators beside `unevaluatedProperties` in `sub`
+    /// evaluate whenever `sub` holds, so that it applies to the keys they and its own
+    /// `properties` and `patternProperties` leave, as `additionalProperties` would. Those
+    /// reached through `allOf` and `$ref` alone (at any depth) always hold when `sub` does:
+    /// their `properties` names and `patternProperties` patterns are gathered, and an
+    /// `additionalProperties` or `unevaluatedProperties` among them evaluates every key.
+    /// Those reached through `anyOf`, `oneOf`, `if`/`then`/`else` or `dependentSchemas`
+    /// evaluate keys only in some branch: None if one does. (`not` keeps no annotation:
+    /// what it holds does not count.) Dynamic references, and more than 256 subschemas
+    /// to look at, answer None.
+    pub(crate) fn unevaluated_scope(&self, sub: &Subschema<'a>) -> Result<Option<Evaluated>> {
         const EVALUATING: [&str; 4] = ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"];
-        let mut stack = vec![(sub.clone(), true)];
+        let mut out = Evaluated::default();
+        // (subschema, is it `sub` itself, does it hold whenever `sub` does)
+        let mut stack = vec![(sub.clone(), true, true)];
         let mut seen = HashSet::new();
-        while let Some((s, own)) = stack.pop() {
+        while let Some((s, own, always)) = stack.pop() {
             let Some(obj) = s.node.as_object() else { continue };
             if !seen.insert(s.node as *const Value as usize) {
                 continue;
             }
             if seen.len() > 256 || obj.contains_key("$dynamicRef") || obj.contains_key("$recursiveRef") {
-                return Ok(false);
+                return Ok(None);
             }
             if !own && EVALUATING.iter().any(|k| obj.contains_key(*k)) {
-                return Ok(false);
+                if !always {
+                    return Ok(None);
+                }
+                out.gather(&s, obj);
             }
+            // Children in document order, pushed in reverse: names are gathered in the
+            // order the schema lists them (`$ref`, then `allOf`...).
+            let mut children = Vec::new();
             if let Some(reference) = obj.get("$ref") {
-                stack.push((self.res.resolve(&s, reference)?, false));
+                children.push((self.res.resolve(&s, reference)?, false, always));
             }
-            let mut push = |node: &'a Value, tokens: &[&str]| {
+            let mut push = |node: &'a Value, tokens: &[&str], always: bool| {
                 if let Some(c) = child(self, &s, node, tokens).subschema() {
-                    stack.push((c.clone(), false));
+                    children.push((c.clone(), false, always));
                 }
             };
             for kw in ["allOf", "anyOf", "oneOf"] {
                 if let Some(list) = obj.get(kw).and_then(Value::as_array) {
                     for (i, x) in list.iter().enumerate() {
-                        push(x, &[kw, &i.to_string()]);
+                        push(x, &[kw, &i.to_string()], always && kw == "allOf");
                     }
                 }
             }
             for kw in ["if", "then", "else"] {
                 if let Some(x) = obj.get(kw) {
-                    push(x, &[kw]);
+                    push(x, &[kw], false);
                 }
             }
             if let Some(map) = obj.get("dependentSchemas").and_then(Value::as_object) {
                 for (k, x) in map {
-                    push(x, &["dependentSchemas", k]);
+                    push(x, &["dependentSchemas", k], false);
                 }
             }
+            stack.extend(children.into_iter().rev());
         }
-        Ok(true)
+        Ok(Some(out))
     }
 
     fn k_unevaluated_items(
@@ -695,4 +731,34 @@ fn k_required(shape: &mut Shape<'_>, sub: &Subschema<'_>, val: &Value) -> Result
     };
     shape.require(&names);
     Ok(())
+}
+
+/// What the in-place applicators beside an `unevaluatedProperties` always evaluate (see
+/// [`Translator::unevaluated_scope`]).
+#[derive(Debug, Default)]
+pub(crate) struct Evaluated {
+    /// `properties` names, in the order met.
+    pub names: Vec<String>,
+    /// `patternProperties` patterns, with their pointers.
+    pub patterns: Vec<(String, String)>,
+    /// Some `additionalProperties` or `unevaluatedProperties` evaluates every key.
+    pub all: bool,
+}
+
+impl Evaluated {
+    /// Adds what subschema `s` (`obj`) evaluates itself.
+    fn gather(&mut self, s: &Subschema<'_>, obj: &Map<String, Value>) {
+        for k in obj.get("properties").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+            if !self.names.contains(k) {
+                self.names.push(k.clone());
+            }
+        }
+        for src in obj.get("patternProperties").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+            let pointer = format!("{}/patternProperties/{}", s.pointer, escape_pointer(src));
+            if !self.patterns.iter().any(|(p, _)| p == src) {
+                self.patterns.push((src.clone(), pointer));
+            }
+        }
+        self.all |= obj.contains_key("additionalProperties") || obj.contains_key("unevaluatedProperties");
+    }
 }

@@ -34,6 +34,8 @@ mod assemble;
 mod check;
 mod expand;
 mod expr;
+mod key_classes;
+mod key_filter;
 mod keywords;
 mod lang;
 mod negation;

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::super::resources::{Draft, Subschema};
-use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds};
-use super::shape::{Field, Sub, SubNode, Synthetic};
+use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds, Evaluated};
+use super::shape::{Field, KeyFilter, Sub, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::Result;
@@ -137,7 +137,7 @@ impl<'a> Translator<'a> {
                 }
                 alts
             }
-            "properties" => self.negate_properties(s, obj, val)?,
+            "properties" => self.negate_properties(s, val)?,
             "items" => self.negate_items(s, obj, val)?,
             "additionalItems" => self.negate_additional_items(s, obj, val),
             "prefixItems" => self.negate_tuple(s, "prefixItems", val)?,
@@ -175,25 +175,30 @@ impl<'a> Translator<'a> {
             }
             "dependentRequired" | "dependentSchemas" | "dependencies" => self.negate_dependencies(s, kw, val)?,
             "additionalProperties" if val == &Value::Bool(true) => Vec::new(),
-            "additionalProperties" if obj.get("patternProperties").is_none_or(|p| p.as_object().is_none_or(|m| m.is_empty())) => {
-                self.other_key_breaks(s, obj, kw, val)
+            "additionalProperties" => self.other_key_breaks(s, obj, kw, val, Evaluated::default())?,
+            "patternProperties" => self.negate_pattern_properties(s, val)?,
+            "propertyNames" if val == &Value::Bool(true) => Vec::new(),
+            "propertyNames" => {
+                let filter = KeyFilter { breaks_names: Some(child(self, s, val, &[kw])), ..KeyFilter::default() };
+                let pointer = format!("{}/{kw}", s.pointer);
+                let anything = self.synthetic(Synthetic::Kinds(Kinds::ALL));
+                vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(filter, anything, pointer))]]
             }
             // Beside `additionalProperties` it applies to no key; where the applicators
-            // beside it evaluate no property, it is `additionalProperties`.
+            // beside it evaluate keys unconditionally or not at all, it is
+            // `additionalProperties` beside their names and patterns too.
             "unevaluatedProperties" if obj.contains_key("additionalProperties") || val == &Value::Bool(true) => Vec::new(),
-            "unevaluatedProperties"
-                if obj.get("patternProperties").is_none_or(|p| p.as_object().is_none_or(|m| m.is_empty()))
-                    && self.unevaluated_as_additional(s)? =>
-            {
-                self.other_key_breaks(s, obj, kw, val)
-            }
+            "unevaluatedProperties" => match self.unevaluated_scope(s)? {
+                Some(evaluated) if evaluated.all => Vec::new(),
+                Some(evaluated) => self.other_key_breaks(s, obj, kw, val, evaluated)?,
+                None => {
+                    self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
+                    Self::anything()
+                }
+            },
             "uniqueItems" if val == &Value::Bool(false) => Vec::new(),
-            "additionalProperties"
-            | "patternProperties"
-            | "propertyNames"
-            | "uniqueItems"
-            | "unevaluatedItems"
-            | "unevaluatedProperties" => {
+            "uniqueItems" => vec![vec![self.synthetic(Synthetic::Duplicate(s.pointer.clone()))]],
+            "unevaluatedItems" => {
                 self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
                 Self::anything()
             }
@@ -209,13 +214,62 @@ impl<'a> Translator<'a> {
     }
 
     /// Not `additionalProperties` (or an `unevaluatedProperties` that reads as it): some
-    /// key other than the `properties` names has a value that breaks `val`; the object's
-    /// own keys say which keys that can be (see [`Translator::expand`]).
-    fn other_key_breaks(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, kw: &str, val: &'a Value) -> Alternatives<'a> {
-        let names = obj.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    /// key other than the `properties` names, matching none of the `patternProperties`
+    /// beside them (nor, for `unevaluatedProperties`, what the applicators beside it
+    /// evaluate: `more`), has a value that breaks `val`; the object's own keys say which
+    /// keys that can be (see [`Translator::expand`]).
+    fn other_key_breaks(
+        &mut self,
+        s: &Subschema<'a>,
+        obj: &'a Map<String, Value>,
+        kw: &str,
+        val: &'a Value,
+        more: Evaluated,
+    ) -> Result<Alternatives<'a>> {
+        let own = obj.get("properties").and_then(Value::as_object);
+        let mut names: Vec<String> = own.map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        let Some(mut outside) = self.usable_patterns(s, obj.get("patternProperties"))? else { return Ok(Self::anything()) };
+        names.extend(more.names.into_iter().filter(|k| !own.is_some_and(|m| m.contains_key(k))));
+        for (src, pointer) in more.patterns {
+            if !self.usable_pattern(&src, &format!("{pointer}/pattern"))? {
+                return Ok(Self::anything());
+            }
+            outside.push((src, pointer));
+        }
+        let filter = KeyFilter { names, outside, ..KeyFilter::default() };
         let bad = child(self, s, val, &[kw]).negate();
         let pointer = format!("{}/{kw}", s.pointer);
-        vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(names, bad, pointer))]]
+        Ok(vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(filter, bad, pointer))]])
+    }
+
+    /// Not `patternProperties`: for some pattern, a key it matches has a value that
+    /// breaks the pattern's schema.
+    fn negate_pattern_properties(&mut self, s: &Subschema<'a>, val: &'a Value) -> Result<Alternatives<'a>> {
+        let Some(map) = val.as_object() else { return Err(Self::invalid(&s.pointer, "patternProperties", "must be an object")) };
+        let Some(patterns) = self.usable_patterns(s, Some(val))? else { return Ok(Self::anything()) };
+        let mut alts = Vec::new();
+        for ((src, sch), (_, pointer)) in map.iter().zip(patterns) {
+            let bad = child(self, s, sch, &["patternProperties", src]).negate();
+            let filter = KeyFilter { inside: Some((src.clone(), pointer.clone())), ..KeyFilter::default() };
+            alts.push(vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(filter, bad, pointer))]);
+        }
+        Ok(alts)
+    }
+
+    /// The patterns of a `patternProperties` value with their pointers; None (after the
+    /// report) if one has a construct no automaton has, so that the negation allows
+    /// anything (`strict=False`).
+    fn usable_patterns(&mut self, s: &Subschema<'a>, val: Option<&'a Value>) -> Result<Option<Vec<(String, String)>>> {
+        let Some(map) = val.and_then(Value::as_object) else { return Ok(Some(Vec::new())) };
+        let mut out = Vec::with_capacity(map.len());
+        for (src, sch) in map {
+            let pointer = child(self, s, sch, &["patternProperties", src]).pointer().to_string();
+            if !self.usable_pattern(src, &format!("{pointer}/pattern"))? {
+                return Ok(None);
+            }
+            out.push((src.clone(), pointer));
+        }
+        Ok(Some(out))
     }
 
     fn negate_enum(&mut self, s: &Subschema<'a>, kw: &str, val: &'a Value) -> Result<Alternatives<'a>> {
@@ -246,12 +300,8 @@ impl<'a> Translator<'a> {
         Ok(vec![vec![self.field(Kinds::NUMBER, f)]])
     }
 
-    fn negate_properties(&mut self, s: &Subschema<'a>, obj: &Map<String, Value>, val: &'a Value) -> Result<Alternatives<'a>> {
+    fn negate_properties(&mut self, s: &Subschema<'a>, val: &'a Value) -> Result<Alternatives<'a>> {
         let Some(map) = val.as_object() else { return Err(Self::invalid(&s.pointer, "properties", "must be an object")) };
-        if obj.get("patternProperties").is_some_and(|p| p.as_object().is_some_and(|m| !m.is_empty())) {
-            self.unsupported(&s.pointer, "properties", "cannot be negated next to patternProperties")?;
-            return Ok(Self::anything());
-        }
         let mut alts = Vec::new();
         for (k, sch) in map {
             let bad = child(self, s, sch, &["properties", k]).negate();

@@ -19,14 +19,14 @@ use serde_json::Value;
 
 use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
 use super::lang::{self, Lang};
-use super::shape::{CountField, Kinds, ObjClause, Shape, Sub, SubNode};
+use super::shape::{CountField, KeyFilter, Kinds, ObjClause, Shape, Sub, SubNode};
 use super::value::{dump, encoded};
 use super::{shape_pointer, Separators, Translator};
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
 use crate::frontend::ast::{Distinct, Expr, PermEntry};
 use crate::json_schema::ecma::json_any_char_hir;
-use crate::json_schema::resources::{self, Subschema, ROOT_URI};
+use crate::json_schema::resources::{Subschema, ROOT_URI};
 
 /// A key class with at most this many keys is written as named keys (each at most once);
 /// a larger one stays an open class, whose keys the matcher keeps distinct.
@@ -51,15 +51,6 @@ pub(crate) struct ObjectLayout<'a> {
     pub values: HashMap<String, Option<Vec<Sub<'a>>>>,
     /// The open classes of other keys: (encoded keys, the subschemas their values obey).
     pub classes: Vec<(Lang, Vec<Sub<'a>>)>,
-}
-
-/// One class of other keys before finite ones are named: its encoded keys, the
-/// subschemas of its values, and whether it is any key but the named ones (then a
-/// half-written key always has infinitely many endings).
-struct KeyClass<'a> {
-    keys: Lang,
-    subs: Vec<Sub<'a>>,
-    plain: bool,
 }
 
 /// What is needed of an object's entries to write it.
@@ -177,77 +168,6 @@ impl<'a> Translator<'a> {
         Ok(Some(subs))
     }
 
-    /// The classes of keys other than `names` (and forbidden ones): one per choice of the
-    /// patterns a key matches, those that allow some key and some value clause.
-    fn key_classes(&mut self, shape: &Shape<'a>, clauses: &[ObjClause<'a>], names: &[String]) -> Result<Vec<KeyClass<'a>>> {
-        let patterns: Vec<(&str, &Sub<'a>, usize)> =
-            clauses.iter().enumerate().flat_map(|(ci, c)| c.patterns.iter().map(move |(src, s)| (src.as_str(), s, ci))).collect();
-        let cap = self.limits.max_pattern_properties;
-        if patterns.len() > cap {
-            let at = patterns[0].1.pointer();
-            return Err(resources::unsupported(
-                at,
-                "patternProperties",
-                &format!("more than {cap} patterns on one object (Limits.max_pattern_properties; each pattern doubles the key classes); raise the limit to allow more"),
-            ));
-        }
-        let excluded = excluded_keys(shape, names);
-        let mut classes = Vec::new();
-        // Every choice of patterns on (matched) and off, all on first.
-        let n = patterns.len();
-        for choice in 0..1usize << n {
-            let on: Vec<bool> = (0..n).map(|j| choice >> (n - 1 - j) & 1 == 0).collect();
-            if let Some(class) = self.key_class(shape, clauses, &patterns, &on, excluded.as_ref())? {
-                classes.push(class);
-            }
-        }
-        Ok(classes)
-    }
-
-    /// The class of keys matching exactly the patterns `on` (None: no such key, or no
-    /// clause lets one appear).
-    fn key_class(
-        &mut self,
-        shape: &Shape<'a>,
-        clauses: &[ObjClause<'a>],
-        patterns: &[(&str, &Sub<'a>, usize)],
-        on: &[bool],
-        excluded: Option<&Lang>,
-    ) -> Result<Option<KeyClass<'a>>> {
-        let mut subs = Vec::new();
-        for (ci, clause) in clauses.iter().enumerate() {
-            let hit: Vec<Sub<'a>> =
-                patterns.iter().zip(on).filter(|((_, _, cj), &o)| o && *cj == ci).map(|((_, s, _), _)| (*s).clone()).collect();
-            if !hit.is_empty() {
-                subs.extend(hit);
-            } else if let Some(a) = &clause.additional {
-                if is_false(a) {
-                    return Ok(None);
-                }
-                subs.push(a.clone());
-            }
-        }
-        let mut terms = vec![any_key()];
-        let mut negs = Vec::new();
-        for ((src, p, _), &o) in patterns.iter().zip(on) {
-            let l = self.pattern_lang(src, p.pointer())?;
-            if o {
-                terms.push(l);
-            } else {
-                negs.push(l);
-            }
-        }
-        negs.extend(excluded.cloned());
-        if !shape.prop_names.is_empty() {
-            let Some(pn) = self.key_body(&shape.prop_names)? else { return Ok(None) };
-            terms.push(pn);
-        }
-        let plain = terms.len() == 1 && negs.len() == usize::from(excluded.is_some());
-        // None: no key falls in this class (a named key's own pattern).
-        let keys = self.langs.bool_terms(terms, negs, &self.limits)?;
-        Ok(keys.map(|keys| KeyClass { keys, subs, plain }))
-    }
-
     /// The encoded-key language of a `propertyNames` schema (None: no key).
     pub(crate) fn key_body(&mut self, subs: &[Sub<'a>]) -> Result<Option<Lang>> {
         let mut parts = Vec::new();
@@ -271,7 +191,7 @@ impl<'a> Translator<'a> {
     }
 
     /// The union of `parts` (None: no part): one HIR when all are HIRs, else an automaton.
-    fn union(&mut self, mut parts: Vec<Lang>) -> Result<Option<Lang>> {
+    pub(super) fn union(&mut self, mut parts: Vec<Lang>) -> Result<Option<Lang>> {
         if parts.len() <= 1 {
             return Ok(parts.pop());
         }
@@ -292,8 +212,8 @@ impl<'a> Translator<'a> {
         if shape.required.iter().any(|k| !matches!(layout.values.get(k), Some(Some(_)))) {
             return Ok(None);
         }
-        if let Some((names, bad, _)) = &shape.bad_member {
-            return self.object_with_bad_member(shape, &layout, names, bad, lo, sep);
+        if let Some((filter, bad, _)) = shape.bad_member.clone() {
+            return self.object_with_bad_member(shape, &layout, &filter, &bad, lo, sep);
         }
         self.object_of(shape, &layout, None, lo, sep)
     }
@@ -330,13 +250,16 @@ impl<'a> Translator<'a> {
         &mut self,
         shape: &Shape<'a>,
         layout: &ObjectLayout<'a>,
-        names: &[String],
+        filter: &KeyFilter<'a>,
         bad: &Sub<'a>,
         lo: u64,
         sep: &Separators,
     ) -> Result<Option<Expr>> {
         let mut alts = Vec::new();
-        for k in layout.names.iter().filter(|k| !names.contains(k) && matches!(layout.values.get(*k), Some(Some(_)))) {
+        for k in &layout.names {
+            if !matches!(layout.values.get(k), Some(Some(_))) || !self.key_allowed(filter, k)? {
+                continue;
+            }
             let mut one = shape.clone();
             one.bad_member = None;
             one.require(std::slice::from_ref(k));
@@ -345,7 +268,7 @@ impl<'a> Translator<'a> {
             one.obj_clauses.push(ObjClause::new(vec![(k.clone(), bad.clone())], Vec::new(), Some(anything)));
             alts.push(self.object_body(&one, lo, sep)?);
         }
-        let must = self.bad_class_members(layout, names, bad, &sep.colon)?;
+        let must = self.bad_class_members(layout, filter, bad, &sep.colon)?;
         if must.is_some() {
             alts.push(self.object_of(shape, layout, must, lo, sep)?);
         }
@@ -357,22 +280,14 @@ impl<'a> Translator<'a> {
     fn bad_class_members(
         &mut self,
         layout: &ObjectLayout<'a>,
-        names: &[String],
+        filter: &KeyFilter<'a>,
         bad: &Sub<'a>,
         colon: &Expr,
     ) -> Result<Option<Expr>> {
         let depth = self.pass.json_depth + 1;
-        let outside = (!names.is_empty())
-            .then(|| Lang::hir(Hir::alternation(names.iter().map(|k| Hir::literal(encoded(k).into_bytes())).collect())));
         let mut members = Vec::new();
         for (keys, subs) in &layout.classes {
-            let keys = match &outside {
-                Some(o) => match self.langs.bool_terms(vec![keys.clone()], vec![o.clone()], &self.limits)? {
-                    Some(k) => k,
-                    None => continue,
-                },
-                None => keys.clone(),
-            };
+            let Some(keys) = self.filtered_keys(filter, keys)? else { continue };
             let mut subs = subs.clone();
             subs.push(bad.clone());
             if let Some(v) = self.value_rule(&subs, depth)? {
@@ -634,7 +549,7 @@ fn named_keys(shape: &Shape<'_>) -> Vec<String> {
 }
 
 /// The encoded keys no class holds: the named keys and the forbidden ones (None: no key).
-fn excluded_keys(shape: &Shape<'_>, names: &[String]) -> Option<Lang> {
+pub(super) fn excluded_keys(shape: &Shape<'_>, names: &[String]) -> Option<Lang> {
     let mut forbidden: Vec<&String> = shape.forbidden.iter().filter(|k| !names.contains(k)).collect();
     forbidden.sort();
     let keys: Vec<Hir> = names.iter().chain(forbidden).map(|k| Hir::literal(encoded(k).into_bytes())).collect();
@@ -642,7 +557,7 @@ fn excluded_keys(shape: &Shape<'_>, names: &[String]) -> Option<Lang> {
 }
 
 /// Any key, encoded (built and named once).
-fn any_key() -> Lang {
+pub(super) fn any_key() -> Lang {
     static ANY: std::sync::OnceLock<Lang> = std::sync::OnceLock::new();
     ANY.get_or_init(|| {
         Lang::hir(Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(json_any_char_hir()) }))

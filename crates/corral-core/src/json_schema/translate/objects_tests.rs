@@ -320,11 +320,12 @@ fn key_classes_in_any_order() {
 
 #[test]
 fn too_many_patterns_are_refused() {
-    let patterns: serde_json::Map<String, Value> = (0..5).map(|i| (format!("^p{i}"), json!({"type": "null"}))).collect();
+    let most = crate::limits::Limits::default().max_pattern_properties;
+    let patterns: serde_json::Map<String, Value> = (0..=most).map(|i| (format!("^p{i}_"), json!({"type": "null"}))).collect();
     let s = json!({"type": "object", "patternProperties": patterns});
     match compile_with(&s, &SchemaOptions::default()) {
         Err(Error::Schema { keyword, pointer, .. }) => {
-            assert_eq!((keyword.as_str(), pointer.as_str()), ("patternProperties", "/patternProperties/^p0"))
+            assert_eq!((keyword.as_str(), pointer.as_str()), ("patternProperties", "/patternProperties/^p0_"))
         }
         other => panic!("expected a schema error, got {other:?}"),
     }
@@ -387,7 +388,7 @@ fn not_additional_properties_needs_another_key() {
 }
 
 #[test]
-fn unevaluated_properties_beside_applicators_that_evaluate_no_property() {
+fn unevaluated_properties_beside_applicators_that_evaluate_no_property_or_always_do() {
     // The oneOf's branches only require: the keys left to unevaluatedProperties are
     // those `properties` leaves, as for additionalProperties.
     let schema = json!({
@@ -404,8 +405,11 @@ fn unevaluated_properties_beside_applicators_that_evaluate_no_property() {
     // Negated: some key outside `properties` (any value breaks `false`).
     let negated = json!({"type": "object", "not": {"properties": {"a": {}}, "unevaluatedProperties": false}});
     check(negated, &[r#"{"b":1}"#, r#"{"a":1,"c":[]}"#], &[r#"{"a":1}"#, "{}"]);
-    // Where an applicator evaluates properties itself, still refused, at the keyword.
-    let evaluating = json!({"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false});
+    // An allOf that evaluates properties always does: its keys are left alone too.
+    let unconditional = json!({"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false});
+    check(unconditional, &[r#"{"a":1,"b":2}"#, r#"{"b":[]}"#, "{}"], &[r#"{"c":1}"#, r#"{"a":1,"c":1}"#]);
+    // Where a branch evaluates properties, still refused, at the keyword.
+    let evaluating = json!({"properties": {"a": {}}, "anyOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false});
     match compile(&evaluating) {
         Err(Error::Schema { keyword, pointer, .. }) => {
             assert_eq!((keyword.as_str(), pointer.as_str()), ("unevaluatedProperties", "/unevaluatedProperties"))

@@ -149,9 +149,31 @@ pub(crate) enum Synthetic<'a> {
     /// An array with an item at position `n` or later that obeys `sub` (a negated
     /// `items` after a tuple prefix of `n`, or `additionalItems`).
     ItemAfter(usize, Sub<'a>),
-    /// An object with a key outside `names` whose value obeys `bad` (a negated
-    /// `additionalProperties` next to `properties` `names`; the pointer of the keyword).
-    OtherKey(Vec<String>, Sub<'a>, String),
+    /// An array with two equal items (a negated `uniqueItems`; its subschema's pointer).
+    Duplicate(String),
+    /// An object with a key that `filter` speaks of whose value obeys `bad` (a negated
+    /// `additionalProperties`, `patternProperties` or `propertyNames`; the pointer of the
+    /// keyword).
+    OtherKey(KeyFilter<'a>, Sub<'a>, String),
+}
+
+/// The keys a negated object keyword requires one of (see
+/// [`Synthetic::OtherKey`]): outside `names`, matching the pattern `inside`
+/// if there is one, matching none of `outside`, and, with `breaks_names`, refused by
+/// that `propertyNames` schema. Patterns are ECMAScript sources with their pointers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeyFilter<'a> {
+    pub names: Vec<String>,
+    pub inside: Option<(String, String)>,
+    pub outside: Vec<(String, String)>,
+    pub breaks_names: Option<Sub<'a>>,
+}
+
+impl<'a> KeyFilter<'a> {
+    /// Is every key one of these (no name, pattern or `propertyNames` narrows them)?
+    pub fn any_key(&self) -> bool {
+        self.names.is_empty() && self.inside.is_none() && self.outside.is_empty() && self.breaks_names.is_none()
+    }
 }
 
 /// One bound or list entry a [`Synthetic::Field`] adds.
@@ -249,6 +271,9 @@ pub(crate) struct Shape<'a> {
     pub contains: Vec<(Sub<'a>, u64, Option<u64>, u64)>,
     /// `uniqueItems: true`: the pointer of the first subschema that says so.
     pub unique: Option<String>,
+    /// A negated `uniqueItems` (the array must hold two equal items): the pointer of
+    /// its subschema.
+    pub duplicate: Option<String>,
     // objects
     pub obj_clauses: Vec<ObjClause<'a>>,
     pub required: Vec<String>,
@@ -258,12 +283,12 @@ pub(crate) struct Shape<'a> {
     pub prop_names: Vec<Sub<'a>>,
     /// Keys that must exist outside some names, with values obeying a negated subschema
     /// (see [`Synthetic::OtherKey`]): resolved once the shape is whole, as alternatives.
-    pub other_keys: Vec<(Vec<String>, Sub<'a>, String)>,
+    pub other_keys: Vec<(KeyFilter<'a>, Sub<'a>, String)>,
     /// A key outside the names that must be present with a value obeying the negated
     /// subschema, in an object open to keys it does not name (one [`Synthetic::OtherKey`]
     /// left so once the shape is whole): written by the object emitter as an alternative
     /// per named key and one whose open class of keys must have such a member.
-    pub bad_member: Option<(Vec<String>, Sub<'a>, String)>,
+    pub bad_member: Option<(KeyFilter<'a>, Sub<'a>, String)>,
     /// The pointer of the keyword that set each count bound (for messages).
     pub count_ptrs: HashMap<CountField, String>,
     /// A draft-4 subschema said "integer": `1.0` is not one (from draft 6 on it is).
@@ -298,6 +323,7 @@ impl Default for Shape<'_> {
             max_items: None,
             contains: Vec::new(),
             unique: None,
+            duplicate: None,
             obj_clauses: Vec::new(),
             required: Vec::new(),
             forbidden: Vec::new(),
@@ -395,9 +421,16 @@ impl<'a> Shape<'a> {
                 self.contains.push((bad.clone(), 1, None, *n as u64));
                 self.min_items = self.min_items.max(*n as u64 + 1);
             }
-            Synthetic::OtherKey(names, bad, pointer) => {
+            Synthetic::Duplicate(pointer) => {
+                self.restrict(Kinds::ARR);
+                // Contradicts `uniqueItems` at once (an alternative of a `oneOf` between
+                // arrays with and without it, as often, is dropped here).
+                self.unsat |= self.unique.is_some();
+                self.duplicate.get_or_insert_with(|| pointer.clone());
+            }
+            Synthetic::OtherKey(filter, bad, pointer) => {
                 self.restrict(Kinds::OBJ);
-                self.other_keys.push((names.clone(), bad.clone(), pointer.clone()));
+                self.other_keys.push((filter.clone(), bad.clone(), pointer.clone()));
             }
         }
     }

@@ -1,0 +1,94 @@
+"""`unevaluatedProperties` beside in-place applicators that evaluate properties
+unconditionally (`allOf`, `$ref`, at any depth): it applies to the keys none of them, nor
+the schema's own `properties` and `patternProperties`, evaluate, as `additionalProperties`
+over their union would. docker-compose's `service` (`allOf` of two `$ref`s) and OpenAPI
+3.1's root (a `$ref` to `^x-` patterns beside `anyOf` of `required`) are such schemas.
+The oracle is ``jsonschema``: every object of a small universe is matched by corral
+exactly when it is valid, in any key order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import jsonschema
+import pytest
+
+import corral
+
+VALUES = [1, "s", None]
+KEYS = ["x", "p", "q1", "z", "x-a"]
+
+
+def universe() -> list:
+    out: list = [{}, 1]
+    for n in (1, 2):
+        for chosen in itertools.combinations(KEYS, n):
+            for values in itertools.product(VALUES, repeat=n):
+                out.append(dict(zip(chosen, values, strict=True)))
+    return out
+
+
+DEFS = {
+    "a": {"properties": {"p": {"type": "integer"}}},
+    "b": {"patternProperties": {"^q": {"type": "string"}}},
+    "ext": {"patternProperties": {"^x-": {}}},
+    "nested": {"allOf": [{"$ref": "#/$defs/a"}]},
+    "open": {"additionalProperties": {"type": ["integer", "string"]}},
+}
+SCHEMAS = [
+    # docker-compose: allOf of references, own properties beside.
+    {"$defs": DEFS, "allOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}], "properties": {"x": {}}, "unevaluatedProperties": False},
+    # OpenAPI 3.1: anyOf of required (evaluates nothing), a $ref to extension patterns.
+    {"$defs": DEFS, "$ref": "#/$defs/ext", "anyOf": [{"required": ["p"]}, {"required": ["x"]}], "properties": {"p": {}, "x": {}}, "unevaluatedProperties": False},
+    # Nested allOf through a $ref; unevaluatedProperties a schema.
+    {"$defs": DEFS, "$ref": "#/$defs/nested", "unevaluatedProperties": {"type": "string"}},
+    # An additionalProperties reached in place evaluates every key: unevaluated* is a no-op.
+    {"$defs": DEFS, "allOf": [{"$ref": "#/$defs/open"}], "unevaluatedProperties": False},
+    # Negated (a `oneOf` branch, a `not`).
+    {"$defs": DEFS, "type": "object", "not": {"allOf": [{"$ref": "#/$defs/a"}], "unevaluatedProperties": False}},
+    {"$defs": DEFS, "oneOf": [{"$ref": "#/$defs/b", "unevaluatedProperties": False}, {"required": ["q1"]}]},
+]
+
+
+@pytest.mark.parametrize("index", range(len(SCHEMAS)))
+def test_matches_agree_with_jsonschema(byte_vocab, index):
+    schema = SCHEMAS[index]
+    grammar = corral.Grammar.json_schema(schema, spec_exact=True, property_order="any")
+    compiled = corral.compile(grammar, byte_vocab)
+    validator = jsonschema.Draft202012Validator(schema)
+    seen = {True: 0, False: 0}
+    for doc in universe():
+        valid = validator.is_valid(doc)
+        seen[valid] += 1
+        spellings = [dict(p) for p in itertools.permutations(doc.items())] if isinstance(doc, dict) else [doc]
+        for spelled in spellings:
+            text = json.dumps(spelled, separators=(",", ":")).encode()
+            assert compiled.matches(text) == valid, (schema, text, valid)
+    assert seen[True] >= 3 and seen[False] >= 3, seen
+
+
+def test_keys_evaluated_in_one_branch_only_are_refused_and_strict_false_widens(byte_vocab):
+    schema = {"anyOf": [{"properties": {"x": {"type": "integer"}}}, {"required": ["p"]}], "unevaluatedProperties": False}
+    with pytest.raises(corral.UnsupportedSchemaError) as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.keyword == "unevaluatedProperties"
+    with pytest.warns(corral.SchemaWarning):
+        loose = corral.Grammar.json_schema(schema, strict=False, spec_exact=True)
+    compiled = corral.compile(loose, byte_vocab)
+    valid = [doc for doc in universe() if jsonschema.Draft202012Validator(schema).is_valid(doc)]
+    assert len(valid) >= 3
+    for doc in valid:
+        assert compiled.matches(json.dumps(doc, separators=(",", ":")).encode()), doc
+
+
+def test_in_the_schemas_order_the_names_read_in_place_come_before_the_own(byte_vocab):
+    # Keywords are read in the schema's order (a `$ref` first): `allOf` before
+    # `properties` puts its members' names first, in their order, then the object's own.
+    defs = {"a": {"properties": {"p": {"type": "integer"}}}, "b": {"properties": {"r": {"type": "string"}}}}
+    schema = {"$defs": defs, "allOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}], "properties": {"x": {}}, "unevaluatedProperties": False}
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+    assert compiled.matches(b'{"p":1,"r":"s","x":1}') and compiled.matches(b'{"r":"s","x":1}')
+    assert not compiled.matches(b'{"x":1,"p":1}') and not compiled.matches(b'{"r":"s","p":1}')
+    assert not compiled.matches(b'{"p":1,"q":1}')
