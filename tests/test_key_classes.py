@@ -86,3 +86,36 @@ def test_classes_past_the_limit_name_it():
     with pytest.raises(corral.UnsupportedSchemaError) as info:
         corral.Grammar.json_schema(schema, limits=corral.Limits(max_key_classes=7))
     assert "Limits.max_key_classes" in str(info.value) and info.value.pointer.startswith("/patternProperties/")
+
+
+def test_many_unanchored_patterns_sharing_a_definition(byte_vocab):
+    # Two classes however many patterns: the classes' automata are renamed as they are
+    # split and merged (a name that nests both parts' names doubled at every pattern, and
+    # 32 patterns ran out of time).
+    schema = {
+        "type": "object",
+        "$defs": {"d": {"type": "integer"}},
+        "patternProperties": {f"k{i}x": {"$ref": "#/$defs/d"} for i in range(32)},
+        "additionalProperties": {"type": "string"},
+    }
+    compiled = corral.compile(corral.Grammar.json_schema(schema, spec_exact=True), byte_vocab)
+    validator = jsonschema.Draft202012Validator(schema)
+    for doc in ({"ak3xk31x": 1}, {"ak3xk31x": "s"}, {"k9": "s"}, {"k9": 1}, {"-k17x-": 2, "z": "y"}):
+        text = json.dumps(doc, separators=(",", ":")).encode()
+        assert compiled.matches(text) == validator.is_valid(doc), doc
+
+
+def test_two_schemas_joined_keep_their_own_key_classes(byte_vocab):
+    # Each schema's classes are automata built step by step; joined in one grammar, two
+    # classes of the same name would stand for one language.
+    def schema(c: str, other: str) -> dict:
+        bounds = [{"type": "integer"}, {"minimum": 5}, {"maximum": 9}, {"multipleOf": 2}]
+        return {"type": "object", "patternProperties": {f"{c}{i}": b for i, b in enumerate(bounds)}, "additionalProperties": {"type": other}}
+
+    a, b = schema("a", "string"), schema("b", "null")
+    joined = corral.Grammar.json_schema(a, spec_exact=True) | corral.Grammar.json_schema(b, spec_exact=True)
+    compiled = corral.compile(joined, byte_vocab)
+    va, vb = jsonschema.Draft202012Validator(a), jsonschema.Draft202012Validator(b)
+    for doc in ({"b0b1b2b3": 6}, {"b0b1b2b3": 8}, {"b0b1b2b3": 10}, {"a0a1a2a3": 6}, {"b2b3": 7}, {"a1b2": 6}, {"x": None}, {"x": "s"}):
+        text = json.dumps(doc, separators=(",", ":")).encode()
+        assert compiled.matches(text) == (va.is_valid(doc) or vb.is_valid(doc)), doc

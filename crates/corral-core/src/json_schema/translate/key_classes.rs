@@ -105,8 +105,10 @@ impl<'a> Translator<'a> {
         let mut out: Vec<Part<'a>> = Vec::with_capacity(parts.len() + 1);
         let shrunk = |l: Lang| if shrink { minimal(l) } else { l };
         for part in parts {
-            let inside = self.langs.bool_terms(vec![part.keys.clone(), lang.clone()], Vec::new(), &self.limits)?.map(shrunk);
-            let outside = self.langs.bool_terms(vec![part.keys.clone()], vec![lang.clone()], &self.limits)?.map(shrunk);
+            let inside = self.langs.bool_terms(vec![part.keys.clone(), lang.clone()], Vec::new(), &self.limits)?;
+            let inside = inside.map(|l| self.langs.short_name(shrunk(l)));
+            let outside = self.langs.bool_terms(vec![part.keys.clone()], vec![lang.clone()], &self.limits)?;
+            let outside = outside.map(|l| self.langs.short_name(shrunk(l)));
             if let Some(keys) = inside {
                 let (mut hits, mut subs) = (part.hits.clone(), part.subs.clone());
                 let sub = self.through_refs(sub);
@@ -148,7 +150,8 @@ impl<'a> Translator<'a> {
         match parts.iter_mut().find(|p| p.hits == part.hits) {
             Some(same) => {
                 let both = vec![same.keys.clone(), part.keys];
-                same.keys = self.union(both)?.expect("a union of two languages is one");
+                let union = self.union(both)?.expect("a union of two languages is one");
+                same.keys = self.langs.short_name(union);
             }
             None => parts.push(part),
         }

@@ -79,6 +79,23 @@ pub(crate) struct LangCache {
 }
 
 impl LangCache {
+    /// `lang` under a short name of its own if its canonical name is long. A language
+    /// built step by step from others (an object's classes of keys, split by one pattern
+    /// after another and merged) would otherwise carry a name that doubles at each step.
+    /// The name is unique in the process, not only in this translation: grammars lowered
+    /// together (a union, a structural tag's tools) take two terms of one name for one
+    /// language.
+    pub fn short_name(&mut self, lang: Lang) -> Lang {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        match lang {
+            Lang::Dfa(d, key) if key.len() > 256 => {
+                let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Lang::Dfa(d, format!("lang#{n}"))
+            }
+            other => other,
+        }
+    }
+
     /// [`Lang::dfa`], built once per name.
     pub fn dfa(&mut self, lang: &Lang, limits: &Limits) -> Result<Arc<Dfa>> {
         if let Lang::Dfa(d, _) = lang {
