@@ -95,6 +95,11 @@ def _patterns(n: int) -> dict:
     return {"type": "object", "patternProperties": {f"^p{i}_": {"type": "integer"} for i in range(n)}}
 
 
+def _unevaluated_beside(n: int) -> dict:
+    """unevaluatedProperties beside an allOf of n subschemas, each naming a property."""
+    return {"allOf": [{"properties": {f"p{i}": {"type": "integer"}}} for i in range(n)], "unevaluatedProperties": False}
+
+
 def _overlapping(n: int) -> dict:
     """n unanchored patterns a key may all match, each with its own bound: 2^n classes."""
     return {"type": "object", "patternProperties": {f"a{i}": {"type": "integer", "minimum": i} for i in range(n)}}
@@ -129,6 +134,7 @@ LOWERED = [
     Case("max_pattern_properties", _patterns(2), 1, corral.UnsupportedSchemaError),
     Case("max_key_classes", _overlapping(3), 4, corral.UnsupportedSchemaError),
     Case("max_counted_items", {"contains": {"type": "string"}, "maxItems": 10}, 5, corral.UnsupportedSchemaError),
+    Case("max_unevaluated_subschemas", _unevaluated_beside(4), 3),
     # (5 + 1) positions × (3 + 1) counts of matches.
     Case("max_spelled_count", {"contains": {"type": "string"}, "minItems": 5, "minContains": 3}, 10),
     # An object's named × counted properties may have ten times as many: (5 + 1) × (3 + 1).
@@ -181,6 +187,7 @@ RAISED = [
     ),
     (Case("max_pattern_properties", _patterns(33), 33, corral.UnsupportedSchemaError), '{"p32_":1}', '{"p32_":"x"}'),
     (Case("max_key_classes", _overlapping(7), 128, corral.UnsupportedSchemaError), '{"a0a6":6}', '{"a0a6":5}'),
+    (Case("max_unevaluated_subschemas", _unevaluated_beside(300), 400), '{"p299":1}', '{"p300":1}'),
     (
         Case("max_spelled_count", {"contains": {"type": "string"}, "minItems": 200, "minContains": 60}, 20_000),
         _compact(["a"] * 60 + [1] * 140),

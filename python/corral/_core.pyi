@@ -84,6 +84,7 @@ class Limits:
         max_pattern_properties: int | None = None,
         max_key_classes: int | None = None,
         max_counted_items: int | None = None,
+        max_unevaluated_subschemas: int | None = None,
         max_spelled_count: int | None = None,
         max_multiple_states: int | None = None,
         max_number_states: int | None = None,
@@ -161,6 +162,9 @@ class Limits:
     @property
     def max_counted_items(self) -> int:
         """JSON Schema: largest maxItems of an array that also has contains."""
+    @property
+    def max_unevaluated_subschemas(self) -> int:
+        """JSON Schema: most subschemas read in place around one unevaluatedProperties."""
     @property
     def max_spelled_count(self) -> int:
         """JSON Schema: most grammar states a counted contains spells out (10x for an object's counted properties)."""

@@ -78,6 +78,9 @@ pub struct Limits {
     /// JSON Schema: largest `maxItems` of an array that also has `contains` (each position
     /// is counted).
     pub max_counted_items: usize,
+    /// JSON Schema: most subschemas read in place around one `unevaluatedProperties` to
+    /// find the properties they evaluate.
+    pub max_unevaluated_subschemas: usize,
     /// JSON Schema: most grammar states a counted `contains` spells out; an object's named
     /// × counted properties may have ten times as many.
     pub max_spelled_count: usize,
@@ -119,6 +122,7 @@ impl Default for Limits {
             max_pattern_properties: 32,
             max_key_classes: 64,
             max_counted_items: 64,
+            max_unevaluated_subschemas: 256,
             max_spelled_count: 10_000,
             max_multiple_states: 4096,
             max_number_states: 20_000,

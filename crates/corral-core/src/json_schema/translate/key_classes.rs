@@ -150,8 +150,10 @@ impl<'a> Translator<'a> {
         match parts.iter_mut().find(|p| p.hits == part.hits) {
             Some(same) => {
                 let both = vec![same.keys.clone(), part.keys];
-                let union = self.union(both)?.expect("a union of two languages is one");
-                same.keys = self.langs.short_name(union);
+                // A union of two languages is always one (None only for no part).
+                if let Some(union) = self.union(both)? {
+                    same.keys = self.langs.short_name(union);
+                }
             }
             None => parts.push(part),
         }

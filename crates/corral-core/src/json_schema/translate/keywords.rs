@@ -517,8 +517,8 @@ impl<'a> Translator<'a> {
     /// `additionalProperties` or `unevaluatedProperties` among them evaluates every key.
     /// Those reached through `anyOf`, `oneOf`, `if`/`then`/`else` or `dependentSchemas`
     /// evaluate keys only in some branch: None if one does. (`not` keeps no annotation:
-    /// what it holds does not count.) Dynamic references, and more than 256 subschemas
-    /// to look at, answer None.
+    /// what it holds does not count.) Dynamic references answer None; more subschemas to
+    /// look at than `Limits::max_unevaluated_subschemas` are an error.
     pub(crate) fn unevaluated_scope(&self, sub: &Subschema<'a>) -> Result<Option<Evaluated>> {
         const EVALUATING: [&str; 4] = ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"];
         let mut out = Evaluated::default();
@@ -530,7 +530,17 @@ impl<'a> Translator<'a> {
             if !seen.insert(s.node as *const Value as usize) {
                 continue;
             }
-            if seen.len() > 256 || obj.contains_key("$dynamicRef") || obj.contains_key("$recursiveRef") {
+            let most = self.limits.max_unevaluated_subschemas;
+            if seen.len() > most {
+                return Err(Self::limit_at(
+                    &format!("{}/unevaluatedProperties", sub.pointer),
+                    "unevaluatedProperties",
+                    &format!("the subschemas read in place beside it, more than {most}"),
+                    "max_unevaluated_subschemas",
+                    most,
+                ));
+            }
+            if obj.contains_key("$dynamicRef") || obj.contains_key("$recursiveRef") {
                 return Ok(None);
             }
             if !own && EVALUATING.iter().any(|k| obj.contains_key(*k)) {
