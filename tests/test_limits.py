@@ -135,6 +135,9 @@ LOWERED = [
     Case("max_key_classes", _overlapping(3), 4, corral.UnsupportedSchemaError),
     Case("max_counted_items", {"contains": {"type": "string"}, "maxItems": 10}, 5, corral.UnsupportedSchemaError),
     Case("max_unevaluated_subschemas", _unevaluated_beside(4), 3),
+    # 52 automaton states, each with the one pattern state "letters so far".
+    Case("max_regex_format_states", {"type": "string", "format": "regex", "pattern": "^[a-z]{0,50}$"}, 10,
+         corral.UnsupportedSchemaError),
     # (5 + 1) positions × (3 + 1) counts of matches.
     Case("max_spelled_count", {"contains": {"type": "string"}, "minItems": 5, "minContains": 3}, 10),
     # An object's named × counted properties may have ten times as many: (5 + 1) × (3 + 1).
@@ -188,6 +191,12 @@ RAISED = [
     (Case("max_pattern_properties", _patterns(33), 33, corral.UnsupportedSchemaError), '{"p32_":1}', '{"p32_":"x"}'),
     (Case("max_key_classes", _overlapping(7), 128, corral.UnsupportedSchemaError), '{"a0a6":6}', '{"a0a6":5}'),
     (Case("max_unevaluated_subschemas", _unevaluated_beside(300), 400), '{"p299":1}', '{"p300":1}'),
+    (
+        Case("max_regex_format_states", {"type": "string", "format": "regex", "pattern": "^[a-z]{0,5000}$"}, 6000,
+             corral.UnsupportedSchemaError),
+        '"abc"',
+        '"ab("',
+    ),
     (
         Case("max_spelled_count", {"contains": {"type": "string"}, "minItems": 200, "minContains": 60}, 20_000),
         _compact(["a"] * 60 + [1] * 140),

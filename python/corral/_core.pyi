@@ -85,6 +85,7 @@ class Limits:
         max_key_classes: int | None = None,
         max_counted_items: int | None = None,
         max_unevaluated_subschemas: int | None = None,
+        max_regex_format_states: int | None = None,
         max_spelled_count: int | None = None,
         max_multiple_states: int | None = None,
         max_number_states: int | None = None,
@@ -165,6 +166,9 @@ class Limits:
     @property
     def max_unevaluated_subschemas(self) -> int:
         """JSON Schema: most subschemas read in place around one unevaluatedProperties."""
+    @property
+    def max_regex_format_states(self) -> int:
+        """JSON Schema: most states explored to show that a pattern or maxLength beside format 'regex' allows only regular expressions."""
     @property
     def max_spelled_count(self) -> int:
         """JSON Schema: most grammar states a counted contains spells out (10x for an object's counted properties)."""

@@ -81,6 +81,11 @@ pub struct Limits {
     /// JSON Schema: most subschemas read in place around one `unevaluatedProperties` to
     /// find the properties they evaluate.
     pub max_unevaluated_subschemas: usize,
+    /// JSON Schema: most pairs (automaton state, pattern read so far) explored to show
+    /// that every string a `pattern` or `maxLength` allows beside `format: "regex"` is a
+    /// regular expression (see [`crate::grammar::regex_text`]). Past it the format is
+    /// refused there (an unsupported-schema error; `strict=False` drops it).
+    pub max_regex_format_states: usize,
     /// JSON Schema: most grammar states a counted `contains` spells out; an object's named
     /// × counted properties may have ten times as many.
     pub max_spelled_count: usize,
@@ -123,6 +128,7 @@ impl Default for Limits {
             max_key_classes: 64,
             max_counted_items: 64,
             max_unevaluated_subschemas: 256,
+            max_regex_format_states: 4096,
             max_spelled_count: 10_000,
             max_multiple_states: 4096,
             max_number_states: 20_000,

@@ -77,6 +77,7 @@ limits_class! {
     max_key_classes: usize => "JSON Schema: most classes of an object's other keys whose values obey different subschemas.",
     max_counted_items: usize => "JSON Schema: largest maxItems of an array that also has contains.",
     max_unevaluated_subschemas: usize => "JSON Schema: most subschemas read in place around one unevaluatedProperties.",
+    max_regex_format_states: usize => "JSON Schema: most states explored to show that a pattern or maxLength beside format 'regex' allows only regular expressions.",
     max_spelled_count: usize => "JSON Schema: most grammar states a counted contains spells out (10x for an object's counted properties).",
     max_multiple_states: usize => "JSON Schema: most states of one multipleOf step's residue automaton.",
     max_number_states: usize => "JSON Schema: most states of a number set's automaton (bounds, steps, excluded values).",

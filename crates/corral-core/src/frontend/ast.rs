@@ -242,11 +242,13 @@ pub struct PermEntry {
     /// free strings, none repeated, is not context-free): the matcher keeps them distinct
     /// at run time, as it keeps object keys (see [`crate::grammar::distinct_keys`]). The
     /// JSON Schema translator sets it on the one entry of a `uniqueItems` array whose
-    /// items take unboundedly many values.
+    /// items take unboundedly many values, and marks the strings of `format: "regex"`
+    /// ([`Distinct::Regex`]) the same way.
     pub distinct: Distinct,
 }
 
-/// How the occurrences of a `perm!` entry are kept distinct, at run time.
+/// How the occurrences of a `perm!` entry are checked at run time, beside the parser:
+/// kept distinct, or read as regular expressions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Distinct {
     /// Not at all: the list's state says how often the entry may appear.
@@ -257,12 +259,21 @@ pub enum Distinct {
     /// Every occurrence is a JSON value, compared as JSON values (`1` equals `1.0`,
     /// objects whatever their key order).
     Values,
+    /// Not kept distinct: every occurrence is a JSON string whose text must be an
+    /// ECMAScript regular expression (see [`crate::grammar::regex_text`]).
+    Regex,
 }
 
 impl Distinct {
-    /// Is the entry kept distinct at all?
+    /// Is the entry checked at run time at all (kept one symbol, so that the parser can
+    /// tell where it starts)?
     pub fn any(self) -> bool {
         self != Distinct::No
+    }
+
+    /// Are the entry's occurrences kept distinct from each other?
+    pub fn keeps_distinct(self) -> bool {
+        matches!(self, Distinct::Strings | Distinct::Values)
     }
 }
 

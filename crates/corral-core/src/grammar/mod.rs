@@ -7,7 +7,9 @@
 //!   any order) as one construct with its own states;
 //! * `shortest`: every symbol's shortest string; [`sample`]: random sentences;
 //! * [`distinct_keys`]: the condition, checked on the output's bytes, that JSON objects
-//!   never repeat a key.
+//!   never repeat a key;
+//! * [`regex_text`]: the condition, checked on the output's bytes, that the strings of
+//!   `format: "regex"` are ECMAScript regular expressions.
 
 use std::sync::Arc;
 
@@ -22,6 +24,7 @@ pub(crate) mod item_values;
 pub mod lower;
 pub mod perm;
 mod pieces;
+pub mod regex_text;
 pub mod sample;
 pub(crate) mod shortest;
 pub mod sym;

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::frontend::ast::Distinct;
 use crate::frontend::regex;
 use crate::grammar::distinct_keys::{EntryRecognizer, KeyTracker, NoDistinctLists};
+use crate::grammar::regex_text::{PatternTokens, RegexTexts};
 use crate::grammar::Grammar;
 use crate::limits::Limits;
 use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay, ReadEntries};
@@ -39,6 +40,9 @@ pub(crate) enum Engine {
         after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
         /// Whole masks by canonical parser state (see `Chart::state_key`).
         state_cache: RwLock<FastMap<Box<[u32]>, Arc<StateMask>>>,
+        /// With strings that must be regular expressions: the vocabulary sorted for
+        /// their check's masks.
+        pattern_tokens: OnceLock<PatternTokens>,
     },
     /// Several compiled grammars that must all hold (see `index::intersection`): none of
     /// them an intersection itself.
@@ -104,11 +108,14 @@ impl CompiledGrammar {
                     lex_cache: RwLock::new(LexCache::default()),
                     after_end_cache: RwLock::new(FastMap::default()),
                     state_cache: RwLock::new(FastMap::default()),
+                    pattern_tokens: OnceLock::new(),
                 }
             }
         };
         let compiled =
             CompiledGrammar { vocab, grammar: grammar.clone(), engine, mask_bytes: AtomicUsize::new(0), limits: limits.clone() };
+        // Sorted now, so that the first mask is not the one to pay for it.
+        compiled.pattern_tokens();
         if eager {
             if let Engine::Dfa { dfa, .. } = &compiled.engine {
                 for s in 1..dfa.num_states() as u32 {
@@ -187,6 +194,12 @@ impl CompiledGrammar {
                 if !(advance_chart(earley, &mut chart, data)? && chart.is_accepting()) {
                     return Ok(false);
                 }
+                if earley.has_regex_texts() {
+                    let mut entries = ReadEntries { grammar: earley, chart: &chart, at: 0 };
+                    if !RegexTexts::new().push_token(data, &mut entries)? {
+                        return Ok(false);
+                    }
+                }
                 if !self.grammar.distinct_keys() {
                     return Ok(true);
                 }
@@ -203,6 +216,13 @@ impl CompiledGrammar {
             }
         };
         Ok(grammar_ok && (!self.grammar.distinct_keys() || KeyTracker::default().push_token(data, &mut NoDistinctLists)?))
+    }
+
+    /// The vocabulary sorted for the masks of strings that must be regular expressions
+    /// (see [`PatternTokens`]), built with the compiled grammar.
+    pub(crate) fn pattern_tokens(&self) -> Option<&PatternTokens> {
+        let Engine::Cfg { pattern_tokens, earley, .. } = &self.engine else { return None };
+        earley.has_regex_texts().then(|| pattern_tokens.get_or_init(|| PatternTokens::new(&self.vocab)))
     }
 
     /// A recognizer standing at `at`, for probes that push and pop bytes there (the

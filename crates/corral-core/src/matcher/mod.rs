@@ -1,17 +1,21 @@
 //! The per-sequence matcher: current state, history for rollback, masks.
 //!
-//! * `intersection`: the matcher of an intersection (`g1 & g2`), one matcher per part.
+//! * `intersection`: the matcher of an intersection (`g1 & g2`), one matcher per part;
+//! * `patterns`: the strings that must be regular expressions, checked beside the engine
+//!   (see [`crate::grammar::regex_text`]).
 
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::grammar::distinct_keys::fresh_item;
 use crate::grammar::distinct_keys::{EntryQuery, KeyTracker, NoDistinctLists, Outcome, Seen};
+use crate::grammar::regex_text::RegexTexts;
 use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::parser::{advance_chart, AheadEntries, Chart, Overlay, ReadEntries};
 use crate::vocab::{ByteRecognizer, TokenKind};
 
 mod intersection;
+mod patterns;
 
 use intersection::Parts;
 
@@ -41,6 +45,8 @@ pub struct Matcher {
     keys: Option<KeyTracker>,
     /// Does the grammar keep the items of some arrays distinct as values?
     value_lists: bool,
+    /// The strings that must be regular expressions, for a grammar with such strings.
+    texts: Option<RegexTexts>,
 }
 
 /// What `fill_mask` found.
@@ -62,7 +68,8 @@ impl Matcher {
         let arrays = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_distinct_lists());
         let value_lists = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_value_lists());
         let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none()).then(|| KeyTracker::new(arrays));
-        Matcher { grammar, state, keys, value_lists }
+        let texts = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_regex_texts()).then(RegexTexts::new);
+        Matcher { grammar, state, keys, value_lists, texts }
     }
 
     /// The compiled grammar.
@@ -116,7 +123,8 @@ impl Matcher {
             State::Cfg { chart, .. } => self.grammar.chart_mask(chart, out)?,
             State::All(parts) => parts.fill_mask(out, false)?.allowed,
         };
-        Ok(MaskInfo { allowed: allowed - self.drop_repeated_keys(out)? })
+        let allowed = allowed - self.drop_repeated_keys(out)?;
+        Ok(MaskInfo { allowed: allowed - self.drop_broken_patterns(out)? })
     }
 
     /// Where the matcher stands, for its engine.
@@ -292,7 +300,8 @@ impl Matcher {
             State::Cfg { chart, .. } if !self.is_finished() => {
                 self.check_row(out)?;
                 let allowed = self.grammar.chart_mask_reference(chart, out)?;
-                Ok(MaskInfo { allowed: allowed - self.drop_repeated_keys(out)? })
+                let allowed = allowed - self.drop_repeated_keys(out)?;
+                Ok(MaskInfo { allowed: allowed - self.drop_broken_patterns(out)? })
             }
             State::Dfa { history } if !self.is_finished() => {
                 self.check_row(out)?;
@@ -325,7 +334,7 @@ impl Matcher {
         if self.keys.is_some() {
             return self.completion_with_distinct_keys(max_bytes);
         }
-        self.engine_completion(max_bytes)
+        self.checked_completion(max_bytes)
     }
 
     /// [`Matcher::completion`] with the tokens the grammar names (`<think>`, `<[id]>`)
@@ -368,7 +377,7 @@ impl Matcher {
         let mut out: Vec<u8> = Vec::new();
         loop {
             crate::util::interrupt::check()?;
-            let Some(rest) = cur.engine_completion(max_bytes.saturating_sub(out.len()))? else { return Ok(None) };
+            let Some(rest) = cur.checked_completion(max_bytes.saturating_sub(out.len()))? else { return Ok(None) };
             let Some(keys) = &cur.keys else { return Ok(None) };
             let Some(start) = keys.first_repeat(&rest, &mut *cur.entries_ahead(&rest))? else {
                 out.extend_from_slice(&rest);
@@ -436,7 +445,7 @@ impl Matcher {
             (State::All(parts), _) => parts.try_push_bytes(bytes)?,
             _ => false,
         };
-        Ok(accepted && self.keys_read(bytes, at)?)
+        Ok(accepted && self.keys_read(bytes, at)? && self.texts_read(bytes, at)?)
     }
 
     /// Bytes read so far (for a context-free grammar; 0 for the others).
@@ -488,7 +497,9 @@ impl Matcher {
             (State::Cfg { chart, .. }, TokenKind::Normal) => {
                 let Engine::Cfg { earley, .. } = &self.grammar.engine else { return false };
                 let mut ov = Overlay::new(earley, chart);
-                self.grammar.vocab().token_bytes(token).iter().all(|&b| ov.push(b)) && self.keys_allow(token)
+                self.grammar.vocab().token_bytes(token).iter().all(|&b| ov.push(b))
+                    && self.keys_allow(token)
+                    && self.texts_allow(token)
             }
             _ => false,
         }
@@ -521,6 +532,12 @@ impl Matcher {
                     return Ok(false);
                 }
             }
+            if let Some(texts) = &self.texts {
+                let bytes = vocab.token_bytes(token);
+                if texts.first_refusal(bytes, &mut *self.entries_ahead(bytes))?.is_some() {
+                    return Ok(false);
+                }
+            }
         }
         let at = self.position();
         let accepted = self.advance_engine(token, kind)?;
@@ -528,6 +545,9 @@ impl Matcher {
             let bytes = if kind == TokenKind::Normal { vocab.token_bytes(token) } else { &[] };
             if !self.keys_read(bytes, at)? {
                 return Err(Error::Internal("distinct-keys check disagreed with itself".into()));
+            }
+            if !self.texts_read(bytes, at)? {
+                return Err(Error::Internal("regular-expression check disagreed with itself".into()));
             }
         }
         Ok(accepted)
@@ -583,6 +603,9 @@ impl Matcher {
         }
         if let Some(keys) = &mut self.keys {
             keys.rollback(n);
+        }
+        if let Some(texts) = &mut self.texts {
+            texts.rollback(n);
         }
         match &mut self.state {
             State::Dfa { history } => history.truncate(history.len() - n),

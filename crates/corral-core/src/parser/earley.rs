@@ -176,9 +176,22 @@ impl EarleyGrammar {
         }
     }
 
-    /// Does the grammar have a `perm!` list whose entries must be distinct strings?
+    /// Does the grammar have a `perm!` list whose entries must be distinct strings or
+    /// values?
     pub fn has_distinct_lists(&self) -> bool {
+        self.distinct_entry.iter().any(|d| d.keeps_distinct())
+    }
+
+    /// Does the grammar have an entry checked at run time of any kind (distinct, or a
+    /// regular expression)? Only then may the parser be asked where one starts.
+    pub fn has_checked_entries(&self) -> bool {
         self.any_distinct_entry
+    }
+
+    /// Does the grammar have strings that must be regular expressions (see
+    /// [`crate::grammar::regex_text`])?
+    pub fn has_regex_texts(&self) -> bool {
+        self.distinct_entry.contains(&Distinct::Regex)
     }
 
     /// Does the grammar have a `perm!` list whose entries must be distinct values?

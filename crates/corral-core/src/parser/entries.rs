@@ -18,7 +18,7 @@ pub struct ReadEntries<'a> {
 
 impl EntryQuery for ReadEntries<'_> {
     fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
-        if !self.grammar.has_distinct_lists() {
+        if !self.grammar.has_checked_entries() {
             return Ok(false);
         }
         Ok(self.chart.expects_distinct_entry(self.grammar, self.at + offset, kind))
@@ -37,7 +37,7 @@ pub struct AheadEntries<'a> {
 
 impl EntryQuery for AheadEntries<'_> {
     fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
-        if !self.grammar.has_distinct_lists() {
+        if !self.grammar.has_checked_entries() {
             return Ok(false);
         }
         let mut ov = Overlay::new(self.grammar, self.chart);

@@ -37,7 +37,7 @@ pub struct TokenTrie {
 
 impl TokenTrie {
     /// Builds the trie of `(id, bytes)` pairs (bytes non-empty, at most 65535 long).
-    pub(super) fn build(tokens: &[(u32, &[u8])]) -> TokenTrie {
+    pub(crate) fn build(tokens: &[(u32, &[u8])]) -> TokenTrie {
         let mut order: Vec<usize> = (0..tokens.len()).collect();
         order.sort_unstable_by(|&a, &b| tokens[a].1.cmp(tokens[b].1).then(tokens[a].0.cmp(&tokens[b].0)));
         let mut nodes = vec![TrieNode { subtree_end: 0, tokens_start: 0, depth: 0, byte: 0 }];
@@ -142,6 +142,59 @@ impl TokenTrie {
             }
         }
         rec.pop_bytes(depth);
+    }
+
+    /// The tokens `rec` refuses, a subtree at a time: walks the trie as
+    /// [`TokenTrie::walk`] does, and calls `refuse(tokens)` with the tokens of each
+    /// subtree whose prefix `rec` rejects. After each byte `rec` accepts, `skip(rec, node)`
+    /// may vouch for the whole subtree below `node`, which is then not read. Where `rec`
+    /// accepts most tokens this touches far fewer than all of them.
+    pub fn refused<R, S, F>(&self, rec: &mut R, mut skip: S, mut refuse: F)
+    where
+        R: ByteRecognizer,
+        S: FnMut(&R, u32) -> bool,
+        F: FnMut(&[u32]),
+    {
+        let nodes = &self.nodes[..];
+        let end = nodes.len() - 1;
+        let mut depth = 0usize;
+        let mut i = 1;
+        while i < end {
+            let node = nodes[i];
+            let parent_depth = node.depth as usize - 1;
+            if depth > parent_depth {
+                rec.pop_bytes(depth - parent_depth);
+                depth = parent_depth;
+            }
+            if !rec.push_byte(node.byte) {
+                let (a, b) = (node.tokens_start as usize, nodes[node.subtree_end as usize].tokens_start as usize);
+                refuse(&self.token_ids[a..b]);
+                i = node.subtree_end as usize;
+                continue;
+            }
+            depth += 1;
+            i = if skip(rec, i as u32) { node.subtree_end as usize } else { i + 1 };
+        }
+        rec.pop_bytes(depth);
+    }
+
+    /// Per node: are all the bytes below it (of the longer tokens that start with its
+    /// string) ones `pred` accepts?
+    pub fn below_all(&self, pred: impl Fn(u8) -> bool) -> Vec<bool> {
+        let n = self.nodes.len();
+        // Preorder: a node's subtree is the nodes after it up to `subtree_end`; count the
+        // bytes `pred` refuses up to each node.
+        let mut refused = vec![0u32; n + 1];
+        for i in 0..n {
+            let bad = i > 0 && i < n - 1 && !pred(self.nodes[i].byte);
+            refused[i + 1] = refused[i] + u32::from(bad);
+        }
+        (0..n)
+            .map(|i| {
+                let end = if i == 0 { n - 1 } else { self.nodes[i].subtree_end as usize };
+                i == n - 1 || refused[end] == refused[i + 1]
+            })
+            .collect()
     }
 
     /// The bytes of `node`'s children, folded to 64 bits (bit `byte % 64`).

@@ -97,7 +97,7 @@ impl Cfg {
     /// Does some `perm!` list have an entry whose occurrences must be distinct strings
     /// (kept so by the matcher, see [`crate::grammar::distinct_keys`])?
     pub fn has_distinct_lists(&self) -> bool {
-        self.perms.iter().any(|p| p.distinct.iter().any(|d| d.any()))
+        self.perms.iter().any(|p| p.distinct.iter().any(|d| d.keeps_distinct()))
     }
 }
 

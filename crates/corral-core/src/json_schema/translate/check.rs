@@ -12,7 +12,7 @@ use super::super::formats;
 use super::super::numbers::Decimal;
 use super::scalars::pattern_error;
 use super::shape::{Kinds, Shape, Sub};
-use super::{value, Translator};
+use super::{value, Translator, REGEX_FORMAT};
 use crate::error::{Error, Result};
 
 impl<'a> Translator<'a> {
@@ -71,6 +71,9 @@ impl<'a> Translator<'a> {
 
     /// Is string `s` of format `name`?
     fn format_matches(&mut self, name: &str, s: &str) -> Result<bool> {
+        if name == REGEX_FORMAT {
+            return Ok(crate::grammar::regex_text::is_pattern(s));
+        }
         let dfa = match self.scalars.format_matchers.get(name) {
             Some(d) => d.clone(),
             None => {

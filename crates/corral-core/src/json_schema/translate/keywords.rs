@@ -8,7 +8,7 @@ use super::super::numbers::Decimal;
 use super::super::resources::{escape_pointer, Draft, Subschema};
 use super::shape::{CountField, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
 use super::value::{self, show};
-use super::{Kinds, Translator};
+use super::{Kinds, Translator, REGEX_FORMAT};
 use crate::error::Result;
 
 /// Keywords that only annotate.
@@ -317,7 +317,7 @@ impl<'a> Translator<'a> {
 
     fn k_format(&mut self, shape: &mut Shape<'a>, sub: &Subschema<'a>, val: &Value) -> Result<()> {
         let Some(name) = val.as_str() else { return Err(Self::invalid(&sub.pointer, "format", "must be a string")) };
-        if super::super::formats::format_source(name).is_some() {
+        if super::super::formats::format_source(name).is_some() || name == REGEX_FORMAT {
             shape.formats.push((name.to_string(), format!("{}/format", sub.pointer)));
         } else if IRREGULAR_FORMATS.contains(&name) {
             self.unsupported(

@@ -60,6 +60,10 @@ pub(crate) mod tests;
 
 use expr::{alt, lit, regex, rule, seq};
 pub use order::order;
+
+/// The format whose strings are regular expressions: not a regular language, enforced
+/// beside the parser (see [`crate::grammar::regex_text`]).
+pub(crate) const REGEX_FORMAT: &str = "regex";
 use shape::{Kinds, Shape, Sub, SubKey, SubNode};
 
 /// How whitespace may appear between JSON tokens.

@@ -8,7 +8,7 @@ use super::super::resources::{Draft, Subschema};
 use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds, Evaluated};
 use super::shape::{Field, KeyFilter, Sub, SubNode, Synthetic};
 use super::value::{self, show};
-use super::{Kinds, Translator};
+use super::{Kinds, Translator, REGEX_FORMAT};
 use crate::error::Result;
 
 /// Alternatives, each a conjunction.
@@ -116,6 +116,16 @@ impl<'a> Translator<'a> {
                 let Some(name) = val.as_str() else { return Err(Self::invalid(&s.pointer, kw, "must be a string")) };
                 if super::super::formats::format_source(name).is_some() {
                     one(self.field(Kinds::STR, Field::NegFormat(name.to_string(), format!("{}/format", s.pointer))))
+                } else if name == REGEX_FORMAT {
+                    // The check beside the parser says when a pattern can still be
+                    // finished, not when a string can still fail to be one.
+                    self.unsupported(
+                        &s.pointer,
+                        kw,
+                        "the strings that are not regular expressions (format 'regex' inside not, oneOf or if) are \
+                         not enforced",
+                    )?;
+                    Self::anything()
                 } else {
                     // Unknown formats are annotations; known irregular ones are reported
                     // (strict=False: dropped, so the negation allows anything).

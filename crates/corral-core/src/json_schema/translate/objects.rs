@@ -21,7 +21,7 @@ use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
 use super::lang::{self, Lang};
 use super::shape::{CountField, KeyFilter, Kinds, ObjClause, Shape, Sub, SubNode};
 use super::value::{dump, encoded};
-use super::{shape_pointer, Separators, Translator};
+use super::{shape_pointer, Separators, Translator, REGEX_FORMAT};
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
 use crate::frontend::ast::{Distinct, Expr, PermEntry};
@@ -184,6 +184,11 @@ impl<'a> Translator<'a> {
                     }
                 }
             } else if let Some(body) = self.string_body(&shape)? {
+                // Keys are terminals of the grammar: no check runs beside them.
+                if let Some((_, pointer)) = shape.formats.iter().find(|(name, _)| name == REGEX_FORMAT) {
+                    let schema = pointer.strip_suffix("/format").unwrap_or(pointer);
+                    self.unsupported(schema, "format", "format 'regex' on property names (in propertyNames)")?;
+                }
                 parts.push(body);
             }
         }

@@ -17,7 +17,7 @@ use super::super::resources;
 use super::expr::{alt, hir, lit, repeat, rule, seq, AT};
 use super::lang::Lang;
 use super::shape::{CountField, Kinds, Shape};
-use super::{value, Translator};
+use super::{value, Translator, REGEX_FORMAT};
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result, SchemaErrorKind};
 use crate::frontend::ast::{Distinct, Expr, PermEntry};
@@ -411,7 +411,60 @@ impl<'a> Translator<'a> {
             return Ok(Some(chunked_string(shape.min_len, shape.max_len)));
         }
         let Some(body) = self.string_body(shape)? else { return Ok(None) };
-        Ok(Some(quoted(body)))
+        match shape.formats.iter().find(|(name, _)| name == REGEX_FORMAT) {
+            Some((_, pointer)) => self.regex_strings(shape, body, pointer),
+            None => Ok(Some(quoted(body))),
+        }
+    }
+
+    /// The strings of `shape` whose text must be a regular expression (`format: "regex"`
+    /// at `pointer`), `body` holding the rest of their constraints: the grammar writes the
+    /// strings of `body`, as the one entry of a `perm!` marked [`Distinct::Regex`], and the
+    /// matcher reads their text as a pattern (see [`crate::grammar::regex_text`]).
+    ///
+    /// Beside a `pattern` or `maxLength`, that pairing could allow a start that the
+    /// pattern check and the automaton can each finish, but not both (`((((` with four
+    /// characters left): where every string of `body` is a regular expression, the
+    /// grammar alone is exact and no check is needed; else the pairing is used where no
+    /// such start exists (see [`crate::grammar::regex_text::finishable_everywhere`]);
+    /// elsewhere the format is refused. `minLength` and excluded values are fine: a whole
+    /// pattern can always be made longer, or other than a few strings.
+    fn regex_strings(&mut self, shape: &Shape<'a>, body: Lang, pointer: &str) -> Result<Option<Expr>> {
+        let schema = pointer.strip_suffix("/format").unwrap_or(pointer);
+        if !shape.patterns.is_empty() || !shape.neg_patterns.is_empty() || shape.max_len.is_some() {
+            let dfa = self.langs.dfa(&body, &self.limits)?;
+            let cap = self.limits.max_regex_format_states;
+            if crate::grammar::regex_text::all_patterns(&dfa, cap)? == Some(true) {
+                return Ok(Some(quoted(body)));
+            }
+            let why = if shape.max_len.is_some() {
+                // At the bound, `((` can have no room left for its `))`.
+                Some(
+                    "format 'regex' beside maxLength: a pattern may reach the bound unfinished (`((` with no room \
+                     for `))`), so the two are not enforced together"
+                        .to_string(),
+                )
+            } else {
+                match crate::grammar::regex_text::finishable_everywhere(&dfa, cap)? {
+                    Some(true) => None,
+                    Some(false) => Some(
+                        "format 'regex' beside a pattern that can leave a regular expression with no way to finish it, \
+                         so the two are not enforced together"
+                            .to_string(),
+                    ),
+                    None => Some(format!(
+                        "format 'regex' beside a pattern: whether the two can always be finished together was not \
+                         settled within Limits.max_regex_format_states = {cap}"
+                    )),
+                }
+            };
+            if let Some(why) = why {
+                self.unsupported(schema, "format", &why)?;
+                return Ok(Some(quoted(body)));
+            }
+        }
+        let entries = vec![PermEntry { expr: quoted(body), required: true, repeat: false, distinct: Distinct::Regex }];
+        Ok(Some(Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }))
     }
 
     /// Each chunk of a long string's bound is one repetition in the grammar: a count past
@@ -432,7 +485,9 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// The encoded characters between the quotes of the strings of `shape` (None: none).
+    /// The encoded characters between the quotes of the strings of `shape` (None: none),
+    /// but for `format: "regex"`, which no language says (see `regex_strings`): with it,
+    /// a wider language than the strings'.
     pub(crate) fn string_body(&mut self, shape: &Shape<'a>) -> Result<Option<Lang>> {
         if shape.max_len.is_some_and(|m| m < shape.min_len) {
             return Ok(None);
@@ -449,7 +504,8 @@ impl<'a> Translator<'a> {
         for (src, pointer) in &shape.neg_patterns {
             negs.push(self.pattern_lang(src, pointer)?);
         }
-        for (name, _) in &shape.formats {
+        // Regular expressions are checked beside the parser (see `regex_strings`).
+        for (name, _) in shape.formats.iter().filter(|(name, _)| name != REGEX_FORMAT) {
             terms.push(format_lang(name)?);
         }
         for (name, _) in &shape.neg_formats {

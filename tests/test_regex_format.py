@@ -1,0 +1,215 @@
+"""`format: "regex"`: strings that must be ECMAScript regular expressions, checked beside the parser.
+
+The oracle is a JavaScript engine's: ``tests/corpus/ecma_regex.jsonl``
+holds patterns and whether node 20 compiles them with ``new RegExp(p, "u")`` (written by
+``tools/gen_ecma_regex_cases.py``; node is not needed to run these tests).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import random
+
+import numpy as np
+import pytest
+
+import corral
+
+CASES = [json.loads(line) for line in (pathlib.Path(__file__).parent / "corpus" / "ecma_regex.jsonl").read_text().splitlines() if line]
+
+BYTES = corral.Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"</s>"], eos_token_ids=[256])
+EOS = 256
+
+REGEX = {"type": "string", "format": "regex"}
+
+
+def compiled(schema, vocab=BYTES, **kw):
+    return corral.compile(corral.Grammar.json_schema(schema, **kw), vocab)
+
+
+def allowed(m, bm):
+    m.fill_bitmask(bm, 0)
+    return set(np.nonzero(np.unpackbits(bm[0].view(np.uint8), bitorder="little")[: BYTES.size])[0].tolist())
+
+
+def dumped(p: str) -> bytes:
+    return json.dumps(p, ensure_ascii=False).encode()
+
+
+def test_matches_agrees_with_the_engine_on_every_case():
+    c = compiled(REGEX)
+    assert len(CASES) > 1000
+    wrong = [(p, valid) for p, valid in CASES if c.matches(dumped(p)) != valid]
+    assert not wrong, wrong[:10]
+
+
+def test_masks_refuse_exactly_where_no_pattern_can_be_finished():
+    """Along each valid pattern every byte is allowed; along each invalid one, some byte
+    (or the closing quote, or EOS) is refused; and every refusal comes with a way on."""
+    c = compiled(REGEX)
+    bm = corral.allocate_bitmask(1, BYTES.size)
+    rng = random.Random(7)
+    for p, valid in rng.sample(CASES, 600):
+        m = c.matcher()
+        refused = False
+        for b in dumped(p):
+            ok = allowed(m, bm)
+            assert ok, f"dead end inside {p!r}"
+            if b not in ok:
+                refused = True
+                assert not m.is_allowed(b)
+                break
+            assert m.advance(b)
+        if not refused:
+            refused = EOS not in allowed(m, bm)
+        assert refused == (not valid), (p, valid)
+
+
+def test_masked_random_walks_end_in_patterns():
+    """Walks biased to the syntax's characters never meet a dead end, and what they write
+    (finished by completion()) is accepted by matches() and is a case-wise consistent pattern."""
+    schema = {"type": "object", "properties": {"rules": {"type": "array", "items": REGEX}, "main": dict(REGEX, minLength=2)},
+              "required": ["rules", "main"], "additionalProperties": False}
+    c = compiled(schema)
+    bm = corral.allocate_bitmask(1, BYTES.size)
+    special = [ord(ch) for ch in '()[]{}\\|*+?^$.-,0123456789<>:=!kpPudwsbBcx"']
+    for seed in range(40):
+        rng = random.Random(seed)
+        m, out = c.matcher(), bytearray()
+        for step in range(150):
+            ok = allowed(m, bm)
+            assert ok, bytes(out)
+            if EOS in ok and step > 60:
+                break
+            choice = [t for t in special if t in ok] if rng.random() < 0.7 else []
+            t = rng.choice(choice or sorted(t for t in ok if t != EOS) or [EOS])
+            if t == EOS:
+                break
+            assert m.advance(t)
+            out.append(t)
+        rest = m.completion()
+        assert rest is not None, bytes(out)
+        for b in rest:
+            assert m.advance(b), (bytes(out), rest)
+        out += rest
+        assert m.is_accepting()
+        doc = json.loads(bytes(out))
+        assert c.matches(bytes(out))
+        single = compiled(REGEX)
+        for p in doc["rules"] + [doc["main"]]:
+            assert single.matches(dumped(p)), p
+
+
+def test_duplicates_and_orders_follow_the_rest_of_the_schema():
+    c = compiled({"type": "array", "items": REGEX, "uniqueItems": True})
+    assert c.matches(b'["a","(b)"]')
+    assert not c.matches(b'["a","a"]')
+    assert not c.matches(b'["a","(b"]')
+
+
+def test_rollback_restores_the_pattern():
+    c = compiled(REGEX)
+    m = c.matcher()
+    for b in b'"(a':
+        assert m.advance(b)
+    assert not m.advance(ord('"'))  # unclosed group
+    assert m.advance(ord(")"))
+    assert m.advance(ord('"'))
+    m.rollback(2)
+    assert not m.advance(ord('"'))
+    assert m.advance(ord("|"))
+    assert m.completion() == b')"'
+
+
+def test_completion_finishes_half_written_patterns():
+    c = compiled(REGEX)
+    for prefix in [b'"[a-', b'"(?<na', b'"\\\\k<x', b'"a{5,1', b'"\\\\p{Scr', b'"\\\\u{1F6', b'"(a)\\\\2']:
+        m = c.matcher()
+        for b in prefix:
+            assert m.advance(b), prefix
+        rest = m.completion()
+        assert rest is not None
+        whole = prefix + rest
+        assert c.matches(whole), whole
+        assert m.is_accepting() is False or rest == b""
+
+
+def test_enum_members_that_are_not_patterns_are_dropped():
+    c = compiled({"enum": ["a+", "(", "[z-a]", "ok"], "format": "regex"})
+    assert c.matches(b'"a+"') and c.matches(b'"ok"')
+    assert not c.matches(b'"("') and not c.matches(b'"[z-a]"')
+
+
+def test_inside_json_in_a_grammar_text_and_anyof():
+    g = corral.Grammar.ebnf('root ::= "re: " %json {"type": "string", "format": "regex"}')
+    c = corral.compile(g, BYTES)
+    assert c.matches(b're: "a|b"')
+    assert not c.matches(b're: "a|("')
+    c = compiled({"anyOf": [{"type": "integer"}, REGEX]})
+    assert c.matches(b"12") and c.matches(b'"x*"') and not c.matches(b'"*x"')
+
+
+def test_pattern_beside_the_format():
+    # Every string of the pattern is a regular expression: the pattern alone decides.
+    c = compiled(dict(REGEX, pattern="^[a-z]+$"))
+    assert c.matches(b'"abc"') and not c.matches(b'"ab("')
+    # Any text may follow a fixed start: both are enforced, and no walk dead-ends.
+    c = compiled(dict(REGEX, pattern="^/.+/$"))
+    assert c.matches(b'"/a(b)/"')
+    assert not c.matches(b'"/a(b/"')
+    assert not c.matches(b'"a(b)"')
+    m = c.matcher()
+    for b in b'"/((':
+        assert m.advance(b)
+    rest = m.completion()
+    assert rest is not None and c.matches(b'"/((' + rest)
+
+
+def test_refusals_say_what_and_where():
+    with pytest.raises(corral.UnsupportedSchemaError, match=r"/properties/r/format.*maxLength.*unfinished"):
+        corral.Grammar.json_schema({"properties": {"r": dict(REGEX, maxLength=5)}})
+    with pytest.raises(corral.UnsupportedSchemaError, match=r"format.*not.*regular expressions"):
+        corral.Grammar.json_schema({"not": REGEX})
+    with pytest.raises(corral.UnsupportedSchemaError, match="property names"):
+        corral.Grammar.json_schema({"propertyNames": REGEX})
+    # strict=False drops the format there, with a warning: the grammar is wider.
+    with pytest.warns(Warning, match="dropped format at /properties/r/format"):
+        g = corral.Grammar.json_schema({"properties": {"r": dict(REGEX, maxLength=5)}}, strict=False)
+    assert any("format" in w for w in g.warnings)
+    assert corral.compile(g, BYTES).matches(b'{"r":"(("}')
+
+
+def test_masks_of_multibyte_tokens_match_token_checks():
+    """On a vocabulary with multi-byte tokens (the trie walk takes plain subtrees whole),
+    a mask inside and around patterns keeps exactly the tokens is_allowed() accepts one by
+    one (that reads each token's bytes, no trie)."""
+    words = [b'"', b'(', b')', b'[', b']', b'a', b'ab', b'a(', b'(?', b'(?:', b')"', b'"]', b'\\\\', b'\\\\d', b'{2', b'{2,}',
+             b'*', b'*)', b'x|', b'|', b'"}', b'-', b'z-a', b'a-z', b'\xc3', b'\xa9', b'\xc3\xa9', b'])', b'"]"', b'?<',
+             b'n>', b'abc def', b'ghi', b'","', b'"(', b'-z', b'\\\\u', b'00e9', b'\\\\k<', b'\\\\p{', b'Lu}', b'\\u0001']
+    tokens = words + [bytes([b]) for b in range(256) if bytes([b]) not in words]
+    vocab = corral.Vocabulary.from_token_bytes(tokens + [b"</s>"], eos_token_ids=[len(tokens)])
+    single = {t[0]: i for i, t in enumerate(tokens) if len(t) == 1}
+    c = compiled({"type": "array", "items": REGEX}, vocab)
+    bm = corral.allocate_bitmask(1, vocab.size)
+    for prefix in [b'[', b'["', b'["(', b'["[', b'["[z', b'["[z-', b'["\\', b'["\\\\', b'["a{', b'["(?', b'["(?<', b'["a",', b'["\\\\p{']:
+        m = c.matcher()
+        for b in prefix:
+            assert m.advance(single[b]), prefix
+        m.fill_bitmask(bm, 0)
+        bits = np.unpackbits(bm[0].view(np.uint8), bitorder="little")[: vocab.size]
+        for t in range(len(tokens)):
+            assert bool(bits[t]) == m.is_allowed(t), (prefix, tokens[t])
+
+
+def test_completion_of_a_huge_back_reference_is_bounded():
+    """`\\99999999` is the start of a pattern (it needs that many groups): completion()
+    says it is past Limits.max_completion_bytes rather than building it."""
+    c = compiled(REGEX)
+    m = c.matcher()
+    for b in b'"\\\\99999999':
+        assert m.advance(b)
+    with pytest.raises(corral.LimitExceededError, match="max_completion_bytes"):
+        m.completion()
+    m.rollback(7)  # `\\9`: nine groups
+    assert m.completion() == b"()" * 9 + b'"'
