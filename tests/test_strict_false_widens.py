@@ -143,4 +143,4 @@ def test_strict_false_never_leaves_a_refused_store_schema_empty():
                     continue  # a count past a limit (max_pattern_properties), named so
                 failed.append(f"{path.name}: {type(e).__name__}: {str(e)[:120]}")
     assert failed == [], "\n".join(failed)
-    assert tried >= 8, tried  # the refused schemas of the store set (11 when last counted)
+    assert tried >= 5, tried  # the refused schemas of the store set (7 when last counted)

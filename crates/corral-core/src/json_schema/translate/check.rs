@@ -162,15 +162,19 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
-        if let Some((filter, bad, _)) = &shape.bad_member {
-            for (k, v) in map {
-                if self.key_allowed(filter, k)? && self.valid(v, std::slice::from_ref(bad))? {
-                    return Ok(true);
+        // Each required member by a different key (a shape where one key meets two has
+        // them joined into one): which keys meet which member, then an assignment.
+        let mut meets: Vec<Vec<usize>> = Vec::with_capacity(shape.bad_members.len());
+        for m in &shape.bad_members {
+            let mut keys = Vec::new();
+            for (i, (k, v)) in map.iter().enumerate() {
+                if self.key_allowed(&m.filter, k)? && self.valid(v, &m.bads)? {
+                    keys.push(i);
                 }
             }
-            return Ok(false);
+            meets.push(keys);
         }
-        Ok(true)
+        Ok(assigned(&meets, &mut Vec::new()))
     }
 
     /// The subschemas the value of key `k` must satisfy (None: the key may not appear).
@@ -332,4 +336,21 @@ fn subtract(a: &mut Vec<u8>, b: &[u8]) {
     }
     let first = a.iter().position(|&x| x != 0).unwrap_or(a.len());
     a.drain(..first);
+}
+
+/// Can each member (`meets[i]`: the keys that meet member `i`) have a key of its own,
+/// none in `taken`? A search over the few members a shape requires.
+fn assigned(meets: &[Vec<usize>], taken: &mut Vec<usize>) -> bool {
+    let Some((first, rest)) = meets.split_first() else { return true };
+    for &k in first {
+        if !taken.contains(&k) {
+            taken.push(k);
+            let ok = assigned(rest, taken);
+            taken.pop();
+            if ok {
+                return true;
+            }
+        }
+    }
+    false
 }

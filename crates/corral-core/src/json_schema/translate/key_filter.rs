@@ -20,7 +20,7 @@ impl<'a> Translator<'a> {
         if filter.names.iter().any(|n| n == k) {
             return Ok(false);
         }
-        if let Some((src, pointer)) = &filter.inside {
+        for (src, pointer) in &filter.inside {
             if !self.pattern_matches(src, pointer, k)? {
                 return Ok(false);
             }
@@ -30,10 +30,12 @@ impl<'a> Translator<'a> {
                 return Ok(false);
             }
         }
-        match &filter.breaks_names {
-            Some(names) => Ok(!self.valid(&serde_json::Value::String(k.to_string()), std::slice::from_ref(names))?),
-            None => Ok(true),
+        for names in &filter.breaks_names {
+            if self.valid(&serde_json::Value::String(k.to_string()), std::slice::from_ref(names))? {
+                return Ok(false);
+            }
         }
+        Ok(true)
     }
 
     /// The encoded keys of `keys` that `filter` speaks of (None: none).
@@ -43,7 +45,7 @@ impl<'a> Translator<'a> {
         }
         let mut terms = vec![keys.clone()];
         let mut negs = Vec::new();
-        if let Some((src, pointer)) = &filter.inside {
+        for (src, pointer) in &filter.inside {
             terms.push(self.pattern_lang(src, pointer)?);
         }
         for (src, pointer) in &filter.outside {
@@ -54,7 +56,7 @@ impl<'a> Translator<'a> {
             let names = filter.names.iter().filter(|k| seen.insert(k.as_str()));
             negs.push(Lang::hir(Hir::alternation(names.map(|k| Hir::literal(encoded(k).into_bytes())).collect())));
         }
-        if let Some(names) = &filter.breaks_names {
+        for names in &filter.breaks_names {
             if let Some(allowed) = self.key_body(std::slice::from_ref(names))? {
                 negs.push(allowed);
             }

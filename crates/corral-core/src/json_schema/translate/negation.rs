@@ -189,7 +189,7 @@ impl<'a> Translator<'a> {
             "patternProperties" => self.negate_pattern_properties(s, val)?,
             "propertyNames" if val == &Value::Bool(true) => Vec::new(),
             "propertyNames" => {
-                let filter = KeyFilter { breaks_names: Some(child(self, s, val, &[kw])), ..KeyFilter::default() };
+                let filter = KeyFilter { breaks_names: vec![child(self, s, val, &[kw])], ..KeyFilter::default() };
                 let pointer = format!("{}/{kw}", s.pointer);
                 let anything = self.synthetic(Synthetic::Kinds(Kinds::ALL));
                 vec![vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(filter, anything, pointer))]]
@@ -260,7 +260,7 @@ impl<'a> Translator<'a> {
         let mut alts = Vec::new();
         for ((src, sch), (_, pointer)) in map.iter().zip(patterns) {
             let bad = child(self, s, sch, &["patternProperties", src]).negate();
-            let filter = KeyFilter { inside: Some((src.clone(), pointer.clone())), ..KeyFilter::default() };
+            let filter = KeyFilter { inside: vec![(src.clone(), pointer.clone())], ..KeyFilter::default() };
             alts.push(vec![self.kinds(Kinds::OBJ), self.synthetic(Synthetic::OtherKey(filter, bad, pointer))]);
         }
         Ok(alts)

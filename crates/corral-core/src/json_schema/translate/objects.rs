@@ -8,7 +8,7 @@
 //! ending with the classes' members; in any order, it is one `perm!`. An object that must
 //! have some key outside some names with a value breaking a schema (a negated
 //! `additionalProperties` on an open object) is one alternative per named key, and one
-//! whose classes must hold such a member ([`Translator::object_with_bad_member`]).
+//! whose classes must hold such a member ([`Translator::object_with_bad_members`]).
 
 use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::hash_map::Entry;
@@ -69,7 +69,7 @@ impl<'a> Translator<'a> {
             return self.object_body(shape, shape.min_props, &sep);
         }
         // As for arrays: {} apart, the others with at least one member.
-        let empty = shape.min_props == 0 && shape.required.is_empty() && shape.bad_member.is_none();
+        let empty = shape.min_props == 0 && shape.required.is_empty() && shape.bad_members.is_empty();
         let full = self.object_body(shape, shape.min_props.max(1), &sep)?;
         Ok(alt(vec![full, empty.then(|| lit("{}"))]))
     }
@@ -213,23 +213,16 @@ impl<'a> Translator<'a> {
 
     /// The objects of `shape` with at least `lo` members.
     fn object_body(&mut self, shape: &Shape<'a>, lo: u64, sep: &Separators) -> Result<Option<Expr>> {
-        let layout = self.object_layout(shape)?;
-        if shape.required.iter().any(|k| !matches!(layout.values.get(k), Some(Some(_)))) {
-            return Ok(None);
-        }
-        if let Some((filter, bad, _)) = shape.bad_member.clone() {
-            return self.object_with_bad_member(shape, &layout, &filter, &bad, lo, sep);
-        }
-        self.object_of(shape, &layout, None, lo, sep)
+        self.object_with_bad_members(shape, Vec::new(), lo, sep)
     }
 
-    /// The objects of `shape` laid out as `layout`; `must`: members of which one must
-    /// appear among the other keys' (see [`Translator::object_with_bad_member`]).
+    /// The objects of `shape` laid out as `layout`; `musts`: members each of which one
+    /// of the other keys' must be (see [`Translator::object_with_bad_members`]).
     fn object_of(
         &mut self,
         shape: &Shape<'a>,
         layout: &ObjectLayout<'a>,
-        must: Option<Expr>,
+        musts: Vec<Expr>,
         lo: u64,
         sep: &Separators,
     ) -> Result<Option<Expr>> {
@@ -239,54 +232,64 @@ impl<'a> Translator<'a> {
             return Ok(None);
         }
         let inner = if self.opts.any_order {
-            self.object_any_order(shape, &layout.names, entries, must, lo, &sep.comma)?
+            self.object_any_order(shape, &layout.names, entries, musts, lo, &sep.comma)?
         } else {
-            self.object_chain(shape, &layout.names, &entries, must.as_ref(), lo, &sep.comma)?
+            self.object_chain(shape, &layout.names, &entries, &musts, lo, &sep.comma)?
         };
         Ok(inner.map(|inner| seq(vec![sep.open.clone(), inner, sep.close.clone()])))
     }
 
-    /// The objects of `shape` that have a key outside `names` whose value obeys `bad` (a
-    /// negated `additionalProperties`, see [`Shape::bad_member`]): one alternative per
-    /// named key outside `names`, present with a value that obeys `bad` too, and one in
-    /// which the open classes of other keys (less `names`) have at least one member
-    /// whose value obeys `bad`.
-    fn object_with_bad_member(
+    /// The objects of `shape` that have, for each of its [`Shape::bad_members`], a
+    /// different key the member's filter speaks of whose value obeys its subschemas (a
+    /// negated `additionalProperties`): for the first member, one alternative per named
+    /// key it may be, present with a value that obeys them too, and one in which the open
+    /// classes of other keys (less the names) must have such a member (gathered in
+    /// `musts`); then the same for the rest.
+    fn object_with_bad_members(
         &mut self,
         shape: &Shape<'a>,
-        layout: &ObjectLayout<'a>,
-        filter: &KeyFilter<'a>,
-        bad: &Sub<'a>,
+        mut musts: Vec<Expr>,
         lo: u64,
         sep: &Separators,
     ) -> Result<Option<Expr>> {
+        let layout = self.object_layout(shape)?;
+        if shape.required.iter().any(|k| !matches!(layout.values.get(k), Some(Some(_)))) {
+            return Ok(None);
+        }
+        let Some(member) = shape.bad_members.first().cloned() else {
+            return self.object_of(shape, &layout, musts, lo, sep);
+        };
+        let mut rest = shape.clone();
+        rest.bad_members.remove(0);
         let mut alts = Vec::new();
         for k in &layout.names {
-            if !matches!(layout.values.get(k), Some(Some(_))) || !self.key_allowed(filter, k)? {
+            if !matches!(layout.values.get(k), Some(Some(_))) || !self.key_allowed(&member.filter, k)? {
                 continue;
             }
-            let mut one = shape.clone();
-            one.bad_member = None;
+            let mut one = rest.clone();
             one.require(std::slice::from_ref(k));
             // `additionalProperties: true` beside it: the clause must not close the object.
-            let anything = self.constant_schema(&TRUE);
-            one.obj_clauses.push(ObjClause::new(vec![(k.clone(), bad.clone())], Vec::new(), Some(anything)));
-            alts.push(self.object_body(&one, lo, sep)?);
+            // One clause per subschema: a clause names each key once.
+            for bad in &member.bads {
+                let anything = self.constant_schema(&TRUE);
+                one.obj_clauses.push(ObjClause::new(vec![(k.clone(), bad.clone())], Vec::new(), Some(anything)));
+            }
+            alts.push(self.object_with_bad_members(&one, musts.clone(), lo, sep)?);
         }
-        let must = self.bad_class_members(layout, filter, bad, &sep.colon)?;
-        if must.is_some() {
-            alts.push(self.object_of(shape, layout, must, lo, sep)?);
+        if let Some(must) = self.bad_class_members(&layout, &member.filter, &member.bads, &sep.colon)? {
+            musts.push(must);
+            alts.push(self.object_with_bad_members(&rest, musts, lo, sep)?);
         }
         Ok(alt(alts))
     }
 
     /// `"key": value` for a key of an open class of `layout` outside `names`, with a
-    /// value that obeys the class's subschemas and `bad` (None: no such member).
+    /// value that obeys the class's subschemas and `bads` (None: no such member).
     fn bad_class_members(
         &mut self,
         layout: &ObjectLayout<'a>,
         filter: &KeyFilter<'a>,
-        bad: &Sub<'a>,
+        bads: &[Sub<'a>],
         colon: &Expr,
     ) -> Result<Option<Expr>> {
         let depth = self.pass.json_depth + 1;
@@ -294,7 +297,7 @@ impl<'a> Translator<'a> {
         for (keys, subs) in &layout.classes {
             let Some(keys) = self.filtered_keys(filter, keys)? else { continue };
             let mut subs = subs.clone();
-            subs.push(bad.clone());
+            subs.extend(bads.iter().cloned());
             if let Some(v) = self.value_rule(&subs, depth)? {
                 let key = self.quoted(&keys)?.into_expr();
                 members.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
@@ -351,7 +354,7 @@ impl<'a> Translator<'a> {
         shape: &Shape<'a>,
         names: &[String],
         entries: &Entries,
-        must: Option<&Expr>,
+        musts: &[Expr],
         lo: u64,
         comma: &Expr,
     ) -> Result<Option<Expr>> {
@@ -376,10 +379,10 @@ impl<'a> Translator<'a> {
         }
         let base = self.fresh_base("o");
         let required: HashSet<&str> = shape.required.iter().map(String::as_str).collect();
-        let mut later: Vec<Option<Expr>> = match (must, entries.extra.as_ref()) {
-            (Some(must), Some(extra)) => self.must_tails(&base, extra, must, lo, hi, n.min(cap), comma),
-            (Some(_), None) => return Ok(None),
-            (None, extra) => (0..=n.min(cap)).map(|c| object_tail(extra, lo, hi, c, comma)).collect(),
+        let mut later: Vec<Option<Expr>> = match (musts, entries.extra.as_ref()) {
+            ([], extra) => (0..=n.min(cap)).map(|c| object_tail(extra, lo, hi, c, comma)).collect(),
+            (_, Some(extra)) => self.must_tails(&base, extra, musts, lo, hi, n.min(cap), comma),
+            (_, None) => return Ok(None),
         };
         for i in (0..names.len()).rev() {
             crate::util::interrupt::check()?;
@@ -403,18 +406,19 @@ impl<'a> Translator<'a> {
     }
 
     /// The members of other keys after chain states `c` = 0..=`last` (as [`object_tail`])
-    /// when one of them must be a `must` member: state `c` needs `lo − c` more members and
-    /// has room for `hi − c`. T(n, r), the members (at least `n`, at most `r`) with one
-    /// `must` among them, is `must` then the rest, or an `extra` member then T(n − 1,
-    /// r − 1): one rule per (n, r) on the path from (`lo`, `hi`), which also passes the
-    /// pair of every later state, and a rule that refers to itself once neither bounds
-    /// anything.
+    /// when each of `musts` must be one of them, a different one each: state `c` needs
+    /// `lo − c` more members and has room for `hi − c`. T_S(n, r), the members (at least
+    /// `n`, at most `r`) among which the musts of set S each appear, is a must `j` of S
+    /// then T_{S∖j}(n − 1, r − 1) (the plain rest once S∖j is empty), or an `extra`
+    /// member then T_S(n − 1, r − 1): one rule per (S, (n, r)) on the path from (`lo`,
+    /// `hi`), which also passes the pair of every later state, and a rule that refers to
+    /// itself once neither bound counts.
     #[allow(clippy::too_many_arguments)]
     fn must_tails(
         &mut self,
         base: &str,
         extra: &Expr,
-        must: &Expr,
+        musts: &[Expr],
         lo: u64,
         hi: Option<u64>,
         last: u64,
@@ -432,26 +436,38 @@ impl<'a> Translator<'a> {
             }
             path.push((n.saturating_sub(1), r.map(|r| r - 1)));
         }
-        let names: Vec<String> = (0..path.len()).map(|i| format!("{base}_m{i}")).collect();
-        for (i, &(n, r)) in path.iter().enumerate().rev() {
-            if r == Some(0) {
-                continue;
+        // Rules by (set of musts still to come, as bits; position on the path).
+        let name = |set: usize, i: usize| format!("{base}_m{set}_{i}");
+        // The rule of T_set at path position i + 1, as the rule at position i refers to it.
+        let next = |set: usize, i: usize| match path.get(i + 1) {
+            Some(&(_, Some(0))) => None,
+            Some(_) => Some(rule(&name(set, i + 1))),
+            None => Some(rule(&name(set, i))), // (0, unbounded): itself
+        };
+        let all = (1usize << musts.len()) - 1;
+        for set in 1..=all {
+            for (i, &(n, r)) in path.iter().enumerate().rev() {
+                if r == Some(0) {
+                    continue;
+                }
+                let mut alts = Vec::new();
+                for (j, must) in musts.iter().enumerate().filter(|(j, _)| set & (1 << j) != 0) {
+                    let left = set & !(1 << j);
+                    if left == 0 {
+                        alts.push(seq(vec![must.clone(), more(n.saturating_sub(1), r.map(|r| r - 1))]));
+                    } else if let Some(t) = next(left, i) {
+                        alts.push(seq(vec![must.clone(), comma.clone(), t]));
+                    }
+                }
+                if let Some(t) = next(set, i) {
+                    alts.push(seq(vec![extra.clone(), comma.clone(), t]));
+                }
+                let body = if alts.len() == 1 { alts.swap_remove(0) } else { Expr::Alt(alts) };
+                self.add_rule(name(set, i), body);
             }
-            let rest = r.map(|r| r - 1);
-            let first = seq(vec![must.clone(), more(n.saturating_sub(1), rest)]);
-            let next = match path.get(i + 1) {
-                Some(&(_, Some(0))) => None,
-                Some(_) => Some(rule(&names[i + 1])),
-                None => Some(rule(&names[i])), // (0, unbounded): itself
-            };
-            let body = match next {
-                Some(t) => Expr::Alt(vec![first, seq(vec![extra.clone(), comma.clone(), t])]),
-                None => first,
-            };
-            self.add_rule(names[i].clone(), body);
         }
         let tail = |i: usize| {
-            path.get(i.min(path.len() - 1)).filter(|(_, r)| *r != Some(0)).map(|_| rule(&names[i.min(path.len() - 1)]))
+            path.get(i.min(path.len() - 1)).filter(|(_, r)| *r != Some(0)).map(|_| rule(&name(all, i.min(path.len() - 1))))
         };
         (0..=last)
             .map(|c| {
@@ -482,14 +498,15 @@ impl<'a> Translator<'a> {
         shape: &Shape<'a>,
         names: &[String],
         entries: Entries,
-        must: Option<Expr>,
+        musts: Vec<Expr>,
         lo: u64,
         comma: &Expr,
     ) -> Result<Option<Expr>> {
         let hi = shape.max_props;
         let mut perm = Vec::new();
-        // One member that must appear (other members may be like it).
-        perm.extend(must.map(|expr| PermEntry { expr, required: true, repeat: false, distinct: Distinct::No }));
+        // Members that must appear, each once (other members may be like them).
+        let needed = shape.required.len() as u64 + musts.len() as u64;
+        perm.extend(musts.into_iter().map(|expr| PermEntry { expr, required: true, repeat: false, distinct: Distinct::No }));
         for (k, member) in names.iter().zip(entries.named) {
             let required = shape.required.contains(k);
             match member {
@@ -503,7 +520,6 @@ impl<'a> Translator<'a> {
         // The list must be finishable (the engine would drop it too, but the translator
         // reports a schema that allows no value itself): enough keys for the least count,
         // room for the required ones.
-        let needed = shape.required.len() as u64 + u64::from(shape.bad_member.is_some());
         if hi.is_some_and(|h| needed > h) || (!has_extra && lo > perm.len() as u64) {
             return Ok(None);
         }

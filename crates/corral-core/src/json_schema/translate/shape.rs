@@ -158,22 +158,42 @@ pub(crate) enum Synthetic<'a> {
 }
 
 /// The keys a negated object keyword requires one of (see
-/// [`Synthetic::OtherKey`]): outside `names`, matching the pattern `inside`
-/// if there is one, matching none of `outside`, and, with `breaks_names`, refused by
-/// that `propertyNames` schema. Patterns are ECMAScript sources with their pointers.
+/// [`Synthetic::OtherKey`]): outside `names`, matching every pattern of `inside`,
+/// matching none of `outside`, and refused by every `propertyNames` schema of
+/// `breaks_names`. Patterns are ECMAScript sources with their pointers.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct KeyFilter<'a> {
     pub names: Vec<String>,
-    pub inside: Option<(String, String)>,
+    pub inside: Vec<(String, String)>,
     pub outside: Vec<(String, String)>,
-    pub breaks_names: Option<Sub<'a>>,
+    pub breaks_names: Vec<Sub<'a>>,
 }
 
 impl<'a> KeyFilter<'a> {
     /// Is every key one of these (no name, pattern or `propertyNames` narrows them)?
     pub fn any_key(&self) -> bool {
-        self.names.is_empty() && self.inside.is_none() && self.outside.is_empty() && self.breaks_names.is_none()
+        self.names.is_empty() && self.inside.is_empty() && self.outside.is_empty() && self.breaks_names.is_empty()
     }
+
+    /// The keys both filters speak of.
+    pub fn and(&self, other: &KeyFilter<'a>) -> KeyFilter<'a> {
+        let joined = |a: &[(String, String)], b: &[(String, String)]| a.iter().chain(b).cloned().collect();
+        KeyFilter {
+            names: self.names.iter().chain(&other.names).cloned().collect(),
+            inside: joined(&self.inside, &other.inside),
+            outside: joined(&self.outside, &other.outside),
+            breaks_names: self.breaks_names.iter().chain(&other.breaks_names).cloned().collect(),
+        }
+    }
+}
+
+/// A member an object open to other keys must have (a negated `additionalProperties`,
+/// `patternProperties` or `propertyNames`; see [`Shape::bad_members`]): a key `filter`
+/// speaks of, with a value obeying every subschema of `bads`.
+#[derive(Debug, Clone)]
+pub(crate) struct BadMember<'a> {
+    pub filter: KeyFilter<'a>,
+    pub bads: Vec<Sub<'a>>,
 }
 
 /// One bound or list entry a [`Synthetic::Field`] adds.
@@ -284,11 +304,13 @@ pub(crate) struct Shape<'a> {
     /// Keys that must exist outside some names, with values obeying a negated subschema
     /// (see [`Synthetic::OtherKey`]): resolved once the shape is whole, as alternatives.
     pub other_keys: Vec<(KeyFilter<'a>, Sub<'a>, String)>,
-    /// A key outside the names that must be present with a value obeying the negated
-    /// subschema, in an object open to keys it does not name (one [`Synthetic::OtherKey`]
-    /// left so once the shape is whole): written by the object emitter as an alternative
-    /// per named key and one whose open class of keys must have such a member.
-    pub bad_member: Option<(KeyFilter<'a>, Sub<'a>, String)>,
+    /// Members that must be present, in an object open to keys it does not name (the
+    /// [`Synthetic::OtherKey`]s left so once the shape is whole), each a different member
+    /// (where one member may meet two of them, another alternative of the shape has them
+    /// joined: see `Translator::other_key_alternatives`). Written by the object emitter,
+    /// each as an alternative per named key and one where the open classes of keys must
+    /// have such a member.
+    pub bad_members: Vec<BadMember<'a>>,
     /// The pointer of the keyword that set each count bound (for messages).
     pub count_ptrs: HashMap<CountField, String>,
     /// A draft-4 subschema said "integer": `1.0` is not one (from draft 6 on it is).
@@ -331,7 +353,7 @@ impl Default for Shape<'_> {
             max_props: None,
             prop_names: Vec::new(),
             other_keys: Vec::new(),
-            bad_member: None,
+            bad_members: Vec::new(),
             count_ptrs: HashMap::new(),
             int_without_fraction: false,
             absorbed: HashSet::new(),
