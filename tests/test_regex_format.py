@@ -192,7 +192,8 @@ def test_masks_of_multibyte_tokens_match_token_checks():
     single = {t[0]: i for i, t in enumerate(tokens) if len(t) == 1}
     c = compiled({"type": "array", "items": REGEX}, vocab)
     bm = corral.allocate_bitmask(1, vocab.size)
-    for prefix in [b'[', b'["', b'["(', b'["[', b'["[z', b'["[z-', b'["\\', b'["\\\\', b'["a{', b'["(?', b'["(?<', b'["a",', b'["\\\\p{']:
+    # `["x` and `["y` reach one pattern state: the second mask comes from the first's.
+    for prefix in [b'[', b'["', b'["(', b'["[', b'["[z', b'["[z-', b'["\\', b'["\\\\', b'["a{', b'["(?', b'["(?<', b'["a",', b'["\\\\p{', b'["x', b'["y']:
         m = c.matcher()
         for b in prefix:
             assert m.advance(single[b]), prefix
@@ -200,6 +201,16 @@ def test_masks_of_multibyte_tokens_match_token_checks():
         bits = np.unpackbits(bm[0].view(np.uint8), bitorder="little")[: vocab.size]
         for t in range(len(tokens)):
             assert bool(bits[t]) == m.is_allowed(t), (prefix, tokens[t])
+        # Again, from the refusals the compiled grammar keeps per pattern state, and from
+        # a fresh grammar that has kept none.
+        again = corral.allocate_bitmask(1, vocab.size)
+        m.fill_bitmask(again, 0)
+        fresh = compiled({"type": "array", "items": REGEX}, vocab).matcher()
+        for b in prefix:
+            assert fresh.advance(single[b])
+        cold = corral.allocate_bitmask(1, vocab.size)
+        fresh.fill_bitmask(cold, 0)
+        assert (again == bm).all() and (cold == bm).all(), prefix
 
 
 def test_completion_of_a_huge_back_reference_is_bounded():

@@ -225,6 +225,15 @@ impl CompiledGrammar {
         earley.has_regex_texts().then(|| pattern_tokens.get_or_init(|| PatternTokens::new(&self.vocab)))
     }
 
+    /// The normal tokens that break the pattern string open in `texts`, as a mask (see
+    /// [`PatternTokens::refused`]; None when none is open), kept per pattern state within
+    /// the mask cache's bound (`Limits::max_mask_cache_bytes`, shared with the
+    /// parser-state masks).
+    pub(crate) fn pattern_refusals(&self, texts: &RegexTexts) -> Option<Arc<[u32]>> {
+        let cache = (&self.mask_bytes, self.limits.max_mask_cache_bytes);
+        self.pattern_tokens()?.refused(texts, self.vocab.trie(), self.vocab.mask_words(), cache)
+    }
+
     /// A recognizer standing at `at`, for probes that push and pop bytes there (the
     /// distinct-keys check).
     pub(crate) fn probe<'a>(&'a self, at: At<'a>) -> Result<Probe<'a>> {

@@ -13,11 +13,12 @@ impl Matcher {
     /// With strings that must be regular expressions: clears from a mask the tokens that
     /// would break one (see [`crate::grammar::regex_text`]). Returns how many it cleared.
     ///
-    /// Inside such a string, a walk of the token trie with the pattern read so far finds
-    /// the tokens that keep it a pattern's start (or close it whole); a token with two
-    /// quotes may open another one after closing it, and is read on its own. Outside,
-    /// only tokens with a quote can open one, and of those only the ones that
-    /// [`crate::grammar::regex_text::quote_token_is_safe`] cannot vouch for are read.
+    /// Inside such a string, the tokens that break it are found by a walk of the token
+    /// trie with the pattern read so far, once per pattern state (the compiled grammar
+    /// keeps them); a token with two quotes may open another one after closing it, and is
+    /// read on its own. Outside, only tokens with a quote can open one, and of those only
+    /// the ones that [`crate::grammar::regex_text::quote_token_is_safe`] cannot vouch for
+    /// are read.
     pub(super) fn drop_broken_patterns(&self, out: &mut [u32]) -> Result<u32> {
         let Some(texts) = &self.texts else { return Ok(0) };
         let vocab = self.grammar.vocab();
@@ -29,20 +30,12 @@ impl Matcher {
             u32::from(was)
         };
         let Some(tokens) = self.grammar.pattern_tokens() else { return Ok(0) };
-        if let Some(mut walk) = texts.walk() {
-            // A subtree is vouched for once the string has closed, or where only text
-            // that leaves the pattern as it is lies below; the refused subtrees are
-            // cleared. (Tokens outside the trie, special ones, are the grammar's to refuse
-            // inside a string.)
-            vocab.trie().refused(
-                &mut walk,
-                |w, node| tokens.takes_subtree(w, node),
-                |refused| {
-                    for &t in refused {
-                        cleared += clear(t, out);
-                    }
-                },
-            );
+        if let Some(refused) = self.grammar.pattern_refusals(texts) {
+            // Refused per pattern state, once (see `PatternTokens::refused`).
+            for (o, r) in out.iter_mut().zip(refused.iter()) {
+                cleared += (*o & r).count_ones();
+                *o &= !r;
+            }
             for q in vocab.quote_tokens().all.iter().filter(|q| q.quotes >= 2) {
                 if self.breaks_pattern(texts, q.id, out)? {
                     cleared += clear(q.id, out);

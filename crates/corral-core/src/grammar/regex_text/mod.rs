@@ -12,11 +12,12 @@
 //! refuses the closing quote of an unfinished one. Between such strings it only watches
 //! quotes.
 //!
-//! Masks: inside a pattern, a walk of the token trie with the reader (`PatternWalk`)
-//! clears the subtrees it refuses; where the pattern reads some text without changing how
-//! it reads the next byte (between terms, in a class, in a name: `Neutral`), a subtree
-//! below which only such text lies is vouched for unread (`PatternTokens`, sorted once
-//! per compiled grammar). Elsewhere only tokens with a quote can start a pattern, and
+//! Masks: inside a pattern, the tokens that break it depend only on the pattern state, and
+//! the compiled grammar keeps them per state (`PatternTokens`). A new state walks the
+//! token trie with the reader (`PatternWalk`), marking the subtrees it refuses; where the
+//! pattern reads some text without changing how it reads the next byte (between terms,
+//! in a class, in a name: `Neutral`), a subtree below which only such text lies is
+//! vouched for unread (sorted once per compiled grammar). Elsewhere only tokens with a quote can start a pattern, and
 //! most of them cannot go wrong whatever follows their quote (`quote_token_is_safe`):
 //! the others are read one by one.
 //!
@@ -31,11 +32,16 @@ mod syntax;
 
 pub use beside::{all_patterns, finishable_everywhere};
 pub(crate) use syntax::RegexSyntax;
+use syntax::SyntaxKey;
 
 use crate::error::Result;
 use crate::frontend::ast::Distinct;
 use crate::grammar::distinct_keys::{EntryQuery, NoDistinctLists};
-use crate::vocab::{ByteRecognizer, Vocabulary};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use crate::util::hash::HashMap;
+use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 
 /// Is `text` (decoded) an ECMAScript regular expression, as this check reads one?
 pub fn is_pattern(text: &str) -> bool {
@@ -370,6 +376,7 @@ impl RegexTexts {
 
     /// A walker of the token trie standing inside the open pattern string (None when
     /// none is open).
+    #[cfg(test)]
     pub(crate) fn walk(&self) -> Option<PatternWalk> {
         let o = self.open.as_ref()?;
         let syntax = o.syntax.fork();
@@ -467,10 +474,17 @@ fn is_neutral(kind: Neutral, b: u8) -> bool {
     b >= 0x20 && !special.contains(&b)
 }
 
+/// Where an open pattern string stands: its half-read character and its pattern so far.
+type PatternState = (Decoder, SyntaxKey);
+
 /// The vocabulary sorted for the pattern check's masks (built once per compiled
-/// grammar that has pattern strings).
+/// grammar that has pattern strings), and the tokens refused in each pattern state met
+/// so far.
 #[derive(Debug)]
 pub(crate) struct PatternTokens {
+    /// Per pattern state (half-read character, pattern so far): the tokens a mask there
+    /// refuses, as a mask (see [`PatternTokens::refused`]).
+    refused: RwLock<HashMap<PatternState, Arc<[u32]>>>,
     /// Tokens with a quote that may break a pattern string wherever they are read
     /// outside one (see [`quote_token_is_safe`]).
     pub(crate) unsafe_quotes: Vec<u32>,
@@ -489,6 +503,7 @@ impl PatternTokens {
         let unsafe_quotes =
             vocab.quote_tokens().all.iter().map(|q| q.id).filter(|&id| !quote_token_is_safe(vocab.token_bytes(id))).collect();
         PatternTokens {
+            refused: RwLock::new(HashMap::default()),
             unsafe_quotes,
             terms_below: vocab.trie().below_all(|b| is_neutral(Neutral::Terms, b)),
             class_below: vocab.trie().below_all(|b| is_neutral(Neutral::Class, b)),
@@ -496,9 +511,44 @@ impl PatternTokens {
         }
     }
 
+    /// The normal tokens that break the pattern string open in `texts` (reading up to
+    /// its closing quote: what follows is the parser's, and a token that opens another
+    /// pattern string there is read on its own by the caller), as a mask of
+    /// `mask_words` words: found by walking `trie` once per pattern state, and kept while
+    /// `cache`'s bytes stay below its bound.
+    pub(crate) fn refused(
+        &self,
+        texts: &RegexTexts,
+        trie: &TokenTrie,
+        mask_words: usize,
+        cache: (&AtomicUsize, usize),
+    ) -> Option<Arc<[u32]>> {
+        let o = texts.open.as_ref()?;
+        let key = (o.decoder, o.syntax.key());
+        if let Some(r) = self.refused.read().ok().and_then(|c| c.get(&key).cloned()) {
+            return Some(r);
+        }
+        let mut walk = PatternWalk { decoder: o.decoder, syntax: o.syntax.fork(), stack: Vec::new(), closed_at: None };
+        let mut refused = vec![0u32; mask_words];
+        trie.refused(
+            &mut walk,
+            |w, node| self.takes_subtree(w, node),
+            |ids| ids.iter().for_each(|&t| refused[(t >> 5) as usize] |= 1 << (t & 31)),
+        );
+        let refused: Arc<[u32]> = Arc::from(refused);
+        let (used, most) = cache;
+        if used.load(Ordering::Relaxed) < most {
+            used.fetch_add(refused.len() * 4 + std::mem::size_of_val(&key) + key.1.heap_bytes(), Ordering::Relaxed);
+            if let Ok(mut c) = self.refused.write() {
+                c.insert(key, refused.clone());
+            }
+        }
+        Some(refused)
+    }
+
     /// May a mask's walk, standing at trie node `node` with `walk`, take the node's
     /// whole subtree?
-    pub(crate) fn takes_subtree(&self, walk: &PatternWalk, node: u32) -> bool {
+    fn takes_subtree(&self, walk: &PatternWalk, node: u32) -> bool {
         match walk.neutral() {
             _ if walk.closed_at.is_some() => true,
             Some(Neutral::Terms) => self.terms_below[node as usize],

@@ -150,6 +150,14 @@ pub(crate) struct SyntaxKey {
     min_len: usize,
 }
 
+impl SyntaxKey {
+    /// Heap bytes this state holds beside its own size (for cache bounds).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let words = |v: &[Vec<u32>]| v.iter().map(|n| n.len() * 4 + 24).sum::<usize>();
+        self.groups.len() + words(&self.names) + words(&self.references) + self.buf.len() * 4
+    }
+}
+
 /// The inverse of one change, for [`RegexSyntax::undo_to`].
 #[derive(Debug, Clone)]
 enum Undo {

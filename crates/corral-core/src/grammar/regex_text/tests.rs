@@ -179,3 +179,95 @@ fn the_walk_keeps_what_reading_keeps() {
         assert_eq!(format!("{:?}", walk.syntax), format!("{:?}", t.walk().unwrap().syntax));
     }
 }
+
+/// A small deterministic generator for the property tests below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn token(&mut self) -> Vec<u8> {
+        const PIECES: &[&[u8]] = &[
+            b"(",
+            b")",
+            b"[",
+            b"]",
+            b"{",
+            b"}",
+            b"a",
+            b"1",
+            b"0",
+            b",",
+            b"-",
+            b"^",
+            b"$",
+            b"|",
+            b"*",
+            b"?",
+            b"+",
+            b".",
+            b"\\\\",
+            b"\\\\d",
+            b"\\\\k<",
+            b"\\\\p{L}",
+            b"\\\\u",
+            b"<",
+            b">",
+            b"n",
+            b"\"",
+            b"\\\"",
+            b"\\n",
+            b"\\u0001",
+            b"\xc3",
+            b"\xa9",
+            b"\xe2\x82\xac",
+            b"(?",
+            b"(?<",
+            b"=",
+            b"!",
+            b":",
+            b"x",
+            b"f",
+        ];
+        let n = 1 + self.next() % 3;
+        (0..n).flat_map(|_| PIECES[(self.next() % PIECES.len() as u64) as usize].to_vec()).collect()
+    }
+}
+
+#[test]
+fn reading_ahead_rolling_back_and_walking_agree() {
+    // Random token sequences inside one pattern string: `first_refusal` predicts
+    // `push_token`, `rollback` restores the state exactly, and the trie walker accepts
+    // exactly the tokens reading accepts.
+    let mut rng = Lcg(7);
+    for _ in 0..300 {
+        let mut t = RegexTexts::new();
+        assert!(t.push_token(b"\"", &mut query_at(&[0])).unwrap());
+        let mut states = vec![format!("{t:?}")];
+        for _ in 0..30 {
+            let token = rng.token();
+            let predicted = t.first_refusal(&token, &mut query_at(&[])).unwrap().is_none();
+            if let Some(mut walk) = t.walk() {
+                let pushed = token.iter().take_while(|&&b| walk.push_byte(b)).count();
+                assert_eq!(pushed == token.len(), predicted, "{token:?} after {}", states.last().unwrap());
+            }
+            let read = t.push_token(&token, &mut query_at(&[])).unwrap();
+            assert_eq!(read, predicted);
+            if read {
+                states.push(format!("{t:?}"));
+            }
+            if !t.is_open() {
+                break;
+            }
+        }
+        // Back one token at a time, through every state seen.
+        while states.len() > 1 {
+            states.pop();
+            t.rollback(1);
+            assert_eq!(&format!("{t:?}"), states.last().unwrap());
+        }
+    }
+}
