@@ -11,6 +11,7 @@ import json
 import pathlib
 import random
 
+import jsonschema
 import numpy as np
 import pytest
 
@@ -224,3 +225,34 @@ def test_completion_of_a_huge_back_reference_is_bounded():
         m.completion()
     m.rollback(7)  # `\\9`: nine groups
     assert m.completion() == b"()" * 9 + b'"'
+
+
+@pytest.mark.parametrize("pattern", ["^/.+/$", "^/var/vcap*", "schema", "^[a-z]+$"])
+def test_walks_beside_a_pattern_never_dead_end(pattern):
+    """Where the format is compiled beside a pattern, masked random walks biased to the
+    syntax's characters always have a token to take, and end in strings both accept."""
+    schema = dict(REGEX, pattern=pattern)
+    c = compiled(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    single = compiled(REGEX)
+    bm = corral.allocate_bitmask(1, BYTES.size)
+    special = [ord(ch) for ch in '()[]{}\\|*+?^$.-,0123456789<>:=!kpPudwsbBcx/"']
+    for seed in range(25):
+        rng = random.Random(seed)
+        m, out = c.matcher(), bytearray()
+        for step in range(60):
+            ok = allowed(m, bm)
+            assert ok, bytes(out)
+            if EOS in ok and step > 20:
+                break
+            choice = [t for t in special if t in ok] if rng.random() < 0.7 else []
+            t = rng.choice(choice or sorted(t for t in ok if t != EOS) or [EOS])
+            if t == EOS:
+                break
+            assert m.advance(t)
+            out.append(t)
+        rest = m.completion()
+        assert rest is not None, bytes(out)
+        text = bytes(out) + rest
+        value = json.loads(text)
+        assert validator.is_valid(value) and single.matches(text), text
