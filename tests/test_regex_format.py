@@ -38,6 +38,30 @@ def dumped(p: str) -> bytes:
     return json.dumps(p, ensure_ascii=False).encode()
 
 
+SPECIAL = [ord(ch) for ch in '()[]{}\\|*+?^$.-,0123456789<>:=!kpPudwsbBcx/"']
+
+
+def biased_walk(c, seed: int, steps: int, end_after: int):
+    """A masked random walk over `c` that prefers the syntax's characters: every mask
+    allows some token (no dead end). Returns the matcher and the bytes written; it may
+    stop early where EOS is allowed after `end_after` steps."""
+    bm = corral.allocate_bitmask(1, BYTES.size)
+    rng = random.Random(seed)
+    m, out = c.matcher(), bytearray()
+    for step in range(steps):
+        ok = allowed(m, bm)
+        assert ok, bytes(out)
+        if EOS in ok and step > end_after:
+            break
+        choice = [t for t in SPECIAL if t in ok] if rng.random() < 0.7 else []
+        t = rng.choice(choice or sorted(t for t in ok if t != EOS) or [EOS])
+        if t == EOS:
+            break
+        assert m.advance(t)
+        out.append(t)
+    return m, out
+
+
 def test_matches_agrees_with_the_engine_on_every_case():
     c = compiled(REGEX)
     assert len(CASES) > 1000
@@ -73,22 +97,8 @@ def test_masked_random_walks_end_in_patterns():
     schema = {"type": "object", "properties": {"rules": {"type": "array", "items": REGEX}, "main": dict(REGEX, minLength=2)},
               "required": ["rules", "main"], "additionalProperties": False}
     c = compiled(schema)
-    bm = corral.allocate_bitmask(1, BYTES.size)
-    special = [ord(ch) for ch in '()[]{}\\|*+?^$.-,0123456789<>:=!kpPudwsbBcx"']
     for seed in range(40):
-        rng = random.Random(seed)
-        m, out = c.matcher(), bytearray()
-        for step in range(150):
-            ok = allowed(m, bm)
-            assert ok, bytes(out)
-            if EOS in ok and step > 60:
-                break
-            choice = [t for t in special if t in ok] if rng.random() < 0.7 else []
-            t = rng.choice(choice or sorted(t for t in ok if t != EOS) or [EOS])
-            if t == EOS:
-                break
-            assert m.advance(t)
-            out.append(t)
+        m, out = biased_walk(c, seed, 150, 60)
         rest = m.completion()
         assert rest is not None, bytes(out)
         for b in rest:
@@ -235,22 +245,8 @@ def test_walks_beside_a_pattern_never_dead_end(pattern):
     c = compiled(schema)
     validator = jsonschema.Draft202012Validator(schema)
     single = compiled(REGEX)
-    bm = corral.allocate_bitmask(1, BYTES.size)
-    special = [ord(ch) for ch in '()[]{}\\|*+?^$.-,0123456789<>:=!kpPudwsbBcx/"']
     for seed in range(25):
-        rng = random.Random(seed)
-        m, out = c.matcher(), bytearray()
-        for step in range(60):
-            ok = allowed(m, bm)
-            assert ok, bytes(out)
-            if EOS in ok and step > 20:
-                break
-            choice = [t for t in special if t in ok] if rng.random() < 0.7 else []
-            t = rng.choice(choice or sorted(t for t in ok if t != EOS) or [EOS])
-            if t == EOS:
-                break
-            assert m.advance(t)
-            out.append(t)
+        m, out = biased_walk(c, seed, 60, 20)
         rest = m.completion()
         assert rest is not None, bytes(out)
         text = bytes(out) + rest
