@@ -252,3 +252,14 @@ def test_walks_beside_a_pattern_never_dead_end(pattern):
         text = bytes(out) + rest
         value = json.loads(text)
         assert validator.is_valid(value) and single.matches(text), text
+
+
+def test_sampled_sentences_hold_patterns():
+    """The grammar's random sentences draw a pattern string again until it is a regular
+    expression (16 draws), so the compiled grammar accepts them."""
+    schema = {"type": "array", "items": REGEX, "minItems": 3}
+    grammar = corral.Grammar.json_schema(schema)
+    c = corral.compile(grammar, BYTES)
+    for seed in range(60):
+        sentence = grammar._inner.sample(seed, 60)
+        assert c.matches(sentence), sentence

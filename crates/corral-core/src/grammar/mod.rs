@@ -283,7 +283,8 @@ impl Grammar {
     /// A random sentence of the grammar (about `budget` bytes), for tests and examples.
     /// None for a regular grammar, and for a grammar with distinct keys when 16 tries all
     /// repeated a key. The strings of `uniqueItems` arrays are not looked at (that needs
-    /// the parser): a sample may repeat one.
+    /// the parser): a sample may repeat one. A string that must be a regular expression
+    /// is drawn again, up to 16 times, until it is one.
     pub fn sample(&self, seed: u64, budget: usize) -> Option<Vec<u8>> {
         let Grammar::Cfg(c) = self else { return None };
         if !c.distinct_keys {

@@ -3,6 +3,7 @@
 
 use super::lower::{Cfg, Sym};
 use crate::automata::{Dfa, DEAD};
+use crate::frontend::ast::Distinct;
 
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
@@ -166,9 +167,25 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
     if cfg.productions_of[cfg.start as usize].is_empty() || (cfg.accepts_empty && rng.chance(0.1)) {
         return out;
     }
-    let mut stack: Vec<Sym> = vec![Sym::n(cfg.start)];
+    let mut stack: Vec<Step> = vec![Step::Sym(Sym::n(cfg.start))];
     let mut expansions = 0usize;
-    while let Some(sym) = stack.pop() {
+    while let Some(step) = stack.pop() {
+        let sym = match step {
+            Step::Sym(sym) => sym,
+            Step::PatternEntry { entry, tries } => {
+                stack.push(Step::Pattern { start: out.len(), entry, tries });
+                stack.push(Step::Sym(entry));
+                continue;
+            }
+            Step::Pattern { start, entry, tries } => {
+                // A string that must be a regular expression: drawn again while it is not.
+                if tries > 0 && !is_pattern_string(&out[start..]) {
+                    out.truncate(start);
+                    stack.push(Step::PatternEntry { entry, tries: tries - 1 });
+                }
+                continue;
+            }
+        };
         if sym.is_terminal() {
             let t = &cfg.terminals[sym.index() as usize];
             let target = 1 + rng.below(8);
@@ -180,9 +197,13 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
         if let Some(perm) = cfg.perms.iter().find(|p| p.list == sym.index()) {
             let picks = sample_list(perm, over, &mut rng);
             for (k, &i) in picks.iter().enumerate().rev() {
-                stack.push(perm.entries[i]);
+                let entry = perm.entries[i];
+                stack.push(match perm.distinct[i] {
+                    Distinct::Regex => Step::PatternEntry { entry, tries: PATTERN_TRIES },
+                    _ => Step::Sym(entry),
+                });
                 if k > 0 {
-                    stack.extend(perm.sep);
+                    stack.extend(perm.sep.map(Step::Sym));
                 }
             }
             continue;
@@ -204,8 +225,28 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
             prods[rng.below(prods.len())]
         };
         for &s in cfg.productions[pick as usize].rhs.iter().rev() {
-            stack.push(s);
+            stack.push(Step::Sym(s));
         }
     }
     out
+}
+
+/// Draws of a string that must be a regular expression (see `regex_text`) before the
+/// sampler keeps one that is not.
+const PATTERN_TRIES: u8 = 16;
+
+/// What the sampler does next.
+enum Step {
+    /// Writes a symbol.
+    Sym(Sym),
+    /// Writes a `perm!` entry marked [`Distinct::Regex`], then checks it (`tries` more
+    /// draws left if it is no pattern).
+    PatternEntry { entry: Sym, tries: u8 },
+    /// After such an entry: checks what it wrote from byte `start` on.
+    Pattern { start: usize, entry: Sym, tries: u8 },
+}
+
+/// Is `text` a JSON string whose value is a regular expression?
+fn is_pattern_string(text: &[u8]) -> bool {
+    serde_json::from_slice::<String>(text).is_ok_and(|s| super::regex_text::is_pattern(&s))
 }

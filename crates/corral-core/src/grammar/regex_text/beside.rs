@@ -187,6 +187,8 @@ fn free_states(dfa: &Dfa) -> Result<Vec<bool>> {
     }
     let mut changed = true;
     while changed {
+        // A pass per step of propagation: bounded by the states, stopped by the budget.
+        crate::util::interrupt::check()?;
         changed = false;
         for q in 1..n {
             if !ends[q] && (0x20u8..0x7F).filter(|&c| is_plain(c)).any(|c| ends[dfa.next(q as u32, c) as usize]) {
@@ -209,6 +211,8 @@ fn free_states(dfa: &Dfa) -> Result<Vec<bool>> {
         .collect();
     let mut changed = true;
     while changed {
+        // A pass per step of propagation: bounded by the states, stopped by the budget.
+        crate::util::interrupt::check()?;
         changed = false;
         for q in 1..n {
             if free[q] && !steps[q].as_ref().is_some_and(|s| s.landings.iter().all(|&l| free[l as usize])) {
@@ -286,6 +290,8 @@ pub fn finishable_everywhere(body: &Dfa, max_states: usize) -> Result<Option<boo
     }
     let mut changed = true;
     while changed {
+        // A pass per step of propagation: bounded by the states, stopped by the budget.
+        crate::util::interrupt::check()?;
         changed = false;
         for i in 0..next.len() {
             if !good[i] && next[i].iter().any(|&j| good[j]) {
