@@ -87,7 +87,7 @@ def test_remote_ref_through_resolver(byte_vocab):
         ({"type": "strin"}, corral.InvalidSchemaError, "/type", "unknown type 'strin'"),
         ({"properties": {"a": {"$ref": "#/$defs/missing"}}}, corral.InvalidSchemaError, "/properties/a/$ref", "points to nothing"),
         ({"properties": {"a": {"not": {"uniqueItems": True}}}}, corral.UnsupportedSchemaError, "/properties/a/not/uniqueItems", "negated"),
-        ({"items": {"pattern": "(?=a)b"}}, corral.UnsupportedSchemaError, "/items/pattern", "look-around"),
+        ({"items": {"pattern": "(?<=(?=a))b"}}, corral.UnsupportedSchemaError, "/items/pattern", "inside a look-behind"),
         ({"pattern": "a("}, corral.InvalidSchemaError, "/pattern", "missing `)`"),
         ({"minLength": -1}, corral.InvalidSchemaError, "/minLength", "non-negative integer"),
         ({"$dynamicRef": "#x"}, corral.UnsupportedSchemaError, "/$dynamicRef", "dynamic references"),

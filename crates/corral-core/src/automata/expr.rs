@@ -1,6 +1,7 @@
 //! Regular expressions over DFAs: concatenation, union and repetition of automata that
 //! no regex source describes (products, complements), by Thompson's construction over
-//! DFA leaves and then the subset construction.
+//! DFA leaves and then the subset construction. Expressions with look-around are built
+//! by [`super::look`] on the same ε-NFA.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -34,6 +35,78 @@ pub enum DfaExpr<'a> {
         /// Most (None: no bound).
         max: Option<u32>,
     },
+    /// A look-ahead: the rest of the input, from here, starts (`positive`) or does not
+    /// start with a string of `body`. Look-arounds inside `body` see the whole input.
+    Ahead {
+        /// `(?=` rather than `(?!`.
+        positive: bool,
+        /// What the rest of the input is tried against.
+        body: Box<DfaExpr<'a>>,
+    },
+    /// A look-behind: the whole input read so far is (`positive`) or is not a string of
+    /// `prefix` (the caller writes "ends with B" as any text, then B). `prefix` may hold
+    /// look-behinds, not look-aheads.
+    Behind {
+        /// `(?<=` rather than `(?<!`.
+        positive: bool,
+        /// The language the input read so far is tested against.
+        prefix: Box<DfaExpr<'a>>,
+    },
+}
+
+impl DfaExpr<'_> {
+    /// Does the expression hold a look-ahead or look-behind?
+    pub fn has_look_around(&self) -> bool {
+        match self {
+            DfaExpr::Empty | DfaExpr::Leaf(_) => false,
+            DfaExpr::Seq(items) | DfaExpr::Alt(items) => items.iter().any(DfaExpr::has_look_around),
+            DfaExpr::Repeat { expr, .. } => expr.has_look_around(),
+            DfaExpr::Ahead { .. } | DfaExpr::Behind { .. } => true,
+        }
+    }
+
+    /// Does the expression hold a look-ahead?
+    pub fn has_look_ahead(&self) -> bool {
+        match self {
+            DfaExpr::Empty | DfaExpr::Leaf(_) => false,
+            DfaExpr::Seq(items) | DfaExpr::Alt(items) => items.iter().any(DfaExpr::has_look_ahead),
+            DfaExpr::Repeat { expr, .. } => expr.has_look_ahead(),
+            DfaExpr::Ahead { .. } => true,
+            DfaExpr::Behind { prefix, .. } => prefix.has_look_ahead(),
+        }
+    }
+}
+
+/// A condition on an ε-edge of a [`LeafNfa`] (look-around only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Guard {
+    /// Look-ahead `k` (an index into [`LeafNfa::aheads`]) holds from here.
+    Ahead(u32),
+    /// Look-behind monitor `k` (an index into [`LeafNfa::monitors`]) accepts (`true`) or
+    /// does not (`false`) the input read so far.
+    Behind(u32, bool),
+}
+
+/// An ε-edge of a [`LeafNfa`] junction.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Edge {
+    /// To another junction.
+    To(u32),
+    /// Into leaf instance `i` (at its DFA's start state).
+    Leaf(u32),
+    /// To a junction, where the guard holds.
+    Guarded(Guard, u32),
+}
+
+/// A look-ahead's body in a [`LeafNfa`]: built between its own two junctions.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AheadBody {
+    /// `(?=` rather than `(?!`.
+    pub positive: bool,
+    /// Where the body starts.
+    pub start: u32,
+    /// Reached when the body has matched.
+    pub end: u32,
 }
 
 /// An ε-NFA whose pieces are DFAs (for [`Dfa::from_expr`]). Junctions are ε-nodes; leaf
@@ -41,29 +114,54 @@ pub enum DfaExpr<'a> {
 /// accepts, may leave to junction `exit[i]`. Junction 1 is the final node. The NFA states
 /// that subset construction tracks are the leaves' DFA states, numbered globally: state `s`
 /// of instance `i` is `offset[i] + s`.
-struct LeafNfa<'a> {
-    leaves: Vec<&'a Dfa>,
-    exit: Vec<u32>,
-    offset: Vec<u32>,
+///
+/// Look-arounds (for [`super::look`]) are guarded ε-edges: a look-ahead's body is built
+/// between junctions of its own ([`AheadBody`]); a look-behind is a monitor DFA of the
+/// input read so far.
+pub(super) struct LeafNfa<'a> {
+    pub leaves: Vec<&'a Dfa>,
+    pub exit: Vec<u32>,
+    pub offset: Vec<u32>,
     /// The instance of each global state.
-    owner: Vec<u32>,
-    /// `eps[j]`: where junction `j` leads without reading (Ok = junction, Err = leaf start).
-    eps: Vec<Vec<std::result::Result<u32, u32>>>,
+    pub owner: Vec<u32>,
+    /// `eps[j]`: where junction `j` leads without reading.
+    pub eps: Vec<Vec<Edge>>,
+    /// The look-aheads' bodies.
+    pub aheads: Vec<AheadBody>,
+    /// The look-behinds' monitors, in the order of their guards.
+    pub monitors: Vec<Dfa>,
     /// NFA states so far (junctions plus leaf DFA states), bounded by `max_dfa_states`.
     size: usize,
-    limit: usize,
+    limits: Limits,
 }
 
 /// The final node, in NFA state sets (sorts last).
 const FINAL: u32 = u32::MAX;
 
 impl<'a> LeafNfa<'a> {
+    /// The ε-NFA of `e` (between junction 0 and the final junction 1).
+    pub fn new(e: &DfaExpr<'a>, limits: &Limits, what: &str) -> Result<LeafNfa<'a>> {
+        let mut nfa = LeafNfa {
+            leaves: Vec::new(),
+            exit: Vec::new(),
+            offset: Vec::new(),
+            owner: Vec::new(),
+            eps: vec![Vec::new(), Vec::new()],
+            aheads: Vec::new(),
+            monitors: Vec::new(),
+            size: 2,
+            limits: limits.clone(),
+        };
+        nfa.build(e, 0, 1, what)?;
+        Ok(nfa)
+    }
+
     fn grow(&mut self, n: usize, what: &str) -> Result<()> {
         self.size += n;
-        if self.size > self.limit {
+        if self.size > self.limits.max_dfa_states {
             return Err(Error::LimitExceeded {
                 limit: "max_dfa_states",
-                value: self.limit,
+                value: self.limits.max_dfa_states,
                 context: format!("the automaton of {what}"),
             });
         }
@@ -79,7 +177,7 @@ impl<'a> LeafNfa<'a> {
     /// Thompson's construction of `e` between junctions `from` and `to`.
     fn build(&mut self, e: &DfaExpr<'a>, from: u32, to: u32, what: &str) -> Result<()> {
         match e {
-            DfaExpr::Empty => self.eps[from as usize].push(Ok(to)),
+            DfaExpr::Empty => self.eps[from as usize].push(Edge::To(to)),
             DfaExpr::Leaf(d) => {
                 self.grow(d.num_states(), what)?;
                 let i = self.leaves.len() as u32;
@@ -87,7 +185,7 @@ impl<'a> LeafNfa<'a> {
                 self.exit.push(to);
                 self.offset.push(self.owner.len() as u32);
                 self.owner.extend(std::iter::repeat_n(i, d.num_states()));
-                self.eps[from as usize].push(Err(i));
+                self.eps[from as usize].push(Edge::Leaf(i));
             }
             DfaExpr::Seq(items) => {
                 let mut cur = from;
@@ -97,7 +195,7 @@ impl<'a> LeafNfa<'a> {
                     cur = next;
                 }
                 if items.is_empty() {
-                    self.eps[from as usize].push(Ok(to));
+                    self.eps[from as usize].push(Edge::To(to));
                 }
             }
             DfaExpr::Alt(items) => {
@@ -118,29 +216,50 @@ impl<'a> LeafNfa<'a> {
                         // A loop on a fresh junction: one shared with a sibling (an
                         // alternative's entry) would let the loop run before the sibling.
                         let l = self.junction(what)?;
-                        self.eps[cur as usize].push(Ok(l));
+                        self.eps[cur as usize].push(Edge::To(l));
                         self.build(expr, l, l, what)?;
                         cur = l;
                     }
                     Some(max) => {
                         for _ in *min..*max {
-                            self.eps[cur as usize].push(Ok(to));
+                            self.eps[cur as usize].push(Edge::To(to));
                             let next = self.junction(what)?;
                             self.build(expr, cur, next, what)?;
                             cur = next;
                         }
                     }
                 }
-                self.eps[cur as usize].push(Ok(to));
+                self.eps[cur as usize].push(Edge::To(to));
+            }
+            DfaExpr::Ahead { positive, body } => {
+                let (start, end) = (self.junction(what)?, self.junction(what)?);
+                let k = self.aheads.len() as u32;
+                self.aheads.push(AheadBody { positive: *positive, start, end });
+                self.build(body, start, end, what)?;
+                self.eps[from as usize].push(Edge::Guarded(Guard::Ahead(k), to));
+            }
+            DfaExpr::Behind { positive, prefix } => {
+                if prefix.has_look_ahead() {
+                    return Err(Error::Internal(format!("a look-ahead inside a look-behind in {what}")));
+                }
+                let k = self.monitors.len() as u32;
+                // A prefix no input matches: a monitor that is dead from the start.
+                let monitor = match Dfa::from_expr(prefix, &self.limits, what) {
+                    Err(Error::EmptyLanguage { .. }) => Dfa::nothing(),
+                    other => other?,
+                };
+                self.grow(monitor.num_states(), what)?;
+                self.monitors.push(monitor);
+                self.eps[from as usize].push(Edge::Guarded(Guard::Behind(k, *positive), to));
             }
         }
         Ok(())
     }
 
     /// The coarsest byte classes that refine every leaf's.
-    fn classes(&self) -> [u8; 256] {
+    pub fn classes(&self) -> [u8; 256] {
         let mut parts: Vec<&[u8; 256]> = Vec::new();
-        for d in &self.leaves {
+        for d in self.leaves.iter().copied().chain(&self.monitors) {
             // Repeated leaves are the same DFA: refine by each once.
             if !parts.iter().any(|p| std::ptr::eq(*p, &d.class_of)) {
                 parts.push(&d.class_of);
@@ -163,8 +282,10 @@ impl<'a> LeafNfa<'a> {
             }
             for &t in &self.eps[j as usize] {
                 match t {
-                    Ok(k) => stack.push(k),
-                    Err(i) => {
+                    Edge::To(k) => stack.push(k),
+                    // Only look-around has guards, and `super::look` builds those.
+                    Edge::Guarded(..) => {}
+                    Edge::Leaf(i) => {
                         let d = self.leaves[i as usize];
                         out.push(self.offset[i as usize] + d.start());
                         if d.accepts_empty() {
@@ -283,27 +404,14 @@ impl<'n, 'a> Subsets<'n, 'a> {
 }
 
 impl Dfa {
-    /// The DFA of a regular expression over DFAs (concatenation, union, repetition), by
-    /// Thompson's construction on the leaves and the subset construction.
-    ///
-    /// Bounded by `limits.max_dfa_states` (states of the NFA and of the result) and
-    /// `limits.dfa_size_limit`: the NFA state sets stored, plus the NFA states stepped
-    /// (which bounds the time), stay under `dfa_size_limit / 4` (sets are `u32` lists).
-    /// Past either: `Error::LimitExceeded`.
-    pub fn from_expr(e: &DfaExpr<'_>, limits: &Limits, what: &str) -> Result<Dfa> {
+    /// The DFA of a regular expression over DFAs without look-around (see
+    /// [`Dfa::from_expr`]), by Thompson's construction on the leaves and the subset
+    /// construction.
+    pub(super) fn from_plain_expr(e: &DfaExpr<'_>, limits: &Limits, what: &str) -> Result<Dfa> {
         if let Some(dfa) = Dfa::seq_deterministic(e, limits, what)? {
             return Ok(dfa);
         }
-        let mut nfa = LeafNfa {
-            leaves: Vec::new(),
-            exit: Vec::new(),
-            offset: Vec::new(),
-            owner: Vec::new(),
-            eps: vec![Vec::new(), Vec::new()],
-            size: 2,
-            limit: limits.max_dfa_states,
-        };
-        nfa.build(e, 0, 1, what)?;
+        let nfa = LeafNfa::new(e, limits, what)?;
         let class_of = nfa.classes();
         let subsets = RefCell::new(Subsets::new(&nfa, limits.dfa_size_limit / std::mem::size_of::<u32>()));
         let start = subsets.borrow_mut().start().ok_or_else(|| size_error(limits, what))?;

@@ -14,6 +14,8 @@
 //!   witness of a difference;
 //! * [`expr`]: concatenation, union and repetition of DFAs (Thompson's construction over
 //!   DFA leaves, then the subset construction);
+//! * [`look`]: look-ahead and look-behind inside such expressions (monitors of the input
+//!   read so far, obligations on the input to come);
 //! * [`concat`](mod@concat): concatenation, and repetition, in one pass where every
 //!   junction is deterministic;
 //! * [`sequences`]: finite languages (literals, small sets of byte sequences), built and
@@ -37,6 +39,7 @@ pub mod concat;
 pub mod counted;
 pub mod explore;
 pub mod expr;
+pub mod look;
 pub mod minimize;
 pub mod product;
 pub mod sequences;
@@ -47,7 +50,30 @@ pub mod wire;
 
 use counted::{Counted, ROW_DEAD, ROW_NEXT};
 pub use expr::DfaExpr;
+pub use look::LookTree;
 pub use string_safe::StringSafeRisk;
+
+impl Dfa {
+    /// The DFA of a regular expression over DFAs (concatenation, union, repetition; see
+    /// [`expr`]), look-around included (see [`look`]).
+    ///
+    /// Bounded by `limits.max_dfa_states` (states of the NFA and of the result) and
+    /// `limits.dfa_size_limit`: the NFA state sets stored, plus the NFA states stepped
+    /// (which bounds the time), stay under `dfa_size_limit / 4` (sets are `u32` lists).
+    /// Past either: `Error::LimitExceeded`.
+    pub fn from_expr(e: &DfaExpr<'_>, limits: &Limits, what: &str) -> Result<Dfa> {
+        if e.has_look_around() {
+            look::build(e, limits, what)
+        } else {
+            Dfa::from_plain_expr(e, limits, what)
+        }
+    }
+
+    /// A DFA of no string at all (a look-behind whose prefix language is empty).
+    pub(crate) fn nothing() -> Dfa {
+        Dfa { class_of: [0; 256], stride: 1, table: vec![DEAD; 2], accepting: vec![false; 2], counted: None }
+    }
+}
 
 /// The dead state: no continuation can match.
 pub const DEAD: u32 = 0;

@@ -77,7 +77,7 @@ impl Grammar {
     /// interpreter's `\d \w \s` sets, if known (see [`PerlClasses`]).
     pub fn regex(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Grammar> {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
-        interrupt::run(&budget, || Ok(Grammar::Regex(regex::parse(pattern, limits, classes)?)))
+        interrupt::run(&budget, || Ok(Grammar::Regex(regex::parse_whole(pattern, limits, classes)?)))
     }
 
     /// Parses, validates and normalizes a grammar text (corral EBNF or GBNF). `start`

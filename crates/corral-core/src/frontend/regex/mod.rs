@@ -7,6 +7,8 @@
 //! [`crate::automata::Dfa`] keeps only the states from which a match is still reachable.
 //!
 //! The meaning is that of `re.fullmatch` on `str` patterns: the whole output must match.
+//! A whole pattern with assertions (look-around, `\b`, anchors inside) has no HIR; it
+//! is built by the automata layer's look-around construction ([`parse_whole`]).
 //! Positions in errors are character offsets into the pattern as the user wrote it.
 
 use std::sync::Arc;
@@ -47,7 +49,16 @@ pub struct PerlClasses {
 #[derive(Debug, Clone)]
 pub struct ParsedRegex {
     pattern: String,
-    hir: Hir,
+    form: Form,
+}
+
+/// What a parsed pattern is made of.
+#[derive(Debug, Clone)]
+enum Form {
+    /// Its HIR, Python's meaning applied.
+    Hir(Hir),
+    /// Its automaton, built while parsing: a pattern with assertions has no HIR.
+    Built(Arc<Dfa>),
 }
 
 impl ParsedRegex {
@@ -56,20 +67,18 @@ impl ParsedRegex {
         &self.pattern
     }
 
-    /// The regex-syntax HIR of the pattern (Python semantics already applied).
-    pub fn hir(&self) -> &Hir {
-        &self.hir
-    }
-
-    /// The HIR, taken out (the pattern's text is dropped).
-    pub fn into_hir(self) -> Hir {
-        self.hir
+    /// The regex-syntax HIR of the pattern (Python semantics already applied); None for
+    /// a pattern with assertions, which is built as an automaton.
+    pub fn hir(&self) -> Option<&Hir> {
+        match &self.form {
+            Form::Hir(h) => Some(h),
+            Form::Built(_) => None,
+        }
     }
 }
 
-/// Parses a Python `re` pattern and applies Python's semantics. Does not build the DFA.
-/// `classes` gives the interpreter's `\d \w \s` (see [`PerlClasses`]).
-pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<ParsedRegex> {
+/// Refuses a pattern longer than `limits.max_pattern_bytes`.
+fn check_length(pattern: &str, limits: &Limits) -> Result<()> {
     if pattern.len() > limits.max_pattern_bytes {
         return Err(Error::LimitExceeded {
             limit: "max_pattern_bytes",
@@ -77,6 +86,12 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
             context: format!("a regex of {} bytes", pattern.len()),
         });
     }
+    Ok(())
+}
+
+/// Reads `pattern` (Python's syntax and checks), its nesting bounded by `limits`.
+fn read(pattern: &str, limits: &Limits) -> Result<python::Pattern> {
+    check_length(pattern, limits)?;
     let read = python::read(pattern, limits.regex_nest_limit)?;
     if read.depth > limits.regex_nest_limit {
         return Err(Error::LimitExceeded {
@@ -85,13 +100,38 @@ pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> R
             context: "the nesting depth of the regex".to_string(),
         });
     }
-    let hir = python::Lowering { pattern, classes, folded: Default::default() }.lower(read)?;
-    Ok(ParsedRegex { pattern: pattern.to_string(), hir })
+    Ok(read)
+}
+
+/// Parses a Python `re` pattern and applies Python's semantics, as a piece of a larger
+/// expression (a grammar's terminal): its HIR. Assertions are refused, since a
+/// look-ahead there would see past the piece. `classes` gives the interpreter's
+/// `\d \w \s` (see [`PerlClasses`]).
+pub fn parse(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Hir> {
+    let read = read(pattern, limits)?;
+    python::Lowering { pattern, classes, folded: Default::default() }.lower(read)
+}
+
+/// [`parse`] for a pattern that is the whole text (`re.fullmatch`): assertions
+/// (look-around, `\b`, anchors anywhere) are allowed, and such a pattern's DFA is built
+/// now, under `limits`.
+pub fn parse_whole(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<ParsedRegex> {
+    let mut read = read(pattern, limits)?;
+    let lowering = python::Lowering { pattern, classes, folded: Default::default() };
+    let form = if read.assertions_inside() {
+        Form::Built(Arc::new(lowering.look_dfa(read, limits)?))
+    } else {
+        Form::Hir(lowering.lower(read)?)
+    };
+    Ok(ParsedRegex { pattern: pattern.to_string(), form })
 }
 
 /// Determinizes a parsed pattern into a pruned byte-level [`Dfa`].
 pub fn build_dfa(parsed: &ParsedRegex, limits: &Limits) -> Result<Dfa> {
-    hir_dfa(&parsed.hir, &parsed.pattern, limits, &mut PieceCache::default())
+    match &parsed.form {
+        Form::Hir(h) => hir_dfa(h, &parsed.pattern, limits, &mut PieceCache::default()),
+        Form::Built(d) => Ok((**d).clone()),
+    }
 }
 
 /// Determinizes a regex-syntax HIR built directly rather than parsed (the JSON Schema
@@ -115,7 +155,10 @@ pub fn compile_hir_cached(hir: &Hir, what: &str, limits: &Limits, cache: &mut Pi
 /// [`build_dfa`], reusing (and adding to) pieces built for earlier patterns; the result
 /// may be shared with the cache.
 pub fn build_dfa_cached(parsed: &ParsedRegex, limits: &Limits, cache: &mut PieceCache) -> Result<Arc<Dfa>> {
-    hir_dfa_shared(&parsed.hir, &parsed.pattern, limits, cache)
+    match &parsed.form {
+        Form::Hir(h) => hir_dfa_shared(h, &parsed.pattern, limits, cache),
+        Form::Built(d) => Ok(d.clone()),
+    }
 }
 
 /// The DFA of "any string of whole UTF-8 characters that contains no match of `inner`"
@@ -128,7 +171,7 @@ pub fn build_except_dfa(inner: &str, limits: &Limits, classes: Option<&PerlClass
 
 /// Parses and determinizes `pattern` with the interpreter's `\d \w \s` (see [`PerlClasses`]).
 pub fn compile_with(pattern: &str, limits: &Limits, classes: Option<&PerlClasses>) -> Result<Dfa> {
-    build_dfa(&parse(pattern, limits, classes)?, limits)
+    build_dfa(&parse_whole(pattern, limits, classes)?, limits)
 }
 
 /// [`compile_with`], sharing built pieces through `cache` (`prebuilt::compile_cached`
@@ -142,7 +185,7 @@ pub fn compile_cached(pattern: &str, limits: &Limits, classes: Option<&PerlClass
             return Ok(Arc::new(Dfa::literal(&bytes, limits, pattern)?));
         }
     }
-    build_dfa_cached(&parse(pattern, limits, classes)?, limits, cache)
+    build_dfa_cached(&parse_whole(pattern, limits, classes)?, limits, cache)
 }
 
 /// The bytes `pattern` matches when it is a plain literal: characters that are not regex
@@ -171,5 +214,5 @@ pub fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
 
 /// Parses and determinizes `pattern` (Python `re` syntax, `re.fullmatch` meaning).
 pub fn compile(pattern: &str, limits: &Limits) -> Result<Dfa> {
-    build_dfa(&parse(pattern, limits, None)?, limits)
+    build_dfa(&parse_whole(pattern, limits, None)?, limits)
 }

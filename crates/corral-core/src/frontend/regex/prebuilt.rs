@@ -182,7 +182,7 @@ pub fn parsed(pattern: &str, limits: &Limits) -> Option<Arc<Hir>> {
     slots[i]
         .get_or_init(|| {
             let permissive = Limits { max_pattern_bytes: usize::MAX, regex_nest_limit: u32::MAX, ..Limits::default() };
-            regex::parse(pattern, &permissive, None).ok().map(|p| Arc::new(p.into_hir()))
+            regex::parse(pattern, &permissive, None).ok().map(Arc::new)
         })
         .clone()
 }

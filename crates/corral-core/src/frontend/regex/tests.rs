@@ -54,15 +54,14 @@ fn err(pattern: &str) -> Error {
 fn unsupported_constructs_are_named() {
     let cases = [
         (r"(a)\1", "backreference", 3),
-        (r"a(?=b)", "look-ahead", 1),
-        (r"(?<=a)b", "look-behind", 0),
         (r"a*+", "possessive", 1),
         (r"(?>a)", "atomic", 0),
-        (r"a\bc", "word-boundary", 1),
-        (r"a^b", "start anchor", 1),
         (r"(?P<x>a)(?P=x)", "named backreference", 8),
         (r"(a)(?(1)a|b)", "conditional", 3),
-        (r"a$\n", "end anchor", 1),
+        // What would look past a look-behind's own text.
+        (r"x(?<=a(?=b))", "inside a look-behind", 6),
+        (r"(?<!a$)b", "inside a look-behind", 5),
+        (r"(?<=a\b)b", "inside a look-behind", 5),
         (r"\N{DIGIT ONE}", "named character", 0),
         (r"[a\N{DIGIT ONE}-9]", "named character", 2),
     ];
@@ -87,6 +86,20 @@ fn syntax_errors_have_positions() {
         Error::RegexSyntax { position, .. } => assert_eq!(position, 3),
         e => panic!("{e:?}"),
     }
+}
+
+#[test]
+fn assertions_build_whole_patterns_and_stay_refused_in_pieces() {
+    let l = Limits::default();
+    // (A pattern of no string at all is an error: none matches.)
+    let m = |p: &str, s: &str| compile(p, &l).is_ok_and(|d| d.matches(s.as_bytes()));
+    assert!(m(r"a(?=b)b", "ab") && !m(r"a(?!b)[bc]", "ab") && m(r"a(?!b)[bc]", "ac"));
+    assert!(m(r"(?<=a)b|ab", "ab") && m(r"\w+\b.*", "ab c") && !m(r"ab\bc", "abc") && m(r"a\Bb", "ab"));
+    // `$` before a final newline; under (?m) before any; `^` under (?m) after any.
+    assert!(m(r"a$\n", "a\n") && !m(r"a$\nb", "a\nb") && m(r"(?m)a$\nb", "a\nb") && m(r"(?m)a\n^b", "a\nb"));
+    assert!(!m(r"a\n^b", "a\nb") && !m(r"a\Z\n", "a\n"));
+    // A grammar's piece keeps refusing them: its look-ahead would see past it.
+    assert!(matches!(parse(r"a(?=b)", &l, None), Err(Error::UnsupportedRegex { position: 1, .. })));
 }
 
 /// Python's answers (`re.fullmatch`, CPython 3.11) on the spots where its syntax differs
@@ -325,8 +338,8 @@ fn pieces_agree_with_the_regex_engine_alone() {
     let limits = Limits::default();
     let mut shared = PieceCache::default();
     for p in &patterns {
-        let parsed = parse(p, &limits, None).unwrap();
-        let whole = dense_dfa(&parsed.hir, p, &limits).unwrap();
+        let parsed = parse_whole(p, &limits, None).unwrap();
+        let whole = dense_dfa(parsed.hir().unwrap(), p, &limits).unwrap();
         let alone = build_dfa(&parsed, &limits).unwrap();
         // Twice through one cache: the second build reuses the first one's pieces.
         for _ in 0..2 {
@@ -394,8 +407,8 @@ fn counted_regions_agree_with_the_regex_engine() {
     ];
     let limits = Limits::default();
     for (p, smaller) in &cases {
-        let parsed = parse(p, &limits, None).unwrap();
-        let whole = dense_dfa(&parsed.hir, p, &limits).unwrap();
+        let parsed = parse_whole(p, &limits, None).unwrap();
+        let whole = dense_dfa(parsed.hir().unwrap(), p, &limits).unwrap();
         let built = build_dfa(&parsed, &limits).unwrap();
         assert_eq!(whole.difference(&built), None, "{p}");
         assert_eq!(built.has_counted_region(), *smaller > 0, "{p}");
@@ -453,10 +466,10 @@ fn byte_sequence_pieces_are_exact_and_minimal() {
     ];
     let limits = Limits::default();
     for p in patterns {
-        let parsed = parse(p, &limits, None).unwrap();
-        let seqs = byte_sequences(&parsed.hir).expect(p);
+        let parsed = parse_whole(p, &limits, None).unwrap();
+        let seqs = byte_sequences(parsed.hir().unwrap()).expect(p);
         let direct = Dfa::from_byte_sequences(&seqs, &limits, p).unwrap();
-        assert_eq!(dense_dfa(&parsed.hir, p, &limits).unwrap().difference(&direct), None, "{p}");
+        assert_eq!(dense_dfa(parsed.hir().unwrap(), p, &limits).unwrap().difference(&direct), None, "{p}");
         assert_eq!(direct.minimized().num_states(), direct.num_states(), "{p}: not minimal");
     }
 }

@@ -299,7 +299,7 @@ impl<'a> Lowering<'a> {
         let parsed = match (literal, regex::prebuilt::parsed(src, self.limits)) {
             (Some(bytes), _) => Ok(Arc::new(regex_syntax::hir::Hir::literal(bytes))),
             (None, Some(hir)) => Ok(hir),
-            (None, None) => regex::parse(src, self.limits, self.classes).map(|p| Arc::new(p.into_hir())),
+            (None, None) => regex::parse(src, self.limits, self.classes).map(Arc::new),
         };
         let piece = match parsed {
             Ok(hir) => Piece::regex(hir, src),

@@ -225,7 +225,7 @@ fn expression_emptiness_is_exact_and_typed() {
 
 /// The measures of Python regex `src` (without the interpreter's classes).
 fn measure(src: &str) -> super::piece::Measure {
-    let hir = crate::frontend::regex::parse(src, &Limits::default(), None).unwrap().into_hir();
+    let hir = crate::frontend::regex::parse(src, &Limits::default(), None).unwrap();
     super::piece::Measure::of(&hir)
 }
 

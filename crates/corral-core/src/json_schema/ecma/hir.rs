@@ -93,8 +93,8 @@ pub fn json_any_char_hir() -> Hir {
     ANY.get_or_init(|| json_char_hir(&normalize([(0, MAX_CODE_POINT)]))).clone()
 }
 
-/// `node` as HIR, each character set built by `chars`. Anchors never reach here (a
-/// [`super::Language`] holds none); one would match nothing.
+/// `node` as HIR, each character set built by `chars`. Assertions never reach here (a
+/// language that holds them is built by `look_around`); one would match nothing.
 pub(super) fn node_hir<F: Fn(&[(u32, u32)]) -> Hir>(node: &Node, chars: &F) -> Hir {
     match node {
         Node::Chars(ranges) => chars(ranges),
@@ -103,6 +103,6 @@ pub(super) fn node_hir<F: Fn(&[(u32, u32)]) -> Hir>(node: &Node, chars: &F) -> H
         Node::Repeat { item, min, max } => {
             Hir::repetition(hir::Repetition { min: *min, max: *max, greedy: true, sub: Box::new(node_hir(item, chars)) })
         }
-        Node::Anchor { .. } => Hir::fail(),
+        Node::Anchor { .. } | Node::Look { .. } | Node::Boundary { .. } => Hir::fail(),
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! Every character class becomes a set of code points (Unicode semantics, as with the `u`
 //! flag: `\u{...}` escapes, surrogate pairs joined); groups become their contents.
-//! Constructs no regular language expresses (look-around, backreferences, word
-//! boundaries, property escapes) are refused as unsupported, with their position.
+//! Assertions (anchors, look-around groups, word boundaries) are nodes of their own.
+//! Constructs no regular language expresses (backreferences) and property escapes are
+//! refused as unsupported, with their position.
 
 use super::ranges::{self, complement, decimal_value, is_python_digit, normalize, Ranges, MAX_CODE_POINT};
 use super::Node;
@@ -13,6 +14,14 @@ use crate::error::{Error, Result};
 /// The repetition count from which a quantifier is refused: a HIR count is a `u32`, and
 /// this is the bound Python's `re` also puts on counts.
 const MAX_REPEAT: u64 = u32::MAX as u64;
+
+/// The openings of look-around groups.
+const LOOK_AROUND: [&str; 4] = ["(?=", "(?!", "(?<=", "(?<!"];
+
+/// Is `node` an assertion (no quantifier may follow it in Unicode mode)?
+fn is_assertion(node: &Node) -> bool {
+    matches!(node, Node::Anchor { .. } | Node::Look { .. } | Node::Boundary { .. })
+}
 
 /// One member of a character class.
 enum ClassAtom {
@@ -117,8 +126,10 @@ impl<'a> Reader<'a> {
                 break;
             }
             crate::util::interrupt::check()?;
+            // A group is an atom whatever it holds: `(?:^)*` may repeat, `^*` may not.
+            let plain_group = c == '(' && !LOOK_AROUND.iter().any(|p| self.starts_with(p));
             let (atom, d) = self.atom()?;
-            let (item, d) = self.quantified(atom, d)?;
+            let (item, d) = self.quantified(atom, d, !plain_group)?;
             items.push(item);
             depth = depth.max(d);
         }
@@ -126,7 +137,9 @@ impl<'a> Reader<'a> {
     }
 
     /// `atom` (of nesting `depth`) with the quantifiers that follow it (several may).
-    fn quantified(&mut self, mut atom: Node, mut depth: u32) -> Result<(Node, u32)> {
+    /// `bare`: the atom was not written as a plain group, so an assertion may not be
+    /// repeated.
+    fn quantified(&mut self, mut atom: Node, mut depth: u32, bare: bool) -> Result<(Node, u32)> {
         loop {
             let start = self.i;
             let (min, max) = match self.peek(0) {
@@ -138,13 +151,13 @@ impl<'a> Reader<'a> {
                         _ => (0, Some(1)),
                     }
                 }
-                Some('{') => match self.braces(matches!(atom, Node::Anchor { .. }))? {
+                Some('{') => match self.braces(bare && is_assertion(&atom))? {
                     Some(counts) => counts,
                     None => return Ok((atom, depth)),
                 },
                 _ => return Ok((atom, depth)),
             };
-            if matches!(atom, Node::Anchor { .. }) {
+            if bare && is_assertion(&atom) {
                 return Err(self.after_anchor(start));
             }
             if self.peek(0) == Some('?') {
@@ -190,7 +203,7 @@ impl<'a> Reader<'a> {
     }
 
     fn after_anchor(&self, position: usize) -> Error {
-        self.syntax("a quantifier cannot follow an anchor".into(), position)
+        self.syntax("a quantifier cannot follow an anchor or look-around (Unicode mode)".into(), position)
     }
 
     /// The counts of a `{...}` quantifier at the position, read past it; None (nothing
@@ -230,7 +243,17 @@ impl<'a> Reader<'a> {
                 self.i += 1;
                 Node::Anchor { start: c == '^', position: start }
             }
-            '\\' => Node::Chars(self.escape(false)?),
+            // Not ECMAScript (an error in Unicode mode), but the schemas that write them
+            // are checked by Python's `re` or PCRE, where they are the string's ends.
+            '\\' if matches!(self.peek(1), Some('A' | 'Z' | 'z')) => {
+                self.i += 2;
+                Node::Anchor { start: self.src[start + 1] == 'A', position: start }
+            }
+            '\\' if matches!(self.peek(1), Some('b' | 'B')) => {
+                self.i += 2;
+                Node::Boundary { negated: self.src[start + 1] == 'B', position: start }
+            }
+            '\\' => Node::Chars(self.escape()?),
             '*' | '+' | '?' => return Err(self.syntax(format!("nothing to repeat before `{c}`"), start)),
             '{' if self.read_braces().is_some() => return Err(self.syntax("nothing to repeat before `{`".into(), start)),
             _ => {
@@ -241,15 +264,16 @@ impl<'a> Reader<'a> {
         Ok((node, 0))
     }
 
-    /// A group at the position: `(...)`, `(?:...)` or `(?<name>...)`; look-around is refused.
+    /// A group at the position: `(...)`, `(?:...)`, `(?<name>...)` or a look-around.
     fn group(&mut self) -> Result<(Node, u32)> {
         let start = self.i;
         self.i += 1;
+        let mut look = None;
         if self.starts_with("?:") {
             self.i += 2;
-        } else if ["?=", "?!", "?<=", "?<!"].iter().any(|p| self.starts_with(p)) {
-            return Err(self
-                .unsupported("look-around is not supported (it is not a regular-language construct corral can compile)", start));
+        } else if let Some(p) = LOOK_AROUND.iter().map(|p| &p[1..]).find(|p| self.starts_with(p)) {
+            self.i += p.len();
+            look = Some((p.len() == 2, p.ends_with('=')));
         } else if self.starts_with("?<") {
             match self.src[self.i..].iter().position(|&c| c == '>') {
                 Some(k) => self.i += k + 1,
@@ -269,6 +293,10 @@ impl<'a> Reader<'a> {
             return Err(self.syntax("missing `)`".into(), start));
         }
         self.i += 1;
+        let node = match look {
+            Some((ahead, positive)) => Node::Look { ahead, positive, body: Box::new(node), position: start },
+            None => node,
+        };
         Ok((node, depth + 1))
     }
 
@@ -312,9 +340,9 @@ impl<'a> Reader<'a> {
 
 /// Escapes and character classes.
 impl Reader<'_> {
-    /// The escape at the position (a backslash): the characters it stands for.
-    /// `in_class` tells `\b` (backspace in a class) from a word boundary.
-    fn escape(&mut self, in_class: bool) -> Result<Ranges> {
+    /// The escape at the position (a backslash): the characters it stands for (`\b` is
+    /// a backspace here: outside a class, [`Reader::atom`] reads a word boundary first).
+    fn escape(&mut self) -> Result<Ranges> {
         let start = self.i;
         self.i += 1;
         let Some(c) = self.peek(0) else { return Err(self.syntax("pattern ends with a backslash".into(), start)) };
@@ -332,9 +360,8 @@ impl Reader<'_> {
             'v' => return one(0x0B),
             'f' => return one(0x0C),
             'r' => return one(0x0D),
-            'b' if in_class => return one(0x08),
-            'b' => return Err(self.unsupported("word boundaries (\\b) are not supported", start)),
-            'B' => return Err(self.unsupported("word boundaries (\\B) are not supported", start)),
+            // (Outside a class, `atom` reads `\b` and `\B` as word boundaries.)
+            'b' => return one(0x08),
             '0' if !self.peek(0).is_some_and(is_python_digit) => return one(0),
             _ => {}
         }
@@ -368,7 +395,7 @@ impl Reader<'_> {
     fn class_atom(&mut self) -> Result<ClassAtom> {
         match self.peek(0) {
             Some('\\') => {
-                let set = self.escape(true)?;
+                let set = self.escape()?;
                 Ok(match set.as_slice() {
                     &[(lo, hi)] if lo == hi => ClassAtom::Char(lo),
                     _ => ClassAtom::Set(set),

@@ -110,15 +110,16 @@ fn escapes_and_classes_are_sets_of_code_points() {
 #[test]
 fn refusals_name_the_construct_and_its_position() {
     let cases: &[(&str, bool, usize)] = &[
-        ("a(?=b)", true, 1),
-        ("(?<!b)", true, 0),
         (r"ab\1", true, 2),
         (r"\k<n>", true, 0),
-        (r"x\b", true, 1),
-        (r"[\B]", true, 1),
+        (r"[\B]", false, 1),
         (r"\p{L}", true, 0),
-        ("a^b", true, 1),
-        ("(a$)b", true, 2),
+        // A look-behind cannot hold what looks ahead.
+        ("(?<=a(?=b))", true, 5),
+        ("x(?<!a$)", true, 6),
+        (r"(?<=(?<!\b))", true, 8),
+        ("(?=a)*", false, 5),
+        (r"\b+", false, 2),
         ("ab)", false, 2),
         ("(ab", false, 0),
         ("(?<ab", false, 1),
@@ -160,7 +161,7 @@ fn counts_past_the_hir_bound_and_limits_are_errors() {
     assert!(matches!(parse("a{4294967295}", &l), Err(Error::RegexSyntax { position: 1, .. })));
     assert!(matches!(parse("a{1,99999999999999999999999}", &l), Err(Error::RegexSyntax { position: 1, .. })));
     // The errors come in the order of the pattern's text.
-    assert_eq!(refusal("^{99999999999}").2, "a quantifier cannot follow an anchor");
+    assert_eq!(refusal("^{99999999999}").2, "a quantifier cannot follow an anchor or look-around (Unicode mode)");
     assert!(refusal("^{3,2}").2.starts_with("numbers out of order"));
     // Huge counts are still ordered as numbers.
     let (_, _, m) = refusal("a{99999999999999999999999,99999999999999999999998}");
@@ -193,10 +194,14 @@ fn anchors_at_the_ends_of_branches_bound_the_search() {
     let m = |p: &str, s: &str| search_language(p, &l).unwrap().value_matcher(&l).unwrap().is_match(s);
     assert!(m("b", "abc") && !m("^b", "abc") && m("c$", "abc") && !m("a$", "abc"));
     assert!(m("(^a|^b)", "bc!") && !m("(^a|^b)", "xb"));
-    // Only a group that is the whole branch may hold the anchors, in every alternative.
+    // Anchors anywhere else are assertions where they stand.
     for p in ["(^a|^b)c", "^(a|b$)", "x(^a)"] {
-        assert!(matches!(search_language(p, &l), Err(Error::UnsupportedRegex { .. })), "{p}");
+        assert!(search_language(p, &l).unwrap().has_assertions(), "{p}");
     }
+    // `\A`, `\Z` and `\z` as Python's `re` and PCRE read them (ECMAScript has none).
+    assert!(m(r"\A[^\n]*\Z", "one line") && !m(r"\A[^\n]*\Z", "two\nlines") && !m(r"x\z", "x\n") && m(r"a|\Ab", "bc"));
+    assert!(m("(^a|^b)c", "bc!") && !m("(^a|^b)c", "xbc") && m("^(a|b$)", "ab") && !m("^(a|b$)", "bc"));
+    assert!(!m("x(^a)", "xa") && !m("a^", "a") && m("a$|^b", "ba") && m("a$|^b", "ca") && !m("a$|^b", "cb"));
     assert!(!m("[^\\s\\S]", "") && m("", "anything"));
     assert!(m("^\\u{1F600}+$", "😀😀") && !m("^\\u{1F600}+$", "😀a"));
     assert!(m("^\\d{3}-\\d{4}$", "555-1234") && !m("^\\d{3}-\\d{4}$", "555-12345") && !m("^\\d$", "٣"));
@@ -271,4 +276,27 @@ fn a_pattern_over_the_json_encoding() {
     // Lengths count characters, each one encoded unit.
     let two = full_language(r"[\s\S]{2}", &l).unwrap().json_hir();
     assert!(matches(&two, "\\n\\u0000") && matches(&two, "😀\\\"") && !matches(&two, "\\u0000"));
+}
+
+/// Patterns with assertions and a JavaScript engine's verdicts (`RegExp.test`), written by
+/// `tools/gen_ecma_search_cases.py`: the first line is the strings, then
+/// `[pattern, "0110..."]` per line.
+const SEARCH_CASES: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/corpus/ecma_search.jsonl"));
+
+#[test]
+fn assertions_find_matches_as_a_javascript_engine_does() {
+    let l = limits();
+    let mut lines = SEARCH_CASES.lines();
+    let strings: Vec<String> = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let mut with_assertions = 0;
+    for line in lines {
+        let (pattern, verdicts): (String, String) = serde_json::from_str(line).unwrap();
+        let language = search_language(&pattern, &l).unwrap_or_else(|e| panic!("{pattern:?}: {e}"));
+        with_assertions += usize::from(language.has_assertions());
+        let m = language.value_matcher(&l).unwrap();
+        for (s, v) in strings.iter().zip(verdicts.chars()) {
+            assert_eq!(m.is_match(s), v == '1', "{pattern:?} on {s:?}");
+        }
+    }
+    assert!(with_assertions > 150, "{with_assertions}");
 }

@@ -142,8 +142,8 @@ fn render(node: &Node) -> Result<String> {
         Node::Alt(items) => items.iter().map(render).collect::<Result<Vec<_>>>()?.join("|"),
         Node::Repeat { item, min, max } => group(&render(item)?) + &repeat_suffix(*min, *max),
         // Format patterns are whole-string languages written without anchors.
-        Node::Anchor { position, .. } => {
-            return Err(Error::Internal(format!("a format pattern has an anchor at character {position}")))
+        Node::Anchor { position, .. } | Node::Look { position, .. } | Node::Boundary { position, .. } => {
+            return Err(Error::Internal(format!("a format pattern has an assertion at character {position}")))
         }
     })
 }

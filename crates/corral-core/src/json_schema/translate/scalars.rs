@@ -580,7 +580,15 @@ impl<'a> Translator<'a> {
         }
         let part = |t: &Self, p: &str| -> Result<Lang> {
             let language = ecma::search_language(p, &t.limits).map_err(|e| pattern_error(e, p, pointer))?;
-            Ok(Lang::hir(language.json_hir()))
+            if !language.has_assertions() {
+                return Ok(Lang::hir(language.json_hir()));
+            }
+            // Look-around: an automaton built beside the HIR (see `ecma::look_around`).
+            match language.json_dfa(&t.limits) {
+                Ok(d) => Ok(Lang::Dfa(Arc::new(d), format!("ecma:{p}"))),
+                Err(Error::EmptyLanguage { .. }) => Ok(Lang::hir(Hir::fail())),
+                Err(e) => Err(pattern_error(e, p, pointer)),
+            }
         };
         let l = match ecma::leading_lookaheads(pattern) {
             // `^(?=A)(?!B)R`: the strings of `^R` and `^A` and not of `^B`.

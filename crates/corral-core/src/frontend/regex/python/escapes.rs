@@ -68,7 +68,8 @@ impl<'p> Parser<'p> {
         match e {
             'A' => return Ok(Code::At(Anchor::BeginningString)),
             'Z' => return Ok(Code::At(Anchor::EndString)),
-            'b' | 'B' => return Ok(Code::At(Anchor::Boundary)),
+            'b' => return Ok(Code::At(Anchor::Boundary)),
+            'B' => return Ok(Code::At(Anchor::NonBoundary)),
             _ => {}
         }
         if let Some(c) = category_of(e) {

@@ -53,7 +53,7 @@ impl Lowering<'_> {
                     match kind {
                         Anchor::Beginning | Anchor::BeginningString => "start anchor (^ or \\A) not at the start of the pattern",
                         Anchor::End | Anchor::EndString => "end anchor ($ or \\Z) not at the end of the pattern",
-                        Anchor::Boundary => "word-boundary assertion (\\b or \\B)",
+                        Anchor::Boundary | Anchor::NonBoundary => "word-boundary assertion (\\b or \\B)",
                     },
                 )
             }

@@ -10,10 +10,12 @@
 //! then gives each node CPython's meaning under the flags in force where it stands
 //! (scoped flags apply only inside their group).
 //!
-//! Constructs a DFA over the whole output cannot express (backreferences, look-around,
-//! conditionals, atomic groups, possessive repetitions, word boundaries, anchors away
-//! from the ends) are named by [`Error::UnsupportedRegex`], but only once the whole
-//! pattern is known to be valid: a pattern Python refuses is always a syntax error.
+//! Constructs a DFA over the whole output cannot express (backreferences, conditionals,
+//! atomic groups, possessive repetitions) are named by [`Error::UnsupportedRegex`], but
+//! only once the whole pattern is known to be valid: a pattern Python refuses is always
+//! a syntax error. Assertions (look-around, word boundaries, anchors away from the ends)
+//! have no HIR: a whole pattern that holds them is built by `look`; a grammar's
+//! terminal refuses them (its look-ahead would see the text after the terminal).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,7 @@ use crate::error::Result;
 use crate::util::hash::FastMap;
 
 mod escapes;
+mod look;
 mod lower;
 mod node;
 mod parser;
@@ -84,11 +87,21 @@ fn flag_of(c: char) -> Option<u32> {
 }
 
 /// A parsed pattern: CPython's form, its global flags and its nesting depth.
-pub(super) struct Pattern {
+pub(crate) struct Pattern {
     seq: Seq,
     flags: u32,
     pub(super) depth: u32,
     state: State,
+}
+
+impl Pattern {
+    /// Drops the anchors at the ends (under `re.fullmatch` they hold) and tells whether
+    /// an assertion is left (look-around, a word boundary, an anchor elsewhere).
+    pub(crate) fn assertions_inside(&mut self) -> bool {
+        strip_anchors(&mut self.seq, true);
+        strip_anchors(&mut self.seq, false);
+        look::has_assertion(&self.seq)
+    }
 }
 
 /// Reads `pattern` as CPython does, refusing what it refuses (with its message and
@@ -135,7 +148,7 @@ fn compile_checks(seq: &[Node], flags: u32, state: &State, pattern: &str) -> Res
                 }
                 compile_checks(body, flags, state, pattern)?;
             }
-            Node::Assert { behind, body, at } => {
+            Node::Assert { behind, body, at, .. } => {
                 if *behind {
                     let (lo, hi) = width(body, state);
                     if lo > MAXCODE {

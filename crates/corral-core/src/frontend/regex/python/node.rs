@@ -25,8 +25,10 @@ pub(super) enum Anchor {
     End,
     /// `\Z`
     EndString,
-    /// `\b` or `\B`
+    /// `\b`
     Boundary,
+    /// `\B`
+    NonBoundary,
 }
 
 /// One member of a character set, as CPython keeps it.
@@ -72,6 +74,8 @@ pub(super) enum Node {
     Branch(Vec<Seq>),
     Assert {
         behind: bool,
+        /// `=` rather than `!`.
+        positive: bool,
         body: Seq,
         at: usize,
     },

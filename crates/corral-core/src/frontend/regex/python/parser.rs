@@ -408,13 +408,14 @@ impl<'p> Parser<'p> {
     /// A look-ahead `(?=...)`/`(?!...)` or look-behind `(?<=...)`/`(?<!...)`, after `(?`
     /// and its `k`.
     fn lookaround(&mut self, k: char, start: usize, verbose: bool, nested: u32) -> Result<(Option<Node>, u32, bool)> {
-        let mut behind = false;
+        let (mut behind, mut positive) = (false, k == '=');
         if k == '<' {
             let Some(c) = self.src.get()? else { return Err(self.src.error("unexpected end of pattern", 0)) };
             if !matches!(c, Tok::Char('=' | '!')) {
                 return Err(self.src.error(&format!("unknown extension ?<{}", c.text()), c.len() + 2));
             }
             behind = true;
+            positive = c == Tok::Char('=');
         }
         // Only the outermost look-behind marks where its groups begin.
         let outer = self.state.lookbehind_groups;
@@ -428,7 +429,7 @@ impl<'p> Parser<'p> {
             self.state.lookbehind_groups = None;
         }
         self.close_paren(start)?;
-        Ok((Some(Node::Assert { behind, body: p.seq, at: start }), p.depth + 1, verbose))
+        Ok((Some(Node::Assert { behind, positive, body: p.seq, at: start }), p.depth + 1, verbose))
     }
 
     /// Global flags `(?aiLmsux)` (at `start`, already added to the state): allowed only at
