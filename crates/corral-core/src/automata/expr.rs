@@ -11,7 +11,7 @@ use super::minimize::{MINIMIZE_FROM, MINIMIZE_UP_TO};
 use super::{size_error, Dfa, DEAD};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::util::hash::FastMap;
+use crate::util::hash::{FastMap, HashMap};
 
 /// A regular expression whose leaves are DFAs: the input of [`Dfa::from_expr`], which
 /// concatenates, unites and repeats automata that no regex source describes (e.g. the
@@ -77,6 +77,21 @@ impl DfaExpr<'_> {
     }
 }
 
+/// The structure of `e` as text, its leaves by address: equal for expressions built alike
+/// over the same automata (the look-arounds a pattern repeats).
+fn shape_key(e: &DfaExpr<'_>) -> String {
+    let list = |tag: &str, items: &[DfaExpr<'_>]| format!("{tag}({})", items.iter().map(shape_key).collect::<Vec<_>>().join(","));
+    match e {
+        DfaExpr::Empty => "e".into(),
+        DfaExpr::Leaf(d) => format!("{:p}", *d),
+        DfaExpr::Seq(items) => list("S", items),
+        DfaExpr::Alt(items) => list("A", items),
+        DfaExpr::Repeat { expr, min, max } => format!("R{min},{max:?}({})", shape_key(expr)),
+        DfaExpr::Ahead { positive, body } => format!("H{positive}({})", shape_key(body)),
+        DfaExpr::Behind { positive, prefix } => format!("B{positive}({})", shape_key(prefix)),
+    }
+}
+
 /// A condition on an ε-edge of a [`LeafNfa`] (look-around only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Guard {
@@ -130,6 +145,10 @@ pub(super) struct LeafNfa<'a> {
     pub aheads: Vec<AheadBody>,
     /// The look-behinds' monitors, in the order of their guards.
     pub monitors: Vec<Dfa>,
+    /// The look-aheads and monitors built so far, by [`shape_key`] (with the polarity, for
+    /// look-aheads).
+    ahead_ids: HashMap<String, u32>,
+    monitor_ids: HashMap<String, u32>,
     /// NFA states so far (junctions plus leaf DFA states), bounded by `max_dfa_states`.
     size: usize,
     limits: Limits,
@@ -149,6 +168,8 @@ impl<'a> LeafNfa<'a> {
             eps: vec![Vec::new(), Vec::new()],
             aheads: Vec::new(),
             monitors: Vec::new(),
+            ahead_ids: HashMap::default(),
+            monitor_ids: HashMap::default(),
             size: 2,
             limits: limits.clone(),
         };
@@ -232,24 +253,42 @@ impl<'a> LeafNfa<'a> {
                 self.eps[cur as usize].push(Edge::To(to));
             }
             DfaExpr::Ahead { positive, body } => {
-                let (start, end) = (self.junction(what)?, self.junction(what)?);
-                let k = self.aheads.len() as u32;
-                self.aheads.push(AheadBody { positive: *positive, start, end });
-                self.build(body, start, end, what)?;
+                // One body per distinct look-ahead (`\b` repeated shares its two).
+                let key = format!("{positive}{}", shape_key(body));
+                let k = match self.ahead_ids.get(&key) {
+                    Some(&k) => k,
+                    None => {
+                        let (start, end) = (self.junction(what)?, self.junction(what)?);
+                        let k = self.aheads.len() as u32;
+                        self.aheads.push(AheadBody { positive: *positive, start, end });
+                        self.build(body, start, end, what)?;
+                        self.ahead_ids.insert(key, k);
+                        k
+                    }
+                };
                 self.eps[from as usize].push(Edge::Guarded(Guard::Ahead(k), to));
             }
             DfaExpr::Behind { positive, prefix } => {
                 if prefix.has_look_ahead() {
                     return Err(Error::Internal(format!("a look-ahead inside a look-behind in {what}")));
                 }
-                let k = self.monitors.len() as u32;
-                // A prefix no input matches: a monitor that is dead from the start.
-                let monitor = match Dfa::from_expr(prefix, &self.limits, what) {
-                    Err(Error::EmptyLanguage { .. }) => Dfa::nothing(),
-                    other => other?,
+                // One monitor per distinct prefix, whatever the polarity.
+                let key = shape_key(prefix);
+                let k = match self.monitor_ids.get(&key) {
+                    Some(&k) => k,
+                    None => {
+                        // A prefix no input matches: a monitor that is dead from the start.
+                        let monitor = match Dfa::from_expr(prefix, &self.limits, what) {
+                            Err(Error::EmptyLanguage { .. }) => Dfa::nothing(),
+                            other => other?,
+                        };
+                        self.grow(monitor.num_states(), what)?;
+                        self.monitors.push(monitor);
+                        let k = self.monitors.len() as u32 - 1;
+                        self.monitor_ids.insert(key, k);
+                        k
+                    }
                 };
-                self.grow(monitor.num_states(), what)?;
-                self.monitors.push(monitor);
                 self.eps[from as usize].push(Edge::Guarded(Guard::Behind(k, *positive), to));
             }
         }

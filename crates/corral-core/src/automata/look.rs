@@ -543,6 +543,19 @@ mod tests {
     }
 
     #[test]
+    fn repeated_look_arounds_share_their_monitor_and_body() {
+        let leaves: Vec<Arc<Dfa>> = ["[abc]*", "a"].iter().map(|p| Arc::new(compile(p, &Limits::default()).unwrap())).collect();
+        let boundary = LookTree::word_boundary(false, &leaves[0], &leaves[1]);
+        let tree = LookTree::Seq(vec![boundary.clone(), LookTree::Leaf(leaves[1].clone()), boundary]);
+        let nfa = LeafNfa::new(&tree.expr(), &Limits::default(), "t").unwrap();
+        // One monitor ("ends with a"), two bodies (positive and negative "a").
+        assert_eq!((nfa.monitors.len(), nfa.aheads.len()), (1, 2));
+        // Words are runs of `a`: `\ba\b` is a lone `a`.
+        let d = tree.dfa(&Limits::default(), "t").unwrap();
+        assert!(d.matches(b"a") && !d.matches(b"aa") && !d.matches(b""));
+    }
+
+    #[test]
     fn look_around_agrees_with_its_definition() {
         let leaves: Vec<Dfa> =
             ["[abc]*", "a", "b", "ab|c", "[bc]+", "a?"].iter().map(|p| compile(p, &Limits::default()).unwrap()).collect();

@@ -232,6 +232,10 @@ pub struct Resources<'a> {
     /// instead of refusing it; the `$schema`s so read, with their messages.
     lenient: bool,
     unknown_metaschemas: Vec<(String, String)>,
+    /// The subschemas that declare each `$dynamicAnchor` name, and those with
+    /// `"$recursiveAnchor": true` (under the name ""), by address: where only one
+    /// declares it, a dynamic reference to it points where a `$ref` would.
+    dynamic_anchors: HashMap<String, BTreeSet<usize>>,
 }
 
 impl<'a> Resources<'a> {
@@ -370,6 +374,12 @@ impl<'a> Resources<'a> {
                 }
             }
         }
+        if let Some(name) = node.get("$dynamicAnchor").and_then(Value::as_str) {
+            self.dynamic_anchors.entry(name.to_string()).or_default().insert(node as *const Value as usize);
+        }
+        if node.get("$recursiveAnchor") == Some(&Value::Bool(true)) {
+            self.dynamic_anchors.entry(String::new()).or_default().insert(node as *const Value as usize);
+        }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(name) = node.get(key).and_then(Value::as_str) {
                 let sub = Subschema { node, pointer: here.to_string(), base: base.clone(), draft };
@@ -422,6 +432,37 @@ impl<'a> Resources<'a> {
         let found = self.resolve_anew(sub, text)?;
         self.resolved.borrow_mut().insert(key, found.clone());
         Ok(found)
+    }
+
+    /// The subschema a `$dynamicRef` (`keyword`; or `$recursiveRef`) of `sub` points to,
+    /// where that does not depend on the dynamic scope: where the reference would lead a
+    /// `$ref`, unless the target declares the dynamic anchor the reference names
+    /// (`"$recursiveAnchor": true` for `$recursiveRef`) and another subschema of the
+    /// documents declares it too, so that the scope a value is reached through could
+    /// choose it. None then.
+    pub fn resolve_dynamic(&self, sub: &Subschema<'a>, keyword: &str, reference: &Value) -> Result<Option<Subschema<'a>>> {
+        // The errors of `resolve`, at this keyword.
+        let target = self.resolve(sub, reference).map_err(|e| match e {
+            Error::Schema { kind, message, .. } => {
+                let why = message.split_once(": ").map_or(message.as_str(), |(_, why)| why).to_string();
+                schema_error(kind, &format!("{}/{keyword}", sub.pointer), keyword, &why)
+            }
+            e => e,
+        })?;
+        let name = if keyword == "$recursiveRef" {
+            if target.node.get("$recursiveAnchor") != Some(&Value::Bool(true)) {
+                return Ok(Some(target));
+            }
+            String::new()
+        } else {
+            let frag = reference.as_str().map(|r| uri::split_fragment(r).1).unwrap_or_default();
+            if frag.is_empty() || frag.starts_with('/') || target.node.get("$dynamicAnchor").and_then(Value::as_str) != Some(frag)
+            {
+                return Ok(Some(target));
+            }
+            frag.to_string()
+        };
+        Ok((self.dynamic_anchors.get(&name).map_or(0, BTreeSet::len) <= 1).then_some(target))
     }
 
     /// [`Resources::resolve`] without the memo.

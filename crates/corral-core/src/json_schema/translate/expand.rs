@@ -11,11 +11,16 @@
 use serde_json::{Map, Value};
 
 use super::super::resources::{Draft, Subschema};
-use super::keywords::{schema_list, Disjunction};
-use super::shape::{BadMember, Field, KeyFilter, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
+use super::keywords::{child, schema_list, Disjunction, Reach};
+use super::shape::{BadMember, Evaluated, Field, KeyFilter, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
+
 use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
+
+/// The most `anyOf` branches distributed as sets of branches (see
+/// `Translator::any_of_subsets`): 63 alternatives.
+const MAX_ANY_OF_SUBSETS: usize = 6;
 
 /// A shape with the disjunctions still to distribute over it.
 type ExpandItem<'a> = (Shape<'a>, Vec<Disjunction<'a>>);
@@ -56,6 +61,8 @@ impl<'a> Translator<'a> {
                 continue;
             }
             if disj.is_empty() {
+                let mut shape = shape;
+                self.resolve_unevaluated(&mut shape)?;
                 out.push(shape);
                 if out.len() > self.limits.max_schema_alternatives {
                     return Err(Error::LimitExceeded {
@@ -507,9 +514,79 @@ impl<'a> Translator<'a> {
                 return Ok(()); // siblings of $ref are ignored before 2019-09
             }
         }
+        if obj.contains_key("unevaluatedProperties") && !obj.contains_key("additionalProperties") {
+            if let (Some(own), Reach::Branching) = (chain.last(), self.unevaluated_reach(s)?) {
+                self.branching_unevaluated.insert(own.clone());
+            }
+        }
         self.absorb_keywords(shape, s, disj, chain)?;
         if shape.kinds.is_empty() {
             shape.unsat = true;
+        }
+        Ok(())
+    }
+
+    /// Is a subschema read through `chain` inside one whose `unevaluatedProperties`
+    /// depends on the branches taken?
+    pub(crate) fn in_branching_unevaluated(&self, chain: &[SubKey]) -> bool {
+        !self.branching_unevaluated.is_empty() && chain.iter().any(|k| self.branching_unevaluated.contains(k))
+    }
+
+    /// `anyOf` inside such a subschema: one alternative per set of branches that hold
+    /// (the others negated), since every branch that holds evaluates its properties. At
+    /// most [`MAX_ANY_OF_SUBSETS`] branches (2ⁿ - 1 alternatives).
+    pub(crate) fn any_of_subsets(&mut self, sub: &Subschema<'a>, branches: Vec<Sub<'a>>) -> Result<Vec<Vec<Sub<'a>>>> {
+        let n = branches.len();
+        if n > MAX_ANY_OF_SUBSETS {
+            return Err(super::super::resources::unsupported(
+                &format!("{}/anyOf", sub.pointer),
+                "anyOf",
+                &format!(
+                    "more than {MAX_ANY_OF_SUBSETS} branches inside a subschema whose unevaluatedProperties depends on \
+                     which of them hold"
+                ),
+            ));
+        }
+        Ok((1u32..1 << n)
+            .map(|set| (0..n).map(|i| if set & 1 << i != 0 { branches[i].clone() } else { branches[i].negate() }).collect())
+            .collect())
+    }
+
+    /// Makes the clauses of the `unevaluatedProperties` left pending on a whole shape
+    /// ([`Shape::pending_unevaluated`]): the keys evaluated are those the subschemas read
+    /// in place under it evaluate in this shape's branches, none negated in between.
+    fn resolve_unevaluated(&mut self, shape: &mut Shape<'a>) -> Result<()> {
+        for (s, key) in std::mem::take(&mut shape.pending_unevaluated) {
+            let mut seen = Evaluated::default();
+            for (chain, e, own_unevaluated) in &shape.evaluations {
+                let Some(i) = chain.iter().position(|k| *k == key) else { continue };
+                if chain[i + 1..].iter().any(|k| matches!(k, SubKey::Schema { negated: true, .. })) {
+                    continue; // what a negated subschema holds keeps no annotation
+                }
+                seen.extend(e);
+                seen.all |= *own_unevaluated && i + 1 < chain.len();
+            }
+            let Some(u) = s.node.get("unevaluatedProperties") else { continue };
+            static TRUE: Value = Value::Bool(true);
+            let anything = child(self, &s, &TRUE, &["unevaluatedProperties"]);
+            let props = seen.names.iter().map(|k| (k.clone(), anything.clone())).collect();
+            let mut patterns = Vec::new();
+            let mut unknown_pattern = false;
+            for (src, pointer) in &seen.patterns {
+                if self.usable_key_pattern(src, pointer)? {
+                    patterns.push((src.clone(), anything.clone()));
+                } else {
+                    unknown_pattern = true;
+                }
+            }
+            let additional = if unknown_pattern {
+                Some(child(self, &s, &TRUE, &["patternProperties"]))
+            } else if seen.all {
+                None
+            } else {
+                Some(child(self, &s, u, &["unevaluatedProperties"]))
+            };
+            shape.obj_clauses.push(ObjClause::new(props, patterns, additional));
         }
         Ok(())
     }

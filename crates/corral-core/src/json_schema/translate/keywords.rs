@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::super::numbers::Decimal;
 use super::super::resources::{escape_pointer, Draft, Subschema};
-use super::shape::{CountField, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
+use super::shape::{CountField, Evaluated, ObjClause, Shape, Sub, SubKey, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator, REGEX_FORMAT};
 use crate::error::Result;
@@ -255,7 +255,8 @@ impl<'a> Translator<'a> {
             "contains" => self.k_contains(shape, sub, obj, val)?,
             "uniqueItems" => self.k_unique(shape, sub, val)?,
             "properties" | "patternProperties" | "additionalProperties" | "unevaluatedProperties" => {
-                self.k_object(shape, sub, obj, kw, val)?
+                note_evaluation(shape, sub, obj, kw, chain);
+                self.k_object(shape, sub, obj, kw, val, chain)?
             }
             "unevaluatedItems" => self.k_unevaluated_items(shape, sub, obj, val)?,
             "required" => k_required(shape, sub, val)?,
@@ -267,7 +268,12 @@ impl<'a> Translator<'a> {
                 }
             }
             "anyOf" => {
-                let alts = schema_list(self, sub, kw, val)?.into_iter().map(|s| vec![s]).collect();
+                let branches = schema_list(self, sub, kw, val)?;
+                let alts = if self.in_branching_unevaluated(chain) {
+                    self.any_of_subsets(sub, branches)?
+                } else {
+                    branches.into_iter().map(|s| vec![s]).collect()
+                };
                 disj.push((alts, chain.to_vec()));
             }
             "oneOf" => self.k_one_of(shape, sub, val, disj, chain)?,
@@ -275,8 +281,19 @@ impl<'a> Translator<'a> {
                 let neg = child(self, sub, val, &["not"]).negate();
                 self.absorb(shape, &neg, disj, chain)?;
             }
-            "if" => self.k_if(sub, obj, val, disj, chain),
-            "$dynamicRef" | "$recursiveRef" => self.unsupported(&sub.pointer, kw, "dynamic references are not supported")?,
+            "if" => {
+                let alone = self.in_branching_unevaluated(chain);
+                self.k_if(sub, obj, val, disj, chain, alone)
+            }
+            "$dynamicRef" | "$recursiveRef" => match self.res.resolve_dynamic(sub, kw, val)? {
+                // One subschema declares the anchor: the reference is a `$ref`.
+                Some(target) => self.absorb(shape, &SubNode::schema(target), disj, chain)?,
+                None => self.unsupported(
+                    &sub.pointer,
+                    kw,
+                    "dynamic references are not supported where several subschemas declare the anchor they name",
+                )?,
+            },
             _ => {} // annotations, `then`/`else`/`minContains`… (read with their keyword), unknown keywords
         }
         Ok(())
@@ -410,6 +427,7 @@ impl<'a> Translator<'a> {
         obj: &'a Map<String, Value>,
         kw: &str,
         val: &'a Value,
+        chain: &[SubKey],
     ) -> Result<()> {
         match kw {
             "properties" => {
@@ -433,15 +451,27 @@ impl<'a> Translator<'a> {
                 self.object_clause(shape, sub, obj, Vec::new())
             }
             _ => {
-                if self.unevaluated_scope(sub)?.is_none() {
-                    return self.unsupported(
-                        &sub.pointer,
-                        "unevaluatedProperties",
-                        "supported only where the in-place applicators beside it evaluate properties unconditionally \
-                         (through allOf and $ref) or not at all (anyOf, oneOf, if, dependentSchemas)",
-                    );
+                if obj.contains_key("additionalProperties") {
+                    return Ok(()); // every key is evaluated beside it
                 }
-                if ["additionalProperties", "properties", "patternProperties"].iter().any(|k| obj.contains_key(*k)) {
+                match self.unevaluated_reach(sub)? {
+                    Reach::Dynamic => {
+                        return self.unsupported(
+                            &sub.pointer,
+                            "unevaluatedProperties",
+                            "supported only where the in-place applicators beside it are no dynamic references",
+                        )
+                    }
+                    Reach::Branching => {
+                        // Made when the shape is whole, from the branches it took.
+                        if let Some(own) = chain.last() {
+                            shape.pending_unevaluated.push((sub.clone(), own.clone()));
+                        }
+                        return Ok(());
+                    }
+                    Reach::Always(_) => {}
+                }
+                if ["properties", "patternProperties"].iter().any(|k| obj.contains_key(*k)) {
                     return Ok(()); // read with them
                 }
                 self.object_clause(shape, sub, obj, Vec::new())
@@ -520,6 +550,16 @@ impl<'a> Translator<'a> {
     /// what it holds does not count.) Dynamic references answer None; more subschemas to
     /// look at than `Limits::max_unevaluated_subschemas` are an error.
     pub(crate) fn unevaluated_scope(&self, sub: &Subschema<'a>) -> Result<Option<Evaluated>> {
+        Ok(match self.unevaluated_reach(sub)? {
+            Reach::Always(e) => Some(e),
+            Reach::Branching | Reach::Dynamic => None,
+        })
+    }
+
+    /// How the in-place applicators beside the `unevaluatedProperties` of `sub` evaluate
+    /// properties (see [`Translator::unevaluated_scope`]).
+    pub(crate) fn unevaluated_reach(&self, sub: &Subschema<'a>) -> Result<Reach> {
+        let mut branching = false;
         const EVALUATING: [&str; 4] = ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"];
         let mut out = Evaluated::default();
         // (subschema, is it `sub` itself, does it hold whenever `sub` does)
@@ -540,12 +580,18 @@ impl<'a> Translator<'a> {
                     most,
                 ));
             }
-            if obj.contains_key("$dynamicRef") || obj.contains_key("$recursiveRef") {
-                return Ok(None);
+            for kw in ["$dynamicRef", "$recursiveRef"] {
+                if let Some(reference) = obj.get(kw) {
+                    match self.res.resolve_dynamic(&s, kw, reference)? {
+                        Some(target) => stack.push((target, false, always)),
+                        None => return Ok(Reach::Dynamic),
+                    }
+                }
             }
             if !own && EVALUATING.iter().any(|k| obj.contains_key(*k)) {
                 if !always {
-                    return Ok(None);
+                    branching = true;
+                    continue; // (what it holds below is in its branch too)
                 }
                 out.gather(&s, obj);
             }
@@ -579,7 +625,7 @@ impl<'a> Translator<'a> {
             }
             stack.extend(children.into_iter().rev());
         }
-        Ok(Some(out))
+        Ok(if branching { Reach::Branching } else { Reach::Always(out) })
     }
 
     fn k_unevaluated_items(
@@ -660,8 +706,11 @@ impl<'a> Translator<'a> {
         val: &'a Value,
         disj: &mut Vec<Disjunction<'a>>,
         chain: &[SubKey],
+        alone: bool,
     ) {
-        if !obj.contains_key("then") && !obj.contains_key("else") {
+        // A lone `if` changes no value, but what it evaluates when it holds counts for an
+        // `unevaluatedProperties` above it (`alone`): then both ways are alternatives.
+        if !obj.contains_key("then") && !obj.contains_key("else") && !alone {
             return;
         }
         static TRUE: Value = Value::Bool(true);
@@ -743,32 +792,31 @@ fn k_required(shape: &mut Shape<'_>, sub: &Subschema<'_>, val: &Value) -> Result
     Ok(())
 }
 
-/// What the in-place applicators beside an `unevaluatedProperties` always evaluate (see
-/// [`Translator::unevaluated_scope`]).
-#[derive(Debug, Default)]
-pub(crate) struct Evaluated {
-    /// `properties` names, in the order met.
-    pub names: Vec<String>,
-    /// `patternProperties` patterns, with their pointers.
-    pub patterns: Vec<(String, String)>,
-    /// Some `additionalProperties` or `unevaluatedProperties` evaluates every key.
-    pub all: bool,
+/// Records in `shape` what `sub` (`obj`) evaluates, once (at the first of its evaluating
+/// keywords, `kw` being read), with the chain it is read through (see
+/// [`Shape::evaluations`]).
+fn note_evaluation(shape: &mut Shape<'_>, sub: &Subschema<'_>, obj: &Map<String, Value>, kw: &str, chain: &[SubKey]) {
+    const EVALUATING: [&str; 4] = ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"];
+    if obj.keys().find(|k| EVALUATING.contains(&k.as_str())).map(String::as_str) != Some(kw) {
+        return;
+    }
+    let mut e = Evaluated::default();
+    e.gather(sub, obj);
+    // Its own `unevaluatedProperties` evaluates every key for those above it only.
+    let own_unevaluated = obj.contains_key("unevaluatedProperties") && !obj.contains_key("additionalProperties");
+    if own_unevaluated {
+        e.all = false;
+    }
+    shape.evaluations.push((chain.into(), std::rc::Rc::new(e), own_unevaluated));
 }
 
-impl Evaluated {
-    /// Adds what subschema `s` (`obj`) evaluates itself.
-    fn gather(&mut self, s: &Subschema<'_>, obj: &Map<String, Value>) {
-        for k in obj.get("properties").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
-            if !self.names.contains(k) {
-                self.names.push(k.clone());
-            }
-        }
-        for src in obj.get("patternProperties").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
-            let pointer = format!("{}/patternProperties/{}", s.pointer, escape_pointer(src));
-            if !self.patterns.iter().any(|(p, _)| p == src) {
-                self.patterns.push((src.clone(), pointer));
-            }
-        }
-        self.all |= obj.contains_key("additionalProperties") || obj.contains_key("unevaluatedProperties");
-    }
+/// How the in-place applicators beside an `unevaluatedProperties` evaluate properties.
+pub(crate) enum Reach {
+    /// Whenever the subschema holds: these.
+    Always(Evaluated),
+    /// Some only in a branch (`anyOf`, `oneOf`, `if`/`then`/`else`, `dependentSchemas`):
+    /// which ones depends on the branches a value takes.
+    Branching,
+    /// Through a dynamic reference: not followed.
+    Dynamic,
 }

@@ -196,6 +196,10 @@ pub(crate) struct Translator<'a> {
     keep_alive: Vec<Sub<'a>>,
     /// `oneOf`s whose branches are being proven disjoint (no re-entry).
     proving: HashSet<SubKey>,
+    /// Subschemas with an `unevaluatedProperties` whose in-place applicators branch
+    /// (see [`shape::Shape::pending_unevaluated`]): inside them, `anyOf` and a lone `if`
+    /// are distributed so that each alternative knows which branches hold.
+    branching_unevaluated: HashSet<SubKey>,
     /// Reading the values of a property for a disjointness proof: a `oneOf` is read as
     /// `anyOf` (a wider language, which a proof of disjointness may use), so that proofs
     /// do not nest proofs down every level of the schema.
@@ -277,6 +281,7 @@ impl<'a> Translator<'a> {
             limits: limits.clone(),
             keep_alive: Vec::new(),
             proving: HashSet::new(),
+            branching_unevaluated: HashSet::new(),
             rough: false,
             satisfiable_memo: HashMap::default(),
             known_empty: HashSet::new(),

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::super::resources::{Draft, Subschema};
-use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds, Evaluated};
-use super::shape::{Field, KeyFilter, Sub, SubNode, Synthetic};
+use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds};
+use super::shape::{Evaluated, Field, KeyFilter, Sub, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator, REGEX_FORMAT};
 use crate::error::Result;
@@ -212,10 +212,13 @@ impl<'a> Translator<'a> {
                 self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
                 Self::anything()
             }
-            "$dynamicRef" | "$recursiveRef" => {
-                self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
-                Self::anything()
-            }
+            "$dynamicRef" | "$recursiveRef" => match self.res.resolve_dynamic(s, kw, val)? {
+                Some(target) => vec![vec![SubNode::schema(target).negate()]],
+                None => {
+                    self.unsupported(&s.pointer, kw, "cannot be negated exactly (inside `not`, `oneOf` or `if`)")?;
+                    Self::anything()
+                }
+            },
             _ => {
                 let _ = is_annotation(kw); // annotations, `then`/`else`…, unknown keywords: nothing to negate
                 Vec::new()

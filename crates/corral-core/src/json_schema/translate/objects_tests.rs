@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::arrays::{live_states, Moves, State};
 use super::tests::{accepts, compile, compile_with};
 use super::SchemaOptions;
-use crate::error::Error;
+use crate::error::{Error, SchemaErrorKind};
 
 /// Checks the values `schema` allows and does not, under `options`.
 fn check_with(schema: Value, options: &SchemaOptions, pass: &[&str], fail: &[&str]) {
@@ -406,12 +406,43 @@ fn unevaluated_properties_beside_applicators_that_evaluate_no_property_or_always
     // An allOf that evaluates properties always does: its keys are left alone too.
     let unconditional = json!({"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false});
     check(unconditional, &[r#"{"a":1,"b":2}"#, r#"{"b":[]}"#, "{}"], &[r#"{"c":1}"#, r#"{"a":1,"c":1}"#]);
-    // Where a branch evaluates properties, still refused, at the keyword.
+    // Where a branch evaluates properties, each alternative knows the branches it took.
     let evaluating = json!({"properties": {"a": {}}, "anyOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false});
-    match compile(&evaluating) {
-        Err(Error::Schema { keyword, pointer, .. }) => {
-            assert_eq!((keyword.as_str(), pointer.as_str()), ("unevaluatedProperties", "/unevaluatedProperties"))
-        }
-        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
-    }
+    check(evaluating, &[r#"{"a":1,"b":2}"#, r#"{"b":[]}"#, "{}"], &[r#"{"c":1}"#]);
+}
+
+#[test]
+fn unevaluated_properties_see_the_branches_a_value_takes() {
+    // if/then/else: `b` only where `a` is "x", `c` elsewhere; the `if` evaluates `a` only
+    // where it holds.
+    let cond = json!({"type": "object", "if": {"properties": {"a": {"const": "x"}}, "required": ["a"]},
+        "then": {"properties": {"b": {}}}, "else": {"properties": {"c": {}}}, "unevaluatedProperties": false});
+    check(cond, &[r#"{"a":"x","b":1}"#, r#"{"c":1}"#, r#"{"a":"x"}"#], &[r#"{"a":"y"}"#, r#"{"a":"x","c":1}"#, r#"{"b":1}"#]);
+    // anyOf: every branch that holds evaluates, so both keys may stand together.
+    let any = json!({"type": "object", "anyOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+        {"properties": {"b": {"type": "integer"}}, "required": ["b"]}], "unevaluatedProperties": false});
+    check(any, &[r#"{"a":1}"#, r#"{"b":2}"#, r#"{"a":1,"b":2}"#], &[r#"{"a":"s","b":2}"#, r#"{"a":1,"c":3}"#, "{}"]);
+    // oneOf and dependentSchemas.
+    let one = json!({"type": "object", "oneOf": [{"properties": {"a": {"const": 1}}, "required": ["a"]},
+        {"properties": {"b": {"const": 2}}, "required": ["b"]}], "unevaluatedProperties": false});
+    check(one, &[r#"{"a":1}"#, r#"{"b":2}"#], &[r#"{"a":1,"b":2}"#, r#"{"a":1,"b":3}"#]);
+    let dep = json!({"type": "object", "properties": {"s": {}}, "dependentSchemas": {"s": {"properties": {"t": {}}}},
+        "unevaluatedProperties": false});
+    check(dep, &[r#"{"s":1,"t":2}"#, r#"{"s":1}"#, "{}"], &[r#"{"t":2}"#]);
+    // What a negated branch holds is no annotation: the `not` evaluates nothing.
+    let negated = json!({"type": "object", "anyOf": [{"not": {"not": {"properties": {"a": {}}}}}],
+        "properties": {"b": {}}, "unevaluatedProperties": false});
+    check(negated, &[r#"{"b":1}"#, "{}"], &[r#"{"a":1}"#]);
+    // An `unevaluatedProperties` below evaluates every key for the one above, not its own.
+    let nested = json!({"type": "object", "anyOf": [{"properties": {"a": {}}, "unevaluatedProperties": {"type": "integer"}}],
+        "unevaluatedProperties": false});
+    check(nested, &[r#"{"a":"s","b":1}"#], &[r#"{"b":"s"}"#]);
+    // A dynamic reference to an anchor one subschema declares is a `$ref` (its
+    // properties evaluated); where two declare it, refused at the keyword.
+    let dynamic = json!({"$defs": {"d": {"$dynamicAnchor": "d", "properties": {"a": {}}}},
+        "$dynamicRef": "#d", "unevaluatedProperties": false});
+    check(dynamic, &[r#"{"a":1}"#], &[r#"{"b":1}"#]);
+    let two = json!({"$defs": {"d": {"$dynamicAnchor": "d", "properties": {"a": {}}}, "e": {"$id": "e", "$dynamicAnchor": "d"}},
+        "$dynamicRef": "#d", "unevaluatedProperties": false});
+    assert!(matches!(compile(&two), Err(Error::Schema { kind: SchemaErrorKind::Unsupported, .. })));
 }

@@ -6,10 +6,10 @@
 use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::rc::Rc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::super::numbers::Decimal;
-use super::super::resources::{Draft, Subschema};
+use super::super::resources::{escape_pointer, Draft, Subschema};
 
 /// A set of JSON value kinds; integers and other numbers apart (`"type": "integer"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -319,6 +319,17 @@ pub(crate) struct Shape<'a> {
     /// every value of the shape obeys each, so a disjunction with one of them as an
     /// alternative adds nothing (see `Translator::expand`).
     pub absorbed: HashSet<SubKey>,
+    /// What the subschemas read into the shape evaluate (their `properties` names,
+    /// `patternProperties` patterns, or every key), each with the chain of subschemas it
+    /// was read through in place (itself last): what an `unevaluatedProperties` above
+    /// it sees, when nothing negated stands between them. The flag: the subschema has
+    /// an `unevaluatedProperties` of its own, which evaluates every key for those above.
+    pub evaluations: Vec<(Rc<[SubKey]>, Rc<Evaluated>, bool)>,
+    /// `unevaluatedProperties` whose in-place applicators branch (`anyOf`, `oneOf`,
+    /// `if`, `dependentSchemas`), with the key of their subschema: which properties are
+    /// evaluated depends on the branches this shape took, so the clause is made when the
+    /// shape is whole (`Translator::resolve_unevaluated`).
+    pub pending_unevaluated: Vec<(Subschema<'a>, SubKey)>,
 }
 
 impl Default for Shape<'_> {
@@ -357,6 +368,8 @@ impl Default for Shape<'_> {
             count_ptrs: HashMap::new(),
             int_without_fraction: false,
             absorbed: HashSet::new(),
+            evaluations: Vec::new(),
+            pending_unevaluated: Vec::new(),
         }
     }
 }
@@ -474,5 +487,50 @@ impl<'a> Shape<'a> {
             Field::NegFormat(s, p) => self.neg_formats.push((s.clone(), p.clone())),
             Field::Contains(sub, n) => self.contains.push((sub.clone(), *n, None, 0)),
         }
+    }
+}
+
+/// What the in-place applicators beside an `unevaluatedProperties` always evaluate (see
+/// `Translator::unevaluated_scope`).
+#[derive(Debug, Default)]
+pub(crate) struct Evaluated {
+    /// `properties` names, in the order met.
+    pub names: Vec<String>,
+    /// `patternProperties` patterns, with their pointers.
+    pub patterns: Vec<(String, String)>,
+    /// Some `additionalProperties` or `unevaluatedProperties` evaluates every key.
+    pub all: bool,
+}
+
+impl Evaluated {
+    /// Adds what `other` evaluates.
+    pub fn extend(&mut self, other: &Evaluated) {
+        for k in &other.names {
+            if !self.names.contains(k) {
+                self.names.push(k.clone());
+            }
+        }
+        for p in &other.patterns {
+            if !self.patterns.iter().any(|(q, _)| *q == p.0) {
+                self.patterns.push(p.clone());
+            }
+        }
+        self.all |= other.all;
+    }
+
+    /// Adds what subschema `s` (`obj`) evaluates itself.
+    pub fn gather(&mut self, s: &Subschema<'_>, obj: &Map<String, Value>) {
+        for k in obj.get("properties").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+            if !self.names.contains(k) {
+                self.names.push(k.clone());
+            }
+        }
+        for src in obj.get("patternProperties").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+            let pointer = format!("{}/patternProperties/{}", s.pointer, escape_pointer(src));
+            if !self.patterns.iter().any(|(p, _)| p == src) {
+                self.patterns.push((src.clone(), pointer));
+            }
+        }
+        self.all |= obj.contains_key("additionalProperties") || obj.contains_key("unevaluatedProperties");
     }
 }

@@ -118,8 +118,15 @@ fn errors_name_the_keyword_and_its_pointer() {
         (kind, pointer.as_str(), keyword.as_str()),
         (SchemaErrorKind::Unsupported, "/items/not/uniqueItems", "uniqueItems")
     );
-    let (kind, _, keyword) = schema_error(json!({"not": {"$dynamicRef": "#x"}}));
-    assert_eq!((kind, keyword.as_str()), (SchemaErrorKind::Unsupported, "$dynamicRef"));
+    // A dynamic anchor that two subschemas declare: which one is meant depends on the
+    // dynamic scope, not followed.
+    let two = json!({"$defs": {"a": {"$dynamicAnchor": "x"}, "b": {"$id": "b", "$dynamicAnchor": "x"}},
+        "not": {"$dynamicRef": "#x"}});
+    let (kind, pointer, keyword) = schema_error(two);
+    assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Unsupported, "/not/$dynamicRef", "$dynamicRef"));
+    // A reference to nothing is invalid, at the keyword.
+    let (kind, pointer, keyword) = schema_error(json!({"not": {"$dynamicRef": "#x"}}));
+    assert_eq!((kind, pointer.as_str(), keyword.as_str()), (SchemaErrorKind::Invalid, "/not/$dynamicRef", "$dynamicRef"));
 }
 
 #[test]
