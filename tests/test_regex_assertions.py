@@ -102,3 +102,23 @@ def test_what_looks_past_a_look_behind_is_refused_with_its_position():
     with pytest.raises(corral.UnsupportedFeatureError, match="inside a look-behind") as info:
         corral.Grammar.regex(r"ab(?<=b$)")
     assert "position 7" in str(info.value)  # the `$`
+
+
+def test_look_around_is_bounded_by_the_limits():
+    # A look-behind of 1,000 characters after any text: the subset construction tracks
+    # every position of it (2^1000 sets); refused by size, not built.
+    with pytest.raises(corral.LimitExceededError):
+        corral.Grammar.regex(r"(?<=.{1000})x")
+    # Repeated boundaries are built once each, and the automaton is bounded.
+    small = corral.Limits(max_dfa_states=2000)
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.regex(r"(?:\b.){40}", limits=small)
+    assert info.value.limit == "max_dfa_states"
+    assert corral.Grammar.regex(r"(?:\b.){4}", limits=small) is not None
+
+
+def test_word_boundaries_use_the_interpreters_word_characters(byte_vocab):
+    # `\b` alone (no `\w` in the pattern) still reads `\w` as the running `re` does.
+    compiled = corral.compile(corral.Grammar.regex(r"\w+\b.*"), byte_vocab)
+    for s in ["é1 x", "ǅa b", "a\u0661 b"]:
+        assert compiled.matches(s.encode()) == (re.fullmatch(r"\w+\b.*", s) is not None), s

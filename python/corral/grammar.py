@@ -23,7 +23,8 @@ _INLINE_FLAGS = (
 
 
 # A backslash followed by d, w or s (either case) may be a Perl class.
-_PERL_CLASS = re.compile(r"\\[dwsDWS]")
+# `\b` and `\B` test `\w` too.
+_PERL_CLASS = re.compile(r"\\[dwsDWSbB]")
 
 
 @functools.lru_cache(maxsize=1)
@@ -147,10 +148,11 @@ class Grammar:
         Unicode ``\\d \\w \\s`` as in Python; ``.`` and negated classes match whole UTF-8
         characters. A compiled ``re.Pattern`` is accepted (its flags are kept).
 
-        Raises :class:`~corral.RegexSyntaxError` for invalid syntax and
-        :class:`~corral.UnsupportedFeatureError` for backreferences, look-around, possessive
-        quantifiers, atomic groups, word boundaries and anchors in the middle of the
-        pattern, each with its position.
+        Look-ahead, look-behind, ``\\b``/``\\B`` and anchors anywhere are exact (see
+        docs/regex.md). Raises :class:`~corral.RegexSyntaxError` for invalid syntax and
+        :class:`~corral.UnsupportedFeatureError` for backreferences, possessive quantifiers,
+        atomic groups, conditionals and a look-ahead (or ``$``, ``\\b``) inside a
+        look-behind, each with its position.
         """
         if isinstance(pattern, re.Pattern):
             if isinstance(pattern.pattern, bytes):

@@ -18,10 +18,6 @@ use super::value::{self, show};
 use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
 
-/// The most `anyOf` branches distributed as sets of branches (see
-/// `Translator::any_of_subsets`): 63 alternatives.
-const MAX_ANY_OF_SUBSETS: usize = 6;
-
 /// A shape with the disjunctions still to distribute over it.
 type ExpandItem<'a> = (Shape<'a>, Vec<Disjunction<'a>>);
 
@@ -532,19 +528,43 @@ impl<'a> Translator<'a> {
         !self.branching_unevaluated.is_empty() && chain.iter().any(|k| self.branching_unevaluated.contains(k))
     }
 
+    /// Does some subschema of `subs`, or one read in place under it, evaluate properties
+    /// (`properties`, `patternProperties`, `additionalProperties`,
+    /// `unevaluatedProperties`)? An `anyOf` whose branches evaluate none needs no sets.
+    pub(crate) fn some_evaluate(&self, subs: &[Sub<'a>]) -> Result<bool> {
+        for s in subs.iter().filter_map(|s| s.subschema()) {
+            match self.unevaluated_reach(s)? {
+                Reach::Always(e) if e.names.is_empty() && e.patterns.is_empty() && !e.all => {}
+                _ => return Ok(true),
+            }
+            let own = s.node.as_object().is_some_and(|o| {
+                ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"]
+                    .iter()
+                    .any(|k| o.contains_key(*k))
+            });
+            if own {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// `anyOf` inside such a subschema: one alternative per set of branches that hold
-    /// (the others negated), since every branch that holds evaluates its properties. At
-    /// most [`MAX_ANY_OF_SUBSETS`] branches (2ⁿ - 1 alternatives).
+    /// (the others negated), since every branch that holds evaluates its properties:
+    /// 2ⁿ - 1 alternatives for n branches, within `max_schema_alternatives`.
     pub(crate) fn any_of_subsets(&mut self, sub: &Subschema<'a>, branches: Vec<Sub<'a>>) -> Result<Vec<Vec<Sub<'a>>>> {
         let n = branches.len();
-        if n > MAX_ANY_OF_SUBSETS {
-            return Err(super::super::resources::unsupported(
+        let most = self.limits.max_schema_alternatives;
+        if n >= 32 || (1usize << n) - 1 > most {
+            return Err(Self::limit_at(
                 &format!("{}/anyOf", sub.pointer),
                 "anyOf",
                 &format!(
-                    "more than {MAX_ANY_OF_SUBSETS} branches inside a subschema whose unevaluatedProperties depends on \
-                     which of them hold"
+                    "{n} branches inside a subschema whose unevaluatedProperties depends on which of them hold make \
+                     2^{n} - 1 alternatives"
                 ),
+                "max_schema_alternatives",
+                most,
             ));
         }
         Ok((1u32..1 << n)

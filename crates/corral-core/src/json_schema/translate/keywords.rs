@@ -269,7 +269,7 @@ impl<'a> Translator<'a> {
             }
             "anyOf" => {
                 let branches = schema_list(self, sub, kw, val)?;
-                let alts = if self.in_branching_unevaluated(chain) {
+                let alts = if self.in_branching_unevaluated(chain) && self.some_evaluate(&branches)? {
                     self.any_of_subsets(sub, branches)?
                 } else {
                     branches.into_iter().map(|s| vec![s]).collect()
@@ -797,7 +797,8 @@ fn k_required(shape: &mut Shape<'_>, sub: &Subschema<'_>, val: &Value) -> Result
 /// [`Shape::evaluations`]).
 fn note_evaluation(shape: &mut Shape<'_>, sub: &Subschema<'_>, obj: &Map<String, Value>, kw: &str, chain: &[SubKey]) {
     const EVALUATING: [&str; 4] = ["properties", "patternProperties", "additionalProperties", "unevaluatedProperties"];
-    if obj.keys().find(|k| EVALUATING.contains(&k.as_str())).map(String::as_str) != Some(kw) {
+    let first = obj.keys().find(|k| EVALUATING.contains(&k.as_str()) && introduced(k) <= sub.draft);
+    if first.map(String::as_str) != Some(kw) {
         return;
     }
     let mut e = Evaluated::default();

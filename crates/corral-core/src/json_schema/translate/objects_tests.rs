@@ -422,6 +422,18 @@ fn unevaluated_properties_see_the_branches_a_value_takes() {
     let any = json!({"type": "object", "anyOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
         {"properties": {"b": {"type": "integer"}}, "required": ["b"]}], "unevaluatedProperties": false});
     check(any, &[r#"{"a":1}"#, r#"{"b":2}"#, r#"{"a":1,"b":2}"#], &[r#"{"a":"s","b":2}"#, r#"{"a":1,"c":3}"#, "{}"]);
+    // 2ⁿ - 1 sets of n branches: past max_schema_alternatives, a limit error at the anyOf.
+    let wide: Vec<Value> = (0..13).map(|i| json!({"properties": {format!("k{i}"): {}}})).collect();
+    let wide = json!({"type": "object", "anyOf": wide, "unevaluatedProperties": false});
+    match compile(&wide) {
+        Err(Error::SchemaLimit { limit: "max_schema_alternatives", pointer, .. }) => assert_eq!(pointer, "/anyOf"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    // Branches that evaluate nothing (only `required`) stay one alternative each.
+    let requiring: Vec<Value> = (0..13).map(|i| json!({"required": [format!("k{i}")]})).collect();
+    let requiring = json!({"type": "object", "anyOf": requiring, "properties": {"k0": {}, "k5": {}},
+        "if": {"properties": {"k1": {"const": 1}}}, "then": {"properties": {"k1": {}}}, "unevaluatedProperties": false});
+    check(requiring, &[r#"{"k0":1}"#, r#"{"k1":1}"#, r#"{"k0":2,"k5":1}"#], &[r#"{"k1":2}"#, r#"{"k2":1}"#, "{}"]);
     // oneOf and dependentSchemas.
     let one = json!({"type": "object", "oneOf": [{"properties": {"a": {"const": 1}}, "required": ["a"]},
         {"properties": {"b": {"const": 2}}, "required": ["b"]}], "unevaluatedProperties": false});
