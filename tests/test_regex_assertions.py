@@ -122,3 +122,26 @@ def test_word_boundaries_use_the_interpreters_word_characters(byte_vocab):
     compiled = corral.compile(corral.Grammar.regex(r"\w+\b.*"), byte_vocab)
     for s in ["é1 x", "ǅa b", "a\u0661 b"]:
         assert compiled.matches(s.encode()) == (re.fullmatch(r"\w+\b.*", s) is not None), s
+
+
+def test_alternatives_of_look_aheads_are_bounded_in_one_closure():
+    # Twenty groups of two look-aheads each: a million sets of obligations, met before a
+    # single character is read. The work of that closure counts against the budget.
+    pattern = "".join(f"(?:(?=.{{{i}}}a)|(?=.{{{i}}}b))" for i in range(20)) + ".*"
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.regex(pattern, limits=corral.Limits(dfa_size_limit=1 << 20))
+    assert info.value.limit == "dfa_size_limit"
+
+
+def test_ctrl_c_stops_a_long_look_around_closure(ctrl_c):
+    # With the size limits raised, the closure above (here 2^24 sets) runs for minutes:
+    # Ctrl-C stops it inside, not after it.
+    pattern = "".join(f"(?:(?=.{{{i}}}a)|(?=.{{{i}}}b))" for i in range(24)) + ".*"
+    unbounded = corral.Limits(dfa_size_limit=2**40, max_compile_ms=600_000)
+    timer = ctrl_c(0.3)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            corral.Grammar.regex(pattern, limits=unbounded)
+    finally:
+        timer.cancel()
+    assert corral.Grammar.regex(r"a(?=b)b") is not None  # the module still works

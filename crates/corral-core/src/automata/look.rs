@@ -221,6 +221,13 @@ impl<'n, 'a> Look<'n, 'a> {
             if !seen.insert((j, owes.clone())) {
                 continue;
             }
+            // One closure may visit many (junction, obligations) pairs (alternatives of
+            // look-aheads, one after another): each is work, and memory (a set entry of
+            // about eight words).
+            self.spend(8 + owes.len(), limits, what)?;
+            if seen.len() % 256 == 0 {
+                crate::util::interrupt::check()?;
+            }
             if j == 1 {
                 out.push(Config { pos: TOP_END, owes: owes.clone() });
             }

@@ -86,7 +86,8 @@ impl<F: Fn(&[(u32, u32)]) -> Hir> Pieces<'_, F> {
                 LookTree::Behind(*positive, boxed(LookTree::Seq(vec![LookTree::Leaf(self.any_run.clone()), self.tree(body)?])))
             }
             Node::Boundary { negated, .. } => LookTree::word_boundary(*negated, &self.any_run, &self.word),
-            Node::Chars(_) => unreachable!("a character set holds no assertion"),
+            // (Sets hold no assertion: they were leaves above.)
+            Node::Chars(_) => return Err(Error::Internal("a character set taken for an assertion".into())),
         })
     }
 }
