@@ -142,6 +142,17 @@ pub fn compile_hir(hir: &Hir, what: &str, limits: &Limits) -> Result<Dfa> {
     hir_dfa(hir, what, limits, &mut PieceCache::default())
 }
 
+/// `hir` as a leaf of a look-around tree ([`crate::automata::LookTree`]): its DFA, or
+/// `Nothing` when it has no string (a piece that matches nothing is no error inside a
+/// larger pattern).
+pub fn look_leaf(hir: &Hir, what: &str, limits: &Limits) -> Result<crate::automata::LookTree> {
+    match compile_hir(hir, what, limits) {
+        Ok(d) => Ok(crate::automata::LookTree::Leaf(Arc::new(d))),
+        Err(Error::EmptyLanguage { .. }) => Ok(crate::automata::LookTree::Nothing),
+        Err(e) => Err(e),
+    }
+}
+
 /// [`compile_hir`], reusing (and adding to) pieces built for earlier patterns (a grammar's
 /// regular pieces, built by its lowering as HIRs); the result may be shared with the cache.
 /// A literal is built as a chain of states directly (under a microsecond).

@@ -62,11 +62,7 @@ struct Pieces<'c, F> {
 impl<F: Fn(&[(u32, u32)]) -> Hir> Pieces<'_, F> {
     /// A leaf of `hir`'s language (Nothing when it has no string).
     fn leaf(&self, hir: &Hir) -> Result<LookTree> {
-        match compile_hir(hir, self.pattern, self.limits) {
-            Ok(d) => Ok(LookTree::Leaf(Arc::new(d))),
-            Err(Error::EmptyLanguage { .. }) => Ok(LookTree::Nothing),
-            Err(e) => Err(e),
-        }
+        crate::frontend::regex::look_leaf(hir, self.pattern, self.limits)
     }
 
     /// `node` as a tree: look-free parts as leaves, assertions as look-arounds.

@@ -503,16 +503,21 @@ impl<'a> Translator<'a> {
             }
         };
         crate::util::interrupt::check()?;
+        // Known before anything under it is read (its `$ref` too): only there are
+        // evaluations recorded (see `note_evaluation`).
+        let unevaluated_here = s.draft >= super::super::resources::Draft::Draft2019
+            && obj.contains_key("unevaluatedProperties")
+            && !obj.contains_key("additionalProperties");
+        if unevaluated_here {
+            if let (Some(own), Reach::Branching) = (chain.last(), self.unevaluated_reach(s)?) {
+                self.branching_unevaluated.insert(own.clone());
+            }
+        }
         if let Some(reference) = obj.get("$ref") {
             let target = SubNode::schema(self.res.resolve(s, reference)?);
             self.absorb(shape, &target, disj, chain)?;
             if s.draft < super::super::resources::Draft::Draft2019 {
                 return Ok(()); // siblings of $ref are ignored before 2019-09
-            }
-        }
-        if obj.contains_key("unevaluatedProperties") && !obj.contains_key("additionalProperties") {
-            if let (Some(own), Reach::Branching) = (chain.last(), self.unevaluated_reach(s)?) {
-                self.branching_unevaluated.insert(own.clone());
             }
         }
         self.absorb_keywords(shape, s, disj, chain)?;

@@ -255,7 +255,9 @@ impl<'a> Translator<'a> {
             "contains" => self.k_contains(shape, sub, obj, val)?,
             "uniqueItems" => self.k_unique(shape, sub, val)?,
             "properties" | "patternProperties" | "additionalProperties" | "unevaluatedProperties" => {
-                note_evaluation(shape, sub, obj, kw, chain);
+                if self.in_branching_unevaluated(chain) {
+                    note_evaluation(shape, sub, obj, kw, chain);
+                }
                 self.k_object(shape, sub, obj, kw, val, chain)?
             }
             "unevaluatedItems" => self.k_unevaluated_items(shape, sub, obj, val)?,

@@ -76,11 +76,7 @@ impl Lowering<'_> {
 
     /// A leaf of `hir`'s language (Nothing when it has none).
     fn look_leaf(&self, hir: Hir, limits: &Limits) -> Result<LookTree> {
-        match compile_hir(&hir, self.pattern, limits) {
-            Ok(d) => Ok(LookTree::Leaf(Arc::new(d))),
-            Err(Error::EmptyLanguage { .. }) => Ok(LookTree::Nothing),
-            Err(e) => Err(e),
-        }
+        crate::frontend::regex::look_leaf(&hir, self.pattern, limits)
     }
 
     /// `seq` as a tree: runs of nodes without assertions as one leaf each.
