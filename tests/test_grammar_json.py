@@ -8,6 +8,7 @@ import json
 import pickle
 import random
 import re
+import warnings
 
 import jsonschema
 import pytest
@@ -119,6 +120,13 @@ def test_gbnf_has_no_json_directive():
         corral.Grammar.gbnf('root ::= %json {"type": "integer"}')
 
 
-def test_objects_open_to_other_keys_warn():
-    with pytest.warns(corral.GrammarWarning, match="repeat a key"):
-        corral.Grammar.lark('start: %json {"type": "object"}')
+def test_objects_open_to_other_keys_keep_them_distinct(byte_vocab):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grammar = corral.Grammar.lark('start: "{" /[a-z"]+/ "} " %json {"type": "object"}')
+    compiled = corral.compile(grammar, byte_vocab)
+    assert compiled.matches(b'{"a"} {"a":1,"b":2}') and not compiled.matches(b'{"a"} {"a":1,"a":2}')
+    m = compiled.matcher()
+    for b in b'{"a""a"} {"a":1,"a':
+        assert m.advance(b)
+    assert not m.is_allowed(ord('"')) and m.is_allowed(ord("b"))

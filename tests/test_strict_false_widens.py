@@ -85,29 +85,27 @@ def _refused(schema, resolver=None) -> bool:
     return False
 
 
-def test_strict_false_accepts_the_valid_instances_of_refused_large_schemas(byte_vocab):
-    # In the specification's language (spec_exact): the default layout is narrower by
-    # design (objects closed to the keys they name, see docs/json_schema.md).
-    checked = 0
+def test_strict_false_accepts_the_valid_instances_of_the_large_schemas(byte_vocab):
+    # Every schema of the large set, refused in strict mode or not (none is, when last
+    # counted): strict=False may only widen. In the specification's language
+    # (spec_exact): the default layout is narrower by design (objects closed to the keys
+    # they name, see docs/json_schema.md).
+    checked, schemas = 0, 0
     for path in sorted((BENCH / "large").glob("*.schema.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
-        try:
-            if not _refused(schema):
-                continue
-        except (corral.LimitExceededError, corral.InvalidSchemaError):
-            continue  # refused for size or as invalid, strict or not
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 compiled = corral.compile(corral.Grammar.json_schema(schema, strict=False, spec_exact=True), byte_vocab)
-            except corral.LimitExceededError:
-                continue  # a refusal for size (Limits), not an answer
+            except (corral.LimitExceededError, corral.InvalidSchemaError):
+                continue  # a refusal for size (Limits), or an invalid schema: not an answer
+        schemas += 1
         instances = json.loads(path.with_name(path.name.replace(".schema.json", ".instances.json")).read_text(encoding="utf-8"))
         for instance in instances:
             text = json.dumps(order(schema, instance, options=(False, "compact", 16, "schema", True, True, None, 2020)), separators=(",", ":"), ensure_ascii=False)
             assert compiled.matches(text.encode()), f"{path.name}: {text[:100]}"
             checked += 1
-    assert checked >= 3, checked  # instances of the refused large schemas (travis's 3 when last counted)
+    assert schemas >= 35 and checked >= 100, (schemas, checked)
 
 
 def test_strict_false_never_leaves_a_refused_store_schema_empty():
@@ -143,4 +141,4 @@ def test_strict_false_never_leaves_a_refused_store_schema_empty():
                     continue  # a count past a limit (max_pattern_properties), named so
                 failed.append(f"{path.name}: {type(e).__name__}: {str(e)[:120]}")
     assert failed == [], "\n".join(failed)
-    assert tried >= 3, tried  # the refused schemas of the store set (4 when last counted)
+    assert tried >= 1, tried  # the refused schemas of the store set (2 when last counted)

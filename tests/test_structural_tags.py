@@ -136,10 +136,12 @@ def test_tool_definitions_as_servers_pass_them(byte_vocab):
     call = b'<tool_call>\n{"name": "ping", "arguments": {"host": "a"}}\n</tool_call>'
     # `parameters: None` (a model's `model_dump()`) is a tool that takes any object.
     for fn in ({"name": "ping", "parameters": None}, {"name": "ping"}):
-        with pytest.warns(corral.GrammarWarning, match="repeated-key check"):  # an open object
-            grammar = corral.Grammar.tool_calls([{"type": "function", "function": fn}])
+        grammar = corral.Grammar.tool_calls([{"type": "function", "function": fn}])
         compiled = corral.compile(grammar, byte_vocab)
         assert compiled.matches(b"ok " + call) and not compiled.matches(call.replace(b'{"host": "a"}', b"[1]"))
+        # An open object keeps its keys distinct inside the call; the text around it is not JSON.
+        assert not compiled.matches(call.replace(b'{"host": "a"}', b'{"host": "a", "host": "b"}'))
+        assert compiled.matches(b'{"a": 1, "a": 2} ' + call)
     # No tools: free text in which the marker cannot be written, as with tool_choice "none".
     empty = corral.compile(corral.Grammar.tool_calls([]), byte_vocab)
     assert empty.matches(b"No tool can help here.") and not empty.matches(b"x <tool_call>")

@@ -229,15 +229,19 @@ def test_distinct_strings_survive_rollback_and_forced_tokens(byte_vocab):
     assert m.advance(ord("a")) and m.advance(ord("b")) and not m.is_allowed(ord('"'))
 
 
-def test_distinct_strings_are_unsupported_where_the_output_is_not_json_throughout(byte_vocab):
+def test_distinct_strings_hold_inside_structural_tags_and_json_in_grammars(byte_vocab):
     tags = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
     schema = {"type": "object", "properties": {"tags": tags}}
     spec = {"type": "structural_tag", "format": {"type": "tag", "begin": "<call>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</call>"}}
-    with pytest.raises(corral.UnsupportedSchemaError, match="not JSON throughout"):
-        corral.Grammar.structural_tag(spec)
-    with pytest.raises(corral.UnsupportedSchemaError, match="uniqueItems"):
-        corral.Grammar.lark(f"start: \"say \" %json {json.dumps(schema)}")
-    # Items from a finite set need no check: they work there too.
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), byte_vocab)
+    assert compiled.matches(b'<call>{"tags": ["a", "b"]}</call>') and not compiled.matches(b'<call>{"tags": ["a", "a"]}</call>')
+    m = compiled.matcher()
+    for b in b'<call>{"tags": ["ab", "ab':
+        assert m.advance(b)
+    assert not m.is_allowed(ord('"')) and m.is_allowed(ord("c"))
+    lark = corral.compile(corral.Grammar.lark(f"start: \"say \" %json {json.dumps(schema)}"), byte_vocab)
+    assert lark.matches(b'say {"tags":["a","b"]}') and not lark.matches(b'say {"tags":["a","a"]}')
+    # Items from a finite set need no run-time check: the grammar alone keeps them apart.
     finite = {"type": "object", "properties": {"tags": {**tags, "items": {"enum": ["a", "b"]}}}}
     spec["format"]["content"]["json_schema"] = finite
     compiled = corral.compile(corral.Grammar.structural_tag(spec), byte_vocab)

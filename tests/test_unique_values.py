@@ -210,6 +210,16 @@ def test_walks_in_a_real_vocabulary_finish_and_validate(deepseek):
             {"property_order": "any"},
         ),
         ({"type": "array", "uniqueItems": True, "items": {"type": "array", "uniqueItems": True, "items": {"type": "number"}}}, {"spec_exact": True}),
+        # Travis CI's notification targets: strings that may repeat, or distinct objects.
+        (
+            {
+                "oneOf": [
+                    {"type": "array", "items": {"type": "string", "maxLength": 1}},
+                    {"type": "array", "uniqueItems": True, "minItems": 1, "items": {"type": "object", "properties": {"on": {"type": "integer", "maximum": 3}}, "additionalProperties": False}},
+                ]
+            },
+            {},
+        ),
     ]
     vocab = deepseek.vocab
     eos = vocab.eos_token_ids[0]
@@ -244,6 +254,33 @@ def test_walks_in_a_real_vocabulary_finish_and_validate(deepseek):
             jsonschema.validate(json.loads(out + completion), schema)
 
 
+def test_distinct_arrays_beside_arrays_that_may_repeat_are_told_apart_by_their_first_item(byte_vocab):
+    # The value is an array of strings that may repeat, or of distinct objects.
+    schema = {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "uniqueItems": True, "items": {"type": "object", "properties": {"k": {"type": "integer"}}}},
+        ]
+    }
+    compiled = corral.compile(corral.Grammar.json_schema(schema, spec_exact=True), byte_vocab)
+    for doc, valid in [(b'["a","a"]', True), (b'[{"k":1},{"k":2}]', True), (b'[{"k":1},{"k":1.0}]', False), (b'[{},{}]', False), (b'[{"k":1},"a"]', False)]:
+        assert compiled.matches(doc) is valid, doc
+        assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(doc)) is valid, doc
+    m = compiled.matcher()
+    for b in b'["a","a':
+        assert m.advance(b)
+    assert ord('"') in allowed_set(m, byte_vocab)
+    m = compiled.matcher()
+    for b in b'[{"k":1},{"k":1':
+        assert m.advance(b)
+    assert ord("}") not in allowed_set(m, byte_vocab) and ord("2") in allowed_set(m, byte_vocab)
+    # Where the first items may be alike, the check could not tell the arrays apart.
+    alike = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "array", "uniqueItems": True, "items": {"type": ["object", "string"]}}]}
+    with pytest.raises(corral.UnsupportedSchemaError, match="first item") as e:
+        corral.Grammar.json_schema(alike)
+    assert e.value.pointer == "/anyOf/1/uniqueItems"
+
+
 def test_the_search_for_a_new_value_is_bounded_by_a_limit(byte_vocab):
     schema = {"type": "array", "uniqueItems": True, "items": {"type": "object"}}
     tight = corral.Limits(max_fresh_item_steps=1)
@@ -264,17 +301,30 @@ def test_the_search_for_a_new_value_is_bounded_by_a_limit(byte_vocab):
     assert ord("b") in allowed_set(roomy, byte_vocab)
 
 
-def test_distinct_values_are_unsupported_where_the_output_is_not_json_throughout(byte_vocab):
+def test_distinct_values_hold_inside_structural_tags_and_json_in_grammars(byte_vocab):
+    """Only the JSON value is read as JSON: the text around it may look like JSON and
+    repeat what it likes."""
     schema = {"type": "object", "properties": {"ids": {"type": "array", "uniqueItems": True, "items": {"type": "integer"}}}}
-    spec = {"type": "structural_tag", "format": {"type": "tag", "begin": "<c>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</c>"}}
-    with pytest.raises(corral.UnsupportedSchemaError, match="not JSON throughout"):
-        corral.Grammar.structural_tag(spec)
-    with pytest.raises(corral.UnsupportedSchemaError, match="uniqueItems"):
-        corral.Grammar.lark(f"start: \"ids \" %json {json.dumps(schema)}")
-    # Counted by `contains` too.
     counted = {"type": "array", "uniqueItems": True, "items": {"type": "integer"}, "contains": {"minimum": 3}}
-    spec["format"]["content"]["json_schema"] = counted
-    with pytest.raises(corral.UnsupportedSchemaError, match="contains"):
-        corral.Grammar.structural_tag(spec)
-    # Where the output is JSON, the same schema compiles.
-    assert corral.compile(corral.Grammar.json_schema(counted), byte_vocab).matches(b"[3,1]")
+    tag = {"type": "tag", "begin": "<c>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</c>"}
+    spec = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<c>"], "tags": [tag]}}
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), byte_vocab)
+    assert compiled.matches(b'say [1,1] {"ids":[1]}<c>{"ids":[1,2]}</c>')
+    assert not compiled.matches(b'<c>{"ids":[1,1.0]}</c>')
+    assert not compiled.matches(b'<c>{"ids":[2]}</c> then <c>{"ids":[3,2,3]}</c>')
+    m = compiled.matcher()
+    for b in b'[1,1] <c>{"ids":[10,10':
+        assert m.advance(b)
+    allowed = allowed_set(m, byte_vocab)
+    assert ord(",") not in allowed and ord("]") not in allowed and ord("0") in allowed
+    rest = m.completion()
+    assert rest is not None and compiled.matches(b'[1,1] <c>{"ids":[10,10' + rest)
+    # Counted by `contains`, in a grammar's %json.
+    lark = corral.compile(corral.Grammar.lark(f"start: \"ids \" %json {json.dumps(counted)} \" [1,1]\""), byte_vocab)
+    assert lark.matches(b"ids [3,1] [1,1]") and not lark.matches(b"ids [3,1,3] [1,1]") and not lark.matches(b"ids [1,1] [1,1]")
+    m = lark.matcher()
+    for b in b"ids [3,1,":
+        assert m.advance(b)
+    assert m.is_allowed(ord("2")) and m.advance(ord("3")) and not m.is_allowed(ord("]")) and not m.is_allowed(ord(","))
+    m.rollback(1)
+    assert m.is_allowed(ord("2"))

@@ -92,7 +92,7 @@ fn schema_options(args: &SchemaArgs) -> PyResult<core::json_schema::translate::S
         integer_fraction: *integer_fraction,
         indent: indent.clone(),
         draft,
-        distinct_strings: true,
+        json_region: false,
     })
 }
 

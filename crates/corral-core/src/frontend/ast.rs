@@ -256,12 +256,20 @@ pub enum Distinct {
     No,
     /// Every occurrence is a JSON string, compared by its text.
     Strings,
-    /// Every occurrence is a JSON value, compared as JSON values (`1` equals `1.0`,
-    /// objects whatever their key order).
-    Values,
+    /// Every occurrence is a JSON array whose items are compared as JSON values (`1`
+    /// equals `1.0`, objects whatever their key order). The array is told apart from
+    /// other arrays the parser may expect at the same place by its first item: one that
+    /// starts with a byte of [`ItemStarts`] (an array with no item has nothing to keep
+    /// distinct).
+    Values(ItemStarts),
     /// Not kept distinct: every occurrence is a JSON string whose text must be an
     /// ECMAScript regular expression (see [`crate::grammar::regex_text`]).
     Regex,
+    /// Not kept distinct: every occurrence is a JSON value inside other text (a
+    /// structural tag's arguments, a `%json` in a grammar). The check of distinct keys
+    /// and items reads the output as JSON only inside such values (see
+    /// [`crate::grammar::distinct_keys`]).
+    Json,
 }
 
 impl Distinct {
@@ -273,7 +281,69 @@ impl Distinct {
 
     /// Are the entry's occurrences kept distinct from each other?
     pub fn keeps_distinct(self) -> bool {
-        matches!(self, Distinct::Strings | Distinct::Values)
+        matches!(self, Distinct::Strings | Distinct::Values(_))
+    }
+
+    /// Is it a list of distinct values ([`Distinct::Values`])?
+    pub fn is_values(self) -> bool {
+        matches!(self, Distinct::Values(_))
+    }
+}
+
+/// The kinds of JSON value an item may be, as the bytes that start them: `n`, `t`/`f`, a
+/// digit or `-`, `"`, `[`, `{`. A set of the six kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ItemStarts(u8);
+
+impl ItemStarts {
+    /// No value.
+    pub const NONE: ItemStarts = ItemStarts(0);
+    /// `null`.
+    pub const NULL: ItemStarts = ItemStarts(1);
+    /// `true`, `false`.
+    pub const BOOL: ItemStarts = ItemStarts(2);
+    /// Numbers.
+    pub const NUMBER: ItemStarts = ItemStarts(4);
+    /// Strings.
+    pub const STRING: ItemStarts = ItemStarts(8);
+    /// Arrays.
+    pub const ARRAY: ItemStarts = ItemStarts(16);
+    /// Objects.
+    pub const OBJECT: ItemStarts = ItemStarts(32);
+    /// Every value.
+    pub const ALL: ItemStarts = ItemStarts(63);
+
+    /// The kind of value that byte `b` starts (none for a byte that starts no JSON value).
+    pub fn of_byte(b: u8) -> ItemStarts {
+        match b {
+            b'n' => ItemStarts::NULL,
+            b't' | b'f' => ItemStarts::BOOL,
+            b'-' | b'0'..=b'9' => ItemStarts::NUMBER,
+            b'"' => ItemStarts::STRING,
+            b'[' => ItemStarts::ARRAY,
+            b'{' => ItemStarts::OBJECT,
+            _ => ItemStarts::NONE,
+        }
+    }
+
+    /// May a value of these kinds start with byte `b`?
+    pub fn admits(self, b: u8) -> bool {
+        self.0 & ItemStarts::of_byte(b).0 != 0
+    }
+
+    /// Both sets' kinds.
+    pub fn or(self, other: ItemStarts) -> ItemStarts {
+        ItemStarts(self.0 | other.0)
+    }
+
+    /// Do the two sets share a kind?
+    pub fn meets(self, other: ItemStarts) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// Is the set empty?
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
     }
 }
 

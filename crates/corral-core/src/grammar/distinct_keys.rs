@@ -24,11 +24,14 @@
 //! - strings ([`Distinct::Strings`]): the list's one repeatable entry is the item; asked
 //!   at the first item's quote, the array's strings are then tracked like an object's
 //!   keys, by their text;
-//! - values ([`Distinct::Values`]): the entry is the whole array, asked at its `[`. Each
-//!   item's text is kept from its first byte to the `,` or `]` that closes it, read as a
-//!   JSON value (`grammar/item_values.rs`) and compared with the array's earlier
-//!   items as values (`1` is `1.0`, objects in any key order), whatever the grammar says
-//!   of the item (tuple positions, `contains`). A token that closes an item equal to an
+//! - values ([`Distinct::Values`]): the entry is the whole array, asked at its `[`; the
+//!   answer is the kinds its first item may take (a string, an object, …), and the first
+//!   item decides: an array whose first item is of another kind is another array the
+//!   parser expected there (one whose items may repeat). Each item's text is kept from
+//!   its first byte to the `,` or `]` that closes it, read as a JSON value
+//!   (`grammar/item_values.rs`) and compared with the array's earlier items as values
+//!   (`1` is `1.0`, objects in any key order), whatever the grammar says of the item
+//!   (tuple positions, `contains`). A token that closes an item equal to an
 //!   earlier one is refused; so is one after which the item it leaves open may only be
 //!   finished as an earlier one: where the half-written item may still become an earlier
 //!   one, `fresh_item` searches the grammar's ways on for one that makes it a new value
@@ -42,7 +45,7 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 
 use crate::error::{Error, Result};
-use crate::frontend::ast::Distinct;
+use crate::frontend::ast::{Distinct, ItemStarts};
 use crate::grammar::item_values::{self, Val};
 use crate::util::hash::HashSet;
 use crate::vocab::{ByteRecognizer, QuoteToken};
@@ -64,6 +67,10 @@ pub trait EntryQuery {
     /// Does the grammar expect an entry of a distinct list of `kind` right before byte
     /// `offset` of the bytes being read (0: before the first)?
     fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool>;
+
+    /// The kinds of first item of the arrays of distinct values ([`Distinct::Values`])
+    /// the grammar expects right before byte `offset` (none if it expects no such array).
+    fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts>;
 }
 
 /// The answer for a grammar with no distinct list: never.
@@ -72,6 +79,10 @@ pub struct NoDistinctLists;
 impl EntryQuery for NoDistinctLists {
     fn distinct_entry_at(&mut self, _offset: usize, _kind: Distinct) -> Result<bool> {
         Ok(false)
+    }
+
+    fn value_lists_at(&mut self, _offset: usize) -> Result<ItemStarts> {
+        Ok(ItemStarts::NONE)
     }
 }
 
@@ -191,9 +202,14 @@ struct Frame {
     /// (after `[` or `,` in an array).
     expect_key: bool,
     /// How this container's strings or items are tracked: always keys for an object; for
-    /// an array, values if the parser said so at its `[`, else strings or nothing once
-    /// asked at its first item (None before).
+    /// an array, decided at its first item (None before): values if the item starts as
+    /// `values_first` says, else strings or nothing, as the parser says at the item.
     distinct: Option<Distinct>,
+    /// For an array: the kinds of first item of the arrays of distinct values the parser
+    /// expected at its `[`. Its first item tells it apart from another array the parser
+    /// may have expected there, one whose items may repeat (the translator makes sure
+    /// their first items differ in kind).
+    values_first: ItemStarts,
     keys: BTreeSet<Box<[u8]>>,
     /// In an array of distinct values: where the open item starts in the tracker's text.
     item: Option<usize>,
@@ -207,15 +223,14 @@ struct Frame {
 
 impl Frame {
     /// A container just opened; `arrays`: may an array keep its items distinct?
-    /// `values`: is it an array of distinct values?
-    fn new(object: bool, arrays: bool, values: bool) -> Frame {
-        let distinct = match (object, arrays, values) {
-            (true, ..) => Some(Distinct::Strings),
-            (false, false, _) => Some(Distinct::No),
-            (false, true, true) => Some(Distinct::Values),
-            (false, true, false) => None,
+    /// `values_first`: see the field.
+    fn new(object: bool, arrays: bool, values_first: ItemStarts) -> Frame {
+        let distinct = match (object, arrays) {
+            (true, _) => Some(Distinct::Strings),
+            (false, false) => Some(Distinct::No),
+            (false, true) => None,
         };
-        Frame { object, expect_key: true, distinct, ..Frame::default() }
+        Frame { object, expect_key: true, distinct, values_first, ..Frame::default() }
     }
 
     /// Is this an array waiting for its next item?
@@ -258,6 +273,10 @@ pub struct KeyTracker {
     arrays: bool,
     /// With distinct lists: the output read so far (items are cut from it).
     text: Vec<u8>,
+    /// Is the output other text with JSON values inside ([`Distinct::Json`] entries),
+    /// read as JSON only from where the parser says such a value starts until it
+    /// closes? Else it is JSON throughout.
+    regions: bool,
 }
 
 impl Default for KeyTracker {
@@ -278,7 +297,22 @@ impl KeyTracker {
             marks: Vec::new(),
             arrays,
             text: Vec::new(),
+            regions: false,
         }
+    }
+
+    /// The same tracker for output that is other text with JSON values inside (see
+    /// [`Distinct::Json`]), if `regions`.
+    pub fn in_json_regions(mut self, regions: bool) -> KeyTracker {
+        self.regions = regions;
+        self
+    }
+
+    /// Is byte `b`, read at `at` between JSON values of output with JSON regions, other
+    /// text (not the `{` or `[` of a JSON value the parser says starts there)? Objects and
+    /// arrays are all the check needs: a region that is a string or a number holds no key.
+    fn is_text(&self, b: u8, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
+        Ok(!(matches!(b, b'{' | b'[') && query.distinct_entry_at(at, Distinct::Json)?))
     }
 }
 
@@ -422,8 +456,8 @@ impl KeyTracker {
 
     /// A value starts with byte `b`, at `at` (of the bytes being read), the last byte of
     /// `text`: if it is an item of the top array, decides how the array is tracked (on
-    /// its first item, asking the parser whether it is a string of a distinct list) and
-    /// opens the item. Returns how it is tracked.
+    /// its first item: by its kind, or asking the parser whether it is a string of a
+    /// distinct list) and opens the item. Returns how it is tracked.
     fn begin_value(&mut self, b: u8, at: usize, query: &mut dyn EntryQuery) -> Result<Distinct> {
         let Some(f) = self.frames.last() else { return Ok(Distinct::No) };
         if !f.awaits_item() {
@@ -432,8 +466,13 @@ impl KeyTracker {
         let kind = match f.distinct {
             Some(d) => d,
             None => {
-                let strings = b == b'"' && query.distinct_entry_at(at, Distinct::Strings)?;
-                let d = if strings { Distinct::Strings } else { Distinct::No };
+                let d = if f.values_first.admits(b) {
+                    Distinct::Values(f.values_first)
+                } else if b == b'"' && query.distinct_entry_at(at, Distinct::Strings)? {
+                    Distinct::Strings
+                } else {
+                    Distinct::No
+                };
                 self.undo.push(Undo::Distinct(None));
                 if let Some(f) = self.frames.last_mut() {
                     f.distinct = Some(d);
@@ -443,7 +482,7 @@ impl KeyTracker {
         };
         // An array's item has started: no value is one until the next comma.
         self.set_expect(false);
-        if kind == Distinct::Values {
+        if kind.is_values() {
             self.set_item(Some(self.text.len() - 1));
             let d = self.frames.len() - 1;
             let all: Vec<Live> = (0..self.frames[d].values.len() as u32).map(|index| Live { index, as_written: true }).collect();
@@ -494,11 +533,14 @@ impl KeyTracker {
     /// Reads byte `i` of a token (`b`); false if it closes a repeated key or item (the
     /// byte is then half read: the caller rolls back).
     fn step(&mut self, b: u8, i: usize, query: &mut dyn EntryQuery) -> Result<bool> {
+        if self.regions && self.frames.is_empty() && self.is_text(b, i, query)? {
+            return Ok(true);
+        }
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
                     self.begin_value(b, i, query)?;
-                    let values = b == b'[' && self.arrays && query.distinct_entry_at(i, Distinct::Values)?;
+                    let values = if b == b'[' && self.arrays { query.value_lists_at(i)? } else { ItemStarts::NONE };
                     self.frames.push(Frame::new(b == b'{', self.arrays, values));
                     self.undo.push(Undo::Push);
                 }
@@ -608,7 +650,7 @@ impl KeyTracker {
 
     /// Does some open array keep its items distinct as values?
     pub(crate) fn tracks_values(&self) -> bool {
-        self.arrays && self.frames.iter().any(|f| f.distinct == Some(Distinct::Values))
+        self.arrays && self.frames.iter().any(|f| f.distinct.is_some_and(Distinct::is_values))
     }
 
     /// Is some open item of a distinct array (or the next one, where an array of distinct
@@ -618,7 +660,7 @@ impl KeyTracker {
     pub(crate) fn items_may_repeat(&self) -> bool {
         self.arrays
             && self.frames.iter().enumerate().any(|(d, f)| {
-                f.distinct == Some(Distinct::Values)
+                f.distinct.is_some_and(Distinct::is_values)
                     && match f.item {
                         Some(_) => !f.live.is_empty(),
                         // Waiting for an item: one right after a `,` (at this depth).
@@ -715,6 +757,10 @@ impl EntryQuery for Shifted<'_> {
     fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
         self.query.distinct_entry_at(offset + self.by, kind)
     }
+
+    fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
+        self.query.value_lists_at(offset + self.by)
+    }
 }
 
 /// Accepts the bytes after which some open item of a distinct array may still become an
@@ -773,6 +819,10 @@ pub(crate) trait EntryRecognizer: ByteRecognizer {
     /// stands (see [`EntryQuery::distinct_entry_at`])?
     fn entry_here(&self, kind: Distinct) -> bool;
 
+    /// The kinds of first item of the arrays of distinct values the grammar expects where
+    /// the recognizer stands (see [`EntryQuery::value_lists_at`]).
+    fn value_lists_here(&self) -> ItemStarts;
+
     /// A superset of the bytes the recognizer may accept next (256 bits), to try only
     /// those.
     fn next_bytes(&self) -> [u64; 4];
@@ -784,6 +834,10 @@ struct Here<'r, R>(&'r R);
 impl<R: EntryRecognizer> EntryQuery for Here<'_, R> {
     fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
         Ok(offset == 0 && self.0.entry_here(kind))
+    }
+
+    fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
+        Ok(if offset == 0 { self.0.value_lists_here() } else { ItemStarts::NONE })
     }
 }
 
@@ -923,7 +977,8 @@ impl ByteRecognizer for PrefixesOf<'_> {
 /// is the tracker's, and the keys closed by the simulated bytes.
 type KeysSeen<'a> = (Option<&'a BTreeSet<Box<[u8]>>>, Vec<Vec<u8>>);
 
-/// A container opened inside the bytes being simulated.
+/// A container opened inside the bytes being simulated (never an array that may be one
+/// of distinct values: the simulation stops at its `[`).
 struct LocalFrame {
     object: bool,
     expect_key: bool,
@@ -985,6 +1040,11 @@ impl<'a> Sim<'a> {
         }
         let kind = match distinct {
             Some(d) => d,
+            // The first item of the tracker's array, of the kind that makes it one of
+            // distinct values.
+            None if self.local.is_empty() && self.base.frames[self.base_depth - 1].values_first.admits(b) => {
+                Distinct::Values(self.base.frames[self.base_depth - 1].values_first)
+            }
             None => {
                 let strings = b == b'"' && query.distinct_entry_at(at, Distinct::Strings)?;
                 let d = if strings { Distinct::Strings } else { Distinct::No };
@@ -996,7 +1056,7 @@ impl<'a> Sim<'a> {
             }
         };
         self.set_expect(false);
-        self.values |= kind == Distinct::Values;
+        self.values |= kind.is_values();
         Ok(kind)
     }
 
@@ -1018,13 +1078,16 @@ impl<'a> Sim<'a> {
     }
 
     fn step(&mut self, b: u8, i: usize, query: &mut dyn EntryQuery) -> Result<bool> {
+        if self.base.regions && self.local.is_empty() && self.base_depth == 0 && self.base.is_text(b, i, query)? {
+            return Ok(true);
+        }
         match self.lex {
             Lex::Outside => match b {
                 b'{' | b'[' => {
                     self.begin_value(b, i, query)?;
-                    let values = b == b'[' && self.base.arrays && query.distinct_entry_at(i, Distinct::Values)?;
+                    let values = b == b'[' && self.base.arrays && !query.value_lists_at(i)?.is_empty();
                     self.values |= values;
-                    let Frame { object, expect_key, distinct, .. } = Frame::new(b == b'{', self.base.arrays, values);
+                    let Frame { object, expect_key, distinct, .. } = Frame::new(b == b'{', self.base.arrays, ItemStarts::NONE);
                     self.local.push(LocalFrame { object, expect_key, distinct, keys: Vec::new() })
                 }
                 // Closes a local container (popped in the guard) or else a tracker's one.
@@ -1188,8 +1251,12 @@ mod tests {
     struct OuterValues;
 
     impl EntryQuery for OuterValues {
-        fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
-            Ok(offset == 0 && kind == Distinct::Values)
+        fn distinct_entry_at(&mut self, _offset: usize, _kind: Distinct) -> Result<bool> {
+            Ok(false)
+        }
+
+        fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
+            Ok(if offset == 0 { ItemStarts::ALL } else { ItemStarts::NONE })
         }
     }
 

@@ -56,6 +56,10 @@ pub struct CfgGrammar {
     /// distinct (`additionalProperties`, patterns)? False when every key is named, so the
     /// grammar alone writes each at most once (see [`Grammar::with_named_keys_only`]).
     pub open_keys: bool,
+    /// With `distinct_keys`: is the output other text with JSON values inside, marked by
+    /// [`Distinct::Json`](crate::frontend::ast::Distinct::Json) entries (a structural
+    /// tag, `%json` in a grammar)? The check then reads only those values as JSON.
+    pub json_regions: bool,
 }
 
 /// A constraint on the output's bytes. Built by the front-ends; compiled against a
@@ -121,8 +125,8 @@ impl Grammar {
 
     /// A normalized grammar with no condition beside it (no repeated-key check).
     fn plain_cfg(cfg: Cfg, description: String) -> Grammar {
-        let (distinct_keys, key_endings_infinite, open_keys) = (false, false, false);
-        Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys }))
+        let (distinct_keys, key_endings_infinite, open_keys, json_regions) = (false, false, false, false);
+        Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys, json_regions }))
     }
 
     /// Validates and normalizes a grammar built directly as an AST (by a front-end that
@@ -145,11 +149,14 @@ impl Grammar {
     /// The union (any one of the parts) or the concatenation (all of them in order) of
     /// `parts`, as one grammar; see [`lower::compose`].
     ///
-    /// The repeated-key check of JSON grammars (see [`distinct_keys`]) reads the whole
-    /// output as JSON, so it is kept only when every part has it (a union of JSON
-    /// grammars, JSON values one after another). A part that has it joined with one that
-    /// does not (JSON after free text) loses it, with a warning: its grammar alone still
-    /// holds, but an object open to other keys may then repeat one.
+    /// The repeated-key check of JSON grammars (see [`distinct_keys`]) reads the output as
+    /// JSON: the whole output when every part is JSON (a union of JSON grammars, JSON
+    /// values one after another), else only the JSON values marked as regions (see
+    /// [`Grammar::with_json_regions`]: a schema inside a structural tag or a `%json`).
+    /// A part that is JSON throughout joined with one that is not (JSON after free text)
+    /// loses the check, with a warning: its grammar alone still holds, but an object open
+    /// to other keys may then repeat one; a part that keeps array items distinct cannot
+    /// be joined so.
     pub fn join(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
         interrupt::run(&budget, || Self::join_within(parts, join, limits))
@@ -159,11 +166,14 @@ impl Grammar {
         let owned = parts.iter().enumerate().map(|(i, p)| p.lowered(i, limits)).collect::<Result<Vec<_>>>()?;
         let cfgs: Vec<&Cfg> = owned.iter().map(|c| &**c).collect();
         let mut cfg = lower::compose(&cfgs, join, limits)?;
-        let keyed: Vec<bool> = parts.iter().map(Grammar::distinct_keys).collect();
-        let all_keyed = keyed.iter().all(|&k| k);
-        let open: Vec<bool> = parts.iter().map(|p| matches!(p, Grammar::Cfg(c) if c.distinct_keys && c.open_keys)).collect();
-        let distinct_lists = parts.iter().position(|p| matches!(p, Grammar::Cfg(c) if c.cfg.has_distinct_lists()));
-        if let (false, Some(i)) = (all_keyed, distinct_lists) {
+        let regions = parts.iter().any(Grammar::json_regions);
+        let all_keyed = !regions && parts.iter().all(Grammar::distinct_keys);
+        // The parts whose check is lost: those JSON throughout, beside text or regions.
+        let unchecked = |p: &Grammar| !all_keyed && p.distinct_keys() && !p.json_regions();
+        let open: Vec<bool> = parts.iter().map(|p| matches!(p, Grammar::Cfg(c) if c.open_keys && unchecked(p))).collect();
+        let distinct_lists =
+            parts.iter().position(|p| matches!(p, Grammar::Cfg(c) if c.cfg.has_distinct_lists() && unchecked(p)));
+        if let Some(i) = distinct_lists {
             return Err(Error::InvalidArgument(format!(
                 "part {i} of this {} keeps the strings of a uniqueItems array distinct, which reads the whole output as \
                  JSON, and another part is not JSON: such a join is not supported",
@@ -173,7 +183,7 @@ impl Grammar {
                 }
             )));
         }
-        if !all_keyed && open.iter().any(|&k| k) {
+        if open.iter().any(|&k| k) {
             let which: Vec<String> = open.iter().enumerate().filter(|(_, &k)| k).map(|(i, _)| i.to_string()).collect();
             cfg.warnings.push(format!(
                 "the repeated-key check of JSON part(s) {} is off in this {}: it reads the whole output as JSON, and the other parts are not JSON (objects open to other keys may repeat one)",
@@ -188,9 +198,12 @@ impl Grammar {
             Join::Union => format!("union of {} grammars", parts.len()),
             Join::Concat => format!("concatenation of {} grammars", parts.len()),
         };
-        let key_endings_infinite = all_keyed && parts.iter().all(Grammar::key_endings_infinite);
-        let open_keys = all_keyed && open.iter().any(|&k| k);
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys: all_keyed, key_endings_infinite, open_keys })))
+        let distinct_keys = all_keyed || regions;
+        let checked: Vec<&Grammar> = parts.iter().filter(|p| p.distinct_keys() && !unchecked(p)).collect();
+        let key_endings_infinite = distinct_keys && checked.iter().all(|p| p.key_endings_infinite());
+        let open_keys = checked.iter().any(|p| matches!(p, Grammar::Cfg(c) if c.open_keys));
+        let json_regions = regions;
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys, json_regions })))
     }
 
     /// The grammar as a normalized grammar (a regex: one terminal); `i` names a regex part.
@@ -215,7 +228,15 @@ impl Grammar {
             Ok(match part {
                 Grammar::Cfg(c) => {
                     let (distinct_keys, key_endings_infinite, open_keys) = (c.distinct_keys, c.key_endings_infinite, c.open_keys);
-                    Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys }))
+                    let json_regions = c.json_regions;
+                    Grammar::Cfg(Arc::new(CfgGrammar {
+                        cfg,
+                        description,
+                        distinct_keys,
+                        key_endings_infinite,
+                        open_keys,
+                        json_regions,
+                    }))
                 }
                 Grammar::Regex(_) => Grammar::plain_cfg(cfg, description),
             })
@@ -263,11 +284,40 @@ impl Grammar {
                     Ok(c) => (c.cfg, c.description),
                     Err(shared) => (shared.cfg.clone(), shared.description.clone()),
                 };
-                let open_keys = distinct_keys;
-                Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys }))
+                let (open_keys, json_regions) = (distinct_keys, false);
+                Grammar::Cfg(Arc::new(CfgGrammar {
+                    cfg,
+                    description,
+                    distinct_keys,
+                    key_endings_infinite,
+                    open_keys,
+                    json_regions,
+                }))
             }
             regex => regex,
         }
+    }
+
+    /// The same grammar, with distinct keys (see [`Grammar::with_distinct_keys`]), for
+    /// output that is other text with JSON values inside: the values the grammar marks as
+    /// [`Distinct::Json`](crate::frontend::ast::Distinct::Json) entries (the JSON Schema
+    /// translator's with `json_region`). The check reads only them as JSON. A grammar
+    /// without the distinct-keys condition, and a regex, are returned unchanged.
+    pub fn with_json_regions(self) -> Grammar {
+        match self {
+            Grammar::Cfg(c) if c.distinct_keys => {
+                let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
+                c.json_regions = true;
+                Grammar::Cfg(Arc::new(c))
+            }
+            other => other,
+        }
+    }
+
+    /// With distinct keys: does the check read only marked JSON values (see
+    /// [`Grammar::with_json_regions`])?
+    pub fn json_regions(&self) -> bool {
+        matches!(self, Grammar::Cfg(c) if c.distinct_keys && c.json_regions)
     }
 
     /// With distinct keys: are half-written keys known to have infinitely many endings?
@@ -291,7 +341,7 @@ impl Grammar {
             return Some(sample::sample(&c.cfg, seed, budget));
         }
         (0..16u64).map(|i| sample::sample(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget)).find(|s| {
-            let mut keys = distinct_keys::KeyTracker::default();
+            let mut keys = distinct_keys::KeyTracker::default().in_json_regions(c.json_regions);
             keys.push_token(s, &mut distinct_keys::NoDistinctLists).unwrap_or(false)
         })
     }

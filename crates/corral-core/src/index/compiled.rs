@@ -10,7 +10,7 @@ use super::state_mask::StateMask;
 use super::walker::DfaWalker;
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result};
-use crate::frontend::ast::Distinct;
+use crate::frontend::ast::{Distinct, ItemStarts};
 use crate::frontend::regex;
 use crate::grammar::distinct_keys::{EntryRecognizer, KeyTracker, NoDistinctLists};
 use crate::grammar::regex_text::{PatternTokens, RegexTexts};
@@ -204,7 +204,8 @@ impl CompiledGrammar {
                     return Ok(true);
                 }
                 let mut entries = ReadEntries { grammar: earley, chart: &chart, at: 0 };
-                return KeyTracker::new(earley.has_distinct_lists()).push_token(data, &mut entries);
+                let mut keys = KeyTracker::new(earley.has_distinct_lists()).in_json_regions(self.grammar.json_regions());
+                return keys.push_token(data, &mut entries);
             }
             Engine::Intersection { parts } => {
                 for p in parts {
@@ -267,6 +268,13 @@ impl EntryRecognizer for Probe<'_> {
         match self {
             Probe::Dfa(_) => false,
             Probe::Cfg(ov) => ov.expects_distinct_entry(kind),
+        }
+    }
+
+    fn value_lists_here(&self) -> ItemStarts {
+        match self {
+            Probe::Dfa(_) => ItemStarts::NONE,
+            Probe::Cfg(ov) => ov.expects_value_lists(),
         }
     }
 

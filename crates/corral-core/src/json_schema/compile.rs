@@ -57,7 +57,12 @@ pub fn schema_grammar(
             g => g,
         };
         let grammar = grammar.with_distinct_keys(!t.finite_key_endings);
-        let grammar = if t.open_keys { grammar } else { grammar.with_named_keys_only() };
+        let grammar = match (t.open_keys, options.json_region) {
+            (false, _) => grammar.with_named_keys_only(),
+            // The value is marked as a JSON region (see `SchemaOptions::json_region`).
+            (true, true) => grammar.with_json_regions(),
+            (true, false) => grammar,
+        };
         Ok(SchemaGrammar { grammar, warnings: t.warnings })
     });
     built.map_err(|e| match e {

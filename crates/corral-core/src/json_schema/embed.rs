@@ -6,9 +6,10 @@
 //! written (see [`EmbeddedSchema`]). Here the schema's grammar is renamed into
 //! `%json#k/...` and `%json#k` defined as its start. The JSON is compact (no whitespace
 //! between tokens), as in `Grammar.json_schema`'s default; in Lark, `%ignore`d text may come
-//! before and after the value but not inside it. Objects never repeat a key where the
-//! schema names every key; a schema open to other keys gets a warning, since the check
-//! that reads the output as JSON cannot hold inside other text.
+//! before and after the value but not inside it. Objects never repeat a key and
+//! `uniqueItems` arrays an item: where the schema needs that checked, its value is a
+//! JSON region of the output (see [`SchemaOptions::json_region`]), which the check
+//! reads as JSON.
 
 use std::sync::Arc;
 
@@ -38,31 +39,33 @@ pub fn grammar_text(
     }
     // The schemas' translation and the lowering recurse as deep as the schemas nest.
     on_deep_stack(limits, || {
-        let (ast, warnings) = with_schemas(ast, limits)?;
+        let (ast, warnings, checks) = with_schemas(ast, limits)?;
         let grammar = Grammar::cfg_ast(&ast, &description, start, limits, options, classes)?;
+        let grammar = match checks {
+            Some(key_endings_infinite) => grammar.with_distinct_keys(key_endings_infinite).with_json_regions(),
+            None => grammar,
+        };
         Ok(with_warnings(grammar, warnings))
     })
 }
 
-/// `ast` with each schema's grammar added under its own names, and the translations'
-/// warnings.
-fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec<String>)> {
+/// `ast` with each schema's grammar added under its own names, the translations'
+/// warnings, and whether a schema needs the check of distinct keys and items (then
+/// whether every half-written key is known to have infinitely many endings).
+fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec<String>, Option<bool>)> {
     let mut warnings = Vec::new();
+    let mut checks: Option<bool> = None;
     let schemas = std::mem::take(&mut ast.schemas);
     for (k, schema) in schemas.iter().enumerate() {
         let at = |e: Error| located(e, schema.pos);
         let (value, documents) = read_schema(&schema.text, &[], limits).map_err(at)?;
-        // The output is not JSON throughout: no run-time check of distinct strings.
-        let options = SchemaOptions { distinct_strings: false, ..SchemaOptions::default() };
+        // The output is not JSON throughout: the value is a JSON region of it.
+        let options = SchemaOptions { json_region: true, ..SchemaOptions::default() };
         let t = translate::translate(&value, &documents, &options, limits).map_err(at)?;
         let prefix = format!("{}/", EmbeddedSchema::rule_name(k));
         warnings.extend(t.warnings.iter().map(|w| format!("%json at {}: {w}", schema.pos)));
         if t.open_keys {
-            warnings.push(format!(
-                "%json at {}: objects open to other keys may repeat a key inside a grammar (the repeated-key \
-                 check reads the whole output as JSON); name every key, or set additionalProperties to false",
-                schema.pos
-            ));
+            checks = Some(checks.unwrap_or(true) && !t.finite_key_endings);
         }
         for mut rule in t.ast.rules {
             rule.name = format!("{prefix}{}", rule.name);
@@ -74,7 +77,7 @@ fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec
         ast.rules.push(RuleDef { name: EmbeddedSchema::rule_name(k), expr: start, pos: schema.pos, is_terminal: false });
     }
     ast.schemas = schemas;
-    Ok((ast, warnings))
+    Ok((ast, warnings, checks))
 }
 
 /// Prefixes every rule `expr` references with `prefix`.
@@ -158,14 +161,30 @@ mod tests {
         let bad = "start: \"a\"\n    | %json {\"type\": \"object\", \"minProperties\": \"x\"}";
         let e = grammar_text(bad, Dialect::Lark, None, &limits, &LowerOptions::default(), None).unwrap_err();
         assert!(e.to_string().contains("%json at 2:7"), "{e}");
-        let open = "root ::= %json {\"type\": \"object\"}";
-        let g = grammar_text(open, Dialect::Ebnf, None, &limits, &LowerOptions::default(), None).unwrap();
-        assert!(g.warnings().iter().any(|w| w.contains("repeat a key")), "{:?}", g.warnings());
         let gbnf = grammar_text("root ::= %json {}", Dialect::Gbnf, None, &limits, &LowerOptions::default(), None);
         assert!(gbnf.is_err_and(|e| e.to_string().contains("not in GBNF")));
-        // Distinct strings need the whole output read as JSON: unsupported, at the keyword.
-        let tags = "root ::= \"x\" %json {\"properties\": {\"t\": {\"type\": \"array\", \"uniqueItems\": true, \"items\": {\"type\": \"string\"}}}}";
-        let e = grammar_text(tags, Dialect::Ebnf, None, &limits, &LowerOptions::default(), None).unwrap_err();
-        assert!(e.to_string().contains("/properties/t/uniqueItems") && e.to_string().contains("%json at 1:14"), "{e}");
+    }
+
+    #[test]
+    fn keys_and_items_stay_distinct_inside_the_schema_only() {
+        // Text before the value may look like JSON; only the value is read as JSON.
+        let open = "root ::= [a-z{}\":,0-9]* \"=\" %json {\"type\": \"object\"} \"!\"";
+        let c = compiled(open, Dialect::Ebnf);
+        assert!(c.matches(br#"{"a":1,"a":1}={"a":1,"b":2}!"#).unwrap());
+        assert!(!c.matches(br#"x={"a":1,"a":2}!"#).unwrap());
+        assert!(!c.matches(br#"x={"b":{"a":1,"a":2}}!"#).unwrap());
+        let tags = "root ::= \"x\" %json {\"properties\": {\"t\": {\"type\": \"array\", \"uniqueItems\": true, \"items\": {\"type\": \"string\"}}}} \"\\\"a\\\"\"";
+        let c = Arc::new(compiled(tags, Dialect::Ebnf));
+        assert!(c.matches(br#"x{"t":["a","b"]}"a""#).unwrap());
+        assert!(!c.matches(br#"x{"t":["a","a"]}"a""#).unwrap());
+        let mut m = crate::matcher::Matcher::new(c.clone());
+        for &b in br#"x{"t":["a","a"# {
+            assert!(m.advance(b as u32).unwrap());
+        }
+        assert!(!m.is_allowed(b'"' as u32) && m.is_allowed(b'b' as u32));
+        // The completion of a half-written repeat writes a new string.
+        let done = m.completion().unwrap().unwrap();
+        let whole = [br#"x{"t":["a","a"#.as_slice(), &done].concat();
+        assert!(c.matches(&whole).unwrap(), "{}", String::from_utf8_lossy(&whole));
     }
 }

@@ -67,7 +67,9 @@ impl Matcher {
         // An intersection's parts keep their own keys.
         let arrays = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_distinct_lists());
         let value_lists = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_value_lists());
-        let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none()).then(|| KeyTracker::new(arrays));
+        let regions = grammar.grammar().json_regions();
+        let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none())
+            .then(|| KeyTracker::new(arrays).in_json_regions(regions));
         let texts = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_regex_texts()).then(RegexTexts::new);
         Matcher { grammar, state, keys, value_lists, texts }
     }

@@ -125,6 +125,14 @@ impl Chart {
         g.awaits_distinct_entry(&self.items[set.items.0 as usize..set.items.1 as usize], kind)
     }
 
+    /// The kinds of first item of the arrays of distinct values the grammar expects at
+    /// byte position `pos` (see `EarleyGrammar::awaited_value_lists`).
+    pub fn expects_value_lists(&self, g: &EarleyGrammar, pos: usize) -> ItemStarts {
+        let Some(row) = self.rows.get(pos).filter(|r| r.set != NONE) else { return ItemStarts::NONE };
+        let set = &self.sets[row.set as usize];
+        g.awaited_value_lists(&self.items[set.items.0 as usize..set.items.1 as usize])
+    }
+
     /// May the input end here?
     pub fn is_accepting(&self) -> bool {
         self.rows.last().is_some_and(|r| r.set != NONE && self.sets[r.set as usize].accepting)

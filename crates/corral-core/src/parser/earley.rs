@@ -196,14 +196,28 @@ impl EarleyGrammar {
 
     /// Does the grammar have a `perm!` list whose entries must be distinct values?
     pub fn has_value_lists(&self) -> bool {
-        self.distinct_entry.contains(&Distinct::Values)
+        self.distinct_entry.iter().any(|d| d.is_values())
     }
 
     /// Do `items` (one Earley set's) wait for the entry of a distinct list of `kind`?
     pub(super) fn awaits_distinct_entry(&self, items: &[Item], kind: Distinct) -> bool {
-        items.iter().any(|it| {
+        self.awaited_entries(items).any(|d| d == kind)
+    }
+
+    /// The kinds of first item of the arrays of distinct values that `items` (one Earley
+    /// set's) wait for (none if they wait for no such array).
+    pub(super) fn awaited_value_lists(&self, items: &[Item]) -> ItemStarts {
+        self.awaited_entries(items).fold(ItemStarts::NONE, |acc, d| match d {
+            Distinct::Values(starts) => acc.or(starts),
+            _ => acc,
+        })
+    }
+
+    /// The checked entries that `items` wait for, one per item that waits for one.
+    fn awaited_entries<'s>(&'s self, items: &'s [Item]) -> impl Iterator<Item = Distinct> + 's {
+        items.iter().filter_map(|it| {
             let next = self.dr_next[it.dr as usize];
-            next != NONE && next & (1 << 31) == 0 && self.distinct_entry[next as usize] == kind
+            (next != NONE && next & (1 << 31) == 0).then(|| self.distinct_entry[next as usize]).filter(|d| d.any())
         })
     }
 

@@ -23,6 +23,13 @@ impl EntryQuery for ReadEntries<'_> {
         }
         Ok(self.chart.expects_distinct_entry(self.grammar, self.at + offset, kind))
     }
+
+    fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
+        if !self.grammar.has_checked_entries() {
+            return Ok(ItemStarts::NONE);
+        }
+        Ok(self.chart.expects_value_lists(self.grammar, self.at + offset))
+    }
 }
 
 /// Bytes not read yet, on top of `chart`: the parse is read up to the byte asked about.
@@ -37,19 +44,31 @@ pub struct AheadEntries<'a> {
 
 impl EntryQuery for AheadEntries<'_> {
     fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
+        Ok(self.read_to(offset)?.is_some_and(|ov| ov.expects_distinct_entry(kind)))
+    }
+
+    fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
+        Ok(self.read_to(offset)?.map_or(ItemStarts::NONE, |ov| ov.expects_value_lists()))
+    }
+}
+
+impl<'a> AheadEntries<'a> {
+    /// The parse read up to byte `offset` of the bytes; None where the grammar has no
+    /// checked entry or refuses those bytes (they start nothing: the caller refuses them
+    /// too).
+    fn read_to(&self, offset: usize) -> Result<Option<Overlay<'a>>> {
         if !self.grammar.has_checked_entries() {
-            return Ok(false);
+            return Ok(None);
         }
         let mut ov = Overlay::new(self.grammar, self.chart);
         for &b in &self.bytes[..offset.min(self.bytes.len())] {
             if !ov.push(b) {
-                // Bytes the grammar refuses start nothing (the caller refuses them too).
                 return match ov.error.take() {
                     Some(e) => Err(e),
-                    None => Ok(false),
+                    None => Ok(None),
                 };
             }
         }
-        Ok(ov.expects_distinct_entry(kind))
+        Ok(Some(ov))
     }
 }

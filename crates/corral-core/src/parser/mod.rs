@@ -21,7 +21,7 @@ mod perm_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::frontend::ast::Distinct;
+use crate::frontend::ast::{Distinct, ItemStarts};
 use chart::*;
 pub use chart::{advance_chart, Chart};
 pub use earley::EarleyGrammar;

@@ -185,6 +185,17 @@ impl<'a> Overlay<'a> {
         self.g.awaits_distinct_entry(&chart.items[set.items.0 as usize..set.items.1 as usize], kind)
     }
 
+    /// The kinds of first item of the arrays of distinct values the grammar expects where
+    /// the overlay stands (see `EarleyGrammar::awaited_value_lists`).
+    pub fn expects_value_lists(&self) -> ItemStarts {
+        let (row, _) = self.current_row();
+        if row.set == NONE {
+            return ItemStarts::NONE;
+        }
+        let (set, chart) = self.set(row.set);
+        self.g.awaited_value_lists(&chart.items[set.items.0 as usize..set.items.1 as usize])
+    }
+
     /// The rows and sets read so far, to commit into the base chart.
     pub fn into_top(mut self) -> Chart {
         std::mem::take(&mut self.top)

@@ -194,8 +194,8 @@ impl Builder<'_> {
             return Err(spec_error(&format!("{at}/style"), &format!("the style {style} is not supported (only \"json\")")));
         }
         let mut options = self.options.json.clone();
-        // The output is not JSON throughout: no run-time check of distinct strings.
-        options.distinct_strings = false;
+        // The output is not JSON throughout: the value is a JSON region of it.
+        options.json_region = true;
         if let Some(any) = v.get("any_order") {
             options.any_order = any.as_bool().ok_or_else(|| spec_error(&format!("{at}/any_order"), "must be a boolean"))?;
         }

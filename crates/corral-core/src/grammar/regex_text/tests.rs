@@ -4,6 +4,7 @@
 use super::syntax::tests::read;
 use super::syntax::RegexSyntax;
 use super::*;
+use crate::frontend::ast::ItemStarts;
 
 /// Patterns and whether `new RegExp(p, "u")` accepts them (node 20; written by
 /// `tools/gen_ecma_regex_cases.py`), shared with the Python tests.
@@ -57,6 +58,10 @@ fn query_at(offsets: &'static [usize]) -> impl EntryQuery {
     impl EntryQuery for At {
         fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
             Ok(kind == Distinct::Regex && self.0.contains(&offset))
+        }
+
+        fn value_lists_at(&mut self, _offset: usize) -> Result<ItemStarts> {
+            Ok(ItemStarts::NONE)
         }
     }
     At(offsets)

@@ -13,13 +13,14 @@ use indexmap::IndexMap;
 
 use serde_json::Value;
 
+use super::expand::possible_kinds;
 use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
 use super::lang;
 use super::objects::{decode_key, MAX_ENUMERATED_KEYS};
 use super::shape::{CountField, Kinds, Shape, Sub};
 use super::{value, Separators, Translator};
 use crate::error::Result;
-use crate::frontend::ast::{Distinct, Expr, PermEntry};
+use crate::frontend::ast::{Distinct, Expr, ItemStarts, PermEntry};
 use crate::json_schema::resources;
 
 /// A state of a counted list or object: (items so far, matches so far).
@@ -90,13 +91,11 @@ impl<'a> Translator<'a> {
             // array as if that were not asked, so the grammar is wider).
             self.unsupported(at, "uniqueItems", "cannot be negated exactly (inside `not`, `oneOf` or `if`) where it is not contradicted by a `uniqueItems` or `maxItems` beside it: two equal items is a check the matcher does not make")?;
         }
-        if let Some(at) = shape.unique.as_deref().filter(|_| hi.is_none_or(|h| h > 1)) {
-            // None: not enforced (strict=False), the array as if it had no `uniqueItems`.
-            match self.unique_items_domain(shape, at)? {
-                Some(UniqueItems::Values(values)) => return self.array_of_distinct(shape, lo, values, sep),
-                Some(UniqueItems::Strings { plain }) => return self.array_of_distinct_strings(shape, lo, plain, sep),
-                Some(UniqueItems::Any) => return self.array_of_distinct_values(shape, lo, sep),
-                _ => {}
+        if shape.unique.is_some() && hi.is_none_or(|h| h > 1) {
+            match self.unique_items(shape)? {
+                UniqueItems::Values(values) => return self.array_of_distinct(shape, lo, values, sep),
+                UniqueItems::Strings { plain } => return self.array_of_distinct_strings(shape, lo, plain, sep),
+                UniqueItems::Any => return self.array_of_distinct_values(shape, lo, sep),
             }
         }
         self.array_any_items(shape, lo, sep)
@@ -112,23 +111,12 @@ impl<'a> Translator<'a> {
     }
 
     /// What the items of a `uniqueItems` array (`shape`) may be, for keeping them
-    /// distinct (nothing is reported: see [`Translator::unique_items_domain`]).
+    /// distinct.
     pub(crate) fn unique_items(&mut self, shape: &Shape<'a>) -> Result<UniqueItems> {
         // Counted or at tuple positions, items are not one `perm!` entry: compared at run
         // time as values, whatever they are.
         let counted = !shape.contains.is_empty();
         if counted || shape.arr_clauses.iter().any(|(prefix, _)| !prefix.is_empty()) {
-            if !self.opts.distinct_strings {
-                return Ok(UniqueItems::Refused(if counted {
-                    "items kept distinct while `contains` counts some of them, where the output is not JSON throughout \
-                     (a structural tag, %json in a grammar): the check that keeps them distinct reads the whole output \
-                     as JSON"
-                } else {
-                    "items kept distinct across tuple positions (prefixItems, or items as a list), where the output \
-                     is not JSON throughout (a structural tag, %json in a grammar): the check that keeps them \
-                     distinct reads the whole output as JSON"
-                }));
-            }
             return Ok(UniqueItems::Any);
         }
         let subs = self.item_subs(shape, 0);
@@ -175,10 +163,6 @@ impl<'a> Translator<'a> {
         }
         match strings {
             None if !any => Ok(UniqueItems::Values(values)),
-            _ if !self.opts.distinct_strings => Ok(UniqueItems::Refused(
-                "the items take unboundedly many values and the output is not JSON throughout (a structural tag, %json \
-                 in a grammar): the check that keeps them distinct reads the whole output as JSON",
-            )),
             // Listed strings beside free ones: all strings, compared as text.
             Some(plain) if !any && values.iter().all(Value::is_string) => {
                 Ok(UniqueItems::Strings { plain: plain && values.is_empty() })
@@ -188,21 +172,27 @@ impl<'a> Translator<'a> {
         }
     }
 
+    /// The kinds of value the first item of an array of `shape` may take (more where
+    /// unsure, never fewer).
+    pub(crate) fn first_item_starts(&mut self, shape: &Shape<'a>) -> Result<ItemStarts> {
+        if let Some(members) = &shape.enumeration {
+            let firsts = members.iter().filter_map(|m| m.as_array().and_then(|a| a.first()));
+            return Ok(firsts.fold(ItemStarts::NONE, |acc, v| acc.or(starts_of(value::kind_of(v)))));
+        }
+        let subs = self.item_subs(shape, 0);
+        if subs.is_empty() {
+            return Ok(ItemStarts::ALL);
+        }
+        let items = self.shapes(&subs)?;
+        Ok(items.iter().fold(ItemStarts::NONE, |acc, item| acc.or(starts_of(possible_kinds(item)))))
+    }
+
     /// The strings of a string shape, if there are at most [`MAX_ENUMERATED_KEYS`].
     fn few_strings(&mut self, item: &Shape<'a>) -> Result<Option<Vec<Value>>> {
         let Some(body) = self.string_body(item)? else { return Ok(Some(Vec::new())) };
         let dfa = self.langs.dfa(&body, &self.limits)?;
         let Some(list) = lang::finite_strings(&dfa, MAX_ENUMERATED_KEYS)? else { return Ok(None) };
         list.iter().map(|b| decode_key(b).map(Value::String)).collect::<Result<Vec<_>>>().map(Some)
-    }
-
-    /// [`Translator::unique_items`], with a refusal reported at `at` (the subschema that
-    /// says `uniqueItems`); None where `strict=False` drops the keyword instead.
-    fn unique_items_domain(&mut self, shape: &Shape<'a>, at: &str) -> Result<Option<UniqueItems>> {
-        match self.unique_items(shape)? {
-            UniqueItems::Refused(why) => self.unsupported(at, "uniqueItems", why).map(|()| None),
-            items => Ok(Some(items)),
-        }
     }
 
     /// The arrays of `shape` with at least `lo` strings, none repeated: one `perm!` list
@@ -236,8 +226,9 @@ impl<'a> Translator<'a> {
     /// closes (see [`crate::grammar::distinct_keys`]): the list only tells it which arrays.
     fn array_of_distinct_values(&mut self, shape: &Shape<'a>, lo: u64, sep: &Separators) -> Result<Option<Expr>> {
         self.open_keys = true;
+        let first = self.first_item_starts(shape)?;
         let Some(array) = self.array_any_items(shape, lo, sep)? else { return Ok(None) };
-        let entries = vec![PermEntry { expr: array, required: true, repeat: false, distinct: Distinct::Values }];
+        let entries = vec![PermEntry { expr: array, required: true, repeat: false, distinct: Distinct::Values(first) }];
         Ok(Some(Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }))
     }
 
@@ -447,8 +438,6 @@ pub(crate) enum UniqueItems {
     /// Values of any kind, unboundedly many: kept distinct at run time, compared as JSON
     /// values.
     Any,
-    /// Neither: why not.
-    Refused(&'static str),
 }
 
 /// One `contains` count: `minContains`, `maxContains`, the value it is counted up to
@@ -574,4 +563,19 @@ fn array_prefix(items: &[Option<String>], lo: u64, mut tail: Expr, tail_needed: 
         tail = if (i as u64) < lo { step } else { opt(step) };
     }
     Some(tail)
+}
+
+/// The kinds of value of `kinds`, as the bytes that start them.
+fn starts_of(kinds: Kinds) -> ItemStarts {
+    [
+        (Kinds::NULL, ItemStarts::NULL),
+        (Kinds::BOOL, ItemStarts::BOOL),
+        (Kinds::NUMBER, ItemStarts::NUMBER),
+        (Kinds::STR, ItemStarts::STRING),
+        (Kinds::ARR, ItemStarts::ARRAY),
+        (Kinds::OBJ, ItemStarts::OBJECT),
+    ]
+    .into_iter()
+    .filter(|(k, _)| kinds.has(*k))
+    .fold(ItemStarts::NONE, |acc, (_, s)| acc.or(s))
 }

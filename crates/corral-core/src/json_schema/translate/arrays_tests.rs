@@ -296,14 +296,55 @@ fn a_pattern_with_few_strings_names_them_and_one_with_many_is_checked_half_writt
 }
 
 #[test]
-fn distinct_strings_beside_arrays_that_may_repeat_are_refused() {
-    let schema = json!({"anyOf": [
+fn distinct_items_beside_arrays_that_may_repeat_are_told_apart_by_their_first_item() {
+    // Distinct strings beside integers that may repeat.
+    let strings = json!({"anyOf": [
         {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
         {"type": "array", "items": {"type": "integer"}},
     ]});
-    match compile(&schema) {
-        Err(Error::Schema { kind: SchemaErrorKind::Unsupported, pointer, .. }) => assert_eq!(pointer, "/anyOf/0/uniqueItems"),
-        other => panic!("expected uniqueItems to be unsupported, got {:?}", other.map(|_| ())),
+    check(
+        strings,
+        &["[]", r#"["a","b"]"#, "[1,1]", "[2,1,2]"],
+        &[r#"["a","a"]"#, r#"["a",1]"#, r#"[1,"a"]"#, r#"["b","a","b"]"#],
+    );
+    // Distinct objects (compared as values) beside strings that may repeat, under oneOf.
+    let objects = json!({"oneOf": [
+        {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        {"type": "array", "uniqueItems": true, "minItems": 1, "items": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+    ]});
+    check(
+        objects,
+        &[r#"["a","a"]"#, r#"[{"x":1},{"x":2}]"#, r#"[{"x":1},{}]"#, r#"["a","b","a"]"#],
+        &[r#"[{"x":1},{"x":1}]"#, r#"[{},{"x":1},{}]"#, r#"[{"x":1},"a"]"#, "[]"],
+    );
+    // Distinct arrays of strings beside strings, inside an object, where the first item
+    // comes after whitespace.
+    let nested = json!({"type": "object", "properties": {"o": {"anyOf": [
+        {"type": "array", "uniqueItems": true, "items": {"type": "array", "items": {"type": "string"}}},
+        {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+    ]}}});
+    check(
+        nested,
+        &[r#"{"o":["a","a"]}"#, r#"{"o":[["a"],["a","a"]]}"#, r#"{"o":[]}"#],
+        &[r#"{"o":[["a"],["a"]]}"#, r#"{"o":[[],[]]}"#, r#"{"o":[["a"],"a"]}"#],
+    );
+}
+
+#[test]
+fn distinct_items_beside_arrays_whose_first_item_may_be_alike_are_refused() {
+    let same_kind = json!({"anyOf": [
+        {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+        {"type": "array", "items": {"type": ["string", "null"]}},
+    ]});
+    let any_item = json!({"oneOf": [
+        {"type": "array", "uniqueItems": true, "items": {"type": "object"}},
+        {"type": "array"},
+    ]});
+    for (schema, at) in [(same_kind, "/anyOf/0/uniqueItems"), (any_item, "/oneOf/0/uniqueItems")] {
+        match compile(&schema) {
+            Err(Error::Schema { kind: SchemaErrorKind::Unsupported, pointer, .. }) => assert_eq!(pointer, at),
+            other => panic!("expected uniqueItems to be unsupported, got {:?}", other.map(|_| ())),
+        }
     }
 }
 

@@ -6,11 +6,11 @@
 
 use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use super::expr::{rule, seq};
+use super::expr::{rule, seq, AT};
 use super::shape::SubNode;
 use super::Translator;
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, GrammarAst, RuleDef};
+use crate::frontend::ast::{Distinct, Expr, GrammarAst, PermEntry, RuleDef};
 
 impl<'a> Translator<'a> {
     /// The grammar of the whole schema (start rule `start`).
@@ -94,10 +94,18 @@ impl<'a> Translator<'a> {
     }
 
     /// The grammar: `start` (with whitespace around it when flexible), then every rule.
+    /// A value inside other text whose keys or items the matcher must keep distinct is
+    /// marked as a JSON region, where that check reads the output as JSON.
     fn ast(&self, start: &str) -> GrammarAst {
         let mut rules = Vec::with_capacity(self.pass.rules.len() + 2);
         let ws = self.ws_body();
-        let start_body = if ws.is_some() { seq(vec![rule(WS), rule(start), rule(WS)]) } else { rule(start) };
+        let value = if self.opts.json_region && self.open_keys {
+            let entries = vec![PermEntry { expr: rule(start), required: true, repeat: false, distinct: Distinct::Json }];
+            Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }
+        } else {
+            rule(start)
+        };
+        let start_body = if ws.is_some() { seq(vec![rule(WS), value, rule(WS)]) } else { value };
         rules.push(def("start", start_body));
         if let Some(body) = ws {
             rules.push(def(WS, body));

@@ -858,11 +858,12 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// Do two array shapes that both need an item disagree on the first one, by its kinds
-    /// or members ([`Translator::kinds_or_members_apart`]: no deeper, so that recursive
-    /// schemas end)? Lists of strings and lists of numbers are told apart so.
+    /// Do two array shapes, one of which needs an item (so `[]` is not in both), disagree
+    /// on the first item, by its kinds or members ([`Translator::kinds_or_members_apart`]:
+    /// no deeper, so that recursive schemas end)? Lists of strings and lists of numbers are
+    /// told apart so.
     fn first_items_apart(&mut self, a: &Shape<'a>, b: &Shape<'a>) -> Result<bool> {
-        if a.min_items == 0 || b.min_items == 0 {
+        if a.min_items == 0 && b.min_items == 0 {
             return Ok(false);
         }
         let (x, y) = (self.item_subs(a, 0), self.item_subs(b, 0));
@@ -976,7 +977,7 @@ impl<'a> Translator<'a> {
 
 /// The kinds of the values `shape` may allow (from its enum when it has one; a number
 /// member counts as both integer and not).
-fn possible_kinds(shape: &Shape<'_>) -> Kinds {
+pub(crate) fn possible_kinds(shape: &Shape<'_>) -> Kinds {
     let Some(e) = &shape.enumeration else { return shape.kinds };
     let mut kinds = Kinds::NONE;
     for v in e {

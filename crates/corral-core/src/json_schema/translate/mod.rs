@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::resources::{self, Draft, Resources, Subschema};
 use crate::error::{Error, Result};
-use crate::frontend::ast::{Expr, GrammarAst};
+use crate::frontend::ast::{Expr, GrammarAst, ItemStarts};
 use crate::limits::Limits;
 
 mod arrays;
@@ -98,11 +98,11 @@ pub struct SchemaOptions {
     pub indent: Option<String>,
     /// The draft of a schema that names none with `$schema`.
     pub draft: Draft,
-    /// May the strings of a `uniqueItems` array be kept distinct by the matcher? It reads
-    /// the whole output as JSON (see [`crate::grammar::distinct_keys`]), so not where the
-    /// schema is one part of a grammar with other text (structural tags, `%json`): there
-    /// such a `uniqueItems` is unsupported.
-    pub distinct_strings: bool,
+    /// Is the value one part of a grammar with other text (a structural tag, `%json`)?
+    /// Then, where the matcher must check distinct keys or items (see
+    /// [`crate::grammar::distinct_keys`]), the value is marked as a JSON region
+    /// ([`crate::frontend::ast::Distinct::Json`]), so that the check reads only it as JSON.
+    pub json_region: bool,
 }
 
 impl Default for SchemaOptions {
@@ -115,7 +115,7 @@ impl Default for SchemaOptions {
             integer_fraction: false,
             indent: None,
             draft: Draft::Draft2020,
-            distinct_strings: true,
+            json_region: false,
         }
     }
 }
@@ -475,9 +475,11 @@ impl<'a> Translator<'a> {
     }
 
     /// The items of a `uniqueItems` array of unboundedly many values are kept distinct by
-    /// the matcher wherever the parser expects an item of such an array (see [`crate::grammar::distinct_keys`]): at
-    /// a value that may also be another array, one whose items may repeat, it could not
-    /// tell which one is written. Such a value is refused, at the `uniqueItems`.
+    /// the matcher wherever the parser expects an item of such an array (see
+    /// [`crate::grammar::distinct_keys`]). Where the value may also be another array, one
+    /// whose items may repeat, the matcher tells the two apart by the kind of their first
+    /// item (a string, an object, …): a distinct array whose first item may be of a kind
+    /// that the other array's first item may be too is refused, at its `uniqueItems`.
     fn check_distinct_items_alone(&mut self, shapes: &mut [Shape<'a>]) -> Result<()> {
         if shapes.len() < 2 || !shapes.iter().any(|s| s.unique.is_some()) {
             return Ok(());
@@ -486,7 +488,11 @@ impl<'a> Translator<'a> {
             Some(members) => members.iter().any(|m| m.as_array().is_some_and(|a| a.len() > 1)),
             None => s.kinds.has(Kinds::ARR) && s.unique.is_none() && s.max_items.is_none_or(|m| m > 1),
         };
-        if !shapes.iter().any(may_repeat) {
+        let mut repeat_first = ItemStarts::NONE;
+        for s in shapes.iter().filter(|s| may_repeat(s)) {
+            repeat_first = repeat_first.or(self.first_item_starts(s)?);
+        }
+        if repeat_first.is_empty() {
             return Ok(());
         }
         for shape in shapes.iter_mut() {
@@ -494,13 +500,18 @@ impl<'a> Translator<'a> {
             else {
                 continue;
             };
-            if matches!(self.unique_items(shape)?, arrays::UniqueItems::Strings { .. } | arrays::UniqueItems::Any) {
+            let apart = match self.unique_items(shape)? {
+                arrays::UniqueItems::Strings { .. } => !repeat_first.meets(ItemStarts::STRING),
+                arrays::UniqueItems::Any => !repeat_first.meets(self.first_item_starts(shape)?),
+                _ => true,
+            };
+            if !apart {
                 self.unsupported(
                     &at,
                     "uniqueItems",
                     "an array of distinct items of unboundedly many values where another branch (anyOf, oneOf, if) \
-                     allows an array whose items may repeat: the check that keeps the items distinct cannot tell the \
-                     two apart",
+                     allows an array whose items may repeat, and whose first item may be of the same type: the check \
+                     that keeps the items distinct tells the two apart by their first item's type",
                 )?;
                 // strict=False: the keyword is dropped, the grammar wider.
                 shape.unique = None;
