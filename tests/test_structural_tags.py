@@ -241,3 +241,66 @@ def test_hostile_descriptions_give_corral_errors(byte_vocab):
         corral.Grammar.structural_tag('{"type": "const_string", "value": NaN}')
     with pytest.raises(corral.LimitExceededError):
         corral.Grammar.structural_tag({"type": "repeat", "min": 10**9, "max": -1, "content": {"type": "const_string", "value": "a"}})
+
+
+def _no_repeated_key(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+
+
+def test_walks_through_json_regions_finish_and_validate(deepseek):
+    """Random walks through a triggered tag whose arguments need the run-time check (keys
+    open to others, distinct items), starting from text that looks like JSON and repeats
+    keys and items: every allowed token sampled has a completion whose tagged values
+    repeat no key or item and validate; the text around them is free."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "ids": {"type": "array", "uniqueItems": True, "items": {"type": "integer", "minimum": 0, "maximum": 3}},
+            "tags": {"type": "array", "uniqueItems": True, "items": {"type": "string", "maxLength": 1}},
+        },
+        "additionalProperties": {"type": "integer"},
+    }
+    tag = {"type": "tag", "begin": "<c>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</c>"}
+    spec = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<c>"], "tags": [tag]}}
+    vocab = deepseek.vocab
+    eos = vocab.eos_token_ids[0]
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), vocab)
+
+    def check(text: bytes) -> None:
+        for part in text.split(b"<c>")[1:]:
+            value = json.loads(part.split(b"</c>")[0], object_pairs_hook=_no_repeated_key)
+            jsonschema.validate(value, schema)
+            for k in ("ids", "tags"):
+                assert len(value.get(k, [])) == len({json.dumps(x) for x in value.get(k, [])}), value
+
+    rng = random.Random(5)
+    starts = ['hi {"a":1,"a":2} [1,1] "x" <c>', '<c>{"ids":[1,', '<c>{"a":1,"', '<c>{"tags":["a","', '<c>{"a":1}</c> {"a":1,"']
+    for start in starts:
+        m = compiled.matcher()
+        out = b""
+        for t in deepseek.encode(start):
+            assert m.advance(t), out
+            out += vocab.token_bytes(t)
+        for _ in range(25):
+            allowed = [int(t) for t in allowed_ids(m, vocab)]
+            assert allowed, out
+            for t in rng.sample(allowed, min(3, len(allowed))):
+                if t != eos:
+                    ahead = m.copy()
+                    assert ahead.advance(t)
+                    rest = ahead.completion()
+                    assert rest is not None, out + vocab.token_bytes(t)
+                    check(out + vocab.token_bytes(t) + rest)
+            # Lean on short tokens with JSON punctuation: they repeat keys and items.
+            lean = [t for t in allowed if t != eos and len(vocab.token_bytes(t)) <= 3 and any(c in vocab.token_bytes(t) for c in b'{}[]",:0123')]
+            choices = lean if lean and rng.random() < 0.8 else [t for t in allowed if t != eos]
+            if not choices:
+                break
+            t = rng.choice(choices)
+            assert m.advance(t)
+            out += vocab.token_bytes(t)
+        rest = m.completion()
+        assert rest is not None, out
+        check(out + rest)

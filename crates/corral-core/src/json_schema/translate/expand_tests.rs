@@ -91,6 +91,89 @@ fn one_of_closed_single_key_objects_stays_linear() {
 }
 
 #[test]
+fn one_of_open_objects_each_requiring_its_own_key_stays_linear() {
+    // As Vega's number values: exactly one of `signal`, `value`, `field`, `range`, ...,
+    // each with its own type. Each branch negates the other six: "absent, or present with
+    // a value of another type", one alternative each (read as `required` and `properties`
+    // apart, two: 2^6 per branch, 448 in all).
+    let keys = [
+        ("signal", "string"),
+        ("value", "number"),
+        ("field", "string"),
+        ("range", "boolean"),
+        ("band", "number"),
+        ("scale", "string"),
+        ("offset", "integer"),
+    ];
+    let branches: Vec<Value> = keys.iter().map(|(k, t)| json!({"properties": {*k: {"type": t}}, "required": [k]})).collect();
+    let schema = json!({"type": "object", "oneOf": branches});
+    translate_within(&schema, 64).expect("within 64 alternatives");
+    check(
+        schema,
+        &[r#"{"value":1}"#, r#"{"signal":"s","value":"x"}"#, r#"{"range":true,"field":1,"band":"b"}"#],
+        &["{}", r#"{"value":1,"range":false}"#, r#"{"signal":"s","field":"f"}"#, r#"{"value":"x"}"#, r#"{"offset":1.5}"#],
+    );
+}
+
+#[test]
+fn an_any_of_with_a_branch_that_asserts_nothing_adds_no_alternatives() {
+    // dofigen's `Copy`: `anyOf: [{oneOf: [...]}, {}]` holds whatever the `oneOf` says.
+    let choices: Vec<Value> = (0..13).map(|i| json!({"anyOf": [{"minLength": i + 1}, {"maxLength": i}]})).collect();
+    for trivial in [json!({}), json!(true), json!({"title": "anything", "description": "at all"})] {
+        let schema = json!({"type": "string", "anyOf": [{"allOf": choices.clone()}, trivial]});
+        translate_within(&schema, 64).expect("within 64 alternatives");
+        check(schema, &[r#""""#, r#""abcdefghijklmnopq""#], &["1"]);
+    }
+    // A branch that asserts something still counts.
+    let schema = json!({"type": "string", "anyOf": [{"allOf": choices.clone()}, {"maxLength": 100}]});
+    assert!(translate_within(&schema, 64).is_err());
+}
+
+#[test]
+fn keys_with_the_same_dependency_make_one_disjunction() {
+    // A metaschema's "minimum, maximum, … need a numeric type": eleven keys, three
+    // dependencies, and two keys that need the same others. Per key, 3^13 alternatives;
+    // per group, 3^4.
+    let numeric = json!({"properties": {"type": {"enum": ["integer", "number"]}}});
+    let string = json!({"properties": {"type": {"const": "string"}}});
+    let array = json!({"properties": {"type": {"const": "array"}}});
+    let mut deps = serde_json::Map::new();
+    let mut props = serde_json::Map::new();
+    for (keys, dep) in [
+        (&["minimum", "maximum", "multipleOf", "exclusiveMinimum", "exclusiveMaximum"][..], numeric),
+        (&["minLength", "maxLength", "pattern"][..], string),
+        (&["minItems", "maxItems", "uniqueItems"][..], array),
+        (&["then", "else"][..], json!(["if"])),
+    ] {
+        for k in keys {
+            deps.insert(k.to_string(), dep.clone());
+            props.insert(k.to_string(), json!({}));
+        }
+    }
+    props.insert("type".into(), json!({"type": "string"}));
+    props.insert("if".into(), json!({}));
+    let schema = json!({"type": "object", "properties": props, "dependencies": deps});
+    translate_within(&schema, 128).expect("within 128 alternatives");
+    check(
+        schema,
+        &[
+            r#"{"minimum":1,"type":"number"}"#,
+            r#"{"minimum":1,"maxLength":2}"#,
+            r#"{"pattern":"x","type":"string"}"#,
+            r#"{"then":2,"else":3,"if":1}"#,
+            "{}",
+        ],
+        &[
+            r#"{"minimum":1,"type":"string"}"#,
+            r#"{"minimum":1,"maxLength":2,"type":"string"}"#,
+            r#"{"maxItems":1,"type":"number"}"#,
+            r#"{"then":2}"#,
+            r#"{"else":2,"type":"array"}"#,
+        ],
+    );
+}
+
+#[test]
 fn a_recursive_one_of_beside_its_properties_makes_finitely_many_rules() {
     // Each branch names `s` again beside the object's own `s`: read blindly, the value
     // of `s` is the conjunction of one more copy at every level, a new rule each time.

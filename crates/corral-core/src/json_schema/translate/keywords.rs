@@ -44,6 +44,19 @@ pub(crate) fn is_annotation(k: &str) -> bool {
     ANNOTATIONS.contains(&k)
 }
 
+/// Is `b` a subschema that every value obeys by its form alone: `true`, or an object of
+/// annotations only (`{}`, `{"title": …}`)?
+fn asserts_nothing(b: &Sub<'_>) -> bool {
+    match &**b {
+        SubNode::Schema { sub, negated: false } => match sub.node {
+            Value::Bool(true) => true,
+            Value::Object(obj) => obj.keys().all(|k| is_annotation(k)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// The draft that introduced an assertion keyword newer than draft 4 (in a schema of an
 /// earlier draft it is an unknown keyword, which validators ignore).
 pub(crate) fn introduced(kw: &str) -> Draft {
@@ -269,6 +282,9 @@ impl<'a> Translator<'a> {
                     self.absorb(shape, &s, disj, chain)?;
                 }
             }
+            // A branch that asserts nothing makes the `anyOf` hold whatever the others say
+            // (where no `unevaluatedProperties` asks which branches hold).
+            "anyOf" if !self.in_branching_unevaluated(chain) && schema_list(self, sub, kw, val)?.iter().any(asserts_nothing) => {}
             "anyOf" => {
                 let branches = schema_list(self, sub, kw, val)?;
                 let alts = if self.in_branching_unevaluated(chain) && self.some_evaluate(&branches)? {
@@ -662,26 +678,29 @@ impl<'a> Translator<'a> {
         chain: &[SubKey],
     ) -> Result<()> {
         let Some(map) = val.as_object() else { return Err(Self::invalid(&sub.pointer, kw, "must be an object")) };
+        // Keys whose dependencies are the same (a metaschema's "minimum, maximum, … need a
+        // numeric type") make one disjunction: "none of them is present, or the
+        // dependency holds" is what each of theirs says, so one alternative per group,
+        // not a product over the keys.
+        let mut groups: Vec<(&'a Value, Vec<String>)> = Vec::new();
         for (k, deps) in map {
-            let needs: Vec<Sub<'a>> = match deps {
+            match deps {
                 Value::Array(names) => {
-                    let names: Option<Vec<String>> = names.iter().map(|d| d.as_str().map(str::to_string)).collect();
-                    let Some(names) = names else {
+                    if names.iter().any(|d| !d.is_string()) {
                         return Err(Self::invalid(
                             &sub.pointer,
                             kw,
                             &format!("the dependencies of {} must be strings", value::repr(k)),
                         ));
-                    };
+                    }
                     if names.is_empty() {
                         continue;
                     }
-                    let mut all = vec![k.clone()];
-                    all.extend(names);
-                    vec![self.synthetic(Synthetic::Present(all))]
                 }
                 Value::Object(_) | Value::Bool(_) => {
-                    vec![self.synthetic(Synthetic::Present(vec![k.clone()])), child(self, sub, deps, &[kw, k])]
+                    if asserts_nothing(&child(self, sub, deps, &[kw, k])) {
+                        continue;
+                    }
                 }
                 _ => {
                     return Err(Self::invalid(
@@ -690,13 +709,37 @@ impl<'a> Translator<'a> {
                         &format!("the value for {} must be an array or a schema", value::repr(k)),
                     ))
                 }
+            }
+            match groups.iter_mut().find(|(d, _)| *d == deps) {
+                Some((_, keys)) => keys.push(k.clone()),
+                None => groups.push((deps, vec![k.clone()])),
+            }
+        }
+        for (deps, keys) in groups {
+            // With one key, the dependency names it present (the same language, and the
+            // alternative the shape reads most directly).
+            let mut present_names = if keys.len() == 1 { keys.clone() } else { Vec::new() };
+            let needs: Vec<Sub<'a>> = match deps {
+                Value::Array(names) => {
+                    present_names.extend(names.iter().filter_map(Value::as_str).map(str::to_string));
+                    vec![self.synthetic(Synthetic::Present(present_names))]
+                }
+                _ => {
+                    let mut needs = Vec::new();
+                    if !present_names.is_empty() {
+                        needs.push(self.synthetic(Synthetic::Present(present_names)));
+                    }
+                    needs.push(child(self, sub, deps, &[kw, &keys[0]]));
+                    needs
+                }
             };
             let not_object = self.synthetic(Synthetic::Kinds(Kinds::ALL.without(Kinds::OBJ)));
             let object = self.synthetic(Synthetic::Kinds(Kinds::OBJ));
-            let absent = self.synthetic(Synthetic::Absent(k.clone()));
-            let mut present = vec![object.clone()];
+            let mut absent = vec![object.clone()];
+            absent.extend(keys.iter().map(|k| self.synthetic(Synthetic::Absent(k.clone()))));
+            let mut present = vec![object];
             present.extend(needs);
-            disj.push((vec![vec![not_object], vec![object, absent], present], chain.to_vec()));
+            disj.push((vec![vec![not_object], absent, present], chain.to_vec()));
         }
         Ok(())
     }

@@ -38,7 +38,7 @@ impl<'a> Translator<'a> {
             }
             alts.extend(self.negate_keyword(s, obj, kw, val)?);
         }
-        Ok(alts)
+        Ok(absent_or_bad(alts))
     }
 
     /// The alternatives of a keyword whose negation is dropped (`strict=False`): one that
@@ -414,4 +414,47 @@ impl<'a> Translator<'a> {
         }
         Ok(alts)
     }
+}
+
+/// The alternatives "`k` is absent" (a `required` negated) and "`k` is present with a
+/// value that breaks its subschema" (its `properties` entry negated) as one: "`k`, if
+/// present, breaks its subschema". The same language in one alternative instead of two:
+/// a `oneOf` whose branches each require a key of their own negates every other branch,
+/// and would otherwise double its alternatives per branch.
+fn absent_or_bad(mut alts: Alternatives<'_>) -> Alternatives<'_> {
+    let object = |x: &Sub<'_>| matches!(&**x, SubNode::Synthetic(Synthetic::Kinds(k)) if *k == Kinds::OBJ);
+    let absent = |alt: &[Sub<'_>]| match alt {
+        [o, a] if object(o) => match &**a {
+            SubNode::Synthetic(Synthetic::Absent(k)) => Some(k.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let present_and_bad = |alt: &[Sub<'_>]| match alt {
+        [o, p, b] if object(o) => match (&**p, &**b) {
+            (SubNode::Synthetic(Synthetic::Present(names)), SubNode::Synthetic(Synthetic::BadProperty(k, _)))
+                if names.len() == 1 && names[0] == *k =>
+            {
+                Some(k.clone())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut merged = vec![false; alts.len()];
+    for i in 0..alts.len() {
+        let Some(k) = absent(&alts[i]) else { continue };
+        if let Some(j) = (0..alts.len()).find(|&j| !merged[j] && present_and_bad(&alts[j]).as_ref() == Some(&k)) {
+            alts[j].remove(1);
+            merged[j] = true;
+            merged[i] = true;
+            alts[i].clear();
+        }
+    }
+    let mut i = 0;
+    alts.retain(|alt| {
+        i += 1;
+        !(merged[i - 1] && alt.is_empty())
+    });
+    alts
 }
