@@ -304,3 +304,16 @@ def test_walks_through_json_regions_finish_and_validate(deepseek):
         rest = m.completion()
         assert rest is not None, out
         check(out + rest)
+
+
+def test_free_text_beside_a_json_value_is_not_read_as_json(byte_vocab):
+    # Where free text may stand for the value, text that looks like JSON repeats what it
+    # likes (the check stays off there: wider than the grammar, never narrower); after a
+    # marker, only the value can follow, and it is checked.
+    either = {"type": "structural_tag", "format": {"type": "or", "elements": [{"type": "json_schema", "json_schema": {"type": "object"}}, {"type": "any_text"}]}}
+    compiled = corral.compile(corral.Grammar.structural_tag(either), byte_vocab)
+    assert compiled.matches(b'{"a":1,"a":2}') and compiled.matches(b'{"a":1}')
+    tag = {"type": "tag", "begin": "<c>", "content": {"type": "json_schema", "json_schema": {"type": "object"}}, "end": "</c>"}
+    marked = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<c>"], "tags": [tag]}}
+    compiled = corral.compile(corral.Grammar.structural_tag(marked), byte_vocab)
+    assert compiled.matches(b'{"a":1,"a":2} <c>{"a":1,"b":2}</c>') and not compiled.matches(b'<c>{"a":1,"a":2}</c>')

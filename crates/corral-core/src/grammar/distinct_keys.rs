@@ -71,6 +71,10 @@ pub trait EntryQuery {
     /// The kinds of first item of the arrays of distinct values ([`Distinct::Values`])
     /// the grammar expects right before byte `offset` (none if it expects no such array).
     fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts>;
+
+    /// Does byte `b`, right before byte `offset`, start a JSON value inside other text
+    /// ([`Distinct::Json`]), and nothing else the grammar allows there?
+    fn json_region_at(&mut self, offset: usize, b: u8) -> Result<bool>;
 }
 
 /// The answer for a grammar with no distinct list: never.
@@ -83,6 +87,10 @@ impl EntryQuery for NoDistinctLists {
 
     fn value_lists_at(&mut self, _offset: usize) -> Result<ItemStarts> {
         Ok(ItemStarts::NONE)
+    }
+
+    fn json_region_at(&mut self, _offset: usize, _b: u8) -> Result<bool> {
+        Ok(false)
     }
 }
 
@@ -311,8 +319,11 @@ impl KeyTracker {
     /// Is byte `b`, read at `at` between JSON values of output with JSON regions, other
     /// text (not the `{` or `[` of a JSON value the parser says starts there)? Objects and
     /// arrays are all the check needs: a region that is a string or a number holds no key.
+    /// Where the grammar also allows other text at that place that may go on with `b`
+    /// (free text beside the value), the byte is read as text: the check is then off for
+    /// that value, wider than the grammar, never narrower.
     fn is_text(&self, b: u8, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
-        Ok(!(matches!(b, b'{' | b'[') && query.distinct_entry_at(at, Distinct::Json)?))
+        Ok(!(matches!(b, b'{' | b'[') && query.json_region_at(at, b)?))
     }
 }
 
@@ -761,6 +772,10 @@ impl EntryQuery for Shifted<'_> {
     fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
         self.query.value_lists_at(offset + self.by)
     }
+
+    fn json_region_at(&mut self, offset: usize, b: u8) -> Result<bool> {
+        self.query.json_region_at(offset + self.by, b)
+    }
 }
 
 /// Accepts the bytes after which some open item of a distinct array may still become an
@@ -823,6 +838,10 @@ pub(crate) trait EntryRecognizer: ByteRecognizer {
     /// the recognizer stands (see [`EntryQuery::value_lists_at`]).
     fn value_lists_here(&self) -> ItemStarts;
 
+    /// Does byte `b` start a JSON value inside other text where the recognizer stands, and
+    /// nothing else (see [`EntryQuery::json_region_at`])?
+    fn json_region_here(&self, b: u8) -> bool;
+
     /// A superset of the bytes the recognizer may accept next (256 bits), to try only
     /// those.
     fn next_bytes(&self) -> [u64; 4];
@@ -838,6 +857,10 @@ impl<R: EntryRecognizer> EntryQuery for Here<'_, R> {
 
     fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
         Ok(if offset == 0 { self.0.value_lists_here() } else { ItemStarts::NONE })
+    }
+
+    fn json_region_at(&mut self, offset: usize, b: u8) -> Result<bool> {
+        Ok(offset == 0 && self.0.json_region_here(b))
     }
 }
 
@@ -1257,6 +1280,10 @@ mod tests {
 
         fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
             Ok(if offset == 0 { ItemStarts::ALL } else { ItemStarts::NONE })
+        }
+
+        fn json_region_at(&mut self, _offset: usize, _b: u8) -> Result<bool> {
+            Ok(false)
         }
     }
 

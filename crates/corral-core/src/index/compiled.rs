@@ -278,6 +278,13 @@ impl EntryRecognizer for Probe<'_> {
         }
     }
 
+    fn json_region_here(&self, b: u8) -> bool {
+        match self {
+            Probe::Dfa(_) => false,
+            Probe::Cfg(ov) => ov.starts_region_only(b),
+        }
+    }
+
     fn next_bytes(&self) -> [u64; 4] {
         match self {
             Probe::Dfa(_) => [u64::MAX; 4],

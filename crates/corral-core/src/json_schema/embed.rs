@@ -187,4 +187,23 @@ mod tests {
         let whole = [br#"x{"t":["a","a"#.as_slice(), &done].concat();
         assert!(c.matches(&whole).unwrap(), "{}", String::from_utf8_lossy(&whole));
     }
+
+    #[test]
+    fn where_text_may_stand_for_the_value_the_text_is_free() {
+        // The value or text, both starting with `{`: a repeated key is fine as text (the
+        // check stays off there, wider rather than narrower than the grammar).
+        let either = "root ::= %json {\"type\": \"object\"} | [a-z{}\":,0-9]+";
+        let c = Arc::new(compiled(either, Dialect::Ebnf));
+        assert!(c.matches(br#"{"a":1,"a":2}"#).unwrap() && c.matches(br#"{"a":1}"#).unwrap());
+        let mut m = crate::matcher::Matcher::new(c.clone());
+        for &b in br#"{"a":1,"a"# {
+            assert!(m.advance(b as u32).unwrap());
+        }
+        assert!(m.is_allowed(b'"' as u32));
+        // After a marker only the value can follow: checked.
+        let marked = "root ::= [a-z{}\":,0-9]* \"=\" %json {\"type\": \"object\"}";
+        let c = compiled(marked, Dialect::Ebnf);
+        assert!(!c.matches(br#"{"a":1,"a":2}={"a":1,"a":2}"#).unwrap());
+        assert!(c.matches(br#"{"a":1,"a":2}={"a":1,"b":2}"#).unwrap());
+    }
 }

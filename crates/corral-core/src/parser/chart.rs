@@ -133,6 +133,17 @@ impl Chart {
         g.awaited_value_lists(&self.items[set.items.0 as usize..set.items.1 as usize])
     }
 
+    /// Does byte `b` at byte position `pos` start a JSON region and nothing else (see
+    /// `EarleyGrammar::starts_region_only`)?
+    pub fn starts_region_only(&self, g: &EarleyGrammar, pos: usize, b: u8) -> bool {
+        let Some(row) = self.rows.get(pos).filter(|r| r.set != NONE) else { return false };
+        let set = &self.sets[row.set as usize];
+        let items = &self.items[set.items.0 as usize..set.items.1 as usize];
+        let expected = &self.expected[set.expected.0 as usize..set.expected.1 as usize];
+        let scans = &self.scans[row.scans.0 as usize..row.scans.1 as usize];
+        g.starts_region_only(row.set, items, expected, &self.items, scans, b)
+    }
+
     /// May the input end here?
     pub fn is_accepting(&self) -> bool {
         self.rows.last().is_some_and(|r| r.set != NONE && self.sets[r.set as usize].accepting)

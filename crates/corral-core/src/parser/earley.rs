@@ -56,6 +56,9 @@ pub struct EarleyGrammar {
     pub(super) distinct_entry: Vec<Distinct>,
     /// Is some nonterminal such an entry?
     any_distinct_entry: bool,
+    /// Per nonterminal: is it predicted by a JSON region's entry ([`Distinct::Json`]),
+    /// directly or through other left corners? (Empty without regions.)
+    region_closure: Vec<bool>,
     /// Per dotted rule: is the dot at the start (a predicted item)?
     pub(super) dr_at_start: Vec<bool>,
     /// Per terminal: does the output end wherever it ends (no production lets anything
@@ -148,6 +151,7 @@ impl EarleyGrammar {
         }
         let dr_rank = rank_by_next(&dr_next, n, cfg.terminals.len());
         let ends_output = ends_output(&cfg);
+        let region_closure = left_closure(&left_corners, |nt| distinct_entry[nt] == Distinct::Json);
         EarleyGrammar {
             ends_output,
             cfg,
@@ -163,8 +167,39 @@ impl EarleyGrammar {
             nt_perm,
             any_distinct_entry: distinct_entry.iter().any(|d| d.any()),
             distinct_entry,
+            region_closure,
             dr_at_start,
         }
+    }
+
+    /// Where `items` (set `k`'s, `expected` its expected terminals over `all`, the items of
+    /// its chart) wait for a JSON region ([`Distinct::Json`]) and `scans` are the terminals
+    /// still being read there: does byte `b` start that region only? Not when a scan goes
+    /// on with `b`, or an item outside what the region's entry predicts waits for a
+    /// terminal that starts with it: then the grammar also allows other text there (free
+    /// text that may hold a `{`), and the byte may be that text.
+    pub(super) fn starts_region_only(
+        &self,
+        k: u32,
+        items: &[Item],
+        expected: &[Expected],
+        all: &[Item],
+        scans: &[Scan],
+        b: u8,
+    ) -> bool {
+        if !self.awaits_distinct_entry(items, Distinct::Json) {
+            return false;
+        }
+        let reads = |term: u32| self.first_bytes[term as usize][(b >> 6) as usize] >> (b & 63) & 1 == 1;
+        let terms = &self.cfg.terminals;
+        if scans.iter().any(|sc| terms[sc.term as usize].dfa.next(sc.state, b) != DEAD) {
+            return false;
+        }
+        expected.iter().filter(|e| reads(e.term)).all(|e| {
+            all[e.items.0 as usize..e.items.1 as usize]
+                .iter()
+                .all(|it| it.origin == k && self.region_closure.get(self.dr_lhs[it.dr as usize] as usize) == Some(&true))
+        })
     }
 
     /// The `perm!` whose list is nonterminal `nt`, if any.
@@ -309,4 +344,21 @@ pub(super) fn perm_state<'c>(base: &'c Chart, top: &'c Chart, new: &'c [u64], id
         (new, id - nb - nt)
     };
     &arena[at..at + width]
+}
+
+/// Per nonterminal: is it one of `roots`, or a left corner of one, transitively? (All
+/// false, and empty, when no nonterminal is a root.)
+fn left_closure(left_corners: &[Vec<u32>], root: impl Fn(usize) -> bool) -> Vec<bool> {
+    let mut todo: Vec<usize> = (0..left_corners.len()).filter(|&nt| root(nt)).collect();
+    if todo.is_empty() {
+        return Vec::new();
+    }
+    let mut seen = vec![false; left_corners.len()];
+    while let Some(nt) = todo.pop() {
+        if std::mem::replace(&mut seen[nt], true) {
+            continue;
+        }
+        todo.extend(left_corners[nt].iter().map(|&c| c as usize).filter(|&c| !seen[c]));
+    }
+    seen
 }

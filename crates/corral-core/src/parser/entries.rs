@@ -30,6 +30,13 @@ impl EntryQuery for ReadEntries<'_> {
         }
         Ok(self.chart.expects_value_lists(self.grammar, self.at + offset))
     }
+
+    fn json_region_at(&mut self, offset: usize, b: u8) -> Result<bool> {
+        if !self.grammar.has_checked_entries() {
+            return Ok(false);
+        }
+        Ok(self.chart.starts_region_only(self.grammar, self.at + offset, b))
+    }
 }
 
 /// Bytes not read yet, on top of `chart`: the parse is read up to the byte asked about.
@@ -49,6 +56,10 @@ impl EntryQuery for AheadEntries<'_> {
 
     fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
         Ok(self.read_to(offset)?.map_or(ItemStarts::NONE, |ov| ov.expects_value_lists()))
+    }
+
+    fn json_region_at(&mut self, offset: usize, b: u8) -> Result<bool> {
+        Ok(self.read_to(offset)?.is_some_and(|ov| ov.starts_region_only(b)))
     }
 }
 

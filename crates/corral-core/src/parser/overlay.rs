@@ -196,6 +196,20 @@ impl<'a> Overlay<'a> {
         self.g.awaited_value_lists(&chart.items[set.items.0 as usize..set.items.1 as usize])
     }
 
+    /// Does byte `b` start a JSON region where the overlay stands, and nothing else (see
+    /// `EarleyGrammar::starts_region_only`)?
+    pub fn starts_region_only(&self, b: u8) -> bool {
+        let (row, row_chart) = self.current_row();
+        if row.set == NONE {
+            return false;
+        }
+        let scans = &row_chart.scans[row.scans.0 as usize..row.scans.1 as usize];
+        let (set, chart) = self.set(row.set);
+        let items = &chart.items[set.items.0 as usize..set.items.1 as usize];
+        let expected = &chart.expected[set.expected.0 as usize..set.expected.1 as usize];
+        self.g.starts_region_only(row.set, items, expected, &chart.items, scans, b)
+    }
+
     /// The rows and sets read so far, to commit into the base chart.
     pub fn into_top(mut self) -> Chart {
         std::mem::take(&mut self.top)

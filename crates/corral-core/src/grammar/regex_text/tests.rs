@@ -63,6 +63,10 @@ fn query_at(offsets: &'static [usize]) -> impl EntryQuery {
         fn value_lists_at(&mut self, _offset: usize) -> Result<ItemStarts> {
             Ok(ItemStarts::NONE)
         }
+
+        fn json_region_at(&mut self, _offset: usize, _b: u8) -> Result<bool> {
+            Ok(false)
+        }
     }
     At(offsets)
 }
