@@ -25,7 +25,7 @@ from pathlib import Path
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 import corral  # noqa: E402
-from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
+from mask_timing import compare_walks, deepseek  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REPEATS = 5
@@ -88,17 +88,8 @@ def main() -> None:
         ids = tok.encode(doc)
         checked = corral.compile(checked_grammar(), vocab, cache=False)
         plain = corral.compile(plain_grammar(), vocab, cache=False)
-        without, with_check = [], []
-        for _ in range(REPEATS):  # alternately, one walk at a time
-            without += walk_times(plain, ids, width, 1)
-            with_check += walk_times(checked, ids, width, 1)
-        without.sort()
-        with_check.sort()
-        (a, b), (c, d) = median_p99_us(without), median_p99_us(with_check)
-        lines.append(
-            f"| {name} | {len(ids)} | {a:.1f} / {b:.0f} | {c:.1f} / {d:.0f} | {c - a:+.1f} / {d - b:+.0f} | "
-            f"{without[-1] / 1000:.0f} / {with_check[-1] / 1000:.0f} |"
-        )
+        without, with_check, cells = compare_walks(plain, checked, ids, width, REPEATS)
+        lines.append(f"| {name} | {len(ids)} | {cells} |")
         raw[name] = {"tokens": len(ids), "without_ns": without, "with_ns": with_check}
     text = "\n".join(lines) + "\n"
     print(text)

@@ -37,6 +37,12 @@
 //!   one, `fresh_item` searches the grammar's ways on for one that makes it a new value
 //!   (bounded by `Limits::max_fresh_item_steps`).
 //!
+//! Output that is other text with JSON values inside (a structural tag's arguments, a
+//! `%json` in a grammar) marks each value that needs the check as a JSON region
+//! ([`Distinct::Json`]); such a tracker ([`KeyTracker::in_json_regions`]) reads the text
+//! between regions as text, and a region as JSON from the `{` or `[` where the parser
+//! says one starts (and nothing else it allows there reads that byte) until it closes.
+//!
 //! What this does not see: an object whose keys come from a finite class of more than 256
 //! keys (the translator names smaller classes one by one) that has used them all, and
 //! whose grammar still asks for another member. No schema met in practice gets there.
@@ -321,7 +327,8 @@ impl KeyTracker {
     /// arrays are all the check needs: a region that is a string or a number holds no key.
     /// Where the grammar also allows other text at that place that may go on with `b`
     /// (free text beside the value), the byte is read as text: the check is then off for
-    /// that value, wider than the grammar, never narrower.
+    /// that value, which makes the constraint wider than the schema there, never
+    /// narrower.
     fn is_text(&self, b: u8, at: usize, query: &mut dyn EntryQuery) -> Result<bool> {
         Ok(!(matches!(b, b'{' | b'[') && query.json_region_at(at, b)?))
     }

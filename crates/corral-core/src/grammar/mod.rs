@@ -266,33 +266,24 @@ impl Grammar {
     /// keys): the grammar alone then writes each key at most once. The check stays on; a
     /// join with text may drop it without a warning (see [`Grammar::join`]).
     pub fn with_named_keys_only(self) -> Grammar {
-        match self {
-            Grammar::Cfg(c) => {
-                let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
-                c.open_keys = false;
-                Grammar::Cfg(Arc::new(c))
-            }
-            regex => regex,
-        }
+        self.with_cfg_changed(|c| c.open_keys = false)
     }
 
     /// The same grammar with the distinct-keys condition set as given (a regex unchanged).
     fn keys_condition(self, distinct_keys: bool, key_endings_infinite: bool) -> Grammar {
+        self.with_cfg_changed(|c| {
+            (c.distinct_keys, c.key_endings_infinite) = (distinct_keys, key_endings_infinite);
+            (c.open_keys, c.json_regions) = (distinct_keys, false);
+        })
+    }
+
+    /// The same grammar with its context-free form changed by `change` (a regex unchanged).
+    fn with_cfg_changed(self, change: impl FnOnce(&mut CfgGrammar)) -> Grammar {
         match self {
             Grammar::Cfg(c) => {
-                let (cfg, description) = match Arc::try_unwrap(c) {
-                    Ok(c) => (c.cfg, c.description),
-                    Err(shared) => (shared.cfg.clone(), shared.description.clone()),
-                };
-                let (open_keys, json_regions) = (distinct_keys, false);
-                Grammar::Cfg(Arc::new(CfgGrammar {
-                    cfg,
-                    description,
-                    distinct_keys,
-                    key_endings_infinite,
-                    open_keys,
-                    json_regions,
-                }))
+                let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
+                change(&mut c);
+                Grammar::Cfg(Arc::new(c))
             }
             regex => regex,
         }
@@ -304,14 +295,10 @@ impl Grammar {
     /// translator's with `json_region`). The check reads only them as JSON. A grammar
     /// without the distinct-keys condition, and a regex, are returned unchanged.
     pub fn with_json_regions(self) -> Grammar {
-        match self {
-            Grammar::Cfg(c) if c.distinct_keys => {
-                let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
-                c.json_regions = true;
-                Grammar::Cfg(Arc::new(c))
-            }
-            other => other,
+        if !self.distinct_keys() {
+            return self;
         }
+        self.with_cfg_changed(|c| c.json_regions = true)
     }
 
     /// With distinct keys: does the check read only marked JSON values (see
