@@ -282,12 +282,15 @@ impl<'a> Translator<'a> {
                     self.absorb(shape, &s, disj, chain)?;
                 }
             }
-            // A branch that asserts nothing makes the `anyOf` hold whatever the others say
-            // (where no `unevaluatedProperties` asks which branches hold).
-            "anyOf" if !self.in_branching_unevaluated(chain) && schema_list(self, sub, kw, val)?.iter().any(asserts_nothing) => {}
             "anyOf" => {
                 let branches = schema_list(self, sub, kw, val)?;
-                let alts = if self.in_branching_unevaluated(chain) && self.some_evaluate(&branches)? {
+                let branching = self.in_branching_unevaluated(chain);
+                // A branch that asserts nothing makes the `anyOf` hold whatever the others
+                // say (where no `unevaluatedProperties` asks which branches hold).
+                if !branching && branches.iter().any(asserts_nothing) {
+                    return Ok(());
+                }
+                let alts = if branching && self.some_evaluate(&branches)? {
                     self.any_of_subsets(sub, branches)?
                 } else {
                     branches.into_iter().map(|s| vec![s]).collect()
