@@ -230,12 +230,31 @@ def test_messages_about_non_json_values_do_not_fail(schema, pointer):
         ({"prefixItems": [{}], "minItems": 10**12}, "/minItems"),
         ({"type": "string", "pattern": "a", "maxLength": 10**12}, "/maxLength"),
         ({"type": "string", "format": "email", "minLength": 10**12}, "/minLength"),
+        # Counts that fit the limit alone, but not once multiplied by a format's or a
+        # pattern's automaton: the error names the count, in any subschema.
+        ({"properties": {"u": {"type": "string", "format": "uri", "maxLength": 4096}}}, "/properties/u/maxLength"),
+        ({"items": {"pattern": "^[a-z]+(-[a-z]+)*@x$", "maxLength": 65536}}, "/items/maxLength"),
+        ({"anyOf": [{"type": "string", "format": "email", "minLength": 3000}]}, "/anyOf/0/minLength"),
     ],
 )
 def test_counts_no_grammar_can_hold_are_limits_with_pointers(schema, pointer):
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema(schema)
     assert info.value.pointer == pointer
+    assert info.value.limit in ("max_dfa_states", "max_grammar_productions")
+    assert pointer in str(info.value)
+
+
+def test_a_pattern_combination_too_large_names_the_first_pattern():
+    # No length bound: the patterns' product alone is past the limit.
+    limits = corral.Limits(max_dfa_states=2000)
+    # (Each alone is 2^7 states: the character seven from the end is remembered.)
+    sub = {"allOf": [{"pattern": "c[a-z]{6}$"}, {"pattern": "d[a-z]{6}$"}], "type": "string"}
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema({"properties": {"p": sub}}, limits=limits)
+    assert info.value.pointer == "/properties/p/allOf/0/pattern"
+    assert info.value.keyword == "pattern"
+    assert "c[a-z]{6}$" in str(info.value) and "d[a-z]{6}$" in str(info.value)
 
 
 @pytest.mark.parametrize(

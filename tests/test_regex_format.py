@@ -191,6 +191,43 @@ def test_refusals_say_what_and_where():
     assert corral.compile(g, BYTES).matches(b'{"r":"(("}')
 
 
+@pytest.mark.parametrize(
+    "schema,pointer",
+    [
+        ({"anyOf": [REGEX, {"type": "string", "maxLength": 3}]}, "/anyOf/0/format"),
+        ({"items": {"anyOf": [REGEX, {"const": "(("}]}}, "/items/anyOf/0/format"),
+        ({"properties": {"p": {"anyOf": [{"type": "string", "pattern": "^x"}, REGEX]}}}, "/properties/p/anyOf/1/format"),
+    ],
+)
+def test_a_pattern_string_beside_another_string_is_refused(schema, pointer):
+    # The check starts at the opening quote, before the string shows which alternative it
+    # is: it would hold the other alternative's strings to being patterns too.
+    with pytest.raises(corral.UnsupportedSchemaError, match="another branch") as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == pointer
+    # strict=False drops the format there: every valid document is accepted.
+    with pytest.warns(Warning, match=f"dropped format at {pointer}"):
+        c = compiled(schema, strict=False)
+    for doc in (["(("], {"p": "(("}, {"p": "x(("}, "((", "a|b"):
+        if jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(doc):
+            assert c.matches(json.dumps(doc, separators=(",", ":")).encode()), doc
+
+
+def test_a_pattern_string_beside_any_string_is_any_string():
+    # AppVeyor's commit filter: "a user name, or a regular expression".
+    c = compiled({"properties": {"author": {"anyOf": [REGEX, {"type": "string"}]}}})
+    assert c.matches(b'{"author":"(("}') and c.matches(b'{"author":"a|b"}')
+    g = corral.Grammar.json_schema({"anyOf": [REGEX, {"type": "string"}]})
+    assert not g.warnings
+
+
+def test_pattern_strings_beside_values_of_other_types_or_other_patterns_stay_exact():
+    c = compiled({"anyOf": [REGEX, {"type": "null"}, {"type": "array"}]})
+    assert c.matches(b'"a|b"') and c.matches(b"null") and not c.matches(b'"(("')
+    c = compiled({"anyOf": [REGEX, dict(REGEX, minLength=3)]})
+    assert c.matches(b'"a"') and c.matches(b'"abc"') and not c.matches(b'"a(("')
+
+
 def test_masks_of_multibyte_tokens_match_token_checks():
     """On a vocabulary with multi-byte tokens (the trie walk takes plain subtrees whole),
     a mask inside and around patterns keeps exactly the tokens is_allowed() accepts one by

@@ -1,9 +1,11 @@
 //! Random sentences of a grammar: a generator over the normalized grammar, used by the
 //! completeness tests (every generated sentence must be accepted under any tokenization).
 
+use super::distinct_keys::EntryQuery;
 use super::lower::{Cfg, Sym};
 use crate::automata::{Dfa, DEAD};
-use crate::frontend::ast::Distinct;
+use crate::error::Result;
+use crate::frontend::ast::{Distinct, ItemStarts};
 
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
@@ -159,13 +161,22 @@ fn sample_list(perm: &super::perm::Perm, over: bool, rng: &mut Rng) -> Vec<usize
 /// A random sentence of `cfg` (about `budget` bytes; it may run longer to finish), or
 /// None if the grammar only accepts the empty string.
 pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
+    sample_with_entries(cfg, seed, budget).0
+}
+
+/// [`sample`], with where each entry checked at run time (a `perm!` entry marked
+/// [`Distinct`], but for regular expressions, which the sampler checks itself) starts in
+/// it: what the parser would answer the check of distinct keys and items there (see
+/// [`SampledEntries`]).
+pub fn sample_with_entries(cfg: &Cfg, seed: u64, budget: usize) -> (Vec<u8>, Vec<(usize, Distinct)>) {
     let mut rng = Rng(seed);
+    let mut entries = Vec::new();
     let dists: Vec<Vec<u32>> = cfg.terminals.iter().map(|t| distances(&t.dfa)).collect();
     // Shortest expansion length in symbols-to-terminals steps, to steer toward termination.
     let cost = expansion_costs(cfg);
     let mut out = Vec::new();
     if cfg.productions_of[cfg.start as usize].is_empty() || (cfg.accepts_empty && rng.chance(0.1)) {
-        return out;
+        return (out, entries);
     }
     let mut stack: Vec<Step> = vec![Step::Sym(Sym::n(cfg.start))];
     let mut expansions = 0usize;
@@ -175,6 +186,10 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
             Step::PatternEntry { entry, tries } => {
                 stack.push(Step::Pattern { start: out.len(), entry, tries });
                 stack.push(Step::Sym(entry));
+                continue;
+            }
+            Step::Mark(kind) => {
+                entries.push((out.len(), kind));
                 continue;
             }
             Step::Pattern { start, entry, tries } => {
@@ -198,10 +213,11 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
             let picks = sample_list(perm, over, &mut rng);
             for (k, &i) in picks.iter().enumerate().rev() {
                 let entry = perm.entries[i];
-                stack.push(match perm.distinct[i] {
-                    Distinct::Regex => Step::PatternEntry { entry, tries: PATTERN_TRIES },
-                    _ => Step::Sym(entry),
-                });
+                match perm.distinct[i] {
+                    Distinct::Regex => stack.push(Step::PatternEntry { entry, tries: PATTERN_TRIES }),
+                    Distinct::No => stack.push(Step::Sym(entry)),
+                    kind => stack.extend([Step::Sym(entry), Step::Mark(kind)]),
+                }
                 if k > 0 {
                     stack.extend(perm.sep.map(Step::Sym));
                 }
@@ -228,7 +244,7 @@ pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
             stack.push(Step::Sym(s));
         }
     }
-    out
+    (out, entries)
 }
 
 /// Draws of a string that must be a regular expression (see `regex_text`) before the
@@ -244,6 +260,37 @@ enum Step {
     PatternEntry { entry: Sym, tries: u8 },
     /// After such an entry: checks what it wrote from byte `start` on.
     Pattern { start: usize, entry: Sym, tries: u8 },
+    /// Notes that an entry checked at run time of this kind starts here.
+    Mark(Distinct),
+}
+
+/// The parser's answers about a sample, from where the sampler wrote each checked entry
+/// (see [`sample_with_entries`]): the check of distinct keys and items reads the sample
+/// as the matcher would read it.
+pub struct SampledEntries<'a>(pub &'a [(usize, Distinct)]);
+
+impl SampledEntries<'_> {
+    /// The kinds of entry that start at byte `offset`.
+    fn at(&self, offset: usize) -> impl Iterator<Item = Distinct> + '_ {
+        self.0.iter().filter(move |(at, _)| *at == offset).map(|&(_, kind)| kind)
+    }
+}
+
+impl EntryQuery for SampledEntries<'_> {
+    fn distinct_entry_at(&mut self, offset: usize, kind: Distinct) -> Result<bool> {
+        Ok(self.at(offset).any(|k| k == kind))
+    }
+
+    fn value_lists_at(&mut self, offset: usize) -> Result<ItemStarts> {
+        Ok(self.at(offset).fold(ItemStarts::NONE, |acc, k| match k {
+            Distinct::Values(starts) => acc.or(starts),
+            _ => acc,
+        }))
+    }
+
+    fn json_region_at(&mut self, offset: usize, _b: u8) -> Result<bool> {
+        Ok(self.at(offset).any(|k| k == Distinct::Json))
+    }
 }
 
 /// Is `text` a JSON string whose value is a regular expression?

@@ -464,6 +464,7 @@ impl<'a> Translator<'a> {
             let mut alts = Vec::with_capacity(shapes.len());
             let mut shapes = shapes;
             self.check_distinct_items_alone(&mut shapes)?;
+            self.check_regex_strings_alone(&mut shapes)?;
             for s in &shapes {
                 alts.push(self.emit_shape(s)?);
             }
@@ -516,6 +517,60 @@ impl<'a> Translator<'a> {
                 // strict=False: the keyword is dropped, the grammar wider.
                 shape.unique = None;
             }
+        }
+        Ok(())
+    }
+
+    /// A string that must be a regular expression (`format: "regex"`) is checked by the
+    /// matcher from its opening quote wherever the parser expects one (see
+    /// [`crate::grammar::regex_text`]). Where another alternative of the same value allows
+    /// a string that need not be one, the check would hold that string to it too. Where
+    /// that alternative allows every string, the format adds nothing and is dropped (exact);
+    /// elsewhere it is refused at its pointer (`strict=False` drops it, the grammar wider).
+    fn check_regex_strings_alone(&mut self, shapes: &mut [Shape<'a>]) -> Result<()> {
+        let regex_format = |s: &Shape<'a>| {
+            let checked = s.enumeration.is_none() && s.kinds.has(Kinds::STR);
+            s.formats.iter().find(|(name, _)| name == REGEX_FORMAT && checked).map(|(_, p)| p.clone())
+        };
+        if shapes.len() < 2 || !shapes.iter().any(|s| regex_format(s).is_some()) {
+            return Ok(());
+        }
+        let other_string = shapes.iter().any(|s| {
+            regex_format(s).is_none()
+                && match &s.enumeration {
+                    Some(members) => members.iter().any(|v| v.is_string()),
+                    None => s.kinds.has(Kinds::STR),
+                }
+        });
+        if !other_string {
+            return Ok(());
+        }
+        let any_string = shapes.iter().any(|s| {
+            s.enumeration.is_none()
+                && s.kinds.has(Kinds::STR)
+                && s.min_len == 0
+                && s.max_len.is_none()
+                && s.patterns.is_empty()
+                && s.neg_patterns.is_empty()
+                && s.formats.is_empty()
+                && s.neg_formats.is_empty()
+                && !s.not_values.iter().any(|v| v.is_string())
+        });
+        for shape in shapes.iter_mut() {
+            let Some(pointer) = regex_format(shape) else { continue };
+            if any_string {
+                // `anyOf: [{"format": "regex"}, {"type": "string"}]`: any string.
+                shape.formats.retain(|(name, _)| name != REGEX_FORMAT);
+                continue;
+            }
+            self.unsupported(
+                pointer.strip_suffix("/format").unwrap_or(&pointer),
+                "format",
+                "a string that must be a regular expression where another branch (anyOf, oneOf, if) allows a string \
+                 that need not be one: the check beside the parser cannot tell the two apart",
+            )?;
+            // strict=False: the keyword is dropped, the grammar wider.
+            shape.formats.retain(|(name, _)| name != REGEX_FORMAT);
         }
         Ok(())
     }

@@ -519,7 +519,7 @@ impl<'a> Translator<'a> {
         if terms.is_empty() {
             terms.push(Lang::hir(json_chars(0, None)));
         }
-        self.langs.bool_terms(terms, negs, &self.limits)
+        self.langs.bool_terms(terms, negs, &self.limits).map_err(|e| string_limit_at(shape, e))
     }
 
     /// A counted character class needs at least one automaton state per character: past
@@ -610,6 +610,39 @@ impl<'a> Translator<'a> {
         self.scalars.patterns.insert(pattern.to_string(), l.clone());
         Ok(l)
     }
+}
+
+/// An automaton limit hit while building the strings of `shape`, placed at the keyword
+/// that makes the automaton large: a length bound when one is set (the automaton counts
+/// characters through the pattern's or format's states), else the first pattern or format.
+/// Other errors pass through.
+fn string_limit_at(shape: &Shape<'_>, e: Error) -> Error {
+    let Error::LimitExceeded { limit, value, .. } = e else { return e };
+    let others: Vec<String> = shape
+        .patterns
+        .iter()
+        .map(|(src, _)| format!("pattern {src:?}"))
+        .chain(shape.formats.iter().map(|(name, _)| format!("format '{name}'")))
+        .chain(shape.neg_patterns.iter().map(|(src, _)| format!("not pattern {src:?}")))
+        .chain(shape.neg_formats.iter().map(|(name, _)| format!("not format '{name}'")))
+        .chain(shape.not_values.iter().any(|v| v.is_string()).then(|| "the strings it excludes".to_string()))
+        .collect();
+    let beside = others.join(", ");
+    let bounds = length_bounds(shape);
+    let (field, keyword, n) = bounds.iter().rev().find(|(_, _, n)| *n > 0).copied().unwrap_or(bounds[0]);
+    if n > 0 {
+        let through = if beside.is_empty() { String::new() } else { format!(" through {beside}") };
+        let why = format!("the automaton that counts {n} characters{through}");
+        return Translator::limit_at(&count_pointer(shape, field), keyword, &why, limit, value);
+    }
+    let named = |list: &[(String, String)], keyword: &'static str| list.first().map(|(_, p)| (p.clone(), keyword));
+    let (pointer, keyword) = named(&shape.patterns, "pattern")
+        .or_else(|| named(&shape.formats, "format"))
+        .or_else(|| named(&shape.neg_patterns, "pattern"))
+        .or_else(|| named(&shape.neg_formats, "format"))
+        .unwrap_or_else(|| (super::shape_pointer(shape), ""));
+    let why = format!("the one automaton of {beside}");
+    Translator::limit_at(&pointer, keyword, &why, limit, value)
 }
 
 /// The bounds on a string's length that are set: (field, keyword, count).
