@@ -109,11 +109,17 @@ def test_limit_nfa_size():
 
 def test_limit_counted_repetition():
     # Counts of 16 and more are built as a counter: its size is checked against
-    # max_dfa_states before it is built.
+    # max_dfa_states before it is built. A long count keeps one block of rows (a counted
+    # region): the limit bounds the block, and the count only the states it can number.
     vocab = corral.Vocabulary.from_token_bytes([b"a", b"</s>"], [1])
-    with pytest.raises(corral.LimitExceededError) as info:
-        corral.compile(corral.Grammar.regex(r"\w{100000}"), vocab)
-    assert info.value.limit == "max_dfa_states"
+    compiled = corral.compile(corral.Grammar.regex(r"\w{100000}"), vocab)
+    assert compiled.matches(b"a" * 100000) and not compiled.matches(b"a" * 99999)
+    for pattern in [r"\w{1000000000}", r"(?:\w{5000}){5000}"]:
+        with pytest.raises(corral.LimitExceededError) as info:
+            corral.compile(corral.Grammar.regex(pattern), vocab)
+        assert info.value.limit == "max_dfa_states"
+    with pytest.raises(corral.LimitExceededError):
+        corral.compile(corral.Grammar.regex(r"[a-zé]{300}", limits=corral.Limits(max_dfa_states=100)), vocab)
     compiled = corral.compile(corral.Grammar.regex(r"[a-zé]{1000}"), vocab)
     assert compiled.matches(b"a" * 1000) and not compiled.matches(b"a" * 999) and not compiled.matches(b"a" * 1001)
 

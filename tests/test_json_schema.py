@@ -550,13 +550,57 @@ def test_very_long_string_bounds_are_read_in_chunks(byte_vocab, lo, hi):
         assert compiled.matches(text.encode()) is want, n
 
 
-def test_long_bound_with_a_pattern_past_the_dfa_limit_is_refused():
-    # With a pattern the bound is one automaton (product with the pattern's): past
-    # max_dfa_states it is refused before anything is built.
+@pytest.mark.parametrize("bound", [300, 20000, 1_400_000])
+def test_long_bound_with_a_pattern_is_exact_at_the_bound(byte_vocab, bound):
+    # The bound and the pattern are one block of (character, pattern state) rows, and
+    # the count: exact however long, and no dead end where the pattern still needs
+    # characters (here four after the last letter).
+    schema = {"type": "object", "properties": {"v": {"type": "string", "maxLength": bound, "pattern": "^[a-zé]+-[0-9]{3}$"}}}
+    compiled = corral.compile(corral.Grammar.json_schema(schema), byte_vocab)
+
+    def head(letters: int) -> bytes:
+        return ('{"v":"' + "é" * (letters // 2) + "a" * (letters - letters // 2)).encode()
+
+    assert compiled.matches(head(bound - 4) + b'-123"}') and not compiled.matches(head(bound - 3) + b'-123"}')
+    matcher = compiled.matcher()
+    for b in head(bound - 5):
+        assert matcher.advance(b)
+    # One more letter leaves exactly room for "-123"; a second one would not.
+    assert matcher.is_allowed("é".encode()[0]) and matcher.advance(ord("a"))
+    assert matcher.is_allowed(ord("-")) and not matcher.is_allowed(ord("a")) and not matcher.is_allowed(0xC3)
+    assert not matcher.is_allowed(ord('"'))
+
+
+def test_long_bounded_strings_sample_and_compile_eagerly(byte_vocab):
+    # A string alone is a regular grammar: its masks are kept per state, one per row deep
+    # in the count (not one per character); compiled eagerly they are the same.
+    schema = {"type": "string", "pattern": "^[a-z]+-[0-9]{3}$", "maxLength": 5000}
+    grammar = corral.Grammar.json_schema(schema)
+    lazy = corral.compile(grammar, byte_vocab, cache=False)
+    eager = corral.compile(grammar, byte_vocab, eager=True, cache=False)
+    walks = [lazy.matcher(), eager.matcher()]
+    bitmasks = [corral.allocate_bitmask(1, byte_vocab.size) for _ in walks]
+    text = b'"' + b"a" * 4996
+    for i, b in enumerate(text):
+        if i in (0, 1, 2, 100, 2500, 4800, 4990, 4996):
+            for m, bm in zip(walks, bitmasks, strict=True):
+                m.fill_bitmask(bm, 0)
+            assert (bitmasks[0] == bitmasks[1]).all(), i
+        assert all(m.advance(b) for m in walks)
+    # 4,996 letters: one more would leave no room for "-123".
+    assert not walks[0].is_allowed(ord("a")) and walks[0].is_allowed(ord("-"))
+    # Random sentences of a long bound (a shortest ending found where they stop).
+    big = corral.Grammar.json_schema({"type": "object", "properties": {"v": dict(schema, maxLength=10**6)}, "required": ["v"]})
+    compiled = corral.compile(big, byte_vocab)
+    for seed in range(30):
+        sentence = big._inner.sample(seed, 64)
+        assert sentence is not None and compiled.matches(sentence), sentence
+
+
+def test_a_bound_past_what_a_count_can_number_is_refused_at_its_keyword():
     with pytest.raises(corral.LimitExceededError) as info:
-        corral.Grammar.json_schema({"type": "string", "maxLength": 20000, "pattern": "^[a-z]+$"})
-    assert info.value.limit == "max_dfa_states"
-    corral.Grammar.json_schema({"type": "string", "maxLength": 5000, "pattern": "^[a-z]+$"})
+        corral.Grammar.json_schema({"properties": {"v": {"type": "string", "maxLength": 10**9, "pattern": "^[a-z]+$"}}})
+    assert info.value.limit == "max_dfa_states" and info.value.pointer == "/properties/v/maxLength"
 
 
 # --- oneOf with provably disjoint branches: exact as anyOf, no negation ----------------

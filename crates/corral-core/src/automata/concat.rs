@@ -25,7 +25,13 @@ impl Dfa {
         if parts.is_empty() {
             return Ok(None);
         }
-        // One part keeps its counted region (the largest); any other is written out.
+        // One part keeps its counted region (the largest); any other is written out,
+        // within the limit.
+        if parts.iter().filter(|d| d.counted.is_some()).count() > 1
+            && parts.iter().filter(|d| d.counted.is_some()).map(|d| d.num_states()).sum::<usize>() > limits.max_dfa_states
+        {
+            return Err(too_many_states(limits, what));
+        }
         let keep =
             parts.iter().enumerate().filter(|(_, d)| d.counted.is_some()).max_by_key(|(_, d)| d.num_states()).map(|(i, _)| i);
         let stored: Vec<std::borrow::Cow<'_, Dfa>> = parts
@@ -39,7 +45,10 @@ impl Dfa {
             return Ok(None);
         }
         let join = Join::new(&parts, keep);
-        if join.total + join.region_len > limits.max_dfa_states {
+        // A kept region costs its block of rows, whatever its count (its states are
+        // numbered, not stored: they only need ids).
+        let region_rows = keep.and_then(|j| parts[j].counted.as_ref()).map_or(0, |c| c.per as usize);
+        if join.total + region_rows > limits.max_dfa_states || join.total + join.region_len >= u32::MAX as usize / 2 {
             return Err(too_many_states(limits, what));
         }
         Ok(Some(join.build()))
@@ -144,9 +153,11 @@ fn junctions_deterministic(parts: &[&Dfa], entries: &[[bool; 256]]) -> bool {
             // The boundaries that may end move by the unit's first row (unless the
             // only one is the bounded last) and by `exit`.
             let unit_moves = !(c.bounded && c.min == c.last);
-            let live = |cl: usize| (unit_moves && c.template[cl] != ROW_DEAD) || c.exit[cl] != DEAD;
-            if (0..d.stride).any(|cl| after_class[cl] && live(cl)) {
-                return false;
+            for r in (0..c.per as usize).filter(|&r| c.ends[r]) {
+                let live = |cl: usize| (unit_moves && c.template[r * d.stride + cl] != ROW_DEAD) || c.exit[cl] != DEAD;
+                if (0..d.stride).any(|cl| after_class[cl] && live(cl)) {
+                    return false;
+                }
             }
         }
     }
@@ -304,6 +315,6 @@ impl<'p> Join<'p> {
             })
             .collect();
         let accepts = c.accepts && self.nullable_from[i + 1];
-        Counted::new(c.per, c.last, c.bounded, c.min, template, exit, accepts)
+        Counted::new(c.per, c.last, c.bounded, c.min, template, exit, accepts).with_rows(c.ends.clone(), c.need.clone())
     }
 }

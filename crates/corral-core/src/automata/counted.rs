@@ -37,6 +37,19 @@ pub struct Counted {
     pub(super) exit: Vec<u32>,
     /// Does a boundary that may end accept?
     pub(super) accepts: bool,
+    /// Per row: is it a boundary where the repetition may end (accepting if `accepts`,
+    /// leaving by `exit`)? A repetition's own region has one, row 0; the product of a
+    /// region with another automaton has one per state of that automaton that accepts
+    /// (see [`Dfa::intersect_counted`]).
+    pub(super) ends: Vec<bool>,
+    /// Per row, in a product region: the fewest units still to read from it to a row that
+    /// ends (`u32::MAX`: none). A state of block k whose row needs more than `last - k`
+    /// is dead, so the region stays pruned near its bound. Empty in a repetition's own
+    /// region, where every row can always finish within the bound.
+    pub(super) need: Vec<u32>,
+    /// The largest finite `need` (0 when `need` is empty): how far before the bound a
+    /// state's future may depend on its block (see [`Dfa::equivalent_within`]).
+    pub(super) max_need: u32,
 }
 
 impl Counted {
@@ -49,7 +62,41 @@ impl Counted {
         exit: Vec<u32>,
         accepts: bool,
     ) -> Counted {
-        Counted { per, per_inverse: (u64::MAX / per as u64).wrapping_add(1), last, bounded, min, template, exit, accepts }
+        let mut ends = vec![false; per as usize];
+        ends[0] = true;
+        Counted {
+            per,
+            per_inverse: (u64::MAX / per as u64).wrapping_add(1),
+            last,
+            bounded,
+            min,
+            template,
+            exit,
+            accepts,
+            ends,
+            need: Vec::new(),
+            max_need: 0,
+        }
+    }
+
+    /// The same region with the rows that end, and what each row still needs, given
+    /// (a product region's; `need` as in [`Counted::need`]).
+    pub(super) fn with_rows(mut self, ends: Vec<bool>, need: Vec<u32>) -> Counted {
+        self.max_need = need.iter().copied().filter(|&n| n != u32::MAX).max().unwrap_or(0);
+        self.ends = ends;
+        self.need = need;
+        self
+    }
+
+    /// Where a move out of block `k` by template entry `t` (not [`ROW_DEAD`]) lands:
+    /// (block, row), or None where that row cannot finish within the bound from there.
+    #[inline(always)]
+    pub(super) fn target(&self, k: u32, t: u32) -> Option<(u32, u32)> {
+        let (k2, r2) = if t & ROW_NEXT != 0 { (if k == self.last { k } else { k + 1 }, t & !ROW_NEXT) } else { (k, t) };
+        match self.need.get(r2 as usize) {
+            Some(&n) if self.bounded && u64::from(k2) + u64::from(n) > u64::from(self.last) => None,
+            _ => Some((k2, r2)),
+        }
     }
 
     /// (block, row) of the region's state `rel` (counted from the region's first state).
@@ -62,17 +109,27 @@ impl Counted {
         (k, rel - k * self.per)
     }
 
-    /// Number of states in the region.
+    /// Number of states in the region. A bounded repetition's last block is its boundary
+    /// alone; a product region's may hold any of its rows (each row that ends is a
+    /// boundary).
     pub(super) fn len(&self) -> usize {
-        self.last as usize * self.per as usize + if self.bounded { 1 } else { self.per as usize }
+        let last_block = if self.bounded && self.need.is_empty() { 1 } else { self.per as usize };
+        self.last as usize * self.per as usize + last_block
     }
 }
 
 /// A [`Counted`] template entry: no move.
 pub(crate) const ROW_DEAD: u32 = u32::MAX;
 
-/// A [`Counted`] template entry: a unit ends, go to the next block's boundary.
-pub(crate) const ROW_NEXT: u32 = u32::MAX - 1;
+/// A [`Counted`] template entry's flag: a unit ends, go to the next block, to the row in
+/// the other bits (`ROW_NEXT` alone: its boundary, row 0). Entries without it are rows of
+/// the same block.
+pub(crate) const ROW_NEXT: u32 = 1 << 31;
+
+/// The most states a counted region may number (the id space of a [`Dfa`]'s states,
+/// with room left for the stored ones). Nothing is kept per state of a region, so this
+/// bounds no memory: `Limits.max_dfa_states` bounds its block of rows.
+pub(crate) const MAX_REGION_STATES: usize = 1 << 31;
 
 /// A counted repetition is left unstored (see [`Counted`]) from this many states on. A
 /// stored row is quicker to step through, and a short count (a JSON string of at most
@@ -90,10 +147,13 @@ impl Dfa {
         let first = self.accepting.len() as u32;
         let Some(c) = self.counted.as_ref().filter(|_| state >= first) else { return state };
         let (k, r) = c.block_row(state - first);
+        // (A product region's row may need up to `max_need` more units to finish: its
+        // block matters that far before the bound too.)
         let depth = depth as u64;
-        let block = if k as u64 + depth < c.min as u64 {
+        let far = (k as u64) + depth + u64::from(c.max_need) < c.last as u64;
+        let block = if k as u64 + depth < c.min as u64 && far {
             0 // the minimum stays out of reach
-        } else if k >= c.min && (k as u64) + depth < c.last as u64 {
+        } else if k >= c.min && far {
             c.min // past the minimum, the maximum out of reach
         } else {
             return state;
@@ -101,9 +161,68 @@ impl Dfa {
         first + block * c.per + r
     }
 
+    /// The blocks of the counted region whose states [`Dfa::equivalent_within`] (with
+    /// `depth`) leaves as they are, as ascending, disjoint ranges of block numbers: block
+    /// 0, the blocks within `depth` below the minimum, and those near the bound. Every
+    /// other block stands in by one of them. Empty without a region.
+    fn own_blocks(&self, depth: usize) -> Vec<(u32, u32)> {
+        let Some(c) = &self.counted else { return Vec::new() };
+        let depth = u32::try_from(depth).unwrap_or(u32::MAX);
+        let near_min = c.min.saturating_sub(depth);
+        let near_last = c.last.saturating_sub(depth.saturating_add(c.max_need));
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for (lo, hi) in [(0, 0), (near_min, c.min.min(c.last)), (near_last, c.last)] {
+            match out.last_mut() {
+                Some(prev) if lo <= prev.1 + 1 => prev.1 = prev.1.max(hi),
+                _ => out.push((lo, hi)),
+            }
+        }
+        out
+    }
+
+    /// How many states a cache of per-state work (a mask per state) needs, with states
+    /// first mapped by [`Dfa::equivalent_within`] at `depth`: the stored states, and the
+    /// region's states that stand for themselves (see [`Dfa::state_slot`]). A long
+    /// region's count does not grow it.
+    pub fn state_slots(&self, depth: usize) -> usize {
+        let per = self.counted.as_ref().map_or(0, |c| c.per as usize);
+        let blocks: usize = self.own_blocks(depth).iter().map(|&(lo, hi)| (hi - lo) as usize + 1).sum();
+        self.accepting.len() + blocks * per
+    }
+
+    /// Where in such a cache (see [`Dfa::state_slots`]) state `state` goes, given as
+    /// [`Dfa::equivalent_within`] at `depth` returns it.
+    pub fn state_slot(&self, state: u32, depth: usize) -> usize {
+        let first = self.accepting.len() as u32;
+        let Some(c) = self.counted.as_ref().filter(|_| state >= first) else { return state as usize };
+        let (k, r) = c.block_row(state - first);
+        let mut before = 0usize;
+        for (lo, hi) in self.own_blocks(depth) {
+            if (lo..=hi).contains(&k) {
+                return first as usize + (before + (k - lo) as usize) * c.per as usize + r as usize;
+            }
+            before += (hi - lo) as usize + 1;
+        }
+        debug_assert!(false, "state {state} is stood in for by another (see `equivalent_within`)");
+        first as usize + r as usize
+    }
+
+    /// The states that [`Dfa::equivalent_within`] at `depth` leaves as they are, the
+    /// dead state aside: every state a per-state cache is asked about.
+    pub fn own_states(&self, depth: usize) -> Vec<u32> {
+        let first = self.accepting.len() as u32;
+        let mut out: Vec<u32> = (1..first).collect();
+        if let Some(c) = &self.counted {
+            for (lo, hi) in self.own_blocks(depth) {
+                out.extend((lo..=hi).flat_map(|k| (0..c.per).map(move |r| first + k * c.per + r)));
+            }
+            out.retain(|&s| (s as usize) < self.num_states());
+        }
+        out
+    }
+
     /// Does the automaton keep a counted region (see [`Counted`])?
-    #[cfg(test)]
-    pub(crate) fn has_counted_region(&self) -> bool {
+    pub fn has_counted_region(&self) -> bool {
         self.counted.is_some()
     }
 
@@ -148,8 +267,11 @@ impl Dfa {
                 return Ok(None);
             }
         }
-        let estimate = (max.unwrap_or(min) as usize + 1).saturating_mul(self.num_states() - 1);
-        if estimate > limits.max_dfa_states {
+        // Written out, the count costs its states; kept as a region (from
+        // `COUNTED_REGION_FROM` states on, see below), one block of rows, its states only
+        // numbered.
+        let estimate = (max.unwrap_or(min) as usize + 1).saturating_mul(self.num_states());
+        if estimate >= MAX_REGION_STATES || self.num_states() > limits.max_dfa_states {
             return Err(too_many_states(limits, what));
         }
         // Built directly (no exploration, no hashing): per count k, a boundary state B_k
@@ -171,6 +293,10 @@ impl Dfa {
         let last = max.unwrap_or(min) as usize; // counts 0..=last
         let boundary = |k: usize| (1 + k * per) as u32;
         let total = 1 + last * per + if max.is_some() { 1 } else { per };
+        let region = total >= COUNTED_REGION_FROM && last >= 1;
+        if !region && total > limits.max_dfa_states {
+            return Err(too_many_states(limits, what));
+        }
         let stride = self.stride;
         // One block of rows (the boundary, then the inner states) as offsets from the
         // block's boundary: inner state j is 1 + j, the next boundary is `per`, dead is
@@ -188,7 +314,7 @@ impl Dfa {
                 };
             }
         }
-        if total >= COUNTED_REGION_FROM && last >= 1 {
+        if region {
             // Stored: the dead state only; the start is block 0's boundary.
             let template = template
                 .iter()
@@ -230,5 +356,31 @@ impl Dfa {
         }
         let dfa = Dfa { class_of: self.class_of, stride, table, accepting, counted: None };
         Ok(Some(dfa))
+    }
+}
+
+#[cfg(test)]
+impl Dfa {
+    /// Does `stand_in` read every byte string of up to `depth` bytes as `state` does (the
+    /// same bytes dead at each step, the same acceptance)? Panics naming `what` where not.
+    pub(crate) fn assert_reads_alike(&self, state: u32, stand_in: u32, depth: usize, what: &str) {
+        let mut level = vec![(state, stand_in)];
+        for read in 0..=depth {
+            let mut next = std::collections::BTreeSet::new();
+            for &(x, y) in &level {
+                assert_eq!(self.is_accepting(x), self.is_accepting(y), "{what}: {state} ~ {stand_in} at depth {depth}");
+                if read == depth {
+                    continue;
+                }
+                for b in 0..=255u8 {
+                    let (x2, y2) = (self.next(x, b), self.next(y, b));
+                    assert_eq!(x2 == DEAD, y2 == DEAD, "{what}: {state} ~ {stand_in} at depth {depth}");
+                    if x2 != DEAD {
+                        next.insert((x2, y2));
+                    }
+                }
+            }
+            level = next.into_iter().collect();
+        }
     }
 }

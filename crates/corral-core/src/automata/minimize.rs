@@ -9,12 +9,21 @@ pub(crate) const MINIMIZE_FROM: usize = 32;
 /// See [`MINIMIZE_FROM`].
 pub(crate) const MINIMIZE_UP_TO: usize = 4096;
 
+/// Automata with a counted region of more states than this are not minimized (written
+/// out, they would be their count times their block of rows).
+const MINIMIZE_REGION_UP_TO: usize = 1 << 18;
+
 impl Dfa {
     /// The minimal DFA of the same language (Hopcroft's partition refinement, O(k·n·log n)
     /// for n states and k byte classes; states in order of first reach from the start).
     /// Pruned DFAs only, as every [`Dfa`] is: the dead state stays 0 and the start 1.
     pub fn minimized(&self) -> Dfa {
         if self.counted.is_some() {
+            // A counted region is minimized written out while that stays small; a longer
+            // one is kept as it is (its block of rows holds no redundant count).
+            if self.num_states() > MINIMIZE_REGION_UP_TO {
+                return self.clone();
+            }
             return self.stored().minimized();
         }
         let preds = Predecessors::of(self);

@@ -21,6 +21,8 @@
 //! * [`sequences`]: finite languages (literals, small sets of byte sequences), built and
 //!   minimized directly;
 //! * [`counted`]: counted repetitions kept as a counter (a *counted region*);
+//! * `counted_product`: the intersection of a counted region with another automaton,
+//!   kept as a counted region (a bounded string with a pattern);
 //! * [`minimize`]: Hopcroft minimization;
 //! * [`string_safe`]: which JSON-string-safe fragments a state keeps alive (for the
 //!   vocabulary's string-safe slices);
@@ -37,6 +39,7 @@ pub mod char_budget;
 pub mod classes;
 pub mod concat;
 pub mod counted;
+mod counted_product;
 pub mod explore;
 pub mod expr;
 pub mod look;
@@ -48,7 +51,7 @@ pub mod string_safe;
 mod tests;
 pub mod wire;
 
-use counted::{Counted, ROW_DEAD, ROW_NEXT};
+use counted::{Counted, ROW_DEAD};
 pub use expr::DfaExpr;
 pub use look::LookTree;
 pub use string_safe::StringSafeRisk;
@@ -135,11 +138,12 @@ impl Dfa {
         // The bounded repetition's last boundary: no further unit fits.
         let full = c.bounded && k == c.last;
         let t = if full { ROW_DEAD } else { c.template[r as usize * self.stride + class] };
-        match t {
-            ROW_DEAD if r == 0 && k >= c.min => c.exit[class],
-            ROW_DEAD => DEAD,
-            ROW_NEXT => first + (if k == c.last { k } else { k + 1 }) * c.per,
-            row => first + k * c.per + row,
+        if t == ROW_DEAD {
+            return if c.ends[r as usize] && k >= c.min { c.exit[class] } else { DEAD };
+        }
+        match c.target(k, t) {
+            Some((k2, r2)) => first + k2 * c.per + r2,
+            None => DEAD,
         }
     }
 
@@ -161,7 +165,7 @@ impl Dfa {
             Some(&a) => a,
             None => self.counted.as_ref().is_some_and(|c| {
                 let (k, r) = c.block_row(state - self.accepting.len() as u32);
-                c.accepts && r == 0 && k >= c.min
+                c.accepts && c.ends[r as usize] && k >= c.min
             }),
         }
     }

@@ -26,6 +26,13 @@ impl Dfa {
     /// `Error::EmptyLanguage` if there is none; `Error::LimitExceeded` past
     /// `limits.max_dfa_states`.
     pub fn intersect(&self, other: &Dfa, limits: &Limits, what: &str) -> Result<Dfa> {
+        // A bounded string and a pattern: one block of pairs, not one per count.
+        if let Some(d) = self.intersect_counted(other, limits, what)? {
+            return Ok(d);
+        }
+        if let Some(d) = other.intersect_counted(self, limits, what)? {
+            return Ok(d);
+        }
         let class_of = refine(&[&self.class_of, &other.class_of]);
         Dfa::from_automaton(
             (self.start(), other.start()),

@@ -8,6 +8,7 @@
 
 use super::{Dfa, DEAD};
 use crate::util::bytes::is_string_safe_byte;
+use crate::util::state_map::StateMap;
 use crate::util::utf8::Utf8;
 
 /// Longest `safe_len` for which [`Dfa::string_safe_risk`] looks for [`StringSafeRisk::short_only`]
@@ -182,9 +183,9 @@ impl<'a> RiskSearch<'a> {
         // depth below `max_len`; each is expanded once. Seen pairs: one bit per UTF-8
         // state, per DFA state.
         let mut kills = Kills { dead: vec![false; KEYS], alive: vec![false; KEYS], dead_at: vec![usize::MAX; KEYS] };
-        let mut seen = vec![0u8; self.dfa.num_states()];
+        let mut seen = StateMap::new(self.dfa.num_states(), 0u8);
         let (mut frontier, mut next) = (vec![(self.state, 0u8)], Vec::new());
-        seen[self.state as usize] = 1;
+        seen.set(self.state, 1);
         for depth in 0..self.max_len {
             next.clear();
             for &(s, u) in &frontier {
@@ -199,8 +200,8 @@ impl<'a> RiskSearch<'a> {
                         return None;
                     }
                     kills.alive[key as usize] = true;
-                    if seen[t as usize] & (1 << u2) == 0 {
-                        seen[t as usize] |= 1 << u2;
+                    if seen.get(t) & (1 << u2) == 0 {
+                        seen.set(t, seen.get(t) | 1 << u2);
                         next.push((t, u2));
                     }
                 }
@@ -219,15 +220,17 @@ impl<'a> RiskSearch<'a> {
     fn all_die_past(&self, safe_len: usize, kills: &Kills) -> bool {
         let mut level = vec![(self.state, 0u8)];
         let mut next = Vec::new();
-        let mut stamp = vec![usize::MAX; self.dfa.num_states() * 8];
+        // Per (state, UTF-8 state): the last level that reached it.
+        let mut stamp = StateMap::new(self.dfa.num_states(), [usize::MAX; 8]);
         for d in 1..=safe_len + 1 {
             next.clear();
             for &(s, u) in &level {
                 for &(b, u2, key) in &self.moves[u as usize] {
                     let t = self.dfa.next(s, b);
-                    let slot = t as usize * 8 + u2 as usize;
-                    if t != DEAD && !kills.always(key as usize) && stamp[slot] != d {
-                        stamp[slot] = d;
+                    if t != DEAD && !kills.always(key as usize) && stamp.get(t)[u2 as usize] != d {
+                        let mut at = stamp.get(t);
+                        at[u2 as usize] = d;
+                        stamp.set(t, at);
                         next.push((t, u2));
                     }
                 }
@@ -283,9 +286,9 @@ impl<'a> RiskSearch<'a> {
     /// safe keys reach, and the (state, key) moves into a state with a kill from one
     /// without.
     fn find_violations(&self, safe: &[bool], round: &mut Round) {
-        round.seen.fill(0);
-        round.seen[self.state as usize] = 1;
-        round.violating.fill(false);
+        round.seen.reset();
+        round.seen.set(self.state, 1);
+        round.violating.reset();
         round.kills.clear();
         round.closure.clear();
         let (mut frontier, mut next) = (vec![(self.state, 0u8)], Vec::new());
@@ -295,10 +298,10 @@ impl<'a> RiskSearch<'a> {
                 for &(b, u2, key) in self.moves[u as usize].iter().filter(|m| safe[m.2 as usize]) {
                     let t = self.dfa.next(s, b);
                     if t == DEAD {
-                        round.violating[s as usize] = true;
+                        round.violating.set(s, true);
                         round.kills.push((s, key));
-                    } else if round.seen[t as usize] & (1 << u2) == 0 {
-                        round.seen[t as usize] |= 1 << u2;
+                    } else if round.seen.get(t) & (1 << u2) == 0 {
+                        round.seen.set(t, round.seen.get(t) | 1 << u2);
                         next.push((t, u2));
                     }
                 }
@@ -310,10 +313,10 @@ impl<'a> RiskSearch<'a> {
             std::mem::swap(&mut frontier, &mut next);
         }
         round.enters.clear();
-        for &(s, u) in round.closure.iter().filter(|p| !round.violating[p.0 as usize]) {
+        for &(s, u) in round.closure.iter().filter(|p| !round.violating.get(p.0)) {
             for &(b, _, key) in &self.moves[u as usize] {
                 let t = self.dfa.next(s, b);
-                if safe[key as usize] && round.violating[t as usize] {
+                if safe[key as usize] && round.violating.get(t) {
                     round.enters.push((t, key));
                 }
             }
@@ -323,8 +326,8 @@ impl<'a> RiskSearch<'a> {
 
 /// The buffers of one round of the safe-set fixpoint, reused across rounds.
 struct Round {
-    seen: Vec<u8>,
-    violating: Vec<bool>,
+    seen: StateMap<u8>,
+    violating: StateMap<bool>,
     closure: Vec<(u32, u8)>,
     /// (state, key): the key kills from the state.
     kills: Vec<(u32, u16)>,
@@ -335,8 +338,8 @@ struct Round {
 impl Round {
     fn new(states: usize) -> Round {
         Round {
-            seen: vec![0; states],
-            violating: vec![false; states],
+            seen: StateMap::new(states, 0),
+            violating: StateMap::new(states, false),
             closure: Vec::new(),
             kills: Vec::new(),
             enters: Vec::new(),

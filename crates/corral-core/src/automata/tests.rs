@@ -554,3 +554,100 @@ fn character_budgets_count_whole_characters() {
     let m = open.minimized();
     assert_eq!(m.string_safe_char_budget(m.start(), true), Some(3));
 }
+
+/// Do `a` and `b` read every byte string alike: the same bytes dead at each step, the
+/// same acceptance? (Against a pruned `b`, that is `a`'s language and its pruning.)
+fn same_moves(a: &Dfa, b: &Dfa) -> std::result::Result<(), String> {
+    let start = (a.start(), b.start());
+    let mut seen = std::collections::HashSet::from([start]);
+    let mut todo = vec![start];
+    while let Some((x, y)) = todo.pop() {
+        if a.is_accepting(x) != b.is_accepting(y) {
+            return Err(format!("acceptance differs at ({x}, {y})"));
+        }
+        for byte in 0..=255u8 {
+            let (x2, y2) = (a.next(x, byte), b.next(y, byte));
+            if (x2 == DEAD) != (y2 == DEAD) {
+                return Err(format!("byte {byte} dead on one side only at ({x}, {y})"));
+            }
+            if x2 as usize >= a.num_states() {
+                return Err(format!("state {x2} past the {} states", a.num_states()));
+            }
+            if x2 != DEAD && seen.insert((x2, y2)) {
+                todo.push((x2, y2));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A bounded JSON string meeting a pattern is one block of (character row, pattern state)
+/// pairs: the same language and the same pruning (no state that cannot finish within the
+/// bound) as the product written out, where a pattern needs characters right up to the
+/// bound too, and a state deep in the count stands for its row.
+#[test]
+fn a_counted_string_meets_a_pattern_as_one_block() {
+    let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+    let limits = Limits::default();
+    let patterns = [
+        "[a-z]+(?:-[a-z]+)*",
+        // Six characters after the last `x`: near the bound, letters stop early.
+        "[a-z]*x[0-9]{5}",
+        // Any text, with a UTF-8 letter or an escape somewhere.
+        r#"(?:[ -~]|\\n)*(?:é|\\t)(?:[ -~]|\\n)*"#,
+        "(?:ab){3,}",
+    ];
+    for n in [250u32, 263, 600] {
+        let region = dfa(&format!("{json_char}{{0,{n}}}"));
+        assert!(region.has_counted_region(), "{n}");
+        for p in patterns {
+            let pattern = dfa(p);
+            let built = region.intersect(&pattern, &limits, "t").unwrap();
+            assert!(built.has_counted_region(), "{p} {n}");
+            assert!(built.memory_bytes() * 5 < built.stored().memory_bytes(), "{p} {n}: the rows are stored");
+            // The product written out: pruned by exploration.
+            let whole = region.stored().intersect(&pattern, &limits, "t").unwrap();
+            assert!(!whole.has_counted_region());
+            same_moves(&built, &whole).unwrap_or_else(|e| panic!("{p} {n}: {e}"));
+            // Either order of operands.
+            same_moves(&pattern.intersect(&region, &limits, "t").unwrap(), &whole).unwrap();
+            // Written out, state by state, the rows are the computed ones.
+            let stored = built.stored();
+            for s in (0..built.num_states() as u32).step_by(7) {
+                assert_eq!(built.is_accepting(s), stored.is_accepting(s), "{p} {n}: state {s}");
+                for b in 0..=255u8 {
+                    assert_eq!(built.next(s, b), stored.next(s, b), "{p} {n}: state {s}, byte {b}");
+                }
+            }
+            // A per-state cache holds every state a stand-in leaves as it is, each in its
+            // own slot, and fewer slots than states where the count is long.
+            let depth = 8;
+            let own = built.own_states(depth);
+            let slots: std::collections::HashSet<usize> = own.iter().map(|&s| built.state_slot(s, depth)).collect();
+            assert_eq!(slots.len(), own.len(), "{p} {n}");
+            assert!(slots.iter().all(|&x| x < built.state_slots(depth)), "{p} {n}");
+            for s in (1..built.num_states() as u32).step_by(13) {
+                let e = built.equivalent_within(s, depth);
+                assert!(own.contains(&e), "{p} {n}: {s} stands for {e}");
+            }
+            if n >= 600 {
+                assert!(built.state_slots(depth) * 2 < built.num_states(), "{p} {n}");
+            }
+            // A stand-in reads the next bytes as the state does (see `equivalent_within`).
+            let mut shared = 0;
+            for s in (1..built.num_states() as u32).step_by(97) {
+                let e = built.equivalent_within(s, 8);
+                if e == s {
+                    continue;
+                }
+                shared += 1;
+                built.assert_reads_alike(s, e, 8, p);
+            }
+            assert!(shared > 0, "{p} {n}");
+        }
+    }
+    // A pattern longer than the bound allows: no string.
+    let short = dfa(&format!("{json_char}{{0,250}}"));
+    assert!(matches!(short.intersect(&dfa("a{251}"), &limits, "t"), Err(Error::EmptyLanguage { .. })));
+    assert!(short.intersect(&dfa("a{250}"), &limits, "t").unwrap().matches(&[b'a'; 250]));
+}

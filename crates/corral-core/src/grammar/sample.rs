@@ -6,6 +6,7 @@ use super::lower::{Cfg, Sym};
 use crate::automata::{Dfa, DEAD};
 use crate::error::Result;
 use crate::frontend::ast::{Distinct, ItemStarts};
+use crate::util::state_map::StateMap;
 
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
@@ -26,10 +27,19 @@ impl Rng {
     }
 }
 
+/// Automata with more states than this (a long counted region) get no table of
+/// distances: a sample finishing in one is sent along a shortest path found from where
+/// it stands (see [`shortest_ending`]).
+const DISTANCES_UP_TO: usize = 1 << 16;
+
 /// Bytes from each DFA state to the nearest accepting state (u32::MAX: none): one
-/// breadth-first search backwards from the accepting states.
+/// breadth-first search backwards from the accepting states. Empty for an automaton
+/// past [`DISTANCES_UP_TO`] states.
 fn distances(dfa: &Dfa) -> Vec<u32> {
     let n = dfa.num_states();
+    if n > DISTANCES_UP_TO {
+        return Vec::new();
+    }
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for s in 1..n as u32 {
         for b in 0..=255u8 {
@@ -100,6 +110,35 @@ fn expansion_costs(cfg: &Cfg) -> Vec<u64> {
     cost
 }
 
+/// The bytes of a shortest way from `state` to an accepting state of `dfa` (a
+/// breadth-first search forwards; every live state has one).
+fn shortest_ending(dfa: &Dfa, state: u32) -> Vec<u8> {
+    let mut prev: StateMap<(u32, u8)> = StateMap::new(dfa.num_states(), (DEAD, 0));
+    let mut queue = std::collections::VecDeque::from([state]);
+    let mut end = state;
+    while let Some(s) = queue.pop_front() {
+        if dfa.is_accepting(s) {
+            end = s;
+            break;
+        }
+        for b in 0..=255u8 {
+            let t = dfa.next(s, b);
+            if t != DEAD && t != state && prev.get(t).0 == DEAD {
+                prev.set(t, (s, b));
+                queue.push_back(t);
+            }
+        }
+    }
+    let mut path = Vec::new();
+    while end != state {
+        let (p, b) = prev.get(end);
+        path.push(b);
+        end = p;
+    }
+    path.reverse();
+    path
+}
+
 /// A random string of terminal `dfa`, about `target` bytes long, biased to ASCII.
 fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, rng: &mut Rng, out: &mut Vec<u8>) {
     let mut s = dfa.start();
@@ -107,6 +146,10 @@ fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, rng: &mut Rng, out: &
     loop {
         let done = dfa.is_accepting(s);
         if done && (len >= target || rng.chance(0.3)) {
+            return;
+        }
+        if len >= target && dist.is_empty() {
+            out.extend(shortest_ending(dfa, s));
             return;
         }
         let live: Vec<u8> = (0..=255u8).filter(|&b| dfa.next(s, b) != DEAD).collect();

@@ -89,13 +89,13 @@ impl CompiledGrammar {
         let engine = match grammar {
             Grammar::Regex(parsed) => {
                 let dfa = regex::build_dfa(parsed, limits)?;
-                let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
+                let masks = (0..dfa.state_slots(vocab.trie().max_depth())).map(|_| OnceLock::new()).collect();
                 Engine::Dfa { dfa, masks }
             }
             Grammar::Cfg(cfg) if cfg.cfg.regular.is_some() => {
                 // A regular grammar is matched by its DFA, exactly like a regex.
                 let dfa = cfg.cfg.regular.clone().ok_or_else(|| Error::InvalidArgument("no DFA".into()))?;
-                let masks = (0..dfa.num_states()).map(|_| OnceLock::new()).collect();
+                let masks = (0..dfa.state_slots(vocab.trie().max_depth())).map(|_| OnceLock::new()).collect();
                 Engine::Dfa { dfa, masks }
             }
             Grammar::Cfg(cfg) => {
@@ -118,7 +118,8 @@ impl CompiledGrammar {
         compiled.pattern_tokens();
         if eager {
             if let Engine::Dfa { dfa, .. } = &compiled.engine {
-                for s in 1..dfa.num_states() as u32 {
+                // (Deep in a long count, a state stands for the others of its row.)
+                for s in dfa.own_states(compiled.vocab.trie().max_depth()) {
                     crate::util::interrupt::check_now()?;
                     compiled.state_mask(s);
                 }

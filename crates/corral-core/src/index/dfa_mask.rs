@@ -14,8 +14,10 @@ impl CompiledGrammar {
     pub(crate) fn state_mask(&self, state: u32) -> &StateMask {
         let Engine::Dfa { masks, .. } = &self.engine else { unreachable!("state_mask is only called on regular grammars") };
         // (Deep in a long count, states of one row share a mask: see `equivalent_within`.)
-        let state = self.dfa().map_or(state, |d| d.equivalent_within(state, self.vocab.trie().max_depth()));
-        masks[state as usize].get_or_init(|| {
+        let depth = self.vocab.trie().max_depth();
+        let state = self.dfa().map_or(state, |d| d.equivalent_within(state, depth));
+        let slot = self.dfa().map_or(state as usize, |d| d.state_slot(state, depth));
+        masks[slot].get_or_init(|| {
             let m = self.compute_mask(state);
             self.mask_bytes.fetch_add(m.memory_bytes(), Ordering::Relaxed);
             m

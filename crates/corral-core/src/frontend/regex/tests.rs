@@ -1,6 +1,5 @@
 use super::build::{byte_sequences, dense_dfa};
 use super::*;
-use crate::automata::DEAD;
 
 fn matches(pattern: &str, s: &str) -> bool {
     compile(pattern, &Limits::default()).unwrap().matches(s.as_bytes())
@@ -285,15 +284,22 @@ fn counted_repetitions_are_exact() {
     assert!(!dfa.matches(&bytes));
 }
 
-/// The counter's size is checked before it is built.
+/// The counter's size is checked before it is built: a count written out is bounded by
+/// `max_dfa_states`, one kept as a counted region by its block of rows (and by the states
+/// a `Dfa` can number), whatever its count.
 #[test]
 fn counted_repetition_limit() {
     let limits = Limits { max_dfa_states: 1000, ..Limits::default() };
-    match compile(r"[aé]{5000}", &limits) {
-        Err(Error::LimitExceeded { limit: "max_dfa_states", .. }) => {}
-        other => panic!("{other:?}"),
-    }
+    let long = compile(r"[aé]{5000}", &limits).unwrap();
+    assert!(long.has_counted_region() && long.num_states() > 10_000 && long.memory_bytes() < 4096);
+    assert!(long.matches("é".repeat(5000).as_bytes()) && !long.matches("é".repeat(4999).as_bytes()));
     assert!(compile(r"[aé]{300}", &limits).is_ok());
+    for p in [r"[aé]{1000000000}", r"(?:[aé]{5000}){5000}"] {
+        match compile(p, &limits) {
+            Err(Error::LimitExceeded { limit: "max_dfa_states", .. }) => {}
+            other => panic!("{p}: {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -430,24 +436,7 @@ fn counted_regions_agree_with_the_regex_engine() {
             for depth in [1usize, 4, 40] {
                 let e = built.equivalent_within(s, depth);
                 shared += (e != s) as usize;
-                let mut level = vec![(s, e)];
-                for _ in 0..depth {
-                    let mut next = std::collections::BTreeSet::new();
-                    for &(x, y) in &level {
-                        assert_eq!(built.is_accepting(x), built.is_accepting(y), "{p}: {s} ~ {e} at depth {depth}");
-                        for b in 0..=255u8 {
-                            let (x2, y2) = (built.next(x, b), built.next(y, b));
-                            assert_eq!(x2 == DEAD, y2 == DEAD, "{p}: {s} ~ {e} at depth {depth}");
-                            if x2 != DEAD {
-                                next.insert((x2, y2));
-                            }
-                        }
-                    }
-                    level = next.into_iter().collect();
-                }
-                for &(x, y) in &level {
-                    assert_eq!(built.is_accepting(x), built.is_accepting(y), "{p}: {s} ~ {e} at depth {depth}");
-                }
+                built.assert_reads_alike(s, e, depth, p);
             }
         }
         assert_eq!(shared > 0, *smaller > 0, "{p}: states share a stand-in only in a counted region");

@@ -5,6 +5,7 @@
 //! nothing is left; [`finite_strings`] lists a small finite language.
 
 use crate::util::hash::HashMap;
+use crate::util::state_map::StateMap;
 use std::sync::Arc;
 
 use regex_syntax::hir::Hir;
@@ -174,14 +175,23 @@ fn combine(terms: &[Arc<Dfa>], negs: &[Arc<Dfa>], limits: &Limits) -> Result<Opt
     }
     // Products of products grow; the terminal the grammar keeps is the minimal one. One
     // product of two minimal automata (any key but the named ones) is left as it is: its
-    // few redundant states cost less than minimizing every object's key class.
-    Ok(acc.map(|d| if terms.len() + negs.len() > 2 { Arc::new(d.minimized()) } else { d }))
+    // few redundant states cost less than minimizing every object's key class. A counted
+    // region (a bounded string with a pattern) stays one: written out, it is its count
+    // times larger.
+    let minimize = |d: &Dfa| terms.len() + negs.len() > 2 && !d.has_counted_region();
+    Ok(acc.map(|d| if minimize(&d) { Arc::new(d.minimized()) } else { d }))
 }
+
+/// States past which [`finite_strings`] gives up (more than any automaton of the
+/// default `Limits.max_dfa_states` stores): only a long counted region (a bounded
+/// string) has more, whose language is finite but not few.
+const FINITE_MOST_STATES: usize = 1 << 18;
 
 /// The strings of `dfa`, sorted, when there are at most `limit` of them (None for an
 /// infinite or larger language). The DFA is pruned (every state can still accept), so
 /// its language is infinite exactly when a cycle is reachable: that is decided first, and
-/// the strings are counted before any is spelled out.
+/// the strings are counted before any is spelled out. A search that meets more than
+/// [`FINITE_MOST_STATES`] states answers None too.
 pub(crate) fn finite_strings(dfa: &Dfa, limit: usize) -> Result<Option<Vec<Vec<u8>>>> {
     let n = dfa.num_states();
     // Each state's moves, one byte per distinct target (the byte classes, found anew).
@@ -196,44 +206,49 @@ pub(crate) fn finite_strings(dfa: &Dfa, limit: usize) -> Result<Option<Vec<Vec<u
         out
     };
     // Depth-first, with its own stack: the reachable states in post-order, or a cycle.
-    let mut state = vec![0u8; n]; // 0 new, 1 on the path, 2 done
+    let mut state = StateMap::new(n, 0u8); // 0 new, 1 on the path, 2 done
     let mut order: Vec<u32> = Vec::new();
+    let mut met = 1usize;
     // Frames: (state, its moves, the next move to follow).
     type Frame = (u32, Vec<(u8, u32)>, usize);
     let mut stack: Vec<Frame> = vec![(dfa.start(), moves(dfa.start()), 0)];
-    state[dfa.start() as usize] = 1;
+    state.set(dfa.start(), 1);
     while let Some((q, out, i)) = stack.last_mut() {
         crate::util::interrupt::check()?;
         if let Some(&(_, t)) = out.get(*i) {
             *i += 1;
-            match state[t as usize] {
+            match state.get(t) {
                 1 => return Ok(None), // a cycle: infinitely many strings
                 0 => {
-                    state[t as usize] = 1;
+                    met += 1;
+                    if met > FINITE_MOST_STATES {
+                        return Ok(None);
+                    }
+                    state.set(t, 1);
                     let m = moves(t);
                     stack.push((t, m, 0));
                 }
                 _ => {}
             }
         } else {
-            state[*q as usize] = 2;
+            state.set(*q, 2);
             order.push(*q);
             stack.pop();
         }
     }
     // Strings from each state (saturating past the limit), successors first.
-    let mut count = vec![0usize; n];
+    let mut count: StateMap<usize> = StateMap::new(n, 0);
     for &q in &order {
         let mut c = usize::from(dfa.is_accepting(q));
         for (_, t) in moves(q) {
-            c = c.saturating_add(count[t as usize]);
+            c = c.saturating_add(count.get(t));
         }
-        count[q as usize] = c.min(limit + 1);
+        count.set(q, c.min(limit + 1));
     }
-    if count[dfa.start() as usize] > limit {
+    if count.get(dfa.start()) > limit {
         return Ok(None);
     }
-    let mut out = Vec::with_capacity(count[dfa.start() as usize]);
+    let mut out = Vec::with_capacity(count.get(dfa.start()));
     spell(dfa, dfa.start(), &mut Vec::new(), &mut out);
     out.sort();
     Ok(Some(out))

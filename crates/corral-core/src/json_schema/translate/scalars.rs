@@ -496,7 +496,21 @@ impl<'a> Translator<'a> {
         let mut negs = Vec::new();
         if shape.min_len > 0 || shape.max_len.is_some() {
             self.check_length_states(shape)?;
-            terms.push(Lang::hir(json_chars(shape.min_len, shape.max_len)));
+            let constrained = !shape.patterns.is_empty()
+                || !shape.neg_patterns.is_empty()
+                || shape.formats.iter().any(|(name, _)| name != REGEX_FORMAT)
+                || !shape.neg_formats.is_empty()
+                || shape.not_values.iter().any(|v| v.is_string());
+            match shape.max_len {
+                // The bound as a count from 0 and the least length apart: a long count
+                // from 0 meets the other constraints as one block of rows (see
+                // `automata::counted_product`).
+                Some(max) if constrained && shape.min_len > 0 => {
+                    terms.push(Lang::hir(json_chars(0, Some(max))));
+                    terms.push(Lang::hir(json_chars(shape.min_len, None)));
+                }
+                _ => terms.push(Lang::hir(json_chars(shape.min_len, shape.max_len))),
+            }
         }
         for (src, pointer) in &shape.patterns {
             terms.push(self.pattern_lang(src, pointer)?);
@@ -522,12 +536,18 @@ impl<'a> Translator<'a> {
         self.langs.bool_terms(terms, negs, &self.limits).map_err(|e| string_limit_at(shape, e))
     }
 
-    /// A counted character class needs at least one automaton state per character: past
-    /// `max_dfa_states` it can never be built.
+    /// A least length needs at least one automaton state per character: past
+    /// `max_dfa_states` it can never be built. A bound is counted, up to 2^27 characters.
     fn check_length_states(&self, shape: &Shape<'a>) -> Result<()> {
+        // A least length is states written out; a bound is a count kept as one block of
+        // rows (see `automata::counted_product`), whose states are only numbered.
         let cap = self.limits.max_dfa_states;
+        let most = |field: CountField| match field {
+            CountField::MaxLen => (crate::automata::counted::MAX_REGION_STATES / 16) as u64,
+            _ => cap as u64,
+        };
         for (field, keyword, n) in length_bounds(shape) {
-            if n > cap as u64 {
+            if n > most(field) {
                 return Err(Self::limit_at(
                     &count_pointer(shape, field),
                     keyword,
