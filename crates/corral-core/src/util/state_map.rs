@@ -1,11 +1,13 @@
 //! A value per automaton state for a search that meets few of them: a table while the
-//! automaton is small, a map once a counted region numbers millions of states (a
-//! string of a million characters with a pattern) that no search visits all of.
+//! automaton is small, a map past that. Filling a table of every state for each search
+//! from one state would cost more than the search in a large automaton, and a counted
+//! region (a string of a million characters with a pattern) numbers states by the
+//! million.
 
 use super::hash::FastMap;
 
 /// States up to which a [`StateMap`] is a table.
-const TABLE_UP_TO: usize = 1 << 20;
+const TABLE_UP_TO: usize = 1 << 16;
 
 /// A `T` per state of an automaton of `n` states, `default` where none was set.
 #[derive(Debug, Clone)]
