@@ -236,6 +236,8 @@ def test_messages_about_non_json_values_do_not_fail(schema, pointer):
         ({"properties": {"u": {"type": "string", "format": "uri", "minLength": 4096}}}, "/properties/u/minLength"),
         ({"items": {"pattern": "^[a-z]+(-[a-z]+)*@x$", "maxLength": 10**9}}, "/items/maxLength"),
         ({"anyOf": [{"type": "string", "format": "email", "minLength": 3000}]}, "/anyOf/0/minLength"),
+        # (A bound beside it is counted: the least length is what is written out.)
+        ({"type": "string", "format": "email", "minLength": 3000, "maxLength": 5000}, "/minLength"),
     ],
 )
 def test_counts_no_grammar_can_hold_are_limits_with_pointers(schema, pointer):
@@ -256,6 +258,10 @@ def test_a_pattern_combination_too_large_names_the_first_pattern():
     assert info.value.pointer == "/properties/p/allOf/0/pattern"
     assert info.value.keyword == "pattern"
     assert "c[a-z]{6}$" in str(info.value) and "d[a-z]{6}$" in str(info.value)
+    # A long bound beside them is counted, not what makes the automaton large.
+    with pytest.raises(corral.LimitExceededError) as info:
+        corral.Grammar.json_schema({"properties": {"p": dict(sub, maxLength=5000)}}, limits=limits)
+    assert info.value.pointer == "/properties/p/allOf/0/pattern"
 
 
 @pytest.mark.parametrize(

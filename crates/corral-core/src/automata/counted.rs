@@ -135,7 +135,7 @@ pub(crate) const MAX_REGION_STATES: usize = 1 << 31;
 /// stored row is quicker to step through, and a short count (a JSON string of at most
 /// about 140 characters) gains nothing at mask time: its states are within a token's
 /// length of the bound, so no two of them share a mask (see [`Dfa::equivalent_within`]).
-const COUNTED_REGION_FROM: usize = 2048;
+pub(crate) const COUNTED_REGION_FROM: usize = 2048;
 
 impl Dfa {
     /// A state that reads any `depth` bytes as `state` does: the same bytes live, the same

@@ -648,9 +648,14 @@ fn string_limit_at(shape: &Shape<'_>, e: Error) -> Error {
         .chain(shape.not_values.iter().any(|v| v.is_string()).then(|| "the strings it excludes".to_string()))
         .collect();
     let beside = others.join(", ");
-    let bounds = length_bounds(shape);
-    let (field, keyword, n) = bounds.iter().rev().find(|(_, _, n)| *n > 0).copied().unwrap_or(bounds[0]);
-    if n > 0 {
+    // A least length is written out, state by state; a bound is counted (its rows are what
+    // count), unless it is short enough to be written out too.
+    let counted_from = crate::automata::counted::COUNTED_REGION_FROM as u64 / JSON_CHAR_ROWS;
+    let written = |&&(field, _, n): &&(CountField, &str, u64)| match field {
+        CountField::MaxLen => n < counted_from,
+        _ => n >= LEAST_LENGTH_WORTH_NAMING,
+    };
+    if let Some(&(field, keyword, n)) = length_bounds(shape).iter().filter(written).max_by_key(|b| b.2) {
         let through = if beside.is_empty() { String::new() } else { format!(" through {beside}") };
         let why = format!("the automaton that counts {n} characters{through}");
         return Translator::limit_at(&count_pointer(shape, field), keyword, &why, limit, value);
@@ -664,6 +669,14 @@ fn string_limit_at(shape: &Shape<'_>, e: Error) -> Error {
     let why = format!("the one automaton of {beside}");
     Translator::limit_at(&pointer, keyword, &why, limit, value)
 }
+
+/// Automaton rows of one JSON string character (an escape and UTF-8 included): a length
+/// bound of `COUNTED_REGION_FROM / JSON_CHAR_ROWS` characters or more is counted, not
+/// written out (see [`crate::automata::counted`]).
+const JSON_CHAR_ROWS: u64 = 14;
+
+/// A least length from which its states, written out, are worth naming in an error.
+const LEAST_LENGTH_WORTH_NAMING: u64 = 64;
 
 /// The bounds on a string's length that are set: (field, keyword, count).
 fn length_bounds(shape: &Shape<'_>) -> Vec<(CountField, &'static str, u64)> {
