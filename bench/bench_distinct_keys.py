@@ -16,20 +16,17 @@ same language apart from repeated keys.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
-from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 
 import corral  # noqa: E402
 from corral import _core  # noqa: E402
-from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
+from mask_timing import median_p99_us, setup, walk_times, write_results  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 CASES = {
     "dict of 30 keys `key0`..`key29` (additionalProperties)": (
         {"type": "object", "additionalProperties": {"type": "integer"}},
@@ -52,12 +49,7 @@ REPEATS = 5
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results"))
-    args = ap.parse_args()
-    tok = deepseek()
-    vocab = tok.vocab
-    width = (vocab.size + 31) // 32
+    out, tok, vocab, width = setup(__doc__)
     lines = [
         "# Distinct object keys: cost per mask",
         "",
@@ -77,12 +69,7 @@ def main() -> None:
         (a, b), (c, d) = median_p99_us(without), median_p99_us(with_check)
         lines.append(f"| {name} | {len(ids)} | {a:.1f} / {b:.0f} | {c:.1f} / {d:.0f} |")
         raw[name] = {"tokens": len(ids), "without_ns": without, "with_ns": with_check}
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "distinct_keys.md").write_text(text)
-    (out / "distinct_keys.json").write_text(json.dumps(raw))
+    write_results(out, "distinct_keys", lines, raw)
 
 
 if __name__ == "__main__":

@@ -16,18 +16,14 @@ check plus the larger grammar of an open schema.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import time
-from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 import corral  # noqa: E402
-from mask_timing import compare_walks, deepseek  # noqa: E402
+from mask_timing import compare_rows, setup, stamp, write_results  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 REPEATS = 5
 ARGS = {"host": {"type": "string"}, "port": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}
 OPEN = {"type": "object", "properties": ARGS, "additionalProperties": {"type": ["string", "integer"]}}
@@ -68,35 +64,21 @@ CASES = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results"))
-    args = ap.parse_args()
-    tok = deepseek()
-    vocab = tok.vocab
-    width = (vocab.size + 31) // 32
+    out, tok, vocab, width = setup(__doc__)
     lines = [
         "# Distinct keys and items inside other text: cost per mask",
         "",
-        f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} · DeepSeek vocabulary, {vocab.size:,} ids · load average "
-        f"{os.getloadavg()[0]:.1f} at start · every mask timed, {REPEATS} walks per grammar, one thread",
+        stamp(vocab, f"every mask timed, {REPEATS} walks per grammar, one thread"),
         "",
         "| document | tokens | without the check: median / p99 µs | with it: median / p99 µs | median / p99 added, µs | slowest mask without / with, µs |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    raw = {}
-    for name, (checked_grammar, plain_grammar, doc) in CASES.items():
-        ids = tok.encode(doc)
-        checked = corral.compile(checked_grammar(), vocab, cache=False)
-        plain = corral.compile(plain_grammar(), vocab, cache=False)
-        without, with_check, cells = compare_walks(plain, checked, ids, width, REPEATS)
-        lines.append(f"| {name} | {len(ids)} | {cells} |")
-        raw[name] = {"tokens": len(ids), "without_ns": without, "with_ns": with_check}
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "json_regions.md").write_text(text)
-    (out / "json_regions.json").write_text(json.dumps(raw))
+    cases = (
+        (name, corral.compile(plain(), vocab, cache=False), corral.compile(checked(), vocab, cache=False), tok.encode(doc))
+        for name, (checked, plain, doc) in CASES.items()
+    )
+    rows, raw = compare_rows(cases, width, REPEATS)
+    write_results(out, "json_regions", lines + rows, raw)
 
 
 if __name__ == "__main__":

@@ -19,21 +19,18 @@ scalar values) is matched by one DFA (``engine``: DFA); an ``any`` grammar never
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
 import statistics
 import time
-from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 
 import corral  # noqa: E402
-from mask_timing import deepseek, median_p99_us, walk_times  # noqa: E402
+from mask_timing import median_p99_us, setup, walk_times, write_results  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 SIZES = (10, 50, 200)
 REPEATS = 3
 
@@ -65,12 +62,7 @@ def mask_us(compiled, ids, width) -> tuple:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results"))
-    args = ap.parse_args()
-    tok = deepseek()
-    vocab = tok.vocab
-    width = (vocab.size + 31) // 32
+    out, tok, vocab, width = setup(__doc__)
     rows = []
     raw: dict = {}
     for n in SIZES:
@@ -100,12 +92,7 @@ def main() -> None:
             f"| {n} | {run} | {k} | {engine} | {cs:.1f} / {ca:.1f} ({ca / cs:.2f}×) | {ms[0]:.1f} / {ma[0]:.1f} ({ma[0] / ms[0]:.2f}×) | "
             f"{ms[1]:.0f} / {ma[1]:.0f} ({ma[1] / ms[1]:.2f}×) | {mas[0]:.1f} / {mas[1]:.0f} |"
         )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "property_order.md").write_text(text)
-    (out / "property_order.json").write_text(json.dumps(raw, indent=1))
+    write_results(out, "property_order", lines, raw, indent=1)
 
 
 if __name__ == "__main__":

@@ -17,18 +17,14 @@ and p99 per mask, their differences, and the slowest mask of each build.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import time
-from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 import corral  # noqa: E402
-from mask_timing import compare_walks, deepseek  # noqa: E402
+from mask_timing import compare_rows, setup, stamp, write_results  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 WORDS = [f"item-{i:02d}" for i in range(50)]
 STRINGS = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
 SERVICE = {
@@ -79,35 +75,26 @@ def without_unique(schema: dict) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results"))
-    args = ap.parse_args()
-    tok = deepseek()
-    vocab = tok.vocab
-    width = (vocab.size + 31) // 32
+    out, tok, vocab, width = setup(__doc__)
     lines = [
         "# uniqueItems: cost per mask",
         "",
-        f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} · DeepSeek vocabulary, {vocab.size:,} ids · load average "
-        f"{os.getloadavg()[0]:.1f} at start · every mask timed, {REPEATS} walks per build, one thread",
+        stamp(vocab, f"every mask timed, {REPEATS} walks per build, one thread"),
         "",
         "| document | tokens | without uniqueItems: median / p99 µs | with it: median / p99 µs | median / p99 added, µs | slowest mask without / with, µs |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    raw = {}
-    for name, (schema, doc) in CASES.items():
-        ids = tok.encode(json.dumps(doc, separators=(",", ":")))
-        plain = corral.compile(corral.Grammar.json_schema(without_unique(schema)), vocab, cache=False)
-        checked = corral.compile(corral.Grammar.json_schema(schema), vocab, cache=False)
-        without, with_check, cells = compare_walks(plain, checked, ids, width, REPEATS)
-        lines.append(f"| {name} | {len(ids)} | {cells} |")
-        raw[name] = {"tokens": len(ids), "without_ns": without, "with_ns": with_check}
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "unique_items.md").write_text(text)
-    (out / "unique_items.json").write_text(json.dumps(raw))
+    cases = (
+        (
+            name,
+            corral.compile(corral.Grammar.json_schema(without_unique(schema)), vocab, cache=False),
+            corral.compile(corral.Grammar.json_schema(schema), vocab, cache=False),
+            tok.encode(json.dumps(doc, separators=(",", ":"))),
+        )
+        for name, (schema, doc) in CASES.items()
+    )
+    rows, raw = compare_rows(cases, width, REPEATS)
+    write_results(out, "unique_items", lines + rows, raw)
 
 
 if __name__ == "__main__":
