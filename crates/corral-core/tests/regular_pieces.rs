@@ -104,3 +104,38 @@ fn a_deep_chain_of_optional_rules_stays_structure() {
     let (most, too_many) = ("x".repeat(61), "x".repeat(62));
     check(&c, &["x", "xxxx", &most], &["", &too_many]);
 }
+
+/// A JSON Schema compiled as its grammar, with compact separators.
+fn compile_schema(schema: &str, limits: &Limits) -> corral_core::Result<Arc<CompiledGrammar>> {
+    let options = corral_core::json_schema::translate::SchemaOptions::default();
+    let built = corral_core::json_schema::compile::schema_grammar(schema, &[], &options, limits)?;
+    Ok(Arc::new(CompiledGrammar::new(&built.grammar, byte_vocab(), limits, false)?))
+}
+
+#[test]
+fn automata_too_large_to_join_stay_grammar_structure() {
+    // Keys of up to 200 characters, each the key of an array of up to 100 strings of up to
+    // 200: one automaton for a whole member would need more than `max_dfa_states`; its
+    // parts are terminals of their own instead, and the bounds all hold.
+    let schema = r#"{"type": "object", "propertyNames": {"maxLength": 200},
+        "additionalProperties": {"type": "array", "maxItems": 100, "items": {"type": "string", "maxLength": 200}}}"#;
+    let c = compile_schema(schema, &Limits::default()).expect("the members are read over their parts");
+    let key = "k".repeat(200);
+    let item = format!("\"{}\"", "x".repeat(200));
+    let full = format!("{{\"{key}\":[{}],\"b\":[]}}", vec![item.as_str(); 100].join(","));
+    let over = format!("{{\"a\":[{}]}}", vec!["\"x\""; 101].join(","));
+    let long_key = format!("{{\"{key}k\":[]}}");
+    let long_item = format!("{{\"a\":[\"{}\"]}}", "x".repeat(201));
+    check(&c, &["{}", "{\"a\":[]}", &full], &[&over, &long_key, &long_item, "{\"a\":[1]}"]);
+}
+
+#[test]
+fn an_operator_argument_past_the_limit_is_still_refused() {
+    // An operator needs its argument as one automaton: no grammar structure can stand in.
+    let small = Limits { max_dfa_states: 1_000, ..Limits::default() };
+    let text = "start ::= not!(/[a-z]{0,40}(,[a-z]{0,40}){0,40}/)\n";
+    match compile(text, Dialect::Ebnf, &small) {
+        Err(Error::LimitExceeded { limit, .. }) => assert_eq!(limit, "max_dfa_states"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

@@ -175,6 +175,9 @@ struct Lowering<'a> {
     /// DFAs built by operators, by their full key, with their short key's number (see
     /// [`Lowering::cached`]).
     op_cache: FastMap<String, (Arc<Dfa>, usize)>,
+    /// Joins of automata that exceeded the DFA limits in a probe, by key (see
+    /// `Lowering::joined`).
+    unjoinable: FastSet<String>,
     /// The short key (`@t` and a number) of each front-end DFA term, by the term's key: a
     /// term's key may be long (a class of object keys names them all), and combinations
     /// repeat their parts' keys.
@@ -232,6 +235,7 @@ impl<'a> Lowering<'a> {
             fold_memo: FastMap::default(),
             dfa_cache: FastMap::default(),
             op_cache: FastMap::default(),
+            unjoinable: FastSet::default(),
             dfa_term_keys: FastMap::default(),
             pieces: std::cell::RefCell::new(shared_pieces::take()),
             nt_names: Vec::new(),

@@ -83,6 +83,12 @@ pub(super) const MAX_PIECE_DEPTH: usize = 48;
 /// [`Lowering::probe`]); it never reaches a caller of the lowering.
 const HEAVY: &str = "the weight of a regular piece kept whole";
 
+/// The error that stops a probe at a combination too heavy to keep whole (`value`: its
+/// weight, or the states of the automaton that could not be built).
+fn heavy(value: usize) -> Error {
+    Error::LimitExceeded { limit: HEAVY, value, context: "a regular piece".into() }
+}
+
 impl<'a> Lowering<'a> {
     /// Marks regular rules: those on no reference cycle whose references are all regular,
     /// and computes each one's piece or DFA (in dependency order, so each is built once).
@@ -158,7 +164,7 @@ impl<'a> Lowering<'a> {
             return Ok(false);
         }
         if self.probing || self.fold_limits.is_some() {
-            return Err(Error::LimitExceeded { limit: HEAVY, value: m.weight, context: "a regular piece".into() });
+            return Err(heavy(m.weight));
         }
         Ok(true)
     }
@@ -278,16 +284,53 @@ impl<'a> Lowering<'a> {
         }
         let op = if seq { "seq" } else { "alt" };
         let key = format!("{op}({})", pieces.iter().map(Reg::key).collect::<Vec<_>>().join(","));
+        self.joinable(&key)?;
         let mut dfas = Vec::with_capacity(pieces.len());
         for p in &pieces {
-            dfas.push(self.reg_dfa(p, pos)?);
+            let dfa = self.reg_dfa(p, pos);
+            dfas.push(self.join_failed(&key, dfa)?);
         }
         let what = format!("the regular expression at {pos}");
-        self.cached(key, |lw| {
+        self.joined(key, |lw| {
             let leaves: Vec<DfaExpr<'_>> = dfas.iter().map(|d| DfaExpr::Leaf(d)).collect();
             let e = if seq { DfaExpr::Seq(leaves) } else { DfaExpr::Alt(leaves) };
             Dfa::from_expr(&e, lw.dfa_limits(), &what)
         })
+    }
+
+    /// [`Lowering::cached`] for a join that grammar structure can stand in for (a
+    /// sequence, union or repetition of automata; see [`Lowering::joinable`]).
+    fn joined(&mut self, key: String, build: impl FnOnce(&Self) -> Result<Dfa>) -> Result<Reg> {
+        self.joinable(&key)?;
+        let built = self.cached(key.clone(), build);
+        self.join_failed(&key, built)
+    }
+
+    /// Stops a probe at once at a join that went past the DFA limits before (see
+    /// [`Lowering::join_failed`]).
+    fn joinable(&self, key: &str) -> Result<()> {
+        match self.probing && self.fold_limits.is_none() && self.unjoinable.contains(key) {
+            true => Err(heavy(0)),
+            false => Ok(()),
+        }
+    }
+
+    /// `built`, the automaton of a join named `key` (or of one of its parts): in a probe,
+    /// an automaton past the DFA limits makes the join too heavy (see [`Lowering::probe`]),
+    /// so that the rules around it become grammar structure whose parts the parser reads as
+    /// separate terminals, instead of a refusal; the join is remembered as such. Outside
+    /// probes (an operator's argument or a Lark token must be one automaton) and in folds
+    /// (which give up on any error) the limit stays the error.
+    fn join_failed<T>(&mut self, key: &str, built: Result<T>) -> Result<T> {
+        match built {
+            Err(Error::LimitExceeded { limit: "max_dfa_states" | "dfa_size_limit", value, .. })
+                if self.probing && self.fold_limits.is_none() =>
+            {
+                self.unjoinable.insert(key.to_string());
+                Err(heavy(value))
+            }
+            other => other,
+        }
     }
 
     /// The parts of a combination built as a DFA (see [`Lowering::combine`]): runs of
@@ -416,11 +459,13 @@ impl<'a> Lowering<'a> {
             dfa => dfa,
         };
         let key = format!("rep{{{min},{max:?}}}({})", inner.key());
-        let dfa = self.reg_dfa(&inner, pos)?;
+        self.joinable(&key)?;
+        let dfa = self.reg_dfa(&inner, pos);
+        let dfa = self.join_failed(&key, dfa)?;
         let what = format!("the repetition at {pos}");
         let e = DfaExpr::Repeat { expr: Box::new(DfaExpr::Leaf(&dfa)), min, max };
         // One pass where the repetition's junction is deterministic, else subset construction.
-        self.cached(key, |lw| match dfa.repeat_deterministic(min, max) {
+        self.joined(key, |lw| match dfa.repeat_deterministic(min, max) {
             Some(d) => Ok(d),
             None => Dfa::from_expr(&e, lw.dfa_limits(), &what),
         })
