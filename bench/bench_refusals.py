@@ -85,7 +85,7 @@ OUTCOMES = ("compiled", "refused", "timed out", "memory", "crashed", "error")
 
 # A refusal's class: the first whose regex matches "<exception type>: <message>".
 CLASSES: list[tuple[str, str]] = [
-    ("unresolved $ref", r"^UnresolvedRefError:|cannot resolve `"),
+    ("unresolved $ref", r"^UnresolvedRefError:|cannot resolve `|cannot resolve a reference into"),
     ("uniqueItems: items cannot be compared", r"uniqueItems.*(cannot compare array items|unboundedly many values|items kept distinct)"),
     ("oneOf: exclusivity cannot be enforced", r"exclusivity cannot be enforced"),
     ("cannot be negated exactly (additionalProperties, patternProperties, propertyNames…)", r"cannot be negated"),
@@ -153,9 +153,12 @@ def store_document(uri: str) -> str:
 
 
 def recording_resolver(asked: list[str]) -> Callable[[str], str]:
-    def resolve(uri: str) -> str:
+    def resolve(uri: str) -> str | None:
         asked.append(uri)
-        return store_document(uri)
+        try:
+            return store_document(uri)
+        except UnresolvedRefError:
+            return None  # no document: corral reads its own copy, if it has one, else refuses
     return resolve
 
 

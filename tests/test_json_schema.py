@@ -778,3 +778,52 @@ def test_min_items_with_flexible_whitespace_compiles_and_counts():
         for indent in (None, 1):
             text = _json.dumps([{"a": i} for i in range(n)], indent=indent)
             assert compiled.matches(text.encode()) == (n >= 12), (n, indent)
+
+
+@pytest.mark.parametrize(
+    "uri,draft",
+    [
+        ("http://json-schema.org/draft-04/schema#", jsonschema.Draft4Validator),
+        ("http://json-schema.org/draft-06/schema#", jsonschema.Draft6Validator),
+        ("http://json-schema.org/draft-07/schema#", jsonschema.Draft7Validator),
+        ("https://json-schema.org/draft-07/schema", jsonschema.Draft7Validator),
+    ],
+)
+def test_a_drafts_metaschema_needs_no_resolver(byte_vocab, uri, draft):
+    # A configuration format with a field that holds a JSON Schema.
+    schema = {"type": "object", "properties": {"schema": {"$ref": uri}}, "required": ["schema"], "additionalProperties": False}
+    # The specification's language (objects open to other keys: draft 4's metaschema does
+    # not name `$ref`), in any order.
+    c = corral.compile(corral.Grammar.json_schema(schema, property_order="any", spec_exact=True), byte_vocab)
+    checked = draft(draft.META_SCHEMA, format_checker=jsonschema.FormatChecker())
+    docs = [
+        {"type": "string", "pattern": "^a+$"},
+        {"type": ["string", "null"], "maxLength": 3},
+        {"type": "strin"},
+        {"pattern": "(a"},
+        {"minLength": -1},
+        {"properties": {"a": {"type": "integer"}}, "required": ["a", "a"]},
+        {"patternProperties": {"(a": {}}},
+        {"patternProperties": {"a+": {"type": "boolean"}}},
+        {"items": [{"type": "integer"}, True]},
+        {"definitions": {"x": {"enum": []}}},
+    ]
+    for doc in docs:
+        expected = checked.is_valid(doc)
+        assert c.matches(json.dumps({"schema": doc}, separators=(",", ":")).encode()) == expected, doc
+    assert sum(checked.is_valid(d) for d in docs) >= 4
+    # The grammar compiles the metaschema itself, which is a valid schema.
+    whole = json.dumps({"schema": draft.META_SCHEMA}, separators=(",", ":"))
+    assert c.matches(whole.encode())
+
+
+def test_a_metaschema_the_caller_gives_is_the_one_read(byte_vocab):
+    uri = "http://json-schema.org/draft-07/schema"
+    g = corral.Grammar.json_schema({"$ref": uri}, resolver={uri: {"type": "integer"}})
+    assert accepts(g, byte_vocab, "12") and not accepts(g, byte_vocab, "{}")
+
+
+def test_a_missing_document_is_named_with_where_it_is_referenced():
+    with pytest.raises(corral.InvalidSchemaError, match="cannot resolve a reference into https://example.com/x.json") as info:
+        corral.Grammar.json_schema({"properties": {"a": {"items": {"$ref": "https://example.com/x.json#/y"}}}})
+    assert info.value.pointer == "/properties/a/items/$ref"

@@ -182,8 +182,8 @@ def test_refusals_say_what_and_where():
         corral.Grammar.json_schema({"properties": {"r": dict(REGEX, maxLength=5)}})
     with pytest.raises(corral.UnsupportedSchemaError, match=r"format.*not.*regular expressions"):
         corral.Grammar.json_schema({"not": REGEX})
-    with pytest.raises(corral.UnsupportedSchemaError, match="property names"):
-        corral.Grammar.json_schema({"propertyNames": REGEX})
+    with pytest.raises(corral.UnsupportedSchemaError, match=r"/not/propertyNames/format.*keys that are not regular"):
+        corral.Grammar.json_schema({"type": "object", "not": {"propertyNames": REGEX}})
     # strict=False drops the format there, with a warning: the grammar is wider.
     with pytest.warns(Warning, match="dropped format at /properties/r/format"):
         g = corral.Grammar.json_schema({"properties": {"r": dict(REGEX, maxLength=5)}}, strict=False)
@@ -300,3 +300,65 @@ def test_sampled_sentences_hold_patterns():
     for seed in range(60):
         sentence = grammar._inner.sample(seed, 60)
         assert c.matches(sentence), sentence
+
+
+KEYS_ARE_PATTERNS = {"type": "object", "propertyNames": REGEX, "additionalProperties": {"type": "integer"}}
+
+
+def test_keys_that_must_be_patterns_are_checked_like_values():
+    # The draft 6 and 7 metaschemas' `patternProperties`: every key a regular expression.
+    c = compiled(KEYS_ARE_PATTERNS)
+    engine = {p: valid for p, valid in CASES}
+    rng = random.Random(3)
+    for p in rng.sample(sorted(engine), 300):
+        doc = json.dumps({p: 1}, ensure_ascii=False).replace(": ", ":").encode()
+        assert c.matches(doc) == engine[p], p
+    assert c.matches(b'{"a+":1,"^x$":2,"[a-z]{2,3}":3}')
+    assert not c.matches(b'{"a+":1,"(b":2}') and not c.matches(b'{"a{3,2}":1}')
+    # A named key is held to propertyNames when the schema is read, not by the check.
+    c = compiled(dict(KEYS_ARE_PATTERNS, properties={"(x": {"type": "string"}, "ok": {"type": "string"}}))
+    assert c.matches(b'{"ok":"s","b*":1}') and not c.matches(b'{"(x":"s"}')
+
+
+def test_masked_walks_over_keys_that_must_be_patterns_end_in_patterns():
+    c = compiled({"type": "object", "properties": {"rules": KEYS_ARE_PATTERNS}, "required": ["rules"], "additionalProperties": False})
+    single = compiled(REGEX)
+    keys = 0
+    for seed in range(30):
+        m, out = biased_walk(c, seed, 160, 80)
+        rest = m.completion()
+        assert rest is not None, bytes(out)
+        for b in rest:
+            assert m.advance(b), (bytes(out), rest)
+        out += rest
+        doc = json.loads(bytes(out))
+        for k in doc["rules"]:
+            assert single.matches(dumped(k)), k
+            keys += 1
+    assert keys > 10
+
+
+@pytest.mark.parametrize(
+    "schema,pointer",
+    [
+        # Branches of propertyNames that disagree: the check reads every key or none.
+        ({"type": "object", "propertyNames": {"anyOf": [REGEX, {"maxLength": 3}]}}, "/propertyNames/anyOf/0/format"),
+        # An object beside whose keys need not be patterns.
+        ({"anyOf": [KEYS_ARE_PATTERNS, {"type": "object", "additionalProperties": {"type": "string"}}]}, "/anyOf/0/propertyNames/format"),
+    ],
+)
+def test_keys_that_must_be_patterns_beside_keys_that_need_not_be_are_refused(schema, pointer):
+    with pytest.raises(corral.UnsupportedSchemaError, match="need not be") as info:
+        corral.Grammar.json_schema(schema)
+    assert info.value.pointer == pointer
+    # strict=False: the grammar is wider there, never narrower.
+    with pytest.warns(Warning, match="dropped"):
+        c = compiled(schema, strict=False)
+    for doc in ({"((": "s"}, {"ab": "s"}, {"abcd": 1}, {"a|b": 2}):
+        if jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(doc):
+            assert c.matches(json.dumps(doc, separators=(",", ":")).encode()), doc
+
+
+def test_objects_whose_keys_all_must_be_patterns_stay_exact_side_by_side():
+    c = compiled({"anyOf": [KEYS_ARE_PATTERNS, {"type": "object", "propertyNames": REGEX, "additionalProperties": {"type": "string"}}]})
+    assert c.matches(b'{"a+":1}') and c.matches(b'{"a+":"s"}') and not c.matches(b'{"(a":1}')

@@ -249,7 +249,9 @@ class Grammar:
           after them. ``"any"``: any order, at any number of properties (each property at most
           once, still exact about ``required``, counts and the other object keywords).
         * ``resolver`` resolves ``$ref``\s to other documents: a dict from URI to schema, or
-          a function of the URI.
+          a function of the URI (``None`` where it has none). The drafts' metaschemas
+          (``http://json-schema.org/draft-07/schema#`` and the like) ship with corral and
+          need none; a document the resolver gives for one is the one read.
         * ``strict=True`` raises :class:`~corral.UnsupportedSchemaError` (with the keyword's
           JSON pointer) for a keyword corral cannot enforce exactly; ``strict=False`` drops
           it with a :class:`~corral.SchemaWarning` instead.

@@ -11,7 +11,8 @@
 //! * [`formats`]: the `format` keyword's languages.
 //! * [`uri`]: URI references resolved by RFC 3986 (`$id`, `$ref`).
 //! * [`resources`]: the documents of a translation, their drafts, identifiers and
-//!   anchors, and the resolution of `$ref`.
+//!   anchors, and the resolution of `$ref`; [`metaschemas`]: the drafts' metaschemas,
+//!   shipped, for references no caller document answers.
 //! * [`translate`]: the translation (shapes, combinators, negation, the values of each
 //!   type) into a grammar AST.
 //! * [`document`] and [`compile`]: schema text read with its nesting bounded, translated
@@ -27,6 +28,7 @@ pub mod document;
 pub mod ecma;
 pub mod embed;
 pub mod formats;
+pub mod metaschemas;
 pub mod numbers;
 pub mod resources;
 pub mod translate;

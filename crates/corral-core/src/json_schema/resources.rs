@@ -10,7 +10,7 @@
 //! every such document up front, so that a caller with a resolver can supply them all
 //! before the translation starts.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::util::hash::HashMap;
 
@@ -221,7 +221,8 @@ pub struct Resources<'a> {
     /// (resource URI, anchor name) → the subschema it names.
     anchors: HashMap<(String, String), Subschema<'a>>,
     /// The documents `$ref`s point into, by URI (to find those not supplied).
-    referenced: BTreeSet<String>,
+    /// (The pointer of the first `$ref` into each, for messages.)
+    referenced: BTreeMap<String, String>,
     /// The root document.
     root: Option<&'a Value>,
     /// Each `$ref` resolved so far, by (base URI, reference): a large schema points to
@@ -294,7 +295,13 @@ impl<'a> Resources<'a> {
     /// The documents some `$ref` points into that were not supplied, sorted. (A caller
     /// with a resolver supplies them and asks again: new documents may point further.)
     pub fn missing_documents(&self) -> Vec<String> {
-        self.referenced.iter().filter(|u| !self.docs.contains_key(*u)).cloned().collect()
+        self.missing_references().into_iter().map(|(uri, _)| uri).collect()
+    }
+
+    /// [`Resources::missing_documents`], each with the pointer of the first `$ref` into it
+    /// (`…/$ref`, in its document's pointer form).
+    pub fn missing_references(&self) -> Vec<(String, String)> {
+        self.referenced.iter().filter(|(u, _)| !self.docs.contains_key(*u)).map(|(u, p)| (u.clone(), p.clone())).collect()
     }
 
     /// Records the identifiers and anchors in `node` and below it, and the documents its
@@ -310,7 +317,8 @@ impl<'a> Resources<'a> {
             self.identify(node, &mut base, draft, &here)?;
             if let Some(r) = node.get("$ref").and_then(Value::as_str) {
                 if let Ok(target) = join(&base, r, &here, "$ref") {
-                    self.referenced.insert(uri::split_fragment(&target).0.to_string());
+                    let doc = uri::split_fragment(&target).0.to_string();
+                    self.referenced.entry(doc).or_insert_with(|| format!("{here}/$ref"));
                 }
             }
             // Reversed onto the stack, so that subschemas are visited in document order

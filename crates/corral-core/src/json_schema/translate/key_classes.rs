@@ -89,7 +89,7 @@ impl<'a> Translator<'a> {
     fn other_keys(&mut self, shape: &Shape<'a>, names: &[String]) -> Result<Option<Lang>> {
         let mut terms = vec![any_key()];
         if !shape.prop_names.is_empty() {
-            let Some(pn) = self.key_body(&shape.prop_names)? else { return Ok(None) };
+            let Some(pn) = self.key_body(&shape.prop_names, true)? else { return Ok(None) };
             terms.push(pn);
         }
         let negs: Vec<Lang> = excluded_keys(shape, names).into_iter().collect();

@@ -57,7 +57,7 @@ impl<'a> Translator<'a> {
             negs.push(Lang::hir(Hir::alternation(names.map(|k| Hir::literal(encoded(k).into_bytes())).collect())));
         }
         for names in &filter.breaks_names {
-            if let Some(allowed) = self.key_body(std::slice::from_ref(names))? {
+            if let Some(allowed) = self.key_body(std::slice::from_ref(names), false)? {
                 negs.push(allowed);
             }
         }

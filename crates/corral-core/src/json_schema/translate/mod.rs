@@ -159,15 +159,18 @@ pub fn missing_documents(
     options: &SchemaOptions,
     limits: &Limits,
 ) -> Result<Vec<String>> {
-    let (res, _) = load(schema, documents, options, limits)?;
+    let (res, _) = load(schema, documents, options, limits, false)?;
     Ok(res.missing_documents())
 }
 
+/// The resources of `schema` with the caller's `documents` (and, where `shipped`, the
+/// metaschemas corral ships for references nothing else answers), and the root.
 fn load<'a>(
     schema: &'a Value,
     documents: &'a [(String, Value)],
     options: &SchemaOptions,
     limits: &Limits,
+    shipped: bool,
 ) -> Result<(Resources<'a>, Subschema<'a>)> {
     if !schema.is_object() && !schema.is_boolean() {
         return Err(resources::invalid(
@@ -180,7 +183,30 @@ fn load<'a>(
     for (uri, doc) in documents {
         res.add_document(uri, doc, root.draft, limits.max_schema_document_depth)?;
     }
+    // Without the shipped metaschemas (`shipped`): the documents a resolver is asked for,
+    // which may supply its own.
+    if shipped {
+        add_shipped_metaschemas(&mut res, root.draft, limits)?;
+    }
     Ok((res, root))
+}
+
+/// Adds the metaschemas corral ships that a reference needs and the caller did not give
+/// (a shipped one refers to others: 2020-12's to its vocabularies).
+fn add_shipped_metaschemas(res: &mut Resources<'_>, draft: Draft, limits: &Limits) -> Result<()> {
+    loop {
+        let found: Vec<(String, &'static Value)> = res
+            .missing_documents()
+            .into_iter()
+            .filter_map(|uri| super::metaschemas::document(&uri).map(|doc| (uri, doc)))
+            .collect();
+        if found.is_empty() {
+            return Ok(());
+        }
+        for (uri, doc) in found {
+            res.add_document(&uri, doc, draft, limits.max_schema_document_depth)?;
+        }
+    }
 }
 
 /// The memoization key of a value rule: its subs, and (with an indent) its depth.
@@ -265,11 +291,11 @@ impl<'a> Translator<'a> {
         options: &SchemaOptions,
         limits: &Limits,
     ) -> Result<Translator<'a>> {
-        let (res, root) = load(schema, documents, options, limits)?;
-        let missing = res.missing_documents();
-        if let Some(uri) = missing.first() {
+        let (res, root) = load(schema, documents, options, limits, true)?;
+        let missing = res.missing_references();
+        if let Some((uri, pointer)) = missing.first() {
             return Err(resources::invalid(
-                "",
+                pointer,
                 "$ref",
                 &format!("cannot resolve a reference into {uri} (no schema given for it; pass a resolver)"),
             ));
@@ -465,6 +491,7 @@ impl<'a> Translator<'a> {
             let mut shapes = shapes;
             self.check_distinct_items_alone(&mut shapes)?;
             self.check_regex_strings_alone(&mut shapes)?;
+            self.check_regex_keys_alone(&mut shapes)?;
             for s in &shapes {
                 alts.push(self.emit_shape(s)?);
             }
@@ -517,6 +544,37 @@ impl<'a> Translator<'a> {
                 // strict=False: the keyword is dropped, the grammar wider.
                 shape.unique = None;
             }
+        }
+        Ok(())
+    }
+
+    /// Keys that must be regular expressions (`propertyNames` with `format: "regex"`) are
+    /// checked by the matcher as pattern strings are (see [`Translator::check_regex_strings_alone`]):
+    /// where another alternative of the same value allows an object whose keys need not be
+    /// patterns, the check would hold its keys to it too, so the format is refused there
+    /// (`strict=False` drops that `propertyNames`, the grammar wider).
+    fn check_regex_keys_alone(&mut self, shapes: &mut [Shape<'a>]) -> Result<()> {
+        if shapes.len() < 2 || shapes.iter().filter(|s| s.kinds.has(Kinds::OBJ)).count() < 2 {
+            return Ok(());
+        }
+        let mut regex_keys = Vec::with_capacity(shapes.len());
+        for shape in shapes.iter() {
+            regex_keys.push(if shape.kinds.has(Kinds::OBJ) { Some(self.key_regex(shape)?) } else { None });
+        }
+        if !regex_keys.iter().any(|r| matches!(r, Some(None))) {
+            return Ok(()); // every object alternative checks its keys
+        }
+        for (i, r) in regex_keys.into_iter().enumerate() {
+            let Some(Some(pointer)) = r else { continue };
+            let schema = pointer.strip_suffix("/format").unwrap_or(&pointer).to_string();
+            self.unsupported(
+                &schema,
+                "format",
+                "a key that must be a regular expression (propertyNames) where another branch (anyOf, oneOf, if) \
+                 allows an object whose keys need not be: the check beside the parser cannot tell the two apart",
+            )?;
+            // strict=False: the keyword is dropped, the grammar wider.
+            shapes[i].prop_names.clear();
         }
         Ok(())
     }

@@ -168,8 +168,11 @@ impl<'a> Translator<'a> {
         Ok(Some(subs))
     }
 
-    /// The encoded-key language of a `propertyNames` schema (None: no key).
-    pub(crate) fn key_body(&mut self, subs: &[Sub<'a>]) -> Result<Option<Lang>> {
+    /// The encoded-key language of a `propertyNames` schema (None: no key). `checked`:
+    /// the keys go through the pattern check beside the parser where `format: "regex"`
+    /// asks for it (see [`Translator::class_key`]), so the format is left to it; else it is
+    /// refused (the keys that break a `propertyNames` are not what the check decides).
+    pub(crate) fn key_body(&mut self, subs: &[Sub<'a>], checked: bool) -> Result<Option<Lang>> {
         let mut parts = Vec::new();
         for shape in self.shapes(subs)? {
             if !shape.kinds.has(Kinds::STR) {
@@ -184,10 +187,11 @@ impl<'a> Translator<'a> {
                     }
                 }
             } else if let Some(body) = self.string_body(&shape)? {
-                // Keys are terminals of the grammar: no check runs beside them.
                 if let Some((_, pointer)) = shape.formats.iter().find(|(name, _)| name == REGEX_FORMAT) {
-                    let schema = pointer.strip_suffix("/format").unwrap_or(pointer);
-                    self.unsupported(schema, "format", "format 'regex' on property names (in propertyNames)")?;
+                    if !checked {
+                        let schema = pointer.strip_suffix("/format").unwrap_or(pointer);
+                        self.unsupported(schema, "format", "the keys that are not regular expressions (format 'regex' in propertyNames inside not, oneOf or if) are not enforced")?;
+                    }
                 }
                 parts.push(body);
             }
@@ -276,7 +280,7 @@ impl<'a> Translator<'a> {
             }
             alts.push(self.object_with_bad_members(&one, musts.clone(), lo, sep)?);
         }
-        if let Some(must) = self.bad_class_members(&layout, &member.filter, &member.bads, &sep.colon)? {
+        if let Some(must) = self.bad_class_members(shape, &layout, &member.filter, &member.bads, &sep.colon)? {
             musts.push(must);
             alts.push(self.object_with_bad_members(&rest, musts, lo, sep)?);
         }
@@ -287,6 +291,7 @@ impl<'a> Translator<'a> {
     /// value that obeys the class's subschemas and `bads` (None: no such member).
     fn bad_class_members(
         &mut self,
+        shape: &Shape<'a>,
         layout: &ObjectLayout<'a>,
         filter: &KeyFilter<'a>,
         bads: &[Sub<'a>],
@@ -299,7 +304,7 @@ impl<'a> Translator<'a> {
             let mut subs = subs.clone();
             subs.extend(bads.iter().cloned());
             if let Some(v) = self.value_rule(&subs, depth)? {
-                let key = self.quoted(&keys)?.into_expr();
+                let key = self.class_key(shape, &keys)?;
                 members.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
             }
         }
@@ -325,11 +330,71 @@ impl<'a> Translator<'a> {
         let mut extra = Vec::new();
         for (keys, subs) in &layout.classes {
             if let Some(v) = self.value_rule(subs, depth)? {
-                let key = self.quoted(keys)?.into_expr();
+                let key = self.class_key(shape, keys)?;
                 extra.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
             }
         }
         Ok(Some(Entries { named, extra: alt(extra) }))
+    }
+
+    /// The `format: "regex"` of `propertyNames` (its pointer) where every key the object
+    /// may have beyond the named ones must be a regular expression; None where none must.
+    /// Branches of `propertyNames` that disagree (one asks for a pattern, another allows
+    /// any key) are refused: the check beside the parser reads every key or none.
+    pub(super) fn key_regex(&mut self, shape: &Shape<'a>) -> Result<Option<String>> {
+        if shape.prop_names.is_empty() {
+            return Ok(None);
+        }
+        let (mut with, mut without) = (None, false);
+        for names in self.shapes(&shape.prop_names)? {
+            if !names.kinds.has(Kinds::STR) || names.enumeration.is_some() {
+                continue;
+            }
+            match names.formats.iter().find(|(name, _)| name == REGEX_FORMAT) {
+                Some((_, pointer)) => with = with.or(Some(pointer.clone())),
+                None => without = true,
+            }
+        }
+        let Some(pointer) = with else { return Ok(None) };
+        if without {
+            let schema = pointer.strip_suffix("/format").unwrap_or(&pointer).to_string();
+            self.unsupported(
+                &schema,
+                "format",
+                "a key that must be a regular expression where another branch of propertyNames allows a key that \
+                 need not be one: the check beside the parser cannot tell the two apart",
+            )?;
+            return Ok(None);
+        }
+        Ok(Some(pointer))
+    }
+
+    /// `"key"` for the keys of a class (`keys`, encoded) of an object of `shape`. Where
+    /// `propertyNames` says keys are regular expressions ([`Translator::key_regex`]), the key
+    /// is read by the pattern check beside the parser as a string value is (see
+    /// `Translator::regex_strings`): unless every key of the class is one, it is the one
+    /// entry of a `perm!` marked [`Distinct::Regex`], where no key of the class can start a
+    /// pattern that the class's automaton and the check cannot finish together; else refused.
+    fn class_key(&mut self, shape: &Shape<'a>, keys: &Lang) -> Result<Expr> {
+        let quoted = self.quoted(keys)?.into_expr();
+        let Some(pointer) = self.key_regex(shape)? else { return Ok(quoted) };
+        let dfa = self.langs.dfa(keys, &self.limits)?;
+        let cap = self.limits.max_regex_format_states;
+        if crate::grammar::regex_text::all_patterns(&dfa, cap)? == Some(true) {
+            return Ok(quoted);
+        }
+        if crate::grammar::regex_text::finishable_everywhere(&dfa, cap)? != Some(true) {
+            let schema = pointer.strip_suffix("/format").unwrap_or(&pointer).to_string();
+            self.unsupported(
+                &schema,
+                "format",
+                "format 'regex' in propertyNames beside patternProperties or a key pattern that can leave a regular \
+                 expression with no way to finish it, so the two are not enforced together",
+            )?;
+            return Ok(quoted);
+        }
+        let entries = vec![PermEntry { expr: quoted, required: true, repeat: false, distinct: Distinct::Regex }];
+        Ok(Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT })
     }
 
     /// The quoted keys of a class, as one term.
