@@ -92,10 +92,17 @@ def test_remote_ref_through_resolver(byte_vocab):
         ({"minLength": -1}, corral.InvalidSchemaError, "/minLength", "non-negative integer"),
         ({"$dynamicRef": "#x"}, corral.InvalidSchemaError, "/$dynamicRef", "anchor `x` that does not exist"),
         (
-            {"$defs": {"a": {"$dynamicAnchor": "x"}, "b": {"$id": "b", "$dynamicAnchor": "x"}}, "$dynamicRef": "#x"},
+            # A list of anything, or (entered through `ints`, whose `x` is then outermost) of integers.
+            {
+                "$defs": {
+                    "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#x"}, "$defs": {"d": {"$dynamicAnchor": "x"}}},
+                    "ints": {"$id": "ints", "$ref": "list", "$defs": {"d": {"$dynamicAnchor": "x", "type": "integer"}}},
+                },
+                "anyOf": [{"$ref": "list"}, {"$ref": "ints"}],
+            },
             corral.UnsupportedSchemaError,
-            "/$dynamicRef",
-            "several subschemas declare the anchor",
+            "/$defs/list/items/$dynamicRef",
+            "depends on the way a value is reached",
         ),
     ],
 )
@@ -827,3 +834,47 @@ def test_a_missing_document_is_named_with_where_it_is_referenced():
     with pytest.raises(corral.InvalidSchemaError, match="cannot resolve a reference into https://example.com/x.json") as info:
         corral.Grammar.json_schema({"properties": {"a": {"items": {"$ref": "https://example.com/x.json#/y"}}}})
     assert info.value.pointer == "/properties/a/items/$ref"
+
+
+@pytest.mark.parametrize(
+    "uri,draft",
+    [
+        ("https://json-schema.org/draft/2020-12/schema", jsonschema.Draft202012Validator),
+        ("https://json-schema.org/draft/2019-09/schema", jsonschema.Draft201909Validator),
+    ],
+)
+def test_the_newer_metaschemas_follow_their_dynamic_references(byte_vocab, uri, draft):
+    # Every vocabulary metaschema declares the anchor `meta` and refers to it; entered
+    # through the root metaschema, each such reference means the root's.
+    schema = {"type": "object", "properties": {"schema": {"$ref": uri}}, "required": ["schema"], "additionalProperties": False}
+    g = corral.Grammar.json_schema(schema, property_order="any", spec_exact=True)
+    assert not g.warnings
+    c = corral.compile(g, byte_vocab)
+    checked = draft(draft.META_SCHEMA, format_checker=jsonschema.FormatChecker())
+    docs = [
+        {"type": "string", "pattern": "^a+$"},
+        {"$defs": {"x": {"type": "strin"}}},
+        {"properties": {"a": {"items": {"minLength": -1}}}},
+        {"not": {"anyOf": [{"type": "null"}, {"enum": 3}]}},
+        {"prefixItems": [{"type": "integer"}], "contains": {"const": 1}},
+        {"dependentSchemas": {"a": {"maxProperties": 1.5}}},
+    ]
+    for doc in docs:
+        assert c.matches(json.dumps({"schema": doc}, separators=(",", ":")).encode()) == checked.is_valid(doc), doc
+    assert c.matches(json.dumps({"schema": draft.META_SCHEMA}, separators=(",", ":")).encode())
+
+
+def test_a_dynamic_reference_means_the_outermost_declaration_on_every_way_in(byte_vocab):
+    # `list` declares `x` as anything, but it is only entered through `ints`, whose `x` is
+    # then the outermost: a list of integers.
+    schema = {
+        "$defs": {
+            "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#x"}, "$defs": {"d": {"$dynamicAnchor": "x"}}},
+            "ints": {"$id": "ints", "$ref": "list", "$defs": {"d": {"$dynamicAnchor": "x", "type": "integer"}}},
+        },
+        "$ref": "ints",
+    }
+    g = corral.Grammar.json_schema(schema)
+    assert accepts(g, byte_vocab, "[1,2]") and not accepts(g, byte_vocab, '[1,"a"]')
+    assert jsonschema.Draft202012Validator(schema).is_valid([1, 2])
+    assert not jsonschema.Draft202012Validator(schema).is_valid([1, "a"])

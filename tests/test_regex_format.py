@@ -62,6 +62,17 @@ def biased_walk(c, seed: int, steps: int, end_after: int):
     return m, out
 
 
+def finished_walk(c, seed: int, steps: int, end_after: int):
+    """`biased_walk`, then finished by `completion()` (which must exist and be allowed)."""
+    m, out = biased_walk(c, seed, steps, end_after)
+    rest = m.completion()
+    assert rest is not None, bytes(out)
+    for b in rest:
+        assert m.advance(b), (bytes(out), rest)
+    out += rest
+    return m, out
+
+
 def test_matches_agrees_with_the_engine_on_every_case():
     c = compiled(REGEX)
     assert len(CASES) > 1000
@@ -98,12 +109,7 @@ def test_masked_random_walks_end_in_patterns():
               "required": ["rules", "main"], "additionalProperties": False}
     c = compiled(schema)
     for seed in range(40):
-        m, out = biased_walk(c, seed, 150, 60)
-        rest = m.completion()
-        assert rest is not None, bytes(out)
-        for b in rest:
-            assert m.advance(b), (bytes(out), rest)
-        out += rest
+        m, out = finished_walk(c, seed, 150, 60)
         assert m.is_accepting()
         doc = json.loads(bytes(out))
         assert c.matches(bytes(out))
@@ -325,12 +331,7 @@ def test_masked_walks_over_keys_that_must_be_patterns_end_in_patterns():
     single = compiled(REGEX)
     keys = 0
     for seed in range(30):
-        m, out = biased_walk(c, seed, 160, 80)
-        rest = m.completion()
-        assert rest is not None, bytes(out)
-        for b in rest:
-            assert m.advance(b), (bytes(out), rest)
-        out += rest
+        _, out = finished_walk(c, seed, 160, 80)
         doc = json.loads(bytes(out))
         for k in doc["rules"]:
             assert single.matches(dumped(k)), k

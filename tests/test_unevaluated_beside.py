@@ -78,10 +78,27 @@ def test_matches_agree_with_jsonschema(byte_vocab, index):
     assert seen[True] >= 3 and seen[False] >= 3, seen
 
 
-def test_what_a_dynamic_scope_decides_is_refused_and_strict_false_widens(byte_vocab):
+def test_what_the_outermost_declaration_decides_is_exact(byte_vocab):
+    # The root declares `d` itself: on every way in, its `d` is the outermost.
     defs = {"d": {"$dynamicAnchor": "d", "properties": {"x": {"type": "integer"}}}, "e": {"$id": "e", "$dynamicAnchor": "d"}}
     schema = {"$defs": defs, "$dynamicRef": "#d", "unevaluatedProperties": False}
-    with pytest.raises(corral.UnsupportedSchemaError):
+    compiled = corral.compile(corral.Grammar.json_schema(schema, spec_exact=True, property_order="any"), byte_vocab)
+    validator = jsonschema.Draft202012Validator(schema)
+    seen = {True: 0, False: 0}
+    for doc in universe():
+        seen[validator.is_valid(doc)] += 1
+        assert compiled.matches(json.dumps(doc, separators=(",", ":")).encode()) == validator.is_valid(doc), doc
+    assert seen[True] >= 3 and seen[False] >= 3, seen
+
+
+def test_what_a_dynamic_scope_decides_is_refused_and_strict_false_widens(byte_vocab):
+    # `base`'s `d` is its own entered directly, `alt`'s entered through `alt`.
+    defs = {
+        "base": {"$id": "base", "$dynamicRef": "#d", "unevaluatedProperties": False, "$defs": {"d": {"$dynamicAnchor": "d", "properties": {"x": {"type": "integer"}}}}},
+        "alt": {"$id": "alt", "$ref": "base", "$defs": {"d": {"$dynamicAnchor": "d", "properties": {"p": {"type": "string"}}}}},
+    }
+    schema = {"$defs": defs, "anyOf": [{"$ref": "base"}, {"$ref": "alt"}]}
+    with pytest.raises(corral.UnsupportedSchemaError, match="depends on the way"):
         corral.Grammar.json_schema(schema)
     with pytest.warns(corral.SchemaWarning):
         loose = corral.Grammar.json_schema(schema, strict=False, spec_exact=True)

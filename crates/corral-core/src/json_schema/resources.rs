@@ -237,7 +237,12 @@ pub struct Resources<'a> {
     /// `"$recursiveAnchor": true` (under the name ""), by address: where only one
     /// declares it, a dynamic reference to it points where a `$ref` would.
     dynamic_anchors: HashMap<String, BTreeSet<usize>>,
+    /// The dynamic scope's index (see the `dynamic` module).
+    scope: dynamic::ScopeIndex<'a>,
 }
+
+#[path = "resources_dynamic.rs"]
+mod dynamic;
 
 impl<'a> Resources<'a> {
     /// The resources of a root `schema`, read as `default_draft` unless its `$schema`
@@ -261,6 +266,7 @@ impl<'a> Resources<'a> {
         r.docs.insert(ROOT_URI.to_string(), (schema, String::new(), draft));
         r.index(schema, ROOT_URI, "", draft)?;
         let root = r.enter(&Subschema { node: schema, pointer: String::new(), base: ROOT_URI.to_string(), draft });
+        r.scope.root = root.base.clone();
         Ok((r, root))
     }
 
@@ -314,7 +320,9 @@ impl<'a> Resources<'a> {
             }
             crate::util::interrupt::check()?;
             let draft = self.node_draft(node, draft, &here, here != pointer)?;
+            let outer = base.clone();
             self.identify(node, &mut base, draft, &here)?;
+            self.scope.note(node, &outer, &base, draft, &here);
             if let Some(r) = node.get("$ref").and_then(Value::as_str) {
                 if let Ok(target) = join(&base, r, &here, "$ref") {
                     let doc = uri::split_fragment(&target).0.to_string();
@@ -382,11 +390,14 @@ impl<'a> Resources<'a> {
                 }
             }
         }
+        let declared = || Subschema { node, pointer: here.to_string(), base: base.clone(), draft };
         if let Some(name) = node.get("$dynamicAnchor").and_then(Value::as_str) {
             self.dynamic_anchors.entry(name.to_string()).or_default().insert(node as *const Value as usize);
+            self.scope.declare(name, declared());
         }
         if node.get("$recursiveAnchor") == Some(&Value::Bool(true)) {
             self.dynamic_anchors.entry(String::new()).or_default().insert(node as *const Value as usize);
+            self.scope.declare("", declared());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(name) = node.get(key).and_then(Value::as_str) {
@@ -443,11 +454,12 @@ impl<'a> Resources<'a> {
     }
 
     /// The subschema a `$dynamicRef` (`keyword`; or `$recursiveRef`) of `sub` points to,
-    /// where that does not depend on the dynamic scope: where the reference would lead a
-    /// `$ref`, unless the target declares the dynamic anchor the reference names
-    /// (`"$recursiveAnchor": true` for `$recursiveRef`) and another subschema of the
-    /// documents declares it too, so that the scope a value is reached through could
-    /// choose it. None then.
+    /// where that does not depend on the path a value is reached by: where the reference
+    /// would lead a `$ref`, unless the target declares the dynamic anchor the reference
+    /// names (`"$recursiveAnchor": true` for `$recursiveRef`) and another subschema of the
+    /// documents declares it too. Then the outermost resource of the dynamic scope that
+    /// declares it, where every way into `sub`'s resource has the same one (see the
+    /// `dynamic` module: the 2020-12 metaschema's `"#meta"`); None where ways differ.
     pub fn resolve_dynamic(&self, sub: &Subschema<'a>, keyword: &str, reference: &Value) -> Result<Option<Subschema<'a>>> {
         // The errors of `resolve`, at this keyword.
         let target = self.resolve(sub, reference).map_err(|e| match e {
@@ -470,7 +482,10 @@ impl<'a> Resources<'a> {
             }
             frag.to_string()
         };
-        Ok((self.dynamic_anchors.get(&name).map_or(0, BTreeSet::len) <= 1).then_some(target))
+        if self.dynamic_anchors.get(&name).map_or(0, BTreeSet::len) <= 1 {
+            return Ok(Some(target));
+        }
+        Ok(self.scoped_target(&sub.base, &name, target))
     }
 
     /// [`Resources::resolve`] without the memo.

@@ -312,7 +312,8 @@ impl<'a> Translator<'a> {
                 None => self.unsupported(
                     &sub.pointer,
                     kw,
-                    "dynamic references are not supported where several subschemas declare the anchor they name",
+                    "dynamic references are not supported where several subschemas declare the anchor they name and \
+                     which one applies depends on the way a value is reached",
                 )?,
             },
             _ => {} // annotations, `then`/`else`/`minContains`… (read with their keyword), unknown keywords

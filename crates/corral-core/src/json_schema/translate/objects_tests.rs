@@ -450,11 +450,18 @@ fn unevaluated_properties_see_the_branches_a_value_takes() {
         "unevaluatedProperties": false});
     check(nested, &[r#"{"a":"s","b":1}"#], &[r#"{"b":"s"}"#]);
     // A dynamic reference to an anchor one subschema declares is a `$ref` (its
-    // properties evaluated); where two declare it, refused at the keyword.
+    // properties evaluated); so is one whose outermost declaration is the same on every
+    // way in (the root's); where ways differ, refused at the keyword.
     let dynamic = json!({"$defs": {"d": {"$dynamicAnchor": "d", "properties": {"a": {}}}},
         "$dynamicRef": "#d", "unevaluatedProperties": false});
     check(dynamic, &[r#"{"a":1}"#], &[r#"{"b":1}"#]);
     let two = json!({"$defs": {"d": {"$dynamicAnchor": "d", "properties": {"a": {}}}, "e": {"$id": "e", "$dynamicAnchor": "d"}},
         "$dynamicRef": "#d", "unevaluatedProperties": false});
-    assert!(matches!(compile(&two), Err(Error::Schema { kind: SchemaErrorKind::Unsupported, .. })));
+    check(two, &[r#"{"a":1}"#], &[r#"{"b":1}"#]);
+    let ways = json!({"$defs": {
+            "base": {"$id": "base", "$dynamicRef": "#d", "unevaluatedProperties": false,
+                "$defs": {"d": {"$dynamicAnchor": "d", "properties": {"a": {}}}}},
+            "alt": {"$id": "alt", "$ref": "base", "$defs": {"d": {"$dynamicAnchor": "d", "properties": {"b": {}}}}}},
+        "anyOf": [{"$ref": "base"}, {"$ref": "alt"}]});
+    assert!(matches!(compile(&ways), Err(Error::Schema { kind: SchemaErrorKind::Unsupported, .. })));
 }
