@@ -878,3 +878,32 @@ def test_a_dynamic_reference_means_the_outermost_declaration_on_every_way_in(byt
     assert accepts(g, byte_vocab, "[1,2]") and not accepts(g, byte_vocab, '[1,"a"]')
     assert jsonschema.Draft202012Validator(schema).is_valid([1, 2])
     assert not jsonschema.Draft202012Validator(schema).is_valid([1, "a"])
+
+
+@pytest.mark.parametrize(
+    "pattern,good,bad",
+    [
+        (r"^\p{L}+$", ["héllo", "Ωμέγα", "日本"], ["a1", "a b", ""]),
+        (r"^\p{digit}+$", ["42", "৪২"], ["4a", "-1"]),
+        (r"^[\p{Lu}\d]{2}$", ["A1", "ÉZ"], ["a1", "A"]),
+        (r"^\P{Letter}+$", ["12 !", "€"], ["a", "1é"]),
+        (r"^\p{Script=Greek}+$", ["Ωμ"], ["Ωm"]),
+        (r"^\p{sc=Latn}\p{ASCII}$", ["é!", "ab"], ["Ω!", "éé"]),
+    ],
+)
+def test_unicode_property_escapes_match_their_code_points(byte_vocab, pattern, good, bad):
+    g = corral.Grammar.json_schema({"type": "string", "pattern": pattern})
+    for s in good + bad:
+        want = s in good
+        assert accepts(g, byte_vocab, json.dumps(s, ensure_ascii=False)) == want, s
+    # patternProperties keys too.
+    g = corral.Grammar.json_schema({"type": "object", "patternProperties": {pattern: {"type": "integer"}}, "additionalProperties": False})
+    for s in good + bad:
+        assert accepts(g, byte_vocab, json.dumps({s: 1}, ensure_ascii=False, separators=(",", ":"))) == (s in good), s
+
+
+@pytest.mark.parametrize("pattern", [r"\p{letter}", r"\p{Greek}", r"\p", r"\p{L", r"\p{Script=greek}", r"\p{L=Lu}"])
+def test_unicode_property_names_are_spelled_as_ecmascript_spells_them(pattern):
+    with pytest.raises(corral.InvalidSchemaError, match="pattern at /pattern") as info:
+        corral.Grammar.json_schema({"pattern": pattern})
+    assert info.value.pointer == "/pattern"

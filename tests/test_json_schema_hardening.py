@@ -761,3 +761,18 @@ def test_a_bound_too_long_for_the_number_automaton_is_a_limit_error():
     with pytest.raises(corral.LimitExceededError) as info:
         corral.Grammar.json_schema({"multipleOf": 0.0001, "minimum": 1e40}, limits=corral.Limits(max_number_states=20))
     assert info.value.limit == "max_number_states" and info.value.pointer == "/multipleOf"
+
+
+def test_many_resources_declaring_one_dynamic_anchor_stay_cheap_to_refuse():
+    # 2,000 resources that each declare `x` and refer to it dynamically: following every
+    # way in with every first declarer would cost their product (and more per reference);
+    # the search marks a resource reached with several as undecidable at once.
+    n = 2000
+    defs = {f"r{i}": {"$id": f"r{i}", "$dynamicAnchor": "x", "type": "array", "items": {"$dynamicRef": "#x"}} for i in range(n)}
+    schema = {"$defs": defs, "anyOf": [{"$ref": f"r{i}"} for i in range(n)]}
+    with pytest.raises(corral.UnsupportedSchemaError, match="depends on the way") as info:
+        corral.Grammar.json_schema(schema, limits=corral.Limits(max_compile_ms=3000))
+    assert info.value.pointer == "/$defs/r0/items/$dynamicRef"
+    # Entered through one of them only, every reference means that one's: exact.
+    one = {"$defs": defs, "$ref": "r7"}
+    assert not corral.Grammar.json_schema(one, limits=corral.Limits(max_compile_ms=3000)).warnings

@@ -485,7 +485,7 @@ impl<'a> Resources<'a> {
         if self.dynamic_anchors.get(&name).map_or(0, BTreeSet::len) <= 1 {
             return Ok(Some(target));
         }
-        Ok(self.scoped_target(&sub.base, &name, target))
+        self.scoped_target(&sub.base, &name, target)
     }
 
     /// [`Resources::resolve`] without the memo.

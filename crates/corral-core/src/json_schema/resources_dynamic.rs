@@ -17,17 +17,52 @@
 //! own, the reference means that resource's anchor, on every way; where ways differ, the
 //! reference stays unsupported.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use serde_json::Value;
 
 use super::{uri, Draft, Resources, Subschema};
-use crate::util::hash::{HashMap, HashSet};
+use crate::error::Result;
+use crate::util::hash::HashMap;
 
-/// Per resource URI: the first declarers (resource URIs; None for none yet) its ways in have.
-type FirstDeclarers = HashMap<String, BTreeSet<Option<String>>>;
+/// How many first declarers are told apart per resource: a resource reached with more is
+/// ambiguous, and so is every resource entered from it (at least two of its declarers
+/// pass on unchanged), so the search marks them all at once instead of carrying each one
+/// (which costs the product of resources and declarers, and more per reference).
+const FIRST_DECLARERS_KEPT: usize = 3;
+
+/// The resources and the ways between them, numbered; each anchor name a dynamic
+/// reference may mean has a node of its own, entered from every such reference and
+/// entering every resource that declares the name (so that n references to a name that n
+/// resources declare make 2n edges, not n²).
+#[derive(Debug, Default)]
+struct Ways {
+    /// The node of each resource URI.
+    ids: HashMap<String, u32>,
+    /// Per node: its resource URI (a name's node: NUL and the name).
+    uris: Vec<String>,
+    /// Per node: the nodes it enters.
+    next: Vec<Vec<u32>>,
+}
+
+impl Ways {
+    fn id(&mut self, key: &str) -> u32 {
+        if let Some(&id) = self.ids.get(key) {
+            return id;
+        }
+        let id = self.next.len() as u32;
+        self.ids.insert(key.to_string(), id);
+        self.uris.push(key.to_string());
+        self.next.push(Vec::new());
+        id
+    }
+}
+
+/// Per node, what the search found: the first declarers (node ids; None for none yet) of
+/// its ways in, or None where there are more than [`FIRST_DECLARERS_KEPT`] (ambiguous).
+type FirstDeclarers = Vec<Option<Vec<Option<u32>>>>;
 
 /// What the index of a translation's documents keeps for dynamic references.
 #[derive(Debug, Default)]
@@ -41,6 +76,8 @@ pub(super) struct ScopeIndex<'a> {
     nested: Vec<(String, String)>,
     /// Every subschema that holds a reference of any kind.
     sites: Vec<Subschema<'a>>,
+    /// The ways between resources, once built.
+    ways: OnceCell<Ways>,
     /// The first declarers of each anchor name, once searched.
     searched: RefCell<HashMap<String, Rc<FirstDeclarers>>>,
 }
@@ -74,69 +111,108 @@ impl<'a> Resources<'a> {
     /// The subschema a dynamic reference naming `name`, held by a subschema of resource
     /// `resource`, means on every way there (`target`: where it would lead a `$ref`, what
     /// it means where no resource on the way declares the name); None where ways differ.
-    pub(super) fn scoped_target(&self, resource: &str, name: &str, target: Subschema<'a>) -> Option<Subschema<'a>> {
-        let firsts = self.first_declarers(name);
-        let ways = firsts.get(resource)?;
-        if ways.len() != 1 {
-            return None;
-        }
-        match ways.iter().next()? {
-            None => Some(target),
-            Some(declarer) => self.scope.declarers.get(name)?.get(declarer).cloned(),
-        }
+    pub(super) fn scoped_target(&self, resource: &str, name: &str, target: Subschema<'a>) -> Result<Option<Subschema<'a>>> {
+        let firsts = self.first_declarers(name)?;
+        let ways = self.ways();
+        let Some(Some(found)) = ways.ids.get(resource).map(|&id| &firsts[id as usize]) else { return Ok(None) };
+        Ok(match found.as_slice() {
+            [None] => Some(target),
+            [Some(d)] => self.scope.declarers.get(name).and_then(|by| by.get(&ways.uris[*d as usize])).cloned(),
+            _ => None,
+        })
     }
 
-    /// Per resource, the first declarers of `name` its ways in from the root can have
-    /// (memoized per name).
-    fn first_declarers(&self, name: &str) -> Rc<FirstDeclarers> {
+    /// Per node, the first declarers of `name` its ways in from the root can have
+    /// (memoized per name; see [`FIRST_DECLARERS_KEPT`]).
+    fn first_declarers(&self, name: &str) -> Result<Rc<FirstDeclarers>> {
         if let Some(found) = self.scope.searched.borrow().get(name) {
-            return found.clone();
+            return Ok(found.clone());
         }
-        let edges = self.resource_edges();
-        let declares = |r: &str| self.scope.declarers.get(name).is_some_and(|d| d.contains_key(r));
-        let root = self.scope.root.clone();
-        let start = (root.clone(), declares(&root).then(|| root.clone()));
-        let mut seen: HashSet<(String, Option<String>)> = HashSet::default();
-        let mut queue = VecDeque::from([start.clone()]);
-        seen.insert(start);
-        let mut found = FirstDeclarers::default();
+        let ways = self.ways();
+        let n = ways.next.len();
+        let mut declares = vec![false; n];
+        for uri in self.scope.declarers.get(name).into_iter().flat_map(|d| d.keys()) {
+            if let Some(&id) = ways.ids.get(uri) {
+                declares[id as usize] = true;
+            }
+        }
+        let mut found: FirstDeclarers = vec![Some(Vec::new()); n];
+        let mut queue = VecDeque::new();
+        if let Some(&root) = ways.ids.get(&self.scope.root) {
+            let first = declares[root as usize].then_some(root);
+            found[root as usize] = Some(vec![first]);
+            queue.push_back((root, first));
+        }
+        let mut steps = 0usize;
         while let Some((here, first)) = queue.pop_front() {
-            found.entry(here.clone()).or_default().insert(first.clone());
-            for next in edges.get(&here).into_iter().flatten() {
-                let state = (next.clone(), first.clone().or_else(|| declares(next).then(|| next.clone())));
-                if seen.insert(state.clone()) {
-                    queue.push_back(state);
+            for &next in &ways.next[here as usize] {
+                steps += 1;
+                if steps % 4096 == 0 {
+                    crate::util::interrupt::check()?;
+                }
+                let first = first.or_else(|| declares[next as usize].then_some(next));
+                let Some(known) = &mut found[next as usize] else { continue };
+                if known.contains(&first) {
+                    continue;
+                }
+                if known.len() < FIRST_DECLARERS_KEPT {
+                    known.push(first);
+                    queue.push_back((next, first));
+                    continue;
+                }
+                // Ambiguous, and so is everything entered from it.
+                let mut stack = vec![next];
+                while let Some(node) = stack.pop() {
+                    if found[node as usize].take().is_some() {
+                        stack.extend(ways.next[node as usize].iter().copied());
+                    }
                 }
             }
         }
         let found = Rc::new(found);
         self.scope.searched.borrow_mut().insert(name.to_string(), found.clone());
-        found
+        Ok(found)
     }
 
-    /// The resources each resource enters: nested ones, and through each reference its
-    /// target; a dynamic reference may also mean any resource declaring its name.
-    fn resource_edges(&self) -> HashMap<String, BTreeSet<String>> {
-        let mut edges: HashMap<String, BTreeSet<String>> = HashMap::default();
-        for (outer, inner) in &self.scope.nested {
-            edges.entry(outer.clone()).or_default().insert(inner.clone());
-        }
-        for site in &self.scope.sites {
-            for keyword in REFERENCES {
-                let Some(reference) = site.node.get(keyword) else { continue };
-                let into = edges.entry(site.base.clone()).or_default();
-                // (A reference that does not resolve is reported where it is translated.)
-                if let Ok(target) = self.resolve(site, reference) {
-                    into.insert(target.base);
-                }
-                let name = match keyword {
-                    "$ref" => continue,
-                    "$recursiveRef" => "",
-                    _ => reference.as_str().map(|r| uri::split_fragment(r).1).unwrap_or_default(),
-                };
-                into.extend(self.scope.declarers.get(name).into_iter().flat_map(|d| d.keys().cloned()));
+    /// The ways between resources (built once): nested ones, and through each reference
+    /// its target; a dynamic reference also enters its name's node, which enters every
+    /// resource declaring the name.
+    fn ways(&self) -> &Ways {
+        self.scope.ways.get_or_init(|| {
+            let mut ways = Ways::default();
+            for (outer, inner) in &self.scope.nested {
+                let (a, b) = (ways.id(outer), ways.id(inner));
+                ways.next[a as usize].push(b);
             }
-        }
-        edges
+            for (name, declaring) in &self.scope.declarers {
+                let node = ways.id(&format!("\0{name}"));
+                for uri in declaring.keys() {
+                    let d = ways.id(uri);
+                    ways.next[node as usize].push(d);
+                }
+            }
+            for site in &self.scope.sites {
+                let from = ways.id(&site.base);
+                for keyword in REFERENCES {
+                    let Some(reference) = site.node.get(keyword) else { continue };
+                    // (A reference that does not resolve is reported where it is translated.)
+                    if let Ok(target) = self.resolve(site, reference) {
+                        let to = ways.id(&target.base);
+                        ways.next[from as usize].push(to);
+                    }
+                    let name = match keyword {
+                        "$ref" => continue,
+                        "$recursiveRef" => "",
+                        _ => reference.as_str().map(|r| uri::split_fragment(r).1).unwrap_or_default(),
+                    };
+                    if self.scope.declarers.contains_key(name) {
+                        let node = ways.id(&format!("\0{name}"));
+                        ways.next[from as usize].push(node);
+                    }
+                }
+            }
+            ways.id(&self.scope.root);
+            ways
+        })
     }
 }

@@ -43,6 +43,17 @@ use std::sync::{Arc, RwLock};
 use crate::util::hash::HashMap;
 use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 
+/// Is `body` what may stand between the braces of an ECMAScript `\p{...}` escape in
+/// Unicode mode (`L`, `Script=Latin`, exactly as spelled; see `properties.rs`)?
+pub fn is_property_body(body: &str) -> bool {
+    properties::PROPERTY_BODIES.binary_search(&body).is_ok()
+}
+
+/// Every body [`is_property_body`] accepts, in byte order.
+pub fn property_bodies() -> &'static [&'static str] {
+    properties::PROPERTY_BODIES
+}
+
 /// Is `text` (decoded) an ECMAScript regular expression, as this check reads one?
 pub fn is_pattern(text: &str) -> bool {
     let mut syntax = RegexSyntax::new();

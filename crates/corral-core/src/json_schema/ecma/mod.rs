@@ -31,6 +31,7 @@ mod hir;
 mod look_around;
 mod lookahead;
 mod parser;
+mod properties;
 mod ranges;
 #[cfg(test)]
 mod tests;

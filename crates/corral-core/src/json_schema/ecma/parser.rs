@@ -4,8 +4,9 @@
 //! Every character class becomes a set of code points (Unicode semantics, as with the `u`
 //! flag: `\u{...}` escapes, surrogate pairs joined); groups become their contents.
 //! Assertions (anchors, look-around groups, word boundaries) are nodes of their own.
-//! Constructs no regular language expresses (backreferences) and property escapes are
-//! refused as unsupported, with their position.
+//! Unicode property escapes are read from Unicode's tables (see `properties.rs`).
+//! Constructs no regular language expresses (backreferences) are refused as unsupported,
+//! with their position.
 
 use super::ranges::{self, complement, decimal_value, is_python_digit, normalize, Ranges, MAX_CODE_POINT};
 use super::Node;
@@ -385,10 +386,25 @@ impl Reader<'_> {
                 Some(cp) => one(cp),
                 None => Err(self.syntax("`\\u` needs four hex digits or {hex}".into(), start)),
             },
-            'p' | 'P' => Err(self.unsupported(&format!("Unicode property escapes (\\{c}{{...}}) are not supported"), start)),
+            'p' | 'P' => {
+                let set = self.property_escape(start)?;
+                Ok(if c == 'P' { complement(&set) } else { set })
+            }
             _ if c.is_ascii_alphanumeric() => Err(self.syntax(format!("unknown escape `\\{c}`"), start)),
             _ => one(c as u32),
         }
+    }
+
+    /// After `\p` or `\P` (at `start`): `{name}`, the property's code points.
+    fn property_escape(&mut self, start: usize) -> Result<Ranges> {
+        let end = match self.peek(0) {
+            Some('{') => self.src[self.i..].iter().position(|&c| c == '}').map(|n| self.i + n),
+            _ => None,
+        };
+        let Some(end) = end else { return Err(self.syntax("`\\p` needs a property name in braces".into(), start)) };
+        let name: String = self.src[self.i + 1..end].iter().collect();
+        self.i = end + 1;
+        super::properties::property(&name).map_err(|why| self.syntax(why, start))
     }
 
     /// One member of a class at the position.
