@@ -76,7 +76,8 @@ pub fn schema_grammar(
 }
 
 /// The documents the schema's `$ref`s point into that are not among `documents`: what a
-/// resolver must supply (then ask again: new documents may point further).
+/// resolver is asked for (then ask again: new documents may point further). The drafts'
+/// metaschemas among them need no answer: corral has its own copies.
 pub fn missing_documents(
     text: &str,
     documents: &[(String, String)],

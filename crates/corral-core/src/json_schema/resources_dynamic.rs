@@ -10,12 +10,14 @@
 //! `"$dynamicRef": "#meta"` inside them means the root metaschema's.
 //!
 //! So the index records which resource each resource enters (by nesting, a definition
-//! aside, and through each reference: a `$ref`'s target, and for a dynamic reference its static target and every
-//! resource that declares a name it may mean, a superset of the ways there are), and a
-//! search from the root over (resource, first declarer so far) finds, per resource, every
-//! first declarer a way into it can have. Where that is one resource for the reference's
-//! own, the reference means that resource's anchor, on every way; where ways differ, the
-//! reference stays unsupported.
+//! aside, and through each reference: a `$ref`'s target; for a dynamic reference its static
+//! target and, through a node of its name, every resource that declares the name: a
+//! superset of the ways there are), and a search from the root over (resource, first
+//! declarer so far) finds, per resource, every first declarer a way into it can have.
+//! Where that is one resource for the reference's own, the reference means that
+//! resource's anchor, on every way; where ways differ, the reference stays unsupported. A
+//! resource reached with more than a few first declarers is undecidable outright, and so
+//! is all that it enters, which bounds the search by a few times the ways.
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, VecDeque};

@@ -152,7 +152,9 @@ pub fn translate(schema: &Value, documents: &[(String, Value)], options: &Schema
 }
 
 /// The documents `$ref`s in `schema` (and in `documents`) point into that are not among
-/// `documents`: what a resolver must supply before [`translate`] can run.
+/// `documents`: what a resolver is asked for before [`translate`] runs. The drafts'
+/// metaschemas are listed too (a resolver may give its own), though [`translate`] reads
+/// corral's copies of those where none is given (see [`super::metaschemas`]).
 pub fn missing_documents(
     schema: &Value,
     documents: &[(String, Value)],
