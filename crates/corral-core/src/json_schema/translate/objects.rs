@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
 use super::lang::{self, Lang};
+use super::scalars::regex_entry;
 use super::shape::{CountField, KeyFilter, Kinds, ObjClause, Shape, Sub, SubNode};
 use super::value::{dump, encoded};
 use super::{shape_pointer, Separators, Translator, REGEX_FORMAT};
@@ -298,13 +299,14 @@ impl<'a> Translator<'a> {
         colon: &Expr,
     ) -> Result<Option<Expr>> {
         let depth = self.pass.json_depth + 1;
+        let regex = if layout.classes.is_empty() { None } else { self.key_regex(shape)? };
         let mut members = Vec::new();
         for (keys, subs) in &layout.classes {
             let Some(keys) = self.filtered_keys(filter, keys)? else { continue };
             let mut subs = subs.clone();
             subs.extend(bads.iter().cloned());
             if let Some(v) = self.value_rule(&subs, depth)? {
-                let key = self.class_key(shape, &keys)?;
+                let key = self.class_key(regex.as_deref(), &keys)?;
                 members.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
             }
         }
@@ -327,10 +329,11 @@ impl<'a> Translator<'a> {
             }
             named.push(member);
         }
+        let regex = if layout.classes.is_empty() { None } else { self.key_regex(shape)? };
         let mut extra = Vec::new();
         for (keys, subs) in &layout.classes {
             if let Some(v) = self.value_rule(subs, depth)? {
-                let key = self.class_key(shape, keys)?;
+                let key = self.class_key(regex.as_deref(), keys)?;
                 extra.push(Some(seq(vec![key, colon.clone(), rule(&v)])));
             }
         }
@@ -369,32 +372,24 @@ impl<'a> Translator<'a> {
         Ok(Some(pointer))
     }
 
-    /// `"key"` for the keys of a class (`keys`, encoded) of an object of `shape`. Where
-    /// `propertyNames` says keys are regular expressions ([`Translator::key_regex`]), the key
+    /// `"key"` for the keys of a class (`keys`, encoded) of an object. Where `propertyNames`
+    /// says keys are regular expressions (`regex`: its pointer, see [`Translator::key_regex`]), the key
     /// is read by the pattern check beside the parser as a string value is (see
     /// `Translator::regex_strings`): unless every key of the class is one, it is the one
     /// entry of a `perm!` marked [`Distinct::Regex`], where no key of the class can start a
     /// pattern that the class's automaton and the check cannot finish together; else refused.
-    fn class_key(&mut self, shape: &Shape<'a>, keys: &Lang) -> Result<Expr> {
+    fn class_key(&mut self, regex: Option<&str>, keys: &Lang) -> Result<Expr> {
         let quoted = self.quoted(keys)?.into_expr();
-        let Some(pointer) = self.key_regex(shape)? else { return Ok(quoted) };
+        let Some(pointer) = regex else { return Ok(quoted) };
         let dfa = self.langs.dfa(keys, &self.limits)?;
-        let cap = self.limits.max_regex_format_states;
-        if crate::grammar::regex_text::all_patterns(&dfa, cap)? == Some(true) {
+        if crate::grammar::regex_text::all_patterns(&dfa, self.limits.max_regex_format_states)? == Some(true) {
             return Ok(quoted);
         }
-        if crate::grammar::regex_text::finishable_everywhere(&dfa, cap)? != Some(true) {
-            let schema = pointer.strip_suffix("/format").unwrap_or(&pointer).to_string();
-            self.unsupported(
-                &schema,
-                "format",
-                "format 'regex' in propertyNames beside patternProperties or a key pattern that can leave a regular \
-                 expression with no way to finish it, so the two are not enforced together",
-            )?;
+        if let Some(why) = self.patterns_apart(&dfa, "the keys of a class (patternProperties, named keys) in propertyNames")? {
+            self.unsupported(pointer.strip_suffix("/format").unwrap_or(pointer), "format", &why)?;
             return Ok(quoted);
         }
-        let entries = vec![PermEntry { expr: quoted, required: true, repeat: false, distinct: Distinct::Regex }];
-        Ok(Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT })
+        Ok(regex_entry(quoted))
     }
 
     /// The quoted keys of a class, as one term.

@@ -445,26 +445,32 @@ impl<'a> Translator<'a> {
                         .to_string(),
                 )
             } else {
-                match crate::grammar::regex_text::finishable_everywhere(&dfa, cap)? {
-                    Some(true) => None,
-                    Some(false) => Some(
-                        "format 'regex' beside a pattern that can leave a regular expression with no way to finish it, \
-                         so the two are not enforced together"
-                            .to_string(),
-                    ),
-                    None => Some(format!(
-                        "format 'regex' beside a pattern: whether the two can always be finished together was not \
-                         settled within Limits.max_regex_format_states = {cap}"
-                    )),
-                }
+                self.patterns_apart(&dfa, "a pattern")?
             };
             if let Some(why) = why {
                 self.unsupported(schema, "format", &why)?;
                 return Ok(Some(quoted(body)));
             }
         }
-        let entries = vec![PermEntry { expr: quoted(body), required: true, repeat: false, distinct: Distinct::Regex }];
-        Ok(Some(Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }))
+        Ok(Some(regex_entry(quoted(body))))
+    }
+
+    /// Why strings whose bodies automaton `dfa` (`beside`, for the message) allows cannot
+    /// be held to being regular expressions by the check beside the parser (None: they
+    /// can, see [`crate::grammar::regex_text::finishable_everywhere`]).
+    pub(super) fn patterns_apart(&self, dfa: &Dfa, beside: &str) -> Result<Option<String>> {
+        let cap = self.limits.max_regex_format_states;
+        Ok(match crate::grammar::regex_text::finishable_everywhere(dfa, cap)? {
+            Some(true) => None,
+            Some(false) => Some(format!(
+                "format 'regex' beside {beside} that can leave a regular expression with no way to finish it, so the \
+                 two are not enforced together"
+            )),
+            None => Some(format!(
+                "format 'regex' beside {beside}: whether the two can always be finished together was not settled \
+                 within Limits.max_regex_format_states = {cap}"
+            )),
+        })
     }
 
     /// Each chunk of a long string's bound is one repetition in the grammar: a count past
@@ -700,6 +706,13 @@ fn format_lang(name: &str) -> Result<Lang> {
 
 /// A whole JSON string of `body`'s characters: one term when the body is one language
 /// (a quoted HIR, or a quoted format in the prebuilt table), else quote, body, quote.
+/// `quoted` (JSON strings) as the one entry of a `perm!` marked [`Distinct::Regex`]: the
+/// matcher reads each such string's text as a pattern (see [`crate::grammar::regex_text`]).
+pub(super) fn regex_entry(quoted: Expr) -> Expr {
+    let entries = vec![PermEntry { expr: quoted, required: true, repeat: false, distinct: Distinct::Regex }];
+    Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }
+}
+
 fn quoted(body: Lang) -> Expr {
     match body {
         Lang::Hir(h) => hir(Hir::concat(vec![Hir::literal(*b"\""), h.hir().clone(), Hir::literal(*b"\"")])),
