@@ -28,7 +28,7 @@ from .errors import (
 )
 from .generation import Generation, generate
 from .grammar import BanSpec, Grammar, GrammarWarning, SchemaWarning
-from .masking import allocate_bitmask, apply_bitmask, fill_bitmasks
+from .masking import allocate_bitmask, apply_bitmask, fill_bitmasks, fill_draft_bitmasks
 from .vocabulary import Vocabulary
 
 __version__ = "0.1.0"
@@ -67,6 +67,7 @@ __all__ = [
     "clear_cache",
     "compile",
     "fill_bitmasks",
+    "fill_draft_bitmasks",
     "generate",
     "get_num_threads",
     "set_num_threads",

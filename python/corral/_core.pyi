@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol, SupportsIndex, final
 
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import disjoint_base
+from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "Limits",
@@ -23,6 +23,7 @@ __all__ = [
     "IntersectionMatcher",
     "compile",
     "fill_bitmasks",
+    "fill_draft_bitmasks",
     "set_num_threads",
     "get_num_threads",
     "apply_bitmask_inplace",
@@ -374,6 +375,17 @@ class Matcher:
     @property
     def num_tokens(self) -> int:
         """Number of tokens accepted so far (EOS included)."""
+    def validate_tokens(self, draft: Iterable[SupportsIndex]) -> int:
+        """How many tokens of `draft` the constraint accepts from here, in order (the longest
+        accepted prefix). The matcher is left as it was."""
+    def fill_draft_bitmask(self, draft: Iterable[SupportsIndex], bitmask: _Bitmask, row: SupportsIndex | None = None) -> int:
+        """Writes the mask of every position of `draft` into `bitmask[row : row + len(draft) + 1]`
+        (row `i` is the mask after `draft[:i]`) and returns how many draft tokens the
+        constraint accepts; rows after the first refused token are left as they were. The
+        matcher is left as it was. Raises DeadEndError if a written row allows no token."""
+    def fork(self) -> Self:
+        """An independent matcher at this one's position, sharing the compiled grammar (for a
+        draft tree's branches, or `n > 1` samples of one prompt)."""
     def copy(self) -> Matcher:
         """An independent copy of this matcher (same grammar, same history)."""
     def __copy__(self) -> Matcher: ...
@@ -423,6 +435,17 @@ def compile(
 def fill_bitmasks(matchers: Sequence[Matcher], bitmask: _Bitmask, rows: Iterable[SupportsIndex] | None = None) -> None:
     """Fills `bitmask[i]` for each matcher `i` (or rows given by `rows`), with the GIL
     released and the uncached rows computed in parallel."""
+
+def fill_draft_bitmasks(
+    matchers: Sequence[Matcher],
+    drafts: Sequence[Iterable[SupportsIndex]],
+    bitmask: _Bitmask,
+    rows: Iterable[SupportsIndex] | None = None,
+) -> list[int]:
+    """For each matcher `i`, writes the masks of every position of `drafts[i]` into
+    `len(drafts[i]) + 1` consecutive rows from `rows[i]` (default: one block after another
+    from row 0), with the GIL released and the matchers in parallel; returns how many tokens
+    of each draft the constraint accepts. Each matcher is left as it was."""
 
 def set_num_threads(n: SupportsIndex) -> None:
     """Sets how many threads `fill_bitmasks` uses for a batch (the calling thread

@@ -47,6 +47,22 @@ def fill_bitmasks(matchers: Sequence[_core.Matcher], bitmask: _Bitmask, rows: Se
     _core.fill_bitmasks(list(matchers), bitmask, None if rows is None else list(rows))
 
 
+def fill_draft_bitmasks(
+    matchers: Sequence[_core.Matcher],
+    drafts: Sequence[Sequence[int]],
+    bitmask: _Bitmask,
+    rows: Sequence[int] | None = None,
+) -> list[int]:
+    """Speculative decoding for a batch, in one call: for each ``matchers[i]``, the masks of
+    every position of ``drafts[i]`` go into ``len(drafts[i]) + 1`` consecutive rows (from
+    ``rows[i]``; by default the blocks follow one another from row 0, the layout of a
+    verification step), row ``j`` of a block being the mask after ``drafts[i][:j]``. Returns
+    how many tokens of each draft the constraint accepts; rows after a draft's first refused
+    token are left as they were. Every matcher is left where it was (advance it by the
+    tokens the sampler keeps). The GIL is released and the matchers run in parallel."""
+    return _core.fill_draft_bitmasks(list(matchers), [list(d) for d in drafts], bitmask, None if rows is None else list(rows))
+
+
 def only_token(row: Any) -> int | None:
     """The token id if exactly one bit of the int32 mask row is set, else None."""
     row = np.asarray(row)

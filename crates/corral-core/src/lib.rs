@@ -62,6 +62,6 @@ pub use frontend::Dialect;
 pub use grammar::{Grammar, LowerOptions};
 pub use index::CompiledGrammar;
 pub use limits::Limits;
-pub use matcher::{MaskInfo, Matcher};
+pub use matcher::{DraftMasks, MaskInfo, Matcher};
 pub use util::interrupt;
 pub use vocab::{TokenKind, Vocabulary};

@@ -11,7 +11,7 @@ use corral_core as core;
 
 use crate::args::{count, indices};
 use crate::errors::{dead_end, guard_detached, raise, to_py_err, ErrorKind};
-use crate::matcher::PyMatcher;
+use crate::matcher::{draft_ids, PyMatcher};
 
 /// A writable, C-contiguous int32 buffer: its base pointer and shape as (rows, words).
 pub(crate) struct MaskBuffer {
@@ -66,6 +66,21 @@ impl MaskBuffer {
         Ok(MaskBuffer { buf, rows, words })
     }
 
+    /// `n` consecutive rows from `row` as a raw pointer (address), checked against the
+    /// expected width and the buffer's row count.
+    pub(crate) fn rows_at(&self, py: Python<'_>, row: usize, n: usize, expect_words: usize) -> PyResult<usize> {
+        let addr = self.row(py, row, expect_words)?;
+        if row + n > self.rows {
+            return Err(raise(
+                py,
+                ErrorKind::Matcher,
+                format!("rows {row} to {} are out of range for a bitmask of {} rows", row + n - 1, self.rows),
+                &[],
+            ));
+        }
+        Ok(addr)
+    }
+
     /// The row as a raw pointer (address), checked against the expected width.
     pub(crate) fn row(&self, py: Python<'_>, row: usize, expect_words: usize) -> PyResult<usize> {
         if self.words != expect_words {
@@ -96,6 +111,21 @@ pub(crate) fn fill_at(matcher: &core::Matcher, addr: usize, words: usize) -> cor
     matcher.fill_mask(out)
 }
 
+/// Writes the masks of every position of `draft` into the `draft.len() + 1` rows at `addr`
+/// (a pointer into a live, checked buffer).
+pub(crate) fn fill_draft_at(
+    matcher: &mut core::Matcher,
+    draft: &[u32],
+    addr: usize,
+    words: usize,
+) -> core::Result<core::DraftMasks> {
+    // SAFETY: `addr` points at `(draft.len() + 1) * words` int32s inside a writable
+    // C-contiguous buffer that the caller keeps alive (the PyBuffer is held), checked by
+    // `MaskBuffer::rows_at`.
+    let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u32, (draft.len() + 1) * words) };
+    matcher.fill_draft_masks(draft, out)
+}
+
 /// Fills `bitmask[i]` for each matcher `i` (or rows given by `rows`), with the GIL released
 /// and the uncached rows computed in parallel.
 #[pyfunction]
@@ -115,15 +145,12 @@ pub(crate) fn fill_bitmasks(
         return Err(raise(py, ErrorKind::Matcher, format!("{} matchers but {} rows", matchers.len(), rows.len()), &[]));
     }
     let mut seen_rows = std::collections::HashSet::new();
-    let mut seen_matchers = std::collections::HashSet::new();
-    for (i, (m, &row)) in matchers.iter().zip(&rows).enumerate() {
+    for &row in &rows {
         if !seen_rows.insert(row) {
             return Err(raise(py, ErrorKind::Matcher, format!("row {row} is given twice"), &[]));
         }
-        if !seen_matchers.insert(&**m as *const PyMatcher as usize) {
-            return Err(raise(py, ErrorKind::Matcher, format!("matcher {i} is the same object as an earlier one"), &[]));
-        }
     }
+    distinct_matchers(py, &matchers)?;
     let guards: Vec<_> = matchers.iter().map(|m| m.lock(py)).collect();
     let mut jobs = Vec::with_capacity(guards.len());
     for (g, &row) in guards.iter().zip(&rows) {
@@ -143,6 +170,80 @@ pub(crate) fn fill_bitmasks(
         })?;
         if info.allowed == 0 {
             return Err(dead_end(py, job.3));
+        }
+    }
+    Ok(())
+}
+
+/// For each matcher `i`, writes the masks of every position of `drafts[i]` into
+/// `len(drafts[i]) + 1` consecutive rows of `bitmask` from `rows[i]` (default: one block
+/// after another from row 0), with the GIL released and the matchers in parallel; returns
+/// how many tokens of each draft the constraint accepts. Each matcher is left as it was.
+#[pyfunction]
+#[pyo3(signature = (matchers, drafts, bitmask, rows=None))]
+pub(crate) fn fill_draft_bitmasks(
+    py: Python<'_>,
+    matchers: Vec<PyRef<'_, PyMatcher>>,
+    drafts: &Bound<'_, PyAny>,
+    bitmask: &Bound<'_, PyAny>,
+    rows: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<usize>> {
+    let buf = MaskBuffer::get(py, bitmask)?;
+    let drafts: Vec<Bound<'_, PyAny>> = drafts.try_iter()?.collect::<PyResult<_>>()?;
+    if drafts.len() != matchers.len() {
+        return Err(raise(py, ErrorKind::Matcher, format!("{} matchers but {} drafts", matchers.len(), drafts.len()), &[]));
+    }
+    distinct_matchers(py, &matchers)?;
+    let mut guards: Vec<_> = matchers.iter().map(|m| m.lock(py)).collect();
+    let mut ids = Vec::with_capacity(drafts.len());
+    for (g, d) in guards.iter().zip(&drafts) {
+        ids.push(draft_ids(py, d, g)?);
+    }
+    let firsts = match rows {
+        Some(r) if !r.is_none() => indices(py, r, "row", buf.rows, ErrorKind::Matcher)?,
+        _ => ids.iter().scan(0, |next, d| Some(std::mem::replace(next, *next + d.len() + 1))).collect(),
+    };
+    if firsts.len() != matchers.len() {
+        return Err(raise(py, ErrorKind::Matcher, format!("{} matchers but {} rows", matchers.len(), firsts.len()), &[]));
+    }
+    let mut taken = vec![false; buf.rows];
+    let mut jobs = Vec::with_capacity(guards.len());
+    for ((g, d), &first) in guards.iter_mut().zip(ids).zip(&firsts) {
+        let words = g.grammar().vocab().mask_words();
+        let addr = buf.rows_at(py, first, d.len() + 1, words)?;
+        for (r, slot) in taken.iter_mut().enumerate().skip(first).take(d.len() + 1) {
+            if std::mem::replace(slot, true) {
+                return Err(raise(py, ErrorKind::Matcher, format!("row {r} is given to two drafts"), &[]));
+            }
+        }
+        let tokens = g.num_tokens();
+        jobs.push((&mut **g, d, addr, words, tokens));
+    }
+    let results = guard_detached(py, || Ok(parallel_map(&mut jobs, |(m, d, a, w, _)| fill_draft_at(m, d, *a, *w))))?;
+    drop(buf);
+    let mut accepted = Vec::with_capacity(results.len());
+    for (r, job) in results.into_iter().zip(&jobs) {
+        let drafted = r.map_err(|e| {
+            if e == core::Error::Interrupted {
+                PyKeyboardInterrupt::new_err("interrupted")
+            } else {
+                to_py_err(py, e)
+            }
+        })?;
+        if let Some(i) = drafted.rows.iter().position(|info| info.allowed == 0) {
+            return Err(dead_end(py, job.4 + i));
+        }
+        accepted.push(drafted.accepted);
+    }
+    Ok(accepted)
+}
+
+/// Refuses a batch that names one matcher twice (its rows would race).
+fn distinct_matchers(py: Python<'_>, matchers: &[PyRef<'_, PyMatcher>]) -> PyResult<()> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, m) in matchers.iter().enumerate() {
+        if !seen.insert(&**m as *const PyMatcher as usize) {
+            return Err(raise(py, ErrorKind::Matcher, format!("matcher {i} is the same object as an earlier one"), &[]));
         }
     }
     Ok(())
@@ -199,32 +300,39 @@ pub(crate) fn get_num_threads(py: Python<'_>) -> PyResult<usize> {
     pool().map(|p| p.current_num_threads()).map_err(|e| raise(py, ErrorKind::Internal, e, &[]))
 }
 
-/// Fills every job's row: the calling thread takes the first share (and keeps answering
-/// Ctrl-C), the pool's threads the rest. The caller's interrupt reaches them through a
-/// shared stop flag; a panic in one is a panic here (so `InternalError`).
+/// Fills every job's row (see [`parallel_map`]).
 fn fill_parallel(jobs: &[Job<'_>]) -> Vec<core::Result<core::MaskInfo>> {
-    let fill = |part: &[Job<'_>]| part.iter().map(|(m, a, w, _)| fill_at(m, *a, *w)).collect::<Vec<_>>();
+    let mut refs: Vec<&Job<'_>> = jobs.iter().collect();
+    parallel_map(&mut refs, |(m, a, w, _)| fill_at(m, *a, *w))
+}
+
+/// `f` of every job, in order: the calling thread takes the first share (and keeps
+/// answering Ctrl-C), the pool's threads the rest. The caller's interrupt reaches them
+/// through a shared stop flag; a panic in one is a panic here (so `InternalError`).
+fn parallel_map<J: Send, T: Send>(jobs: &mut [J], f: impl Fn(&mut J) -> core::Result<T> + Sync) -> Vec<core::Result<T>> {
+    let run = |part: &mut [J]| part.iter_mut().map(&f).collect::<Vec<_>>();
     let pool = match pool() {
         Ok(p) => p,
-        Err(_) => return fill(jobs),
+        Err(_) => return run(jobs),
     };
     let threads = pool.current_num_threads().min(jobs.len()).max(1);
     if threads == 1 {
-        return fill(jobs);
+        return run(jobs);
     }
     let chunk = jobs.len().div_ceil(threads);
-    let mut parts = jobs.chunks(chunk);
-    let first = parts.next().unwrap_or(&[]);
-    let rest: Vec<&[Job<'_>]> = parts.collect();
-    let mut slots: Vec<Vec<core::Result<core::MaskInfo>>> = vec![Vec::new(); rest.len()];
+    let mut parts = jobs.chunks_mut(chunk);
+    let first = parts.next().unwrap_or(&mut []);
+    let rest: Vec<&mut [J]> = parts.collect();
+    let mut slots: Vec<Vec<core::Result<T>>> = (0..rest.len()).map(|_| Vec::new()).collect();
     let stop = core::interrupt::StopFlag::new();
     let mut out = Vec::new();
     pool.in_place_scope(|scope| {
-        for (slot, part) in slots.iter_mut().zip(&rest) {
+        for (slot, part) in slots.iter_mut().zip(rest) {
             let helper = core::interrupt::Scope { stop: stop.clone(), ..Default::default() };
-            scope.spawn(move |_| *slot = core::interrupt::run(&helper, || fill(part)));
+            let run = &run;
+            scope.spawn(move |_| *slot = core::interrupt::run(&helper, || run(part)));
         }
-        out = fill(first);
+        out = run(first);
         if out.iter().any(|r| matches!(r, Err(core::Error::Interrupted))) {
             stop.stop();
         }

@@ -40,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     intersection::register(m)?;
     m.add_function(wrap_pyfunction!(compiled::compile, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::fill_bitmasks, m)?)?;
+    m.add_function(wrap_pyfunction!(bitmask::fill_draft_bitmasks, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::apply_bitmask_inplace, m)?)?;

@@ -6,8 +6,8 @@ use pyo3::types::PyBytes;
 
 use corral_core as core;
 
-use crate::args::{count, index};
-use crate::bitmask::{fill_at, MaskBuffer};
+use crate::args::{count, index, indices};
+use crate::bitmask::{fill_at, fill_draft_at, MaskBuffer};
 use crate::errors::{dead_end, guard, guard_detached, ErrorKind};
 use crate::intersection::matcher_object;
 
@@ -38,6 +38,12 @@ impl PyMatcher {
     pub(crate) fn new(inner: core::Matcher) -> PyMatcher {
         PyMatcher { inner: std::sync::Mutex::new(inner) }
     }
+}
+
+/// A draft's token ids, each checked against the vocabulary's size.
+pub(crate) fn draft_ids(py: Python<'_>, draft: &Bound<'_, PyAny>, matcher: &core::Matcher) -> PyResult<Vec<u32>> {
+    let size = matcher.grammar().vocab().size();
+    Ok(indices(py, draft, "draft token id", size, ErrorKind::Matcher)?.into_iter().map(|t| t as u32).collect())
 }
 
 #[pymethods]
@@ -146,6 +152,52 @@ impl PyMatcher {
     #[getter]
     fn num_tokens(&self, py: Python<'_>) -> usize {
         self.lock(py).num_tokens()
+    }
+
+    /// How many tokens of `draft` the constraint accepts from here, in order (the longest
+    /// accepted prefix). The matcher is left as it was.
+    fn validate_tokens(&self, py: Python<'_>, draft: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let mut matcher = self.lock(py);
+        let draft = draft_ids(py, draft, &matcher)?;
+        let m = &mut *matcher;
+        guard_detached(py, move || m.validate_tokens(&draft))
+    }
+
+    /// Writes the mask of every position of `draft` into `bitmask[row : row + len(draft) + 1]`
+    /// (row `i` is the mask after `draft[:i]`) and returns how many draft tokens the
+    /// constraint accepts; rows after the first refused token are left as they were. The
+    /// matcher is left as it was. Raises DeadEndError if a written row allows no token.
+    #[pyo3(signature = (draft, bitmask, row=None))]
+    fn fill_draft_bitmask(
+        &self,
+        py: Python<'_>,
+        draft: &Bound<'_, PyAny>,
+        bitmask: &Bound<'_, PyAny>,
+        row: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
+        let buf = MaskBuffer::get(py, bitmask)?;
+        let mut matcher = self.lock(py);
+        let draft = draft_ids(py, draft, &matcher)?;
+        let row = match row {
+            Some(r) => count(py, r, "row", ErrorKind::Matcher)?,
+            None => 0,
+        };
+        let words = matcher.grammar().vocab().mask_words();
+        let addr = buf.rows_at(py, row, draft.len() + 1, words)?;
+        let m = &mut *matcher;
+        let drafted = guard_detached(py, move || fill_draft_at(m, &draft, addr, words))?;
+        drop(buf);
+        if let Some(i) = drafted.rows.iter().position(|info| info.allowed == 0) {
+            return Err(dead_end(py, matcher.num_tokens() + i));
+        }
+        Ok(drafted.accepted)
+    }
+
+    /// An independent matcher at this one's position, sharing the compiled grammar (for a
+    /// draft tree's branches, or `n > 1` samples of one prompt).
+    fn fork<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMatcher>> {
+        let fork = self.lock(py).fork();
+        matcher_object(py, fork)
     }
 
     /// An independent copy of this matcher (same grammar, same history).

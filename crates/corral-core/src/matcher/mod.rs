@@ -1,5 +1,6 @@
 //! The per-sequence matcher: current state, history for rollback, masks.
 //!
+//! * `draft`: speculative decoding, a draft checked or masked at every position in one call;
 //! * `intersection`: the matcher of an intersection (`g1 & g2`), one matcher per part;
 //! * `patterns`: the strings that must be regular expressions, checked beside the engine
 //!   (see [`crate::grammar::regex_text`]).
@@ -14,8 +15,11 @@ use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::parser::{advance_chart, AheadEntries, Chart, Overlay, ReadEntries};
 use crate::vocab::{ByteRecognizer, TokenKind};
 
+mod draft;
 mod intersection;
 mod patterns;
+
+pub use draft::DraftMasks;
 
 use intersection::Parts;
 
