@@ -13,6 +13,11 @@ import pytest
 
 import corral
 
+# The serving engines' suite needs SGLang and vLLM installed (tools/serving_env.sh builds
+# that environment; tools/serving_tests.sh runs it, and .ci/run says whether it did).
+if os.environ.get("CORRAL_SERVING_TESTS") != "1":
+    collect_ignore = ["serving"]
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 

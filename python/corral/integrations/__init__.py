@@ -7,6 +7,8 @@
   ``SamplingParams.extra_args``) and
   :class:`~corral.integrations.vllm.CorralRequestLogitsProcessor` (the per-request callable
   ``(output_token_ids, logits) -> logits``).
+* :mod:`corral.integrations.sglang`: :class:`~corral.integrations.sglang.CorralGrammarBackend`,
+  SGLang's grammar backend (``--grammar-backend corral``, registered by an entry point).
 * :mod:`corral.integrations.llama_cpp`:
   :class:`~corral.integrations.llama_cpp.CorralLlamaLogitsProcessor`, llama-cpp-python's
   ``logits_processor`` hook.
