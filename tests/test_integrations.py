@@ -650,3 +650,53 @@ def test_batch_processor_params_and_rejections(tokenizer, vocab):
     strict.update_state(FakeBatchUpdate(1, [], [(0, params, None, [letter])], []))
     with pytest.raises(corral.MatcherError):
         strict.apply(torch.zeros(1, vocab.size))
+
+
+def test_batch_processor_structural_tags_tool_calls_and_reasoning(tokenizer, vocab):
+    """The constraint keys beyond the text grammars, and the reasoning end marker: each
+    request's allowed set equals its grammar's, and bad values are clear errors."""
+    validate = corral_vllm.CorralLogitsProcessor.validate_params
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    tag = {"type": "structural_tag", "format": {"type": "tag", "begin": "<a>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</a>"}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+    for bad in (
+        {"corral_structural_tag": "{not json"},
+        {"corral_structural_tag": {"type": "structural_tag", "format": {"type": "no such format"}}},
+        {"corral_tool_calls": [1, 2]},
+        {"corral_tool_calls": {"tools": tools, "format": "no such format"}},
+        {"corral_tool_calls": {"tools": tools, "no_such_option": 1}},
+        {"corral_reasoning_end": "</think>"},
+        {"corral_regex": DIGITS, "corral_reasoning_end": ""},
+    ):
+        with pytest.raises(ValueError) as info:
+            validate(types.SimpleNamespace(extra_args=bad))
+        assert isinstance(info.value, corral.CorralError), bad
+    requests = [
+        ({"corral_structural_tag": json.dumps(tag)}, corral.Grammar.structural_tag(tag)),
+        ({"corral_tool_calls": {"tools": tools, "format": "hermes"}}, corral.Grammar.tool_calls(tools, format="hermes")),
+        ({"corral_regex": DIGITS, "corral_reasoning_end": "</r>"}, None),
+    ]
+    # Two schemas that differ only in property order are two grammars (the output's order).
+    ab = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}
+    ba = {"type": "object", "properties": {"b": {"type": "integer"}, "a": {"type": "integer"}}, "required": ["a", "b"]}
+    first = corral.compile(corral_vllm.grammar_from_extra_args({"corral_json_schema": ab}), vocab)
+    second = corral.compile(corral_vllm.grammar_from_extra_args({"corral_json_schema": ba}), vocab)
+    assert first.matches(b'{"a":1,"b":2}') and second.matches(b'{"b":2,"a":1}')
+    assert not second.matches(b'{"a":1,"b":2}')
+    proc = corral_vllm.CorralLogitsProcessor(fake_vllm_config(), "cpu", False)
+    outputs = [[] for _ in requests]
+    added = [(i, types.SimpleNamespace(extra_args=extra), None, outputs[i]) for i, (extra, _) in enumerate(requests)]
+    proc.update_state(FakeBatchUpdate(len(requests), [], added, []))
+    reasoning = corral.compile(corral.Grammar.regex(r"(?s:(?:(?!</r>).)*)</r>") + corral.Grammar.regex(DIGITS), vocab)
+    checks = [corral.compile(g, vocab).matcher() if g is not None else reasoning.matcher() for _, g in requests]
+    texts = [b"<a>{", b"<tool_call>", b"hm </r>12"]
+    for step in range(4):
+        out = proc.apply(torch.zeros(len(requests), vocab.size))
+        for i, m in enumerate(checks):
+            row = corral.allocate_bitmask(1, vocab.size)
+            m.fill_bitmask(row)
+            want = np.flatnonzero(np.unpackbits(row[0].view(np.uint8), bitorder="little")[: vocab.size])
+            assert np.array_equal(finite_ids(out[i]), want), (i, step)
+            token = vocab_token(vocab, texts[i][step : step + 1].decode())
+            assert m.advance(token)
+            outputs[i].append(token)

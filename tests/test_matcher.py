@@ -232,6 +232,40 @@ def test_apply_bitmask_torch():
         assert torch.isfinite(gpu[0]).nonzero().flatten().tolist() == [1, 2]
 
 
+def test_apply_bitmask_torch_cpu_native_and_fallback_agree():
+    """CPU float32/float64 tensors go through the native loop, the rest (float16, a
+    non-contiguous view, a tensor that requires grad) through torch ops: same result, also
+    for logits wider than the mask (those ids masked) and 1-D logits."""
+    import torch
+
+    rng = np.random.default_rng(3)
+    mask = rng.integers(-(2**31), 2**31, size=(3, 4), dtype=np.int64).astype(np.int32)
+    mask[1, 1] = -1
+    mask[2, 2] = 0
+    width = 4 * 32 + 9  # wider than the mask
+    base = torch.from_numpy(rng.standard_normal((3, width)).astype(np.float32))
+    bits = np.unpackbits(mask.view(np.uint8), bitorder="little").reshape(3, -1).astype(bool)
+    want = np.zeros((3, width), dtype=bool)
+    want[:, : bits.shape[1]] = bits
+    variants = {
+        "float32": base.clone(),
+        "float64": base.double(),
+        "float16": base.half(),
+        "strided": base.t().contiguous().t(),
+    }
+    for name, logits in variants.items():
+        out = corral.apply_bitmask(logits, torch.from_numpy(mask))
+        assert out is logits
+        assert np.array_equal(torch.isfinite(out).numpy(), want), name
+    grad = base.clone().requires_grad_(True)
+    with torch.no_grad():
+        corral.apply_bitmask(grad, torch.from_numpy(mask))
+    assert np.array_equal(torch.isfinite(grad).detach().numpy(), want)
+    one = base[0].clone()
+    corral.apply_bitmask(one, mask[0])
+    assert np.array_equal(torch.isfinite(one).numpy(), want[0])
+
+
 def test_fill_bitmasks_batch_matches_single(deepseek):
     v = deepseek.vocab
     pats = [r"\d+", r"[a-z]+", r"\s*19[0-9]{2}", r"[^\W\d]\w*"]

@@ -13,10 +13,14 @@ pip="$venv/bin/pip"
 "$pip" install -q --no-deps "sglang==0.5.23" "vllm==0.33.0"
 # What their imports ask for, one by one (sglang.srt.constrained.*, sglang.srt.plugins,
 # vllm.v1.sample.logits_processor, vllm.v1.worker.gpu_input_batch).
-"$pip" install -q psutil pybase64 starlette msgspec pyzmq aiohttp openai partial_json_parser \
-    cbor2 cloudpickle py-cpuinfo pyyaml
+"$pip" install -q psutil pybase64 starlette msgspec pyzmq aiohttp openai partial_json_parser openai_harmony \
+    cbor2 cloudpickle py-cpuinfo pyyaml cachetools uvloop prometheus_client fastapi
 "$venv/bin/python" - <<'PY'
 import sglang.srt.constrained.base_grammar_backend
 import sglang.srt.plugins
+import os
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+import vllm.v1.sample.logits_processor
+import vllm.v1.worker.gpu_input_batch
 print("serving environment ready:", __import__("sglang").__version__, "(sglang)")
 PY

@@ -122,6 +122,12 @@ def _apply_torch(logits: Any, bitmask: Any) -> Any:
     rows = 1 if logits.dim() == 1 else logits.shape[0]
     if mask.shape[0] != rows:
         raise MatcherError(f"logits have {rows} rows but the bitmask has {mask.shape[0]}")
+    if logits.device.type == "cpu" and logits.dtype in (torch.float32, torch.float64) and logits.is_contiguous() and not logits.requires_grad:
+        # CPU logits share memory with numpy: the native loop (GIL released) instead of
+        # unpacking every bit into a [rows, vocab] tensor (~0.6 ms a row at 129k tokens).
+        rows_mask = mask[0] if logits.dim() == 1 else mask
+        _core.apply_bitmask_inplace(logits.numpy(), rows_mask.contiguous().numpy())
+        return logits
     width = logits.shape[-1]
     shifts = torch.arange(32, device=logits.device, dtype=torch.int32)
     allowed = ((mask.unsqueeze(-1) >> shifts) & 1).bool().reshape(mask.shape[0], -1)

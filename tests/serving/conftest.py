@@ -11,6 +11,10 @@ import os
 
 import pytest
 
+# vLLM picks its platform when first imported: this machine has no GPU (and the device
+# machine has no vLLM), so the CPU platform, before any test module imports vllm.
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+
 
 @pytest.fixture(scope="session")
 def deepseek_hf():

@@ -81,6 +81,21 @@ def test_the_entry_point_registers_the_backend():
     assert GRAMMAR_BACKEND_CHOICES.count("corral") == 1
 
 
+def test_the_command_line_accepts_the_backend():
+    # What `python -m sglang.launch_server ... --grammar-backend corral` parses, after the
+    # load_plugins() it runs first.
+    import argparse
+
+    from sglang.srt import plugins
+    from sglang.srt.server_args import ServerArgs
+
+    plugins._plugins_loaded = False
+    plugins.load_plugins()
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    assert parser.parse_args(["--model-path", "m", "--grammar-backend", "corral"]).grammar_backend == "corral"
+
+
 def _compile(backend, key, reasoning=False):
     """As SGLang's grammar manager does: the cache, else a future on the executor."""
     value, hit = backend.get_cached_or_future_value(key, reasoning)

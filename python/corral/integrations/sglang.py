@@ -294,19 +294,14 @@ class CorralGrammarBackend(BaseGrammarBackend):
         self.think_end_ids = tuple(think_end_ids)
         self.limits = limits
 
-    # SGLang asks for the mask buffer through the grammar objects; these serve its
-    # ReasonerGrammarBackend-style callers and tests.
+    # SGLang asks the grammar objects for the mask buffer; callers that ask the backend
+    # (as SGLang's reasoning wrapper does) get the same.
     @staticmethod
     def allocate_vocab_mask(vocab_size: int, batch_size: int, device: Any) -> torch.Tensor:
         return allocate_mask(vocab_size, batch_size)
 
-    @staticmethod
-    def move_vocab_mask(vocab_mask: torch.Tensor, device: Any) -> torch.Tensor:
-        return vocab_mask.to(device, non_blocking=True)
-
-    @staticmethod
-    def apply_vocab_mask(logits: torch.Tensor, vocab_mask: torch.Tensor) -> None:
-        corral.apply_bitmask(logits, vocab_mask)
+    move_vocab_mask = staticmethod(CorralGrammar.move_vocab_mask)
+    apply_vocab_mask = staticmethod(CorralGrammar.apply_vocab_mask)
 
     def _init_value_dispatch(self, key: tuple[str, str], require_reasoning: bool) -> BaseGrammarObject:
         grammar = super()._init_value_dispatch(key, require_reasoning)

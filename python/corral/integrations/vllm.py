@@ -14,8 +14,8 @@ Importing this module imports ``torch`` and tries ``vllm``: when vLLM is importa
 :class:`CorralLogitsProcessor` subclasses its ``LogitsProcessor``; when it is not, the class
 is the same code on ``object`` and can be driven by anything shaped like vLLM's
 ``BatchUpdate`` (``batch_size``, ``removed``, ``added``, ``moved``). See docs/integrations.md
-for what was tested against a real vLLM (nothing: vLLM is not installed where corral is
-tested).
+for what was tested against vLLM's own code (its persistent batch, on the CPU, in the
+serving engines' suite, tests/serving).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import torch
 
@@ -35,7 +36,7 @@ from ..grammar import Grammar
 from ..vocabulary import Vocabulary
 from . import _compiled, _end_row, _MaskBuffer, _rejected, _Sync, _vocabulary
 
-try:  # pragma: no cover - vLLM is not installed in corral's test environment
+try:  # pragma: no cover - vLLM is installed only in the serving engines' environment
     from vllm.v1.sample.logits_processor import LogitsProcessor as _VLLMLogitsProcessor
 
     HAVE_VLLM = True
@@ -46,6 +47,7 @@ except ImportError:
 __all__ = [
     "EXTRA_ARGS",
     "HAVE_VLLM",
+    "REASONING_END",
     "CorralLogitsProcessor",
     "CorralRequestLogitsProcessor",
     "grammar_from_extra_args",
@@ -93,6 +95,7 @@ class CorralRequestLogitsProcessor:
 
     def reset(self) -> None:
         """Forgets the output seen so far."""
+        self._last_output: Sequence[int] | None = None
         self._state = _Sync(self.compiled.matcher(), self.vocab, "CorralRequestLogitsProcessor")
 
     @property
@@ -103,7 +106,11 @@ class CorralRequestLogitsProcessor:
     def __call__(self, output_token_ids: Sequence[int], logits: torch.Tensor) -> torch.Tensor:
         state = self._state
         before = state.violated
-        state.sync(output_token_ids, full_check=True, on_reject=self.on_reject)
+        # vLLM v1 hands the same live list every step: then only its length and last token
+        # are compared (O(1)); another object (another sequence, or a copy) is compared whole.
+        same = output_token_ids is self._last_output
+        self._last_output = output_token_ids
+        state.sync(output_token_ids, full_check=not same, on_reject=self.on_reject)
         if state.violated and not before:
             logger.warning("corral: %s; the request may now only end", _violation(state))
         bitmask = self._buffer.host(1, logits.device)
@@ -126,8 +133,10 @@ def _violation(state: _Sync) -> str:
 
 #: The ``SamplingParams.extra_args`` keys that turn :class:`CorralLogitsProcessor` on for a
 #: request, and the :class:`corral.Grammar` constructor each one calls. A request sets at
-#: most one of them. ``corral_json_schema`` takes a JSON string or (offline) a dict;
-#: ``corral_choice`` a list of strings; the others a string.
+#: most one of them. ``corral_json_schema`` and ``corral_structural_tag`` take a JSON
+#: string or (offline) a dict; ``corral_choice`` a list of strings; ``corral_tool_calls`` a
+#: dict ``{"tools": [...], "format": "hermes", ...}`` of :meth:`corral.Grammar.tool_calls`'s
+#: arguments (or its JSON text); the others a string.
 EXTRA_ARGS = {
     "corral_regex": "regex",
     "corral_json_schema": "json_schema",
@@ -135,53 +144,97 @@ EXTRA_ARGS = {
     "corral_gbnf": "gbnf",
     "corral_lark": "lark",
     "corral_choice": "choice",
+    "corral_structural_tag": "structural_tag",
+    "corral_tool_calls": "tool_calls",
 }
+
+#: The ``extra_args`` key that gives a reasoning model's end marker (``"</think>"``): the
+#: output is free text up to the marker's first occurrence, then the constraint.
+REASONING_END = "corral_reasoning_end"
 
 _grammar_cache: OrderedDict[tuple, Grammar] = OrderedDict()
 _grammar_lock = threading.Lock()
 _GRAMMAR_CACHE_SIZE = 256
 
 
+def _json_value(key: str, value) -> object:
+    """A dict/list/bool value, or the JSON text of one."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError as e:
+            raise GrammarError(f"extra_args[{key!r}] is not JSON: {e}") from None
+    if isinstance(value, (dict, list, bool)):
+        return value
+    raise GrammarError(f"extra_args[{key!r}] must be a JSON string or a dict, got {type(value).__name__}")
+
+
+def _build(kind: str, key: str, value) -> Grammar:
+    if kind == "choice":
+        return Grammar.choice(list(value))
+    if kind == "json_schema":
+        return Grammar.json_schema(value)
+    if kind == "structural_tag":
+        return Grammar.structural_tag(_json_value(key, value))  # type: ignore[arg-type]
+    if kind == "tool_calls":
+        spec = _json_value(key, value)
+        if not isinstance(spec, dict) or "tools" not in spec:
+            raise GrammarError(f'extra_args[{key!r}] must be {{"tools": [...], ...}} (Grammar.tool_calls\'s arguments)')
+        options = dict(spec)
+        try:
+            return Grammar.tool_calls(options.pop("tools"), **options)
+        except TypeError as e:  # an argument tool_calls does not take
+            raise GrammarError(f"extra_args[{key!r}]: {e}") from None
+    return getattr(Grammar, kind)(value)
+
+
+def _cache_key(kind: str, key: str, value) -> tuple:
+    if kind == "choice":
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise GrammarError(f"extra_args[{key!r}] must be a list of strings, got {type(value).__name__}")
+        return (kind, tuple(value))
+    if kind in ("json_schema", "structural_tag", "tool_calls"):
+        if isinstance(value, (dict, bool, list)):
+            # Key order is kept: a schema's property order is its output's.
+            return (kind, json.dumps(value, ensure_ascii=False))
+        if isinstance(value, str):
+            return (kind, value)
+        raise GrammarError(f"extra_args[{key!r}] must be a JSON string or a dict, got {type(value).__name__}")
+    if not isinstance(value, str):
+        raise GrammarError(f"extra_args[{key!r}] must be a string, got {type(value).__name__}")
+    return (kind, value)
+
+
 def grammar_from_extra_args(extra_args: dict | None) -> Grammar | None:
     """The :class:`corral.Grammar` a request's ``extra_args`` ask for, or None when it has
-    no ``corral_*`` key. Raises :class:`corral.GrammarError` (a ``ValueError``) for two
-    keys, a value of the wrong type or an invalid constraint. Grammars are cached by value."""
+    no ``corral_*`` constraint key. Raises :class:`corral.GrammarError` (a ``ValueError``)
+    for two keys, a value of the wrong type or an invalid constraint. With
+    :data:`REASONING_END`, the grammar is free text up to that marker, then the constraint.
+    Grammars are cached by value."""
     if not extra_args:
         return None
     keys = [k for k in EXTRA_ARGS if k in extra_args]
     if not keys:
+        if REASONING_END in extra_args:
+            raise GrammarError(f"extra_args[{REASONING_END!r}] needs a constraint key ({', '.join(EXTRA_ARGS)})")
         return None
     if len(keys) > 1:
         raise GrammarError(f"extra_args may hold one corral constraint, got {', '.join(keys)}")
     key = keys[0]
     kind = EXTRA_ARGS[key]
     value = extra_args[key]
-    if kind == "choice":
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise GrammarError(f"extra_args[{key!r}] must be a list of strings, got {type(value).__name__}")
-        cache_key = (kind, tuple(value))
-    elif kind == "json_schema":
-        if isinstance(value, (dict, bool)):
-            cache_key = (kind, json.dumps(value, ensure_ascii=False))
-        elif isinstance(value, str):
-            cache_key = (kind, value)
-        else:
-            raise GrammarError(f"extra_args[{key!r}] must be a JSON string or a dict, got {type(value).__name__}")
-    else:
-        if not isinstance(value, str):
-            raise GrammarError(f"extra_args[{key!r}] must be a string, got {type(value).__name__}")
-        cache_key = (kind, value)
+    end = extra_args.get(REASONING_END)
+    if end is not None and (not isinstance(end, str) or not end):
+        raise GrammarError(f"extra_args[{REASONING_END!r}] must be a non-empty string such as '</think>'")
+    cache_key = (*_cache_key(kind, key, value), end)
     with _grammar_lock:
         grammar = _grammar_cache.get(cache_key)
         if grammar is not None:
             _grammar_cache.move_to_end(cache_key)
             return grammar
-    if kind == "choice":
-        grammar = Grammar.choice(list(value))
-    elif kind == "json_schema":
-        grammar = Grammar.json_schema(value)
-    else:
-        grammar = getattr(Grammar, kind)(value)
+    grammar = _build(kind, key, value)
+    if end is not None:
+        grammar = _reasoning(end) + grammar
     with _grammar_lock:
         _grammar_cache[cache_key] = grammar
         while len(_grammar_cache) > _GRAMMAR_CACHE_SIZE:
@@ -189,15 +242,44 @@ def grammar_from_extra_args(extra_args: dict | None) -> Grammar | None:
     return grammar
 
 
+def _reasoning(end: str) -> Grammar:
+    """Free text up to the first ``end`` (the marker written as its special token or as
+    text), ``end`` included."""
+    free = {"type": "tag", "begin": "", "content": {"type": "any_text"}, "end": end}
+    return Grammar.structural_tag({"type": "structural_tag", "format": free})
+
+
 # -- vLLM v1 batch-level processor ---------------------------------------------------------
 
 
 class _Request:
-    __slots__ = ("sync", "output")
+    """One constrained row: its compile (started when vLLM adds the request, finished on
+    the executor while the step's forward pass runs), then its matcher kept in step with
+    vLLM's live output list."""
 
-    def __init__(self, sync: _Sync, output: list[int]):
-        self.sync = sync
+    __slots__ = ("future", "sync", "output", "failed")
+
+    def __init__(self, future: Future, output: list[int]):
+        self.future = future
+        self.sync: _Sync | None = None
         self.output = output  # vLLM's live list of the request's output token ids
+        self.failed = False  # the compile failed: the request may only end
+
+    def ready(self, vocab: Vocabulary) -> _Sync | None:
+        """The request's matcher state, waiting for its compile if it is still running;
+        None (logged) if the compile failed."""
+        if self.sync is None and not self.failed:
+            try:
+                compiled = self.future.result()
+            except Exception as e:  # a compile error must not fail the whole batch
+                logger.error("corral: a request's constraint failed to compile (%s: %s); it may only end", type(e).__name__, e)
+                self.failed = True
+                return None
+            self.sync = _Sync(compiled.matcher(), vocab, "CorralLogitsProcessor")
+        return self.sync
+
+
+_COMPILER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="corral-compile")
 
 
 def _direction(value) -> str:
@@ -288,18 +370,21 @@ class CorralLogitsProcessor(_VLLMLogitsProcessor):
         rows = sorted(i for i in self._requests if i < batch)
         if not rows:
             return logits
-        for row in rows:
-            state = self._requests[row].sync
+        states = [self._requests[row].ready(self.vocab) for row in rows]
+        for row, state in zip(rows, states, strict=True):
+            if state is None:
+                continue
             before = state.violated
             state.sync(self._requests[row].output, full_check=False, on_reject=self.on_reject)
             if state.violated and not before:
                 logger.warning("corral: %s; the request may now only end", _violation(state))
         bitmask = self._buffer.host(len(rows), logits.device)
-        active = [i for i, row in enumerate(rows) if not self._requests[row].sync.done]
-        if len(active) < len(rows):
-            bitmask[[i for i, row in enumerate(rows) if self._requests[row].sync.done]] = self._end
+        ending = [i for i, state in enumerate(states) if state is None or state.done]
+        active = [i for i, state in enumerate(states) if state is not None and not state.done]
+        if ending:
+            bitmask[ending] = self._end
         if active:
-            corral.fill_bitmasks([self._requests[rows[i]].sync.matcher for i in active], bitmask, rows=active)
+            corral.fill_bitmasks([states[i].matcher for i in active], bitmask, rows=active)
         mask = self._buffer.to(len(rows), logits.device)
         if rows == list(range(batch)):
             return corral.apply_bitmask(logits, mask)
@@ -349,5 +434,6 @@ class CorralLogitsProcessor(_VLLMLogitsProcessor):
         if grammar is None:
             return None
         vocab = self.vocab
-        sync = _Sync(_compiled(grammar, vocab).matcher(), vocab, "CorralLogitsProcessor")
-        return _Request(sync, output_ids)
+        # Compiled on the executor (corral.compile's cache makes a repeat cheap), so that
+        # the compile overlaps the step's forward pass; apply() waits for it if need be.
+        return _Request(_COMPILER.submit(_compiled, grammar, vocab), output_ids)
