@@ -15,7 +15,8 @@ For each backend, in its own process (so that memory is its own):
   hit);
 * **batch step**: SGLang's decode step for a batch of 1, 16 and 64 requests
   (`allocate_vocab_mask`, `fill_vocab_mask_batched` over the rows, `apply_vocab_mask` on
-  float32 CPU logits): median, p99 and max per step, the requests walking valid documents
+  float32 CPU logits): median, p99 and max per step (batch 1: every document of every
+  request in turn; 16 and 64: that many rows at once), the requests walking valid documents
   (the instances of `bench/json_schemas`, tokenized by DeepSeek's tokenizer, compact) and
   tool calls in a structural tag, every token accepted by every backend;
 * **memory**: the process's resident memory after the compiles, over the baseline.
@@ -138,7 +139,7 @@ def probe(name: str) -> list[str]:
 def worker(name: str, skip: set[str]) -> dict:
     """Measures one backend (in this process) and returns its numbers."""
     import torch
-    from sglang.srt.constrained.base_grammar_backend import GrammarRow, InvalidGrammarObject
+    from sglang.srt.constrained.base_grammar_backend import InvalidGrammarObject
 
     tokenizer = _tokenizer()
     work = [(key, [d for j, d in enumerate(docs) if f"{i}.{j}" not in skip]) for i, (key, docs) in enumerate(_workload()) if str(i) not in skip]
@@ -163,30 +164,25 @@ def worker(name: str, skip: set[str]) -> dict:
     vocab_size = len(tokenizer)
     steps = {}
     for batch in BATCHES:
-        rows = []
-        for i in range(batch):
-            key, docs = work[i % len(work)]
-            doc = docs[(i // len(work)) % len(docs)]
-            grammar, _ = backend.get_cached_or_future_value(key, False)
-            ids = tokenizer.encode(doc, add_special_tokens=False) + [tokenizer.eos_token_id]
-            rows.append((grammar, ids))
+        # Batch 1 serves every document of every request in turn; a larger batch runs
+        # `batch` rows at once, cycling through the requests.
+        if batch == 1:
+            rounds = [[(key, doc)] for key, docs in work for doc in docs]
+        else:
+            rows = []
+            for i in range(batch):
+                key, docs = work[i % len(work)]
+                rows.append((key, docs[(i // len(work)) % len(docs)]))
+            rounds = [rows]
         times = []
         gen = torch.Generator().manual_seed(batch)
         logits_all = torch.randn(batch, vocab_size, generator=gen)
-        for step in range(max(len(ids) for _, ids in rows)):
-            live = [(g, ids) for g, ids in rows if step < len(ids)]
-            logits = logits_all[: len(live)].clone()
-            first = live[0][0]
-            start = time.perf_counter()
-            mask = first.allocate_vocab_mask(vocab_size=vocab_size, batch_size=len(live), device="cpu")
-            first.fill_vocab_mask_batched([GrammarRow(row=i, grammar=g) for i, (g, _) in enumerate(live)], mask)
-            first.apply_vocab_mask(logits=logits, vocab_mask=mask)
-            times.append(time.perf_counter() - start)
-            for i, (g, ids) in enumerate(live):
-                token = ids[step]
-                if not torch.isfinite(logits[i, token]):
-                    raise SystemExit(f"{name}: the mask refuses token {token} at step {step} of a valid document")
-                g.accept_token(token)
+        for requests in rounds:
+            rows = []
+            for key, doc in requests:
+                grammar, _ = backend.get_cached_or_future_value(key, False)
+                rows.append((grammar, tokenizer.encode(doc, add_special_tokens=False) + [tokenizer.eos_token_id]))
+            times += _steps(name, rows, logits_all, vocab_size)
         steps[batch] = _quantiles(times)
     return {
         "backend": name,
@@ -197,6 +193,30 @@ def worker(name: str, skip: set[str]) -> dict:
         "rss_setup_mb": setup_rss - base_rss,
         "rss_compiled_mb": compiled_rss - setup_rss,
     }
+
+
+def _steps(name, rows, logits_all, vocab_size) -> list[float]:
+    """Seconds of each decode step of SGLang's loop over `rows` (grammar, token ids) until
+    every row has read its tokens: allocate, fill the batch's masks, apply them."""
+    import torch
+    from sglang.srt.constrained.base_grammar_backend import GrammarRow
+
+    times = []
+    for step in range(max(len(ids) for _, ids in rows)):
+        live = [(g, ids) for g, ids in rows if step < len(ids)]
+        logits = logits_all[: len(live)].clone()
+        first = live[0][0]
+        start = time.perf_counter()
+        mask = first.allocate_vocab_mask(vocab_size=vocab_size, batch_size=len(live), device="cpu")
+        first.fill_vocab_mask_batched([GrammarRow(row=i, grammar=g) for i, (g, _) in enumerate(live)], mask)
+        first.apply_vocab_mask(logits=logits, vocab_mask=mask)
+        times.append(time.perf_counter() - start)
+        for i, (g, ids) in enumerate(live):
+            token = ids[step]
+            if not torch.isfinite(logits[i, token]):
+                raise SystemExit(f"{name}: the mask refuses token {token} at step {step} of a valid document")
+            g.accept_token(token)
+    return times
 
 
 def _title(key) -> str:

@@ -210,6 +210,33 @@ def test_apply_bitmask_numpy(dtype):
     assert np.isfinite(batch[1]).nonzero()[0].tolist() == [0, 2]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_apply_bitmask_native_equals_unpacked_bits(dtype):
+    """The native loop against the bits unpacked by numpy, on masks whose words are all
+    allowed, all refused, refuse one to five ids, or are random; logits as wide as the
+    mask, narrower (a partial last word) and wider (ids past the mask refused)."""
+    rng = np.random.default_rng(11)
+    for width, words in [(96, 3), (70, 3), (1000, 32), (1100, 32)]:
+        raw = rng.integers(0, 2**32, size=(4, words), dtype=np.uint64)
+        kinds = rng.integers(0, 4, size=(4, words))
+        for r, w in np.ndindex(4, words):
+            if kinds[r, w] == 0:
+                raw[r, w] = 0xFFFFFFFF
+            elif kinds[r, w] == 1:
+                raw[r, w] = 0
+            elif kinds[r, w] == 2:
+                refused = rng.choice(32, size=int(rng.integers(1, 6)), replace=False)
+                raw[r, w] = 0xFFFFFFFF & ~int(sum(1 << int(k) for k in refused))
+        mask = raw.astype(np.uint32).view(np.int32)
+        logits = rng.standard_normal((4, width)).astype(dtype)
+        bits = np.unpackbits(mask.view(np.uint8), axis=-1, bitorder="little").astype(bool)
+        allowed = np.zeros((4, width), dtype=bool)
+        allowed[:, : min(width, bits.shape[1])] = bits[:, :width]
+        want = np.where(allowed, logits, -np.inf)
+        got = corral.apply_bitmask(logits.copy(), mask)
+        assert np.array_equal(got, want), (width, words)
+
+
 def test_apply_bitmask_torch():
     import torch  # part of the test extra: a missing torch fails here, it is not skipped
     v = small_vocab(["a", "b", "c"], size=70)

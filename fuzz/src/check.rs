@@ -124,13 +124,14 @@ impl Session {
     /// stops the work.
     pub fn run(&mut self, c: &mut dyn Chooser, ops: usize) {
         for _ in 0..ops {
-            let ok = match c.pick(10) {
+            let ok = match c.pick(11) {
                 0..=3 => self.advance(c),
                 4 => self.rollback(c),
                 5 => self.forced(),
                 6 => self.completion(),
                 7 => self.reset(),
                 8 => self.bad_calls(c),
+                9 => self.draft(c),
                 _ => self.advance_completion(c),
             };
             if ok.is_none() {
@@ -198,6 +199,74 @@ impl Session {
         assert_eq!(self.m.num_tokens(), self.lens.len());
         let mask = self.mask()?;
         assert_eq!(Some(&mask), self.masks.last(), "rollback({n}) did not restore the earlier mask");
+        Some(())
+    }
+
+    /// Checks the speculative-decoding calls on a draft chosen by `c` (allowed tokens
+    /// along the way, now and then any id, sometimes one past the vocabulary):
+    /// `validate_tokens` counts the prefix `advance` accepts on a fork, `fill_draft_masks`
+    /// writes each position's mask (after the draft's prefix) up to the first refused
+    /// token and leaves the rows after it untouched, and both leave the matcher where it
+    /// was, an error included.
+    pub fn draft(&mut self, c: &mut dyn Chooser) -> Option<()> {
+        let size = self.compiled.vocab().size();
+        let words = self.compiled.vocab().mask_words();
+        // The draft, and along it the masks and acceptance a fork sees.
+        let mut fork = self.m.fork();
+        let (mut draft, mut want_rows, mut accepted, mut live) = (Vec::new(), Vec::new(), 0, true);
+        let mut bytes = self.bytes.clone();
+        for _ in 0..c.pick(6) {
+            let mask = if live { Some(mask_of(&self.compiled, &fork, &bytes, self.oracle.as_ref())?) } else { None };
+            let allowed = mask.as_deref().map(ids).unwrap_or_default();
+            let t = match c.pick(8) {
+                0 => c.pick(size) as u32,
+                1 if c.pick(4) == 0 => size as u32 + c.pick(2) as u32,
+                _ if !allowed.is_empty() => allowed[c.pick(allowed.len())],
+                _ => c.pick(size) as u32,
+            };
+            draft.push(t);
+            if let Some(mask) = mask {
+                want_rows.push(mask);
+                if (t as usize) < size && within_limits(fork.advance(t), "advance")? {
+                    accepted += 1;
+                    bytes.extend_from_slice(self.compiled.vocab().token_bytes(t));
+                } else {
+                    live = false;
+                }
+            }
+        }
+        if live {
+            want_rows.push(mask_of(&self.compiled, &fork, &bytes, self.oracle.as_ref())?);
+        }
+        let past_vocab = draft.iter().take(accepted + 1).any(|&t| t as usize >= size);
+        let n = self.m.num_tokens();
+        match self.m.validate_tokens(&draft) {
+            Ok(k) => assert_eq!(k, accepted, "validate_tokens({draft:?})"),
+            Err(Error::InvalidArgument(_)) => assert!(past_vocab, "validate_tokens({draft:?}) failed"),
+            Err(e) => {
+                within_limits::<()>(Err(e), "validate_tokens")?;
+            }
+        }
+        assert_eq!(self.m.num_tokens(), n, "validate_tokens moved the matcher");
+        const SENTINEL: u32 = 0xdead_beef;
+        let mut out = vec![SENTINEL; words * (draft.len() + 1)];
+        match self.m.fill_draft_masks(&draft, &mut out) {
+            Ok(d) => {
+                assert_eq!(d.accepted, accepted, "fill_draft_masks({draft:?}) accepted");
+                assert_eq!(d.rows.len(), accepted + 1);
+                for (i, want) in want_rows.iter().enumerate().take(accepted + 1) {
+                    assert_eq!(&out[i * words..(i + 1) * words], &want[..], "draft row {i} of {draft:?}");
+                }
+                assert!(out[(accepted + 1) * words..].iter().all(|&w| w == SENTINEL), "rows past the refusal were written");
+            }
+            Err(Error::InvalidArgument(_)) => assert!(past_vocab, "fill_draft_masks({draft:?}) failed"),
+            Err(e) => {
+                within_limits::<()>(Err(e), "fill_draft_masks")?;
+            }
+        }
+        assert_eq!(self.m.num_tokens(), n, "fill_draft_masks moved the matcher");
+        let mask = self.mask()?;
+        assert_eq!(Some(&mask), self.masks.last(), "a draft left a trace in the mask");
         Some(())
     }
 

@@ -226,6 +226,79 @@ def test_reasoning_is_free_until_the_end_marker(backend, hf_tokenizer):
         fresh.accept_token(hf_tokenizer.encode("x", add_special_tokens=False)[0])
 
 
+def test_strict_thinking_matches_sglangs_reasoning_wrapper(hf_tokenizer, monkeypatch):
+    """`--enable-strict-thinking` with a budget: every reasoning row equals the one SGLang's
+    own reasoning wrapper (around its XGrammar backend) writes, with and without a
+    constraint, along random reasoning that sometimes writes part of the end marker; both
+    leave reasoning at the same token."""
+    from sglang.srt.constrained.reasoner_grammar_backend import ReasonerGrammarBackend
+    from sglang.srt.constrained.xgrammar_backend import XGrammarGrammarBackend
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    monkeypatch.setenv("SGLANG_MAX_THINK_TOKENS", "14")
+    eos, size = hf_tokenizer.eos_token_id, len(hf_tokenizer)
+
+    class Args:
+        constrained_json_disable_any_whitespace = False
+        constrained_json_max_whitespace_cnt = None
+        reasoning_parser = "qwen3"
+        enable_strict_thinking = True
+
+    ours = corral_sglang.create_backend(Args(), hf_tokenizer, size, {eos})
+    assert ours.enable_strict_thinking and ours.thinking_rule.max_tokens == 14 and ours.thinking_rule.excluded_ids
+    parser = ReasoningParser(model_type="qwen3", stream_reasoning=False, tokenizer=hf_tokenizer)
+    xgr = XGrammarGrammarBackend(hf_tokenizer, vocab_size=size, model_eos_token_ids=[eos])
+    theirs = ReasonerGrammarBackend(xgr, parser, hf_tokenizer, enable_strict_thinking=True)
+    end = list(theirs.think_end_ids)
+    assert list(ours.think_end_ids) == end
+    rng = random.Random(7)
+    for key in [("regex", REGEX), None]:
+        for run in range(6):
+            a = ours._init_value_dispatch(key, True) if key else ours.init_strict_reasoning_grammar(True)
+            b = theirs._init_value_dispatch(key, True) if key else theirs.init_strict_reasoning_grammar(True)
+            for step in range(40):
+                ma = torch.zeros((1, (size + 31) // 32), dtype=torch.int32)
+                mb = torch.zeros_like(ma)
+                a.fill_vocab_mask(ma, 0)
+                b.fill_vocab_mask(mb, 0)
+                assert a.thinking == b._is_thinking(), (run, step)
+                if not a.thinking:
+                    break
+                assert torch.equal(ma, mb), f"reasoning row {step} of run {run} ({key})"
+                bits = ((mb[0].unsqueeze(1).to(torch.int64) >> torch.arange(32)) & 1).flatten()[:size]
+                allowed = bits.nonzero().flatten().tolist()
+                # Now and then the end marker (whole or in part), else any allowed token.
+                nxt = end[b._matched_think_end_tokens] if rng.random() < 0.3 and run % 2 else rng.choice(allowed)
+                assert nxt in allowed
+                a.accept_token(nxt)
+                b.accept_token(nxt)
+            assert not a.thinking, f"run {run} never left reasoning"
+            if key:  # the constraint applies from the token after the marker
+                ma = torch.zeros((1, (size + 31) // 32), dtype=torch.int32)
+                a.fill_vocab_mask(ma, 0)
+                digit = hf_tokenizer.encode("2", add_special_tokens=False)[0]
+                letter = hf_tokenizer.encode("x", add_special_tokens=False)[0]
+                assert (int(ma[0, digit // 32]) >> (digit % 32)) & 1 and not (int(ma[0, letter // 32]) >> (letter % 32)) & 1
+    # The end marker forced past the budget, then rolled back into the reasoning.
+    a = ours.init_strict_reasoning_grammar(True)
+    for t in hf_tokenizer.encode("a b c d e f g h i j k l m n o p", add_special_tokens=False)[:14]:
+        a.accept_token(t)
+    ma = torch.zeros((1, (size + 31) // 32), dtype=torch.int32)
+    a.fill_vocab_mask(ma, 0)
+    assert int(ma.ne(0).sum()) == 1 and (int(ma[0, end[0] // 32]) >> (end[0] % 32)) & 1
+    for t in end:
+        a.accept_token(t)
+    assert not a.thinking
+    a.rollback(len(end))
+    assert a.thinking
+
+
+def test_strict_thinking_without_a_reasoning_parser_is_refused(backend):
+    with pytest.raises(ValueError, match="reasoning end marker"):
+        corral_sglang.CorralGrammarBackend(backend.vocab, strict_thinking=True)
+    assert backend.init_strict_reasoning_grammar(True) is None
+
+
 def test_legacy_structural_tag(backend, hf_tokenizer):
     legacy = {"type": "structural_tag", "structures": [{"begin": "<f>", "schema": SCHEMA, "end": "</f>"}], "triggers": ["<f>"]}
     grammar, _ = _compile(backend, ("structural_tag", json.dumps(legacy)))

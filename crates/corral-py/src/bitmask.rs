@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use corral_core as core;
@@ -161,13 +161,7 @@ pub(crate) fn fill_bitmasks(
     let results: Vec<core::Result<core::MaskInfo>> = guard_detached(py, move || Ok(fill_parallel(jobs)))?;
     drop(buf);
     for (r, job) in results.into_iter().zip(jobs) {
-        let info = r.map_err(|e| {
-            if e == core::Error::Interrupted {
-                PyKeyboardInterrupt::new_err("interrupted")
-            } else {
-                to_py_err(py, e)
-            }
-        })?;
+        let info = r.map_err(|e| to_py_err(py, e))?;
         if info.allowed == 0 {
             return Err(dead_end(py, job.3));
         }
@@ -223,13 +217,7 @@ pub(crate) fn fill_draft_bitmasks(
     drop(buf);
     let mut accepted = Vec::with_capacity(results.len());
     for (r, job) in results.into_iter().zip(&jobs) {
-        let drafted = r.map_err(|e| {
-            if e == core::Error::Interrupted {
-                PyKeyboardInterrupt::new_err("interrupted")
-            } else {
-                to_py_err(py, e)
-            }
-        })?;
+        let drafted = r.map_err(|e| to_py_err(py, e))?;
         if let Some(i) = drafted.rows.iter().position(|info| info.allowed == 0) {
             return Err(dead_end(py, job.4 + i));
         }
@@ -395,6 +383,17 @@ fn apply_typed<T: pyo3::buffer::Element + Copy + Send + Sync>(
                 let chunk = &mut row[base..(base + 32).min(width)];
                 if word == 0 {
                     chunk.fill(neg_inf);
+                    continue;
+                }
+                // A few refused ids in a word (free text less its quotes): those alone.
+                let mut refused = !word;
+                if refused.count_ones() <= 4 {
+                    while refused != 0 {
+                        if let Some(x) = chunk.get_mut(refused.trailing_zeros() as usize) {
+                            *x = neg_inf;
+                        }
+                        refused &= refused - 1;
+                    }
                     continue;
                 }
                 // Branchless select, so the compiler can vectorize mixed words.

@@ -28,6 +28,7 @@
 //!   vocabulary's string-safe slices);
 //! * [`char_budget`]: states that count the characters left in a string (a small
 //!   `maxLength`), whose masks go by the tokens' character counts;
+//! * [`within`]: whether two states read every short string-safe text alike;
 //! * [`wire`]: the serialized form of shipped tables.
 
 use std::sync::Arc;
@@ -50,6 +51,7 @@ pub mod string_safe;
 #[cfg(test)]
 mod tests;
 pub mod wire;
+pub mod within;
 
 use counted::{Counted, ROW_DEAD};
 pub use expr::DfaExpr;

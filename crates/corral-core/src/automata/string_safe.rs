@@ -116,7 +116,38 @@ impl Dfa {
 const KEYS: usize = 256 * 12;
 
 /// The UTF-8 states a string-safe fragment passes through, by index.
-const U: [Utf8; 8] = [Utf8::Boundary, Utf8::Cont(1), Utf8::Cont(2), Utf8::Cont(3), Utf8::E0, Utf8::Ed, Utf8::F0, Utf8::F4];
+pub(super) const U: [Utf8; 8] =
+    [Utf8::Boundary, Utf8::Cont(1), Utf8::Cont(2), Utf8::Cont(3), Utf8::E0, Utf8::Ed, Utf8::F0, Utf8::F4];
+
+/// The key of byte `b` in `dfa` (`utf8`: [`Utf8::classes`]).
+fn key_of(dfa: &Dfa, utf8: &[u8; 256], b: u8) -> usize {
+    dfa.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize
+}
+
+/// The moves of string-safe fragments through `dfa`'s byte classes: per UTF-8 state (by
+/// index in [`U`]), the string-safe bytes it takes, one representative per key, with the
+/// UTF-8 state after (its index in [`U`]) and the key. A search over (DFA state, UTF-8
+/// state) pairs steps by these instead of by every byte.
+pub(super) fn safe_moves(dfa: &Dfa) -> [Vec<(u8, u8, u16)>; 8] {
+    let utf8 = Utf8::classes();
+    let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
+    let mut moves: [Vec<(u8, u8, u16)>; 8] = Default::default();
+    // seen_key[key] == i + 1: the key has a representative in moves[i].
+    let mut seen_key = vec![0u8; KEYS];
+    for (i, u) in U.iter().enumerate() {
+        for b in 0..=255u8 {
+            let key = key_of(dfa, &utf8, b);
+            if !is_string_safe_byte(b) || seen_key[key] == i as u8 + 1 {
+                continue;
+            }
+            if let Some(u2) = u.next(b) {
+                seen_key[key] = i as u8 + 1;
+                moves[i].push((b, index(u2), key as u16));
+            }
+        }
+    }
+    moves
+}
 
 /// Where string-safe bytes kill, per key, as the search from a state found them.
 struct Kills {
@@ -152,28 +183,12 @@ struct RiskSearch<'a> {
 
 impl<'a> RiskSearch<'a> {
     fn new(dfa: &'a Dfa, state: u32, max_len: usize) -> RiskSearch<'a> {
-        let mut search = RiskSearch { dfa, state, max_len, utf8: Utf8::classes(), moves: Default::default() };
-        let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
-        // seen_key[key] == i + 1: the key has a representative in moves[i].
-        let mut seen_key = vec![0u8; KEYS];
-        for (i, u) in U.iter().enumerate() {
-            for b in 0..=255u8 {
-                let key = search.key_of(b);
-                if !is_string_safe_byte(b) || seen_key[key] == i as u8 + 1 {
-                    continue;
-                }
-                if let Some(u2) = u.next(b) {
-                    seen_key[key] = i as u8 + 1;
-                    search.moves[i].push((b, index(u2), key as u16));
-                }
-            }
-        }
-        search
+        RiskSearch { dfa, state, max_len, utf8: Utf8::classes(), moves: safe_moves(dfa) }
     }
 
     /// The key of byte `b`.
     fn key_of(&self, b: u8) -> usize {
-        self.dfa.class_of[b as usize] as usize * 12 + self.utf8[b as usize] as usize
+        key_of(self.dfa, &self.utf8, b)
     }
 
     /// Where each key kills within `max_len` bytes; None if a fragment reaches an

@@ -651,3 +651,53 @@ fn a_counted_string_meets_a_pattern_as_one_block() {
     assert!(matches!(short.intersect(&dfa("a{251}"), &limits, "t"), Err(Error::EmptyLanguage { .. })));
     assert!(short.intersect(&dfa("a{250}"), &limits, "t").unwrap().matches(&[b'a'; 250]));
 }
+
+/// `same_within` is equivalence over string-safe text of bounded length: against Moore's
+/// refinement (the states' classes after `d` rounds over every string-safe byte), for
+/// every pair of states of counts near and far from their bounds, formats and free text.
+#[test]
+fn same_within_is_bounded_equivalence_over_string_safe_text() {
+    use crate::util::bytes::is_string_safe_byte;
+    let safe: Vec<u8> = (0..=255u8).filter(|&b| is_string_safe_byte(b)).collect();
+    let mut agreeing = 0;
+    for pattern in [
+        r#""[^"\\\x00-\x1f]{1,20}""#,
+        r#""[a-z0-9]{1,6}(?:\.[a-z0-9]{1,6})*""#,
+        r#""(?:[ab1 ]|é){2,15}""#,
+        r#""[^"\\\x00-\x1f]*""#,
+        r"[ab]{3,9}x|[ab]*y",
+    ] {
+        let d = dfa(pattern).minimized();
+        let n = d.num_states();
+        // class[q] after round i: equal iff q and q' agree on every text of at most i bytes
+        // (liveness and acceptance, the state itself included).
+        let mut class: Vec<u32> = (0..n as u32).map(|q| if q == DEAD { 0 } else { 1 + d.is_accepting(q) as u32 }).collect();
+        let signature = |class: &[u32], q: u32| -> Vec<u32> { safe.iter().map(|&b| class[d.next(q, b) as usize]).collect() };
+        for depth in 1..=12usize {
+            // States agree within `depth` when every byte takes them to states of one
+            // class after `depth - 1` rounds (their own acceptance does not count).
+            let sigs: Vec<Vec<u32>> = (0..n as u32).map(|q| signature(&class, q)).collect();
+            for a in 1..n as u32 {
+                for b in 1..n as u32 {
+                    let want = sigs[a as usize] == sigs[b as usize];
+                    assert_eq!(d.same_within(a, b, depth, usize::MAX), want, "/{pattern}/ states {a} {b} within {depth}");
+                    agreeing += usize::from(want && a != b);
+                }
+            }
+            let mut ids: crate::util::hash::FastMap<(u32, Vec<u32>), u32> = Default::default();
+            class = (0..n as u32)
+                .map(|q| {
+                    let key = (class[q as usize], signature(&class, q));
+                    let next = ids.len() as u32;
+                    *ids.entry(key).or_insert(next)
+                })
+                .collect();
+        }
+    }
+    assert!(agreeing > 1000, "only {agreeing} agreeing pairs of distinct states");
+    // Past its budget of pairs, the check says no rather than search on.
+    let d = dfa(r#""[^"\\\x00-\x1f]{1,40}""#).minimized();
+    let (a, b) = (d.walk(d.start(), b"\"a"), d.walk(d.start(), b"\"ab"));
+    assert!(d.same_within(a, b, 8, usize::MAX));
+    assert!(!d.same_within(a, b, 8, 2));
+}

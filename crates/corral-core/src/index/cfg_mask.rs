@@ -17,6 +17,10 @@ use crate::parser::{Chart, EarleyGrammar, Overlay};
 /// Longest parser-state key cached (deeper states are computed every time).
 const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 
+/// How many of a terminal's latest broad lexer masks a new state is compared with for a
+/// slice sibling (see `CompiledGrammar::slice_sibling`).
+const SLICE_SIBLINGS_COMPARED: usize = 2;
+
 /// In a lexer-mask cache key: the mask without the nodes where the terminal ends.
 const INSIDE_ONLY: u32 = 1 << 31;
 
@@ -249,8 +253,11 @@ impl CompiledGrammar {
         }
         let l = Arc::new(match Self::sibling(cache, dfa, key) {
             Some((sibling, differ)) => lexmask::derive(&self.vocab, dfa, state, &sibling, &differ, ends),
-            None if ends => lexmask::compute(&self.vocab, dfa, state),
-            None => lexmask::compute_inside(&self.vocab, dfa, state),
+            None => match self.slice_sibling(cache, dfa, key) {
+                Some(sibling) => lexmask::from_slice_sibling(&self.vocab, dfa, state, &sibling, ends),
+                None if ends => lexmask::compute(&self.vocab, dfa, state),
+                None => lexmask::compute_inside(&self.vocab, dfa, state),
+            },
         });
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
         if let Ok(mut c) = cache.write() {
@@ -275,6 +282,24 @@ impl CompiledGrammar {
             }
         }
         best
+    }
+
+    /// A cached broad lexer mask of the same terminal, computed the same way as `key`'s
+    /// would be, that took a string-safe slice's tokens and whose state reads every text
+    /// of that slice's bound as `key`'s does: `key`'s mask takes that part from it (see
+    /// [`lexmask::from_slice_sibling`]). Only the latest few are compared (inside a
+    /// counted string, the state of the token before agrees): a comparison that fails
+    /// costs a search, and a state near a count's bound agrees with none.
+    fn slice_sibling(&self, cache: &RwLock<LexCache>, dfa: &Dfa, key: (u32, u32)) -> Option<Arc<LexMask>> {
+        let (term, flag, state) = (key.0, key.1 & INSIDE_ONLY, key.1 & !INSIDE_ONLY);
+        let cache = cache.read().ok()?;
+        let kept = cache.broad.get(&term)?;
+        kept.iter()
+            .rev()
+            .filter(|(s, _)| s & INSIDE_ONLY == flag)
+            .take(SLICE_SIBLINGS_COMPARED)
+            .find(|(s, mask)| lexmask::slice_sibling_agrees(&self.vocab, dfa, state, s & !INSIDE_ONLY, mask))
+            .map(|(_, mask)| mask.clone())
     }
 
     /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer

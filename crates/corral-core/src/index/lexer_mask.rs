@@ -7,6 +7,10 @@
 //! per pair and cached ([`LexMask`]); a position's lexer mask is the union over its open
 //! pairs. The walk also records the trie nodes where the terminal may end
 //! ("completions"): only the subtrees below those nodes need the parser.
+//!
+//! A new state's mask may also be taken in part from a cached one's (see [`derive`] and
+//! [`from_slice_sibling`]): states that read the short tokens alike share that part, and
+//! only the rest is walked.
 
 use crate::automata::Dfa;
 use crate::index::state_mask::TokenCollector;
@@ -22,6 +26,11 @@ pub(crate) struct LexMask {
     /// Trie nodes with children where the terminal may end (its DFA accepts there): below
     /// them the parser goes on.
     pub(crate) completions: Vec<u32>,
+    /// The string-safe slice (its index in [`Vocabulary::string_safe_slices`]) whose
+    /// tokens this mask took without a trie walk: its tokens here are exactly those the
+    /// state keeps alive, and (where completions are recorded) none of them ends the
+    /// terminal. None for a mask found otherwise.
+    pub(crate) slice: Option<usize>,
 }
 
 impl LexMask {
@@ -54,28 +63,64 @@ pub(crate) fn compute_inside(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMa
 }
 
 fn compute_with(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: bool) -> LexMask {
-    let trie = vocab.trie();
     // Where ends are recorded, a terminal must not end inside a slice token: its end would
     // need the parser there.
-    if let Some((slice, mut bits)) = string_safe_slice_mask(vocab, dfa, state, !ends) {
-        let mut walker = DfaWalker::<true>::new(dfa, state, slice.rest.max_depth());
-        let mut completions = Vec::new();
-        slice.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
-            for &t in tokens {
-                bits[(t >> 5) as usize] |= 1 << (t & 31);
-            }
-            let full = slice.rest_to_full[node as usize];
-            if ends && w.accepting && trie.has_children(full) {
-                completions.push(full);
-            }
-        });
-        return LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions };
+    if let Some((slice, bits)) = string_safe_slice_mask(vocab, dfa, state, !ends) {
+        let index = vocab.string_safe_slices().iter().position(|s| std::ptr::eq(s, slice));
+        return with_rest_walked(vocab, dfa, state, index.unwrap_or(0), bits, ends);
     }
-    let mut full = compute_full(trie, dfa, state, vocab.mask_words());
+    let mut full = compute_full(vocab.trie(), dfa, state, vocab.mask_words());
     if !ends {
         full.completions.clear();
     }
     full
+}
+
+/// The lexer mask of `dfa` in `state` from `bits`, the tokens of string-safe slice
+/// `slice` the state keeps alive: the slice's rest trie is walked for the others.
+fn with_rest_walked(vocab: &Vocabulary, dfa: &Dfa, state: u32, slice: usize, mut bits: Vec<u32>, ends: bool) -> LexMask {
+    let trie = vocab.trie();
+    let rest = &vocab.string_safe_slices()[slice];
+    let mut walker = DfaWalker::<true>::new(dfa, state, rest.rest.max_depth());
+    let mut completions = Vec::new();
+    rest.rest.walk_nodes(0, &mut walker, |w, node, tokens| {
+        for &t in tokens {
+            bits[(t >> 5) as usize] |= 1 << (t & 31);
+        }
+        let full = rest.rest_to_full[node as usize];
+        if ends && w.accepting && trie.has_children(full) {
+            completions.push(full);
+        }
+    });
+    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice: Some(slice) }
+}
+
+/// Most pairs of states [`slice_sibling_agrees`] compares before it gives up: a counted
+/// string's check meets a few per byte of the slice's bound (at most the UTF-8 states of
+/// a character), and one that fails this late would have cost about what it saves.
+const MAX_SIBLING_PAIRS: usize = 1024;
+
+/// Does `state` read the tokens of `sibling`'s string-safe slice as the sibling's state
+/// does (so that [`from_slice_sibling`] applies)?
+pub(crate) fn slice_sibling_agrees(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling_state: u32, sibling: &LexMask) -> bool {
+    sibling.slice.is_some_and(|i| dfa.same_within(state, sibling_state, vocab.string_safe_slices()[i].max_len, MAX_SIBLING_PAIRS))
+}
+
+/// The lexer mask of `dfa` in `state` from a sibling's whose state reads every text of the
+/// sibling's slice bound alike (see [`Dfa::same_within`]): the two keep the same slice
+/// tokens alive, and neither ends inside one, so the slice's part is the sibling's and
+/// only the slice's rest trie is walked. Inside a long counted string every token
+/// reaches a new state, and this is its first mask's cost.
+///
+/// `ends`: as for [`compute`]; `sibling` must have been computed the same way.
+pub(crate) fn from_slice_sibling(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, ends: bool) -> LexMask {
+    let slice = sibling.slice.expect("a slice sibling took its mask from a slice");
+    let mut bits = vec![0u32; vocab.mask_words()];
+    sibling.tokens.write(&mut bits);
+    for (b, &s) in bits.iter_mut().zip(&vocab.string_safe_slices()[slice].bits) {
+        *b &= s;
+    }
+    with_rest_walked(vocab, dfa, state, slice, bits, ends)
 }
 
 /// [`compute`] by a walk of the whole trie.
@@ -91,7 +136,7 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
             completions.push(node);
         }
     });
-    LexMask { tokens: collected.into_mask(), completions }
+    LexMask { tokens: collected.into_mask(), completions, slice: None }
 }
 
 /// The lexer masks of one compiled grammar computed so far, by (terminal, state key), and
@@ -183,5 +228,5 @@ pub(crate) fn derive(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMas
         walker.pop_bytes(1);
     }
     completions.sort_unstable();
-    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions }
+    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice: None }
 }

@@ -152,6 +152,73 @@ fn string_safe_slices_change_no_mask() {
     assert!(budgets >= 8, "character budgets were used in {budgets} states only");
 }
 
+/// A lexer mask that takes its slice part from a sibling state's (states that read every
+/// text of the slice's bound alike: inside long counts, far from their bounds) equals the
+/// one computed directly, tokens and end nodes, with and without ends.
+#[test]
+fn slice_sibling_lexer_masks_equal_computed() {
+    let vocab = Arc::new(text_tokens());
+    let words = vocab.mask_words();
+    let mut derived = 0;
+    for pattern in [
+        r#""[^"\\\x00-\x1f]{1,120}""#,
+        r#""[^"\\\x00-\x1f]{0,90}"x"#,
+        r#""(?:[ab1 ]|é){2,100}""#,
+        r#""[a-z0-9%]{1,63}(?:\.[a-z0-9]{1,63})*""#,
+        r#"[^"\\\x00-\x1f]{3,80}"#,
+    ] {
+        let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+        let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+        let dfa = c.dfa().unwrap();
+        for ends in [true, false] {
+            let compute = |s| if ends { lexmask::compute(&vocab, dfa, s) } else { lexmask::compute_inside(&vocab, dfa, s) };
+            let masks: Vec<_> = (0..dfa.num_states() as u32).map(|s| (s > 0).then(|| compute(s))).collect();
+            for a in 1..dfa.num_states() as u32 {
+                let sibling = masks[a as usize].as_ref().unwrap();
+                for b in 1..dfa.num_states() as u32 {
+                    if a == b || !lexmask::slice_sibling_agrees(&vocab, dfa, b, a, sibling) {
+                        continue;
+                    }
+                    let got = lexmask::from_slice_sibling(&vocab, dfa, b, sibling, ends);
+                    let want = masks[b as usize].as_ref().unwrap();
+                    let (mut g, mut w) = (vec![0u32; words], vec![0u32; words]);
+                    got.tokens.write(&mut g);
+                    want.tokens.write(&mut w);
+                    assert_eq!(g, w, "/{pattern}/ tokens of state {b} from {a} (ends {ends})");
+                    let (mut gc, mut wc) = (got.completions.clone(), want.completions.clone());
+                    gc.sort_unstable();
+                    wc.sort_unstable();
+                    assert_eq!(gc, wc, "/{pattern}/ completions of state {b} from {a} (ends {ends})");
+                    derived += 1;
+                }
+            }
+        }
+    }
+    assert!(derived > 1000, "only {derived} derivations checked");
+}
+
+/// JSON strings with long `maxLength`s and a pattern of counted labels, inside a grammar:
+/// masks along random walks (where most states of a count take their lexer masks'
+/// slice part from an earlier state's) equal the reference trie walk.
+#[test]
+fn masks_inside_long_counts_equal_reference() {
+    use crate::frontend::Dialect;
+    let vocab = Arc::new(text_tokens());
+    let limits = Limits::default();
+    let text = r#"start: "{" (pair ("," pair)*)? "}"
+pair: NAME ":" (LONG | LABEL | SHORT)
+NAME: /"[a-z]{1,3}"/
+LONG: /"[^"\\\x00-\x1f]{1,120}"/
+LABEL: /"[a-z0-9%]{1,63}(\.[a-z0-9]{1,63})*"/
+SHORT: /"(?:[ab1 ]|é){0,40}"/
+"#;
+    let g = Grammar::cfg_text(text, Dialect::Lark, None, &limits, None).unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap());
+    walks_agree_with_reference(&c, (30, 60), 11, Some(b"a"), "long counts", |m, slow| {
+        m.fill_mask_reference(slow).unwrap();
+    });
+}
+
 /// Masks on a vocabulary where a node's children are exactly the readable bytes, or
 /// none of them, or only part of a multi-byte character (regular and lexer masks).
 #[test]

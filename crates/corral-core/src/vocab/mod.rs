@@ -62,6 +62,9 @@ pub struct Vocabulary {
     safe_chars_le: std::sync::OnceLock<Vec<Vec<u32>>>,
     /// Per byte, how many string-safe tokens hold it.
     safe_byte_weight: std::sync::OnceLock<[u32; 256]>,
+    /// Per byte held by few string-safe tokens, their ids (see
+    /// [`Vocabulary::safe_ids_with_rare_byte`]).
+    safe_ids_with_rare_byte: std::sync::OnceLock<Vec<Option<Vec<u32>>>>,
     /// Recent [`Vocabulary::safe_tokens_holding`] results by byte set: every position of
     /// a counted string (`[a-z0-9-]{0,40}`) asks for the same sets, at ~100 bytes each.
     holding_cache: HoldingCache,
@@ -177,6 +180,7 @@ impl Vocabulary {
             safe_len_le: Default::default(),
             safe_chars_le: Default::default(),
             safe_byte_weight: Default::default(),
+            safe_ids_with_rare_byte: Default::default(),
             holding_cache: Default::default(),
             quote_tokens: Default::default(),
             readings_cache: Default::default(),
@@ -189,6 +193,7 @@ impl Vocabulary {
         vocab.safe_len_le();
         vocab.safe_chars_le();
         vocab.safe_byte_weight();
+        vocab.safe_ids_with_rare_byte();
         vocab.quote_tokens();
         Ok(vocab)
     }
@@ -258,5 +263,6 @@ impl Vocabulary {
             + masks(&self.safe_with_byte)
             + masks(&self.safe_len_le)
             + masks(&self.safe_chars_le)
+            + self.safe_ids_with_rare_byte.get().map_or(0, |v| v.iter().flatten().map(|ids| ids.len() * 4).sum::<usize>())
     }
 }

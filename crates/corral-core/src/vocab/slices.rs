@@ -51,6 +51,32 @@ impl Vocabulary {
         })
     }
 
+    /// Per byte held by at most a quarter as many string-safe tokens as a mask has words,
+    /// those tokens' ids (None for the other bytes: their mask in
+    /// [`Vocabulary::safe_with_byte`] is cheaper to OR than the ids to set, a word of a pass
+    /// costing a fraction of a scattered bit).
+    pub(crate) fn safe_ids_with_rare_byte(&self) -> &[Option<Vec<u32>>] {
+        self.safe_ids_with_rare_byte.get_or_init(|| {
+            let weight = self.safe_byte_weight();
+            let rare = self.mask_words() / 4;
+            let mut ids: Vec<Option<Vec<u32>>> = weight.iter().map(|&w| (w as usize <= rare).then(Vec::new)).collect();
+            for id in 0..self.size as u32 {
+                let bytes = self.token_bytes(id);
+                if bytes.is_empty() || !is_string_safe_fragment(bytes) {
+                    continue;
+                }
+                for &b in bytes {
+                    if let Some(list) = &mut ids[b as usize] {
+                        if list.last() != Some(&id) {
+                            list.push(id);
+                        }
+                    }
+                }
+            }
+            ids
+        })
+    }
+
     pub(crate) fn safe_byte_weight(&self) -> &[u32; 256] {
         self.safe_byte_weight.get_or_init(|| {
             let mut w = [0u32; 256];
@@ -70,12 +96,24 @@ impl Vocabulary {
         }
         drop(cache);
         let with_byte = self.safe_with_byte();
+        let rare = self.safe_ids_with_rare_byte();
         // Every byte from 0x80 up (an ASCII-only format refuses them all): one mask.
         let non_ascii = set[2] == u64::MAX && set[3] == u64::MAX;
         let mut out = if non_ascii { with_byte[NON_ASCII].clone() } else { vec![0u32; self.mask_words()] };
         for b in set_bytes(set).filter(|&b| !(non_ascii && b >= 0x80)) {
-            for (o, w) in out.iter_mut().zip(&with_byte[b as usize]) {
-                *o |= w;
+            // A rare byte's few ids rather than a pass over a whole mask (an email's
+            // punctuation: sixty bytes, most in a few hundred tokens).
+            match &rare[b as usize] {
+                Some(ids) => {
+                    for &id in ids {
+                        out[(id >> 5) as usize] |= 1 << (id & 31);
+                    }
+                }
+                None => {
+                    for (o, w) in out.iter_mut().zip(&with_byte[b as usize]) {
+                        *o |= w;
+                    }
+                }
             }
         }
         let mut cache = self.holding_cache.0.lock().unwrap_or_else(|e| e.into_inner());

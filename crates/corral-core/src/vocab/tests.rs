@@ -73,3 +73,39 @@ fn kinds_and_errors() {
     assert!(Vocabulary::new(vec![Some(b"a".to_vec())], &[], &[5], None).is_err());
     assert!(Vocabulary::new(vec![Some(b"a".to_vec()); 4], &[], &[0], Some(2)).is_err());
 }
+
+/// The string-safe tokens holding a byte of a set, whether a byte's tokens are set one by
+/// one (rare bytes) or OR-ed as a mask (common ones): against a plain scan, for sets of
+/// rare and common bytes, with and without every byte from 0x80 up.
+#[test]
+fn safe_tokens_holding_equals_a_scan() {
+    use crate::vocab::slices::is_string_safe_fragment;
+    let mut words: Vec<String> = Vec::new();
+    for a in ["a", "b", "e", " ", "%", "é", "ab", "x"] {
+        for b in ["", "a", " ", "b", "-", "#", "ü", "\"", "ee"] {
+            words.push(format!("{a}{b}"));
+            words.push(format!("{b}{a}{a}"));
+        }
+    }
+    words.push("~q".into()); // bytes held by one token: set one by one
+    words.sort();
+    words.dedup();
+    let v = vocab(&words.iter().map(String::as_str).collect::<Vec<_>>());
+    let rare = v.safe_ids_with_rare_byte();
+    assert!(rare[b'~' as usize].is_some() && rare[b'a' as usize].is_none(), "both kinds of byte are present");
+    let mut sets: Vec<Vec<u8>> = vec![b"~".to_vec(), b"a".to_vec(), b"a~%".to_vec(), b" -eq".to_vec(), b"bx\"#".to_vec()];
+    sets.push((0x80..=0xff).collect());
+    sets.push([b"~a".as_slice(), &(0x80..=0xffu8).collect::<Vec<_>>()].concat());
+    for set in sets {
+        let mut bits = [0u64; 4];
+        for &b in &set {
+            bits[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+        let got = v.safe_tokens_holding(&bits);
+        for id in 0..v.size() as u32 {
+            let t = v.token_bytes(id);
+            let want = !t.is_empty() && is_string_safe_fragment(t) && t.iter().any(|b| set.contains(b));
+            assert_eq!(got[(id >> 5) as usize] >> (id & 31) & 1 == 1, want, "set {set:?} token {t:?}");
+        }
+    }
+}
