@@ -66,8 +66,10 @@ fn compute_with(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: bool) -> LexMas
     // Where ends are recorded, a terminal must not end inside a slice token: its end would
     // need the parser there.
     if let Some((slice, bits)) = string_safe_slice_mask(vocab, dfa, state, !ends) {
-        let index = vocab.string_safe_slices().iter().position(|s| std::ptr::eq(s, slice));
-        return with_rest_walked(vocab, dfa, state, index.unwrap_or(0), bits, ends);
+        // (The slice is one of the vocabulary's: its index is always found.)
+        if let Some(index) = vocab.string_safe_slices().iter().position(|s| std::ptr::eq(s, slice)) {
+            return with_rest_walked(vocab, dfa, state, index, bits, ends);
+        }
     }
     let mut full = compute_full(vocab.trie(), dfa, state, vocab.mask_words());
     if !ends {
