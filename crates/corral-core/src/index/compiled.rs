@@ -24,8 +24,9 @@ use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // one per compiled grammar, never in bulk
 pub(crate) enum Engine {
-    /// A regular constraint: one DFA, one cached mask per state.
-    Dfa { dfa: Dfa, masks: Vec<OnceLock<StateMask>> },
+    /// A regular constraint: one DFA, one cached mask per state, and the latest states
+    /// whose masks took a string-safe slice (see `CompiledGrammar::compute_mask`).
+    Dfa { dfa: Dfa, masks: Vec<OnceLock<StateMask>>, sliced: std::sync::Mutex<Vec<(u32, usize)>> },
     /// A context-free constraint: an Earley recognizer over DFA terminals, and the lexer
     /// masks computed so far, by their sorted (terminal, state) pairs.
     Cfg {
@@ -90,13 +91,13 @@ impl CompiledGrammar {
             Grammar::Regex(parsed) => {
                 let dfa = regex::build_dfa(parsed, limits)?;
                 let masks = (0..dfa.state_slots(vocab.trie().max_depth())).map(|_| OnceLock::new()).collect();
-                Engine::Dfa { dfa, masks }
+                Engine::Dfa { dfa, masks, sliced: Default::default() }
             }
             Grammar::Cfg(cfg) if cfg.cfg.regular.is_some() => {
                 // A regular grammar is matched by its DFA, exactly like a regex.
                 let dfa = cfg.cfg.regular.clone().ok_or_else(|| Error::InvalidArgument("no DFA".into()))?;
                 let masks = (0..dfa.state_slots(vocab.trie().max_depth())).map(|_| OnceLock::new()).collect();
-                Engine::Dfa { dfa, masks }
+                Engine::Dfa { dfa, masks, sliced: Default::default() }
             }
             Grammar::Cfg(cfg) => {
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
@@ -169,7 +170,7 @@ impl CompiledGrammar {
     /// Heap bytes used by the automaton and the cached masks (not the vocabulary).
     pub fn memory_bytes(&self) -> usize {
         let engine = match &self.engine {
-            Engine::Dfa { dfa, masks } => dfa.memory_bytes() + masks.len() * std::mem::size_of::<OnceLock<StateMask>>(),
+            Engine::Dfa { dfa, masks, .. } => dfa.memory_bytes() + masks.len() * std::mem::size_of::<OnceLock<StateMask>>(),
             Engine::Cfg { .. } => 0,
             Engine::Intersection { parts } => parts.iter().map(|p| p.memory_bytes()).sum(),
         };

@@ -1,13 +1,23 @@
 //! Masks of a regular grammar: per DFA state, a walk of the token trie (or of a
-//! string-safe slice's rest), computed the first time a matcher stands there.
+//! string-safe slice's rest, the slice's part computed or taken from a recent state's
+//! mask), computed the first time a matcher stands there.
 
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
 use super::compiled::{CompiledGrammar, Engine};
 use super::state_mask::StateMask;
 use super::string_safe::string_safe_slice_mask;
 use super::walker::DfaWalker;
 use crate::automata::Dfa;
+
+/// How many recent states whose masks took a string-safe slice a new state is compared
+/// with (see `CompiledGrammar::state_slice_sibling`).
+const SLICED_KEPT: usize = 2;
+
+/// Most pairs of states a sibling comparison meets before it answers no (see
+/// [`Dfa::same_within`]).
+const SIBLING_PAIRS: usize = 1024;
 
 impl CompiledGrammar {
     /// The mask of a live DFA state, computed on first use.
@@ -27,12 +37,63 @@ impl CompiledGrammar {
     /// Walks the token trie from `state` (Algorithm 4 with shared prefixes walked once and
     /// dead subtrees skipped).
     fn compute_mask(&self, state: u32) -> StateMask {
-        let Engine::Dfa { dfa, .. } = &self.engine else { unreachable!("compute_mask is only called on regular grammars") };
+        let Engine::Dfa { dfa, sliced, .. } = &self.engine else {
+            unreachable!("compute_mask is only called on regular grammars")
+        };
+        let slices = self.vocab.string_safe_slices();
+        // Inside a long count every token reaches a new state: one that reads the slice's
+        // texts as a recent state did keeps the same slice tokens (see
+        // `lexer_mask::from_slice_sibling`), and only the slice's rest is walked.
+        if let Some((i, bits)) = self.state_slice_sibling(dfa, sliced, state) {
+            let m = self.walk_dfa_mask(dfa, state, &slices[i].rest, bits);
+            Self::note_sliced(sliced, state, i);
+            return m;
+        }
         // Inside free text (a JSON string), most of the vocabulary is one precomputed
         // slice: walk only the rest of the trie.
         match string_safe_slice_mask(&self.vocab, dfa, state, true) {
-            Some((s, bits)) => self.walk_dfa_mask(dfa, state, &s.rest, bits),
+            Some((s, bits)) => {
+                let m = self.walk_dfa_mask(dfa, state, &s.rest, bits);
+                if let Some(i) = slices.iter().position(|x| std::ptr::eq(x, s)) {
+                    Self::note_sliced(sliced, state, i);
+                }
+                m
+            }
             None => self.walk_dfa_mask(dfa, state, self.vocab.trie(), vec![0u32; self.vocab.mask_words()]),
+        }
+    }
+
+    /// For a recent state whose mask took string-safe slice `i` and that reads every text
+    /// of the slice's bound as `state` does: `i`, and `state`'s slice part (the sibling's
+    /// mask within the slice).
+    pub(super) fn state_slice_sibling(
+        &self,
+        dfa: &Dfa,
+        sliced: &Mutex<Vec<(u32, usize)>>,
+        state: u32,
+    ) -> Option<(usize, Vec<u32>)> {
+        let recent: Vec<(u32, usize)> = sliced.lock().map(|r| r.clone()).unwrap_or_default();
+        let depth = self.vocab.trie().max_depth();
+        let slices = self.vocab.string_safe_slices();
+        let (sibling, i) =
+            recent.into_iter().rev().find(|&(s, i)| dfa.same_within(state, s, slices[i].max_len, SIBLING_PAIRS))?;
+        let Engine::Dfa { masks, .. } = &self.engine else { return None };
+        let mask = masks[dfa.state_slot(sibling, depth)].get()?;
+        let mut bits = vec![0u32; self.vocab.mask_words()];
+        mask.write(&mut bits);
+        for (b, &s) in bits.iter_mut().zip(&slices[i].bits) {
+            *b &= s;
+        }
+        Some((i, bits))
+    }
+
+    /// Keeps `state` (whose mask took slice `i`) among the latest few such states.
+    fn note_sliced(sliced: &Mutex<Vec<(u32, usize)>>, state: u32, i: usize) {
+        if let Ok(mut recent) = sliced.lock() {
+            if recent.len() == SLICED_KEPT {
+                recent.remove(0);
+            }
+            recent.push((state, i));
         }
     }
 

@@ -197,6 +197,30 @@ fn slice_sibling_lexer_masks_equal_computed() {
     assert!(derived > 1000, "only {derived} derivations checked");
 }
 
+/// A regular grammar's masks inside long counts, where a new state borrows the slice part
+/// of a recent state's mask: every state's mask equals a walk of the whole trie, and the
+/// borrowing happened.
+#[test]
+fn regular_masks_inside_long_counts_equal_full_walks() {
+    let vocab = Arc::new(text_tokens());
+    let depth = vocab.trie().max_depth();
+    let mut borrowed = 0;
+    for pattern in [r#""[^"\\\x00-\x1f]{1,120}""#, r#""[a-z0-9%]{1,63}(?:\.[a-z0-9]{1,63})*""#, r#""(?:[ab1 ]|é){2,90}""#] {
+        let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+        let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+        let Engine::Dfa { dfa, sliced, .. } = &c.engine else { panic!("a regular grammar") };
+        for state in 1..dfa.num_states() as u32 {
+            let canonical = dfa.equivalent_within(state, depth);
+            borrowed += usize::from(c.state_slice_sibling(dfa, sliced, canonical).is_some());
+            let (mut got, mut want) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+            c.state_mask(state).write(&mut got);
+            c.compute_mask_full(state).write(&mut want);
+            assert_eq!(got, want, "/{pattern}/ state {state}");
+        }
+    }
+    assert!(borrowed > 100, "only {borrowed} states borrowed a slice part");
+}
+
 /// JSON strings with long `maxLength`s and a pattern of counted labels, inside a grammar:
 /// masks along random walks (where most states of a count take their lexer masks'
 /// slice part from an earlier state's) equal the reference trie walk.
