@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use super::compiled::{CompiledGrammar, Engine};
+use super::lexer_mask::{slice_part, MAX_SIBLING_PAIRS};
 use super::state_mask::StateMask;
 use super::string_safe::string_safe_slice_mask;
 use super::walker::DfaWalker;
@@ -14,10 +15,6 @@ use crate::automata::Dfa;
 /// How many recent states whose masks took a string-safe slice a new state is compared
 /// with (see `CompiledGrammar::state_slice_sibling`).
 const SLICED_KEPT: usize = 2;
-
-/// Most pairs of states a sibling comparison meets before it answers no (see
-/// [`Dfa::same_within`]).
-const SIBLING_PAIRS: usize = 1024;
 
 impl CompiledGrammar {
     /// The mask of a live DFA state, computed on first use.
@@ -76,15 +73,10 @@ impl CompiledGrammar {
         let depth = self.vocab.trie().max_depth();
         let slices = self.vocab.string_safe_slices();
         let (sibling, i) =
-            recent.into_iter().rev().find(|&(s, i)| dfa.same_within(state, s, slices[i].max_len, SIBLING_PAIRS))?;
+            recent.into_iter().rev().find(|&(s, i)| dfa.same_within(state, s, slices[i].max_len, MAX_SIBLING_PAIRS))?;
         let Engine::Dfa { masks, .. } = &self.engine else { return None };
         let mask = masks[dfa.state_slot(sibling, depth)].get()?;
-        let mut bits = vec![0u32; self.vocab.mask_words()];
-        mask.write(&mut bits);
-        for (b, &s) in bits.iter_mut().zip(&slices[i].bits) {
-            *b &= s;
-        }
-        Some((i, bits))
+        Some((i, slice_part(&self.vocab, mask, i)))
     }
 
     /// Keeps `state` (whose mask took slice `i`) among the latest few such states.

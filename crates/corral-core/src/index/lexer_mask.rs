@@ -97,10 +97,11 @@ fn with_rest_walked(vocab: &Vocabulary, dfa: &Dfa, state: u32, slice: usize, mut
     LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice: Some(slice) }
 }
 
-/// Most pairs of states [`slice_sibling_agrees`] compares before it gives up: a counted
+/// Most pairs of states a slice-sibling comparison ([`slice_sibling_agrees`], and the
+/// regular grammars' in `index::dfa_mask`) meets before it gives up: a counted
 /// string's check meets a few per byte of the slice's bound (at most the UTF-8 states of
 /// a character), and one that fails this late would have cost about what it saves.
-const MAX_SIBLING_PAIRS: usize = 1024;
+pub(crate) const MAX_SIBLING_PAIRS: usize = 1024;
 
 /// Does `state` read the tokens of `sibling`'s string-safe slice as the sibling's state
 /// does (so that [`from_slice_sibling`] applies)?
@@ -117,12 +118,18 @@ pub(crate) fn slice_sibling_agrees(vocab: &Vocabulary, dfa: &Dfa, state: u32, si
 /// `ends`: as for [`compute`]; `sibling` must have been computed the same way.
 pub(crate) fn from_slice_sibling(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, ends: bool) -> LexMask {
     let slice = sibling.slice.expect("a slice sibling took its mask from a slice");
+    with_rest_walked(vocab, dfa, state, slice, slice_part(vocab, &sibling.tokens, slice), ends)
+}
+
+/// The tokens of exact mask `mask` that are in string-safe slice `slice`: what the mask's
+/// state keeps alive of that slice.
+pub(crate) fn slice_part(vocab: &Vocabulary, mask: &crate::index::state_mask::StateMask, slice: usize) -> Vec<u32> {
     let mut bits = vec![0u32; vocab.mask_words()];
-    sibling.tokens.write(&mut bits);
+    mask.write(&mut bits);
     for (b, &s) in bits.iter_mut().zip(&vocab.string_safe_slices()[slice].bits) {
         *b &= s;
     }
-    with_rest_walked(vocab, dfa, state, slice, bits, ends)
+    bits
 }
 
 /// [`compute`] by a walk of the whole trie.
