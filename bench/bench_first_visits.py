@@ -3,14 +3,19 @@ mask of a state not seen before is built rather than read from the cache.
 
 The workload is bench_serving.py's (the schemas of `bench/json_schemas` with their
 instances, and tool calls inside a structural tag), compiled with the SGLang backend's
-options (flexible whitespace, at most 16), on the DeepSeek vocabulary, one thread. Each
-run compiles every request afresh (no cache), walks each of its documents once and times
+options (flexible whitespace, at most 16, the masks into each terminal warmed up after the
+compile as the backend does; ``--no-warm`` leaves that out), on the DeepSeek vocabulary, one
+thread. Each run compiles every request afresh (no cache), walks each of its documents once and times
 every ``fill_bitmask``; a step's time is its median over the runs. Reported: the steps'
 median and p99, how many steps take over 0.3, 0.5 and 1 ms, their total, and the slowest
 steps with the text before them::
 
     python bench/bench_first_visits.py            # -> bench/results/first_visits.md, .json
     python bench/bench_first_visits.py --runs 5
+    python bench/bench_first_visits.py --skip 0,2,3,4,6,1.0,1.1,1.2,5.1,5.2   # what bench_serving measures
+
+(``--skip`` leaves out requests and documents as bench_serving.py does: the ones a peer
+refuses, which bench_serving prints.)
 
 Pin it to one core (``taskset -c 0``) and compare two builds by running it under each;
 the machines are noisy, so interleave the runs.
@@ -36,7 +41,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "results" / "first_visits"))
+    ap.add_argument("--skip", default="", help="requests (3) and documents (1.2) to leave out, comma-separated")
+    ap.add_argument("--no-warm", action="store_true", help="leave out warm_up() after each compile (the SGLang backend calls it)")
     args = ap.parse_args()
+    skip = {x for x in args.skip.split(",") if x}
     import corral
 
     corral.set_num_threads(1)
@@ -48,14 +56,20 @@ def main() -> None:
     before: dict[tuple[int, int, int], str] = {}
     for _ in range(args.runs):
         for i, (key, docs) in enumerate(work):
+            if str(i) in skip:
+                continue
             spec = json.loads(key[1])
             if key[0] == "json":
                 grammar = corral.Grammar.json_schema(spec, whitespace="flexible", max_whitespace=16)
             else:
                 grammar = corral.Grammar.structural_tag(spec)
             compiled = corral.compile(grammar, vocab, cache=False)
+            if not args.no_warm:
+                compiled.warm_up()
             mask = np.zeros((1, words), dtype=np.int32)
             for j, doc in enumerate(docs):
+                if f"{i}.{j}" in skip:
+                    continue
                 ids = tok.encode(doc, add_special_tokens=False) + [tok.eos_token_id]
                 m = compiled.matcher()
                 for k, t in enumerate(ids):

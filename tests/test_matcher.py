@@ -213,8 +213,9 @@ def test_apply_bitmask_numpy(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_apply_bitmask_native_equals_unpacked_bits(dtype):
     """The native loop against the bits unpacked by numpy, on masks whose words are all
-    allowed, all refused, refuse one to five ids, or are random; logits as wide as the
-    mask, narrower (a partial last word) and wider (ids past the mask refused)."""
+    allowed, all refused (alone and in runs, up to the last word), refuse one to five ids,
+    or are random; logits as wide as the mask, narrower (a partial last word) and wider
+    (ids past the mask refused)."""
     rng = np.random.default_rng(11)
     for width, words in [(96, 3), (70, 3), (1000, 32), (1100, 32)]:
         raw = rng.integers(0, 2**32, size=(4, words), dtype=np.uint64)
@@ -227,6 +228,10 @@ def test_apply_bitmask_native_equals_unpacked_bits(dtype):
             elif kinds[r, w] == 2:
                 refused = rng.choice(32, size=int(rng.integers(1, 6)), replace=False)
                 raw[r, w] = 0xFFFFFFFF & ~int(sum(1 << int(k) for k in refused))
+        # Runs of refused words: from the start, around one mixed word, to the end.
+        raw[3, : words // 2] = 0
+        raw[3, words // 2 + 1 :] = 0
+        raw[2, :] = 0
         mask = raw.astype(np.uint32).view(np.int32)
         logits = rng.standard_normal((4, width)).astype(dtype)
         bits = np.unpackbits(mask.view(np.uint8), axis=-1, bitorder="little").astype(bool)
@@ -393,6 +398,34 @@ def test_eager_and_lazy_agree(deepseek):
         assert me.advance(t) and ml.advance(t)
     assert me.is_accepting() and ml.is_accepting()
     assert 0 < lazy.cached_states < lazy.num_states
+
+
+def test_warm_up_changes_no_mask(deepseek):
+    """A warmed-up compile (the masks into each terminal built before the first step) gives
+    the masks of a cold one along a document, holds more cached masks before any step,
+    and warming a regular grammar or an intersection is allowed."""
+    v = deepseek.vocab
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 40}, "email": {"type": "string", "format": "email"}, "n": {"type": "integer"}},
+        "required": ["name", "email", "n"],
+    }
+    g = corral.Grammar.json_schema(schema)
+    warm, cold = corral.compile(g, v, cache=False), corral.compile(g, v, cache=False)
+    before = warm.memory_bytes
+    warm.warm_up()
+    assert warm.memory_bytes > before + 4096
+    mw, mc = warm.matcher(), cold.matcher()
+    for t in deepseek.encode('{"name":"Ana Lopez","email":"ana.lopez@example.org","n":42}'):
+        assert allowed_ids(mw, v).tolist() == allowed_ids(mc, v).tolist()
+        assert mw.advance(t) and mc.advance(t)
+    assert mw.is_accepting() and mc.is_accepting()
+    regex = corral.compile(corral.Grammar.regex(r"[a-z]{2,8}"), v, cache=False)
+    regex.warm_up()
+    assert regex.cached_states == 0
+    both = corral.compile(corral.Grammar.regex(r"\{.*") & g, v, cache=False)
+    both.warm_up()
+    assert both.memory_bytes > 0
 
 
 def test_matcher_copy_is_independent():

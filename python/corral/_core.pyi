@@ -335,6 +335,11 @@ class CompiledGrammar:
         """Heap bytes of the automaton and cached masks."""
     def matches(self, data: bytes) -> bool:
         """Does the constraint accept the whole of `data` (as output bytes)?"""
+    def warm_up(self) -> None:
+        """Computes now the masks a context-free grammar's first tokens into each of its
+        terminals need (a matcher's first visit there would otherwise compute them). For a
+        serving engine that compiles off its decoding path; nothing to do for a regular
+        grammar (see ``eager``)."""
     @property
     def vocab_size(self) -> int:
         """The vocabulary's logits width."""

@@ -55,6 +55,16 @@ impl PyCompiledGrammar {
         guard_detached(py, || self.inner.matches(data))
     }
 
+    /// Computes now the masks a context-free grammar's first tokens into each of its
+    /// terminals need (a string's first character, a key's first letters), which a
+    /// matcher would otherwise compute on its first visit there (0.1-0.4 ms each for a
+    /// format string on a large vocabulary). For a serving engine that compiles off its
+    /// decoding path; nothing to do for a regular grammar (see ``eager``). The GIL is
+    /// released; interruptible.
+    fn warm_up(&self, py: Python<'_>) -> PyResult<()> {
+        guard_detached(py, || self.inner.warm_up())
+    }
+
     /// The vocabulary's logits width.
     #[getter]
     fn vocab_size(&self) -> usize {

@@ -386,6 +386,9 @@ class CorralGrammarBackend(BaseGrammarBackend):
     def _compile(self, kind: str, key_string: str, build: Any) -> BaseGrammarObject:
         try:
             compiled = corral.compile(build(), self.vocab)
+            # SGLang compiles on its grammar workers, off the scheduler's step: the first
+            # masks into each terminal are built here rather than on a decoding step.
+            compiled.warm_up()
         except (CorralError, ValueError, TypeError) as e:
             logger.warning("corral refused a %s request: %s", kind, e)
             return InvalidGrammarObject(f"{type(e).__name__}: {e}")

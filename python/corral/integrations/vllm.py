@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import torch
 
@@ -279,6 +280,14 @@ class _Request:
         return self.sync
 
 
+def _compiled_warm(grammar: Any, vocab: Vocabulary) -> Any:
+    """``grammar`` compiled for ``vocab`` (see ``_compiled``), with the masks of its first
+    tokens into each terminal built (``warm_up``): on the executor, not on a step."""
+    compiled = _compiled(grammar, vocab)
+    compiled.warm_up()
+    return compiled
+
+
 _COMPILER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="corral-compile")
 
 
@@ -436,4 +445,4 @@ class CorralLogitsProcessor(_VLLMLogitsProcessor):
         vocab = self.vocab
         # Compiled on the executor (corral.compile's cache makes a repeat cheap), so that
         # the compile overlaps the step's forward pass; apply() waits for it if need be.
-        return _Request(_COMPILER.submit(_compiled, grammar, vocab), output_ids)
+        return _Request(_COMPILER.submit(_compiled_warm, grammar, vocab), output_ids)

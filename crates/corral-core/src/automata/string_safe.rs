@@ -124,14 +124,40 @@ fn key_of(dfa: &Dfa, utf8: &[u8; 256], b: u8) -> usize {
     dfa.class_of[b as usize] as usize * 12 + utf8[b as usize] as usize
 }
 
-/// The moves of string-safe fragments through `dfa`'s byte classes: per UTF-8 state (by
+/// The moves of string-safe fragments through a DFA's byte classes: per UTF-8 state (by
 /// index in [`U`]), the string-safe bytes it takes, one representative per key, with the
-/// UTF-8 state after (its index in [`U`]) and the key. A search over (DFA state, UTF-8
-/// state) pairs steps by these instead of by every byte.
-pub(super) fn safe_moves(dfa: &Dfa) -> [Vec<(u8, u8, u16)>; 8] {
+/// UTF-8 state after (its index in [`U`]) and the key.
+pub(super) type SafeMoves = [Vec<(u8, u8, u16)>; 8];
+
+/// The [`SafeMoves`] of `dfa`. A search over (DFA state, UTF-8 state) pairs steps by these
+/// instead of by every byte. They depend only on the byte classes, and every string-safe
+/// slice mask asks for them once per slice tried (about 10 µs each to build), so the
+/// latest few are kept per thread, by class map.
+pub(super) fn safe_moves(dfa: &Dfa) -> std::rc::Rc<SafeMoves> {
+    thread_local! {
+        static RECENT: std::cell::RefCell<Vec<([u8; 256], std::rc::Rc<SafeMoves>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        if let Some((_, moves)) = recent.iter().find(|(classes, _)| *classes == dfa.class_of) {
+            return moves.clone();
+        }
+        let moves = std::rc::Rc::new(build_safe_moves(dfa));
+        if recent.len() == SAFE_MOVES_KEPT {
+            recent.remove(0);
+        }
+        recent.push((dfa.class_of, moves.clone()));
+        moves
+    })
+}
+
+/// How many class maps' [`SafeMoves`] a thread keeps (a grammar's string terminals).
+const SAFE_MOVES_KEPT: usize = 16;
+
+pub(super) fn build_safe_moves(dfa: &Dfa) -> SafeMoves {
     let utf8 = Utf8::classes();
     let index = |u: Utf8| U.iter().position(|&x| x == u).unwrap_or(0) as u8;
-    let mut moves: [Vec<(u8, u8, u16)>; 8] = Default::default();
+    let mut moves: SafeMoves = Default::default();
     // seen_key[key] == i + 1: the key has a representative in moves[i].
     let mut seen_key = vec![0u8; KEYS];
     for (i, u) in U.iter().enumerate() {
@@ -178,7 +204,7 @@ struct RiskSearch<'a> {
     utf8: [u8; 256],
     /// Per UTF-8 state, the string-safe bytes it takes, one representative per key, with
     /// the UTF-8 state after (its index in [`U`]) and the key.
-    moves: [Vec<(u8, u8, u16)>; 8],
+    moves: std::rc::Rc<SafeMoves>,
 }
 
 impl<'a> RiskSearch<'a> {

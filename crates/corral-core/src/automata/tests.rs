@@ -652,6 +652,63 @@ fn a_counted_string_meets_a_pattern_as_one_block() {
     assert!(short.intersect(&dfa("a{250}"), &limits, "t").unwrap().matches(&[b'a'; 250]));
 }
 
+/// `agreeing_depth` is the depth of bounded equivalence over every byte: against Moore's
+/// refinement (the states' classes after `d` rounds over all bytes), for every pair of
+/// states of counted character classes near and far from their bounds, free text and a
+/// union of counts; a bound on pairs makes the answer shallower, never deeper.
+#[test]
+fn agreeing_depth_is_the_depth_of_bounded_equivalence() {
+    const DEEPEST: usize = 12;
+    let mut parted = 0;
+    for pattern in [
+        r#""[A-Za-z0-9-]{1,39}""#,
+        r#""[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?""#,
+        r#""[^"\\\x00-\x1f]{1,20}""#,
+        r"[ab]{3,9}x|[ab]*y",
+        r#""(?:[ab1 ]|é){2,15}""#,
+    ] {
+        let d = dfa(pattern).minimized();
+        let n = d.num_states();
+        let mut class: Vec<u32> = (0..n as u32).map(|q| if q == DEAD { 0 } else { 1 + d.is_accepting(q) as u32 }).collect();
+        let signature = |class: &[u32], q: u32| -> Vec<u32> { (0..=255u8).map(|b| class[d.next(q, b) as usize]).collect() };
+        // want[a][b]: the depth found so far (states agree within `depth` while their
+        // signatures after `depth - 1` rounds are equal).
+        let mut want: crate::util::hash::FastMap<(usize, usize), usize> = Default::default();
+        for depth in 1..=DEEPEST {
+            let sigs: Vec<Vec<u32>> = (0..n as u32).map(|q| signature(&class, q)).collect();
+            for a in 1..n {
+                for b in 1..n {
+                    if sigs[a] != sigs[b] {
+                        want.entry((a, b)).or_insert(depth - 1);
+                    }
+                }
+            }
+            let mut ids: crate::util::hash::FastMap<(u32, Vec<u32>), u32> = Default::default();
+            class = (0..n as u32)
+                .map(|q| {
+                    let key = (class[q as usize], signature(&class, q));
+                    let next = ids.len() as u32;
+                    *ids.entry(key).or_insert(next)
+                })
+                .collect();
+        }
+        for a in 1..n {
+            for b in 1..n {
+                let expect = want.get(&(a, b)).copied().unwrap_or(DEEPEST);
+                assert_eq!(d.agreeing_depth(a as u32, b as u32, DEEPEST, usize::MAX), expect, "/{pattern}/ states {a} {b}");
+                assert!(d.agreeing_depth(a as u32, b as u32, DEEPEST, 3) <= expect, "/{pattern}/ states {a} {b}, 3 pairs");
+                parted += usize::from((1..DEEPEST).contains(&expect));
+            }
+        }
+    }
+    assert!(parted > 200, "only {parted} pairs part between 1 and {DEEPEST} bytes deep");
+    // Inside a count of 39, two neighbouring states read alike up to the nearer bound.
+    let d = dfa(r#""[A-Za-z0-9-]{1,39}""#).minimized();
+    let (a, b) = (d.walk(d.start(), b"\"ab"), d.walk(d.start(), b"\"abc"));
+    assert_eq!(d.agreeing_depth(a, b, 100, usize::MAX), 36);
+    assert!(d.agreeing_depth(a, b, 100, 4) < 36);
+}
+
 /// `same_within` is equivalence over string-safe text of bounded length: against Moore's
 /// refinement (the states' classes after `d` rounds over every string-safe byte), for
 /// every pair of states of counts near and far from their bounds, formats and free text.
@@ -700,4 +757,21 @@ fn same_within_is_bounded_equivalence_over_string_safe_text() {
     let (a, b) = (d.walk(d.start(), b"\"a"), d.walk(d.start(), b"\"ab"));
     assert!(d.same_within(a, b, 8, usize::MAX));
     assert!(!d.same_within(a, b, 8, 2));
+}
+
+/// The string-safe moves a thread keeps per class map are those built afresh for each
+/// DFA asked, over more distinct class maps than are kept (so some are dropped and built
+/// again), asked in turns.
+#[test]
+fn safe_moves_kept_per_class_map_equal_built_ones() {
+    use super::string_safe::{build_safe_moves, safe_moves};
+    let dfas: Vec<Dfa> =
+        (0..20).map(|i| dfa(&format!(r#""[a-{}0-9%]{{1,{}}}(é|[^"\\])?""#, (b'c' + i as u8) as char, 3 + i))).collect();
+    let maps: std::collections::HashSet<[u8; 256]> = dfas.iter().map(|d| d.class_of).collect();
+    assert!(maps.len() > 16, "only {} distinct class maps", maps.len());
+    for round in 0..3 {
+        for (i, d) in dfas.iter().enumerate() {
+            assert_eq!(*safe_moves(d), build_safe_moves(d), "round {round}, DFA {i}");
+        }
+    }
 }

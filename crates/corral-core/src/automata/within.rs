@@ -1,5 +1,6 @@
 //! Bounded sameness of two states: do they read every string-safe text of up to `depth`
-//! bytes alike (alive or dead, accepting or not, after each byte)?
+//! bytes alike (alive or dead, accepting or not, after each byte)? And how deep do they
+//! read every text alike?
 //!
 //! Inside a long counted string (`maxLength: 120`, a domain label of at most 63
 //! characters) each token moves to a state never seen before, yet every state far enough
@@ -8,7 +9,10 @@
 //! the slice's part from an earlier state's mask once this check says they agree within
 //! the slice's bound; only the tokens outside the slice are walked again. Stored DFAs do
 //! not number such states alike (only a counted region does, see
-//! [`Dfa::equivalent_within`]), hence a check per pair of states.
+//! [`Dfa::equivalent_within`]), hence a check per pair of states. Inside a counted
+//! character class (a user name of at most 39 characters) no slice applies, but two
+//! states far from the bound read every text alike up to the bound: a mask takes its
+//! tokens up to that depth from the other state's, and walks only the few longer ones.
 
 use super::{Dfa, DEAD};
 use crate::util::bytes::is_string_safe_byte;
@@ -21,37 +25,67 @@ impl Dfa {
     /// it would meet more than `max_pairs` pairs (a conservative answer: the caller then
     /// computes instead of borrowing).
     pub fn same_within(&self, a: u32, b: u32, depth: usize, max_pairs: usize) -> bool {
+        self.agreeing_layers(a, b, &self.string_safe_representatives(), depth, max_pairs) >= depth
+    }
+
+    /// How many bytes deep states `a` and `b` read every text alike (any bytes): the
+    /// largest `d <= max_depth` such that every text of 1 to `d` bytes leaves both alive
+    /// or both dead, and both accepting or neither. `max_depth` where they never part (or
+    /// are the same state). Each pair of states is met once; past `max_pairs` pairs the
+    /// depth searched so far is the answer (a conservative one: it may be deeper).
+    ///
+    /// Tokens of at most that many bytes are read alike from the two states, so a mask
+    /// may take its short tokens from the other state's (see
+    /// `crate::index::lexer_mask::from_depth_sibling`).
+    pub fn agreeing_depth(&self, a: u32, b: u32, max_depth: usize, max_pairs: usize) -> usize {
+        self.agreeing_layers(a, b, &self.class_representatives(), max_depth, max_pairs)
+    }
+
+    /// The pair search behind [`Dfa::same_within`] and [`Dfa::agreeing_depth`] over texts
+    /// of `bytes` (one per class that matters): the number of layers, up to `depth`, in
+    /// which every pair reached agrees.
+    fn agreeing_layers(&self, a: u32, b: u32, bytes: &[u8], depth: usize, max_pairs: usize) -> usize {
         if a == b {
-            return true;
+            return depth;
         }
-        let bytes = self.string_safe_representatives();
         let mut seen: FastMap<(u32, u32), ()> = FastMap::default();
         let (mut frontier, mut next) = (vec![(a, b)], Vec::new());
-        for _ in 0..depth {
+        for layer in 0..depth {
             next.clear();
             for &(x, y) in &frontier {
-                for &byte in &bytes {
+                for &byte in bytes {
                     let (x2, y2) = (self.next(x, byte), self.next(y, byte));
                     if x2 == y2 {
                         continue; // the same state: the same future
                     }
                     if x2 == DEAD || y2 == DEAD || self.is_accepting(x2) != self.is_accepting(y2) {
-                        return false;
+                        return layer;
                     }
                     if seen.insert((x2, y2), ()).is_none() {
                         if seen.len() > max_pairs {
-                            return false;
+                            return layer;
                         }
                         next.push((x2, y2));
                     }
                 }
             }
             if next.is_empty() {
-                return true;
+                return depth;
             }
             std::mem::swap(&mut frontier, &mut next);
         }
-        true
+        depth
+    }
+
+    /// One byte per byte class.
+    fn class_representatives(&self) -> Vec<u8> {
+        let mut seen = [false; 256];
+        (0..=255u8)
+            .filter(|&b| {
+                let class = self.class_of[b as usize] as usize;
+                !std::mem::replace(&mut seen[class], true)
+            })
+            .collect()
     }
 
     /// One string-safe byte per byte class that has one.

@@ -18,7 +18,7 @@ use crate::parser::{Chart, EarleyGrammar, Overlay};
 const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 
 /// How many of a terminal's latest broad lexer masks a new state is compared with for a
-/// slice sibling (see `CompiledGrammar::slice_sibling`).
+/// slice or depth sibling (see `CompiledGrammar::slice_sibling` and `depth_sibling`).
 const SLICE_SIBLINGS_COMPARED: usize = 2;
 
 /// In a lexer-mask cache key: the mask without the nodes where the terminal ends.
@@ -239,6 +239,38 @@ impl CompiledGrammar {
         a
     }
 
+    /// Computes now the lexer masks a context-free grammar's first steps into each terminal
+    /// need: at every terminal's start state and at the states one byte in (a string's
+    /// first character, where a token such as `":"` lands). A first visit there costs a
+    /// trie walk or a string-safe analysis (0.1-0.4 ms for a format string on a 129k-token
+    /// vocabulary); where compiles run off the decoding path (a serving engine's grammar
+    /// workers), this moves that cost there. An intersection warms its parts; a regular
+    /// grammar has nothing to warm (its masks are per state: see `eager`). Stops when
+    /// interrupted (see [`crate::util::interrupt`]).
+    pub fn warm_up(&self) -> Result<()> {
+        match &self.engine {
+            Engine::Cfg { earley, lex_cache, .. } => {
+                for (term, t) in earley.cfg().terminals.iter().enumerate() {
+                    crate::util::interrupt::check_now()?;
+                    let (dfa, ends) = (&t.dfa, !earley.ends_output(term as u32));
+                    let mut states = vec![dfa.start()];
+                    for byte in 0..=255u8 {
+                        let next = dfa.next(dfa.start(), byte);
+                        if next != crate::automata::DEAD && !states.contains(&next) {
+                            states.push(next);
+                        }
+                    }
+                    for state in states {
+                        self.lex_mask(earley, lex_cache, term as u32, state, ends);
+                    }
+                }
+                Ok(())
+            }
+            Engine::Intersection { parts } => parts.iter().try_for_each(|p| p.warm_up()),
+            Engine::Dfa { .. } => Ok(()),
+        }
+    }
+
     /// The cached lexer mask of terminal `term` in DFA state `state`.
     /// `ends`: are the nodes where the terminal may end needed (something can follow it)?
     /// Without them, the mask may be cheaper (see [`lexmask::compute_inside`]); both kinds
@@ -255,8 +287,11 @@ impl CompiledGrammar {
             Some((sibling, differ)) => lexmask::derive(&self.vocab, dfa, state, &sibling, &differ, ends),
             None => match self.slice_sibling(cache, dfa, key) {
                 Some(sibling) => lexmask::from_slice_sibling(&self.vocab, dfa, state, &sibling, ends),
-                None if ends => lexmask::compute(&self.vocab, dfa, state),
-                None => lexmask::compute_inside(&self.vocab, dfa, state),
+                None => match self.depth_sibling(cache, dfa, key) {
+                    Some((sibling, depth)) => lexmask::from_depth_sibling(&self.vocab, dfa, state, &sibling, depth, ends),
+                    None if ends => lexmask::compute(&self.vocab, dfa, state),
+                    None => lexmask::compute_inside(&self.vocab, dfa, state),
+                },
             },
         });
         self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
@@ -300,6 +335,23 @@ impl CompiledGrammar {
             .take(SLICE_SIBLINGS_COMPARED)
             .find(|(s, mask)| lexmask::slice_sibling_agrees(&self.vocab, dfa, state, s & !INSIDE_ONLY, mask))
             .map(|(_, mask)| mask.clone())
+    }
+
+    /// One of the latest few broad lexer masks of the same terminal, computed the same way
+    /// as `key`'s would be, whose state reads every text alike with `key`'s to a depth at
+    /// which [`lexmask::from_depth_sibling`] pays; the deepest found, with that depth.
+    fn depth_sibling(&self, cache: &RwLock<LexCache>, dfa: &Dfa, key: (u32, u32)) -> Option<(Arc<LexMask>, usize)> {
+        let (term, flag, state) = (key.0, key.1 & INSIDE_ONLY, key.1 & !INSIDE_ONLY);
+        let max_depth = self.vocab.trie().max_depth();
+        let cache = cache.read().ok()?;
+        let kept = cache.broad.get(&term)?;
+        kept.iter()
+            .rev()
+            .filter(|(s, _)| s & INSIDE_ONLY == flag)
+            .take(SLICE_SIBLINGS_COMPARED)
+            .map(|(s, mask)| (mask.clone(), dfa.agreeing_depth(state, s & !INSIDE_ONLY, max_depth, lexmask::MAX_SIBLING_PAIRS)))
+            .max_by_key(|&(_, depth)| depth)
+            .filter(|&(_, depth)| lexmask::depth_sibling_pays(&self.vocab, depth))
     }
 
     /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer

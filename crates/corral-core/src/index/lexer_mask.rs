@@ -8,9 +8,9 @@
 //! pairs. The walk also records the trie nodes where the terminal may end
 //! ("completions"): only the subtrees below those nodes need the parser.
 //!
-//! A new state's mask may also be taken in part from a cached one's (see [`derive`] and
-//! [`from_slice_sibling`]): states that read the short tokens alike share that part, and
-//! only the rest is walked.
+//! A new state's mask may also be taken in part from a cached one's (see [`derive`],
+//! [`from_slice_sibling`] and [`from_depth_sibling`]): states that read the short tokens
+//! alike share that part, and only the rest is walked.
 
 use crate::automata::Dfa;
 use crate::index::state_mask::TokenCollector;
@@ -120,6 +120,60 @@ pub(crate) fn from_slice_sibling(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibl
     let slice = sibling.slice.expect("a slice sibling took its mask from a slice");
     with_rest_walked(vocab, dfa, state, slice, slice_part(vocab, &sibling.tokens, slice), ends)
 }
+
+/// The lexer mask of `dfa` in `state` from a sibling's whose state reads every text of up
+/// to `depth` bytes alike (see [`Dfa::agreeing_depth`]): the tokens of at most `depth`
+/// bytes, and the nodes no deeper where the terminal may end, are the sibling's; only the
+/// trie's paths to longer tokens are walked. Inside a counted character class (a user
+/// name, a domain label: no string-safe slice applies) two states far from the bound agree
+/// over more bytes than nearly every token the class allows holds.
+///
+/// `ends`: as for [`compute`]; `sibling` must have been computed the same way.
+pub(crate) fn from_depth_sibling(
+    vocab: &Vocabulary,
+    dfa: &Dfa,
+    state: u32,
+    sibling: &LexMask,
+    depth: usize,
+    ends: bool,
+) -> LexMask {
+    let trie = vocab.trie();
+    let mut bits = vec![0u32; vocab.mask_words()];
+    sibling.tokens.write(&mut bits);
+    for &t in trie.tokens_longer_than(depth) {
+        bits[(t >> 5) as usize] &= !(1 << (t & 31));
+    }
+    let mut completions: Vec<u32> = sibling.completions.iter().copied().filter(|&n| trie.node_depth(n) <= depth).collect();
+    let mut walker = DfaWalker::<true>::new(dfa, state, trie.max_depth());
+    trie.walk_nodes_deeper(depth, &mut walker, |w, node, tokens| {
+        for &t in tokens {
+            bits[(t >> 5) as usize] |= 1 << (t & 31);
+        }
+        if ends && w.accepting && trie.has_children(node) {
+            completions.push(node);
+        }
+    });
+    completions.sort_unstable();
+    // The slice's tokens are no longer than its bound: within `depth`, they are the
+    // sibling's, and so is what its slice vouched for.
+    let slice = sibling.slice.filter(|&i| vocab.string_safe_slices()[i].max_len <= depth);
+    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice }
+}
+
+/// Is a mask from a sibling agreeing to `depth` bytes (see [`from_depth_sibling`]) cheaper
+/// than a walk of the whole trie? Its walk visits at most the nodes leading to tokens
+/// longer than `depth`, and it clears those tokens from the sibling's: both must be a
+/// small part of the trie.
+pub(crate) fn depth_sibling_pays(vocab: &Vocabulary, depth: usize) -> bool {
+    let trie = vocab.trie();
+    trie.nodes_reaching_deeper(depth) <= trie.num_nodes() / DEPTH_SIBLING_SHARE
+        && trie.tokens_longer_than(depth).len() <= vocab.size() / DEPTH_SIBLING_SHARE
+}
+
+/// A depth sibling is taken where its walk and the tokens it clears are at most this
+/// fraction of the trie's nodes and of the vocabulary (the sibling's mask costs a pass
+/// over the mask's words besides).
+const DEPTH_SIBLING_SHARE: usize = 8;
 
 /// The tokens of exact mask `mask` that are in string-safe slice `slice`: what the mask's
 /// state keeps alive of that slice.

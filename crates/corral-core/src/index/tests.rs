@@ -197,6 +197,54 @@ fn slice_sibling_lexer_masks_equal_computed() {
     assert!(derived > 1000, "only {derived} derivations checked");
 }
 
+/// A lexer mask that takes its tokens up to some depth from a sibling state's (states that
+/// read every text of that many bytes alike: inside counted character classes, far from
+/// their bounds) equals the one computed directly, tokens and end nodes, with and without
+/// ends, at every depth the two states agree to.
+#[test]
+fn depth_sibling_lexer_masks_equal_computed() {
+    let vocab = Arc::new(text_tokens());
+    let words = vocab.mask_words();
+    let max_depth = vocab.trie().max_depth();
+    let (mut derived, mut deep) = (0, 0);
+    for pattern in [
+        r#""[ab1%-]{1,39}""#,
+        r#""[ab1]([ab1-]{0,30}[ab1])?""#,
+        r#""[ab1]{1,20}(?:\.[ab]{1,9})*""#,
+        r#""[^"\\\x00-\x1f]{1,60}""#,
+        r#"[ab ]{3,45}x"#,
+    ] {
+        let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
+        let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
+        let dfa = c.dfa().unwrap();
+        for ends in [true, false] {
+            let compute = |s| if ends { lexmask::compute(&vocab, dfa, s) } else { lexmask::compute_inside(&vocab, dfa, s) };
+            let masks: Vec<_> = (0..dfa.num_states() as u32).map(|s| (s > 0).then(|| compute(s))).collect();
+            for a in 1..dfa.num_states() as u32 {
+                let sibling = masks[a as usize].as_ref().unwrap();
+                for b in 1..dfa.num_states() as u32 {
+                    let depth = dfa.agreeing_depth(b, a, max_depth, usize::MAX);
+                    if a == b {
+                        continue;
+                    }
+                    let got = lexmask::from_depth_sibling(&vocab, dfa, b, sibling, depth, ends);
+                    let want = masks[b as usize].as_ref().unwrap();
+                    let (mut g, mut w) = (vec![0u32; words], vec![0u32; words]);
+                    got.tokens.write(&mut g);
+                    want.tokens.write(&mut w);
+                    assert_eq!(g, w, "/{pattern}/ tokens of state {b} from {a} within {depth} (ends {ends})");
+                    let mut wc = want.completions.clone();
+                    wc.sort_unstable();
+                    assert_eq!(got.completions, wc, "/{pattern}/ completions of state {b} from {a} within {depth} (ends {ends})");
+                    derived += 1;
+                    deep += usize::from(depth >= 8 && w.iter().any(|&x| x != 0));
+                }
+            }
+        }
+    }
+    assert!(derived > 5000 && deep > 1000, "only {derived} derivations checked, {deep} of them 8 bytes deep or more");
+}
+
 /// A regular grammar's masks inside long counts, where a new state borrows the slice part
 /// of a recent state's mask: every state's mask equals a walk of the whole trie, and the
 /// borrowing happened.
@@ -230,8 +278,9 @@ fn masks_inside_long_counts_equal_reference() {
     let vocab = Arc::new(text_tokens());
     let limits = Limits::default();
     let text = r#"start: "{" (pair ("," pair)*)? "}"
-pair: NAME ":" (LONG | LABEL | SHORT)
+pair: NAME ":" (LONG | LABEL | SHORT | LOGIN)
 NAME: /"[a-z]{1,3}"/
+LOGIN: /"[ab1-]{1,39}(\[bot\])?"/
 LONG: /"[^"\\\x00-\x1f]{1,120}"/
 LABEL: /"[a-z0-9%]{1,63}(\.[a-z0-9]{1,63})*"/
 SHORT: /"(?:[ab1 ]|é){0,40}"/
@@ -241,6 +290,49 @@ SHORT: /"(?:[ab1 ]|é){0,40}"/
     walks_agree_with_reference(&c, (30, 60), 11, Some(b"a"), "long counts", |m, slow| {
         m.fill_mask_reference(slow).unwrap();
     });
+}
+
+/// `warm_up` computes the lexer mask of every terminal at its start and one byte in (so a
+/// first visit there reads the cache), and changes no mask: walks over the warmed grammar
+/// equal the reference trie walk. A regular grammar has nothing to warm.
+#[test]
+fn warm_up_caches_entry_masks_and_changes_no_mask() {
+    use crate::frontend::Dialect;
+    let vocab = Arc::new(text_tokens());
+    let limits = Limits::default();
+    let text = r#"start: "{" (pair ("," pair)*)? "}"
+pair: NAME ":" (LONG | LOGIN | NUMBER)
+NAME: /"[a-z]{1,3}"/
+LONG: /"[^"\\\x00-\x1f]{1,120}"/
+LOGIN: /"[ab1-]{1,39}"/
+NUMBER: /-?[0-9]+/
+"#;
+    let g = Grammar::cfg_text(text, Dialect::Lark, None, &limits, None).unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap());
+    let Engine::Cfg { earley, lex_cache, .. } = &c.engine else { panic!("a context-free grammar") };
+    assert!(lex_cache.read().unwrap().masks.is_empty());
+    c.warm_up().unwrap();
+    let depth = vocab.trie().max_depth();
+    let cache = lex_cache.read().unwrap();
+    let mut warmed = 0;
+    for (term, t) in earley.cfg().terminals.iter().enumerate() {
+        let flag = if earley.ends_output(term as u32) { 1 << 31 } else { 0 };
+        let mut states = vec![t.dfa.start()];
+        states.extend((0..=255u8).map(|b| t.dfa.next(t.dfa.start(), b)).filter(|&s| s != DEAD));
+        for s in states {
+            let key = (term as u32, t.dfa.equivalent_within(s, depth) | flag);
+            assert!(cache.masks.contains_key(&key), "terminal {term} state {s} not warmed");
+            warmed += 1;
+        }
+    }
+    assert!(warmed >= 2 * earley.cfg().terminals.len());
+    drop(cache);
+    walks_agree_with_reference(&c, (20, 40), 5, Some(b"a"), "warmed", |m, slow| {
+        m.fill_mask_reference(slow).unwrap();
+    });
+    let r = CompiledGrammar::new(&Grammar::regex("[ab]{2,9}", &limits, None).unwrap(), vocab, &limits, false).unwrap();
+    r.warm_up().unwrap();
+    assert_eq!(r.cached_states(), 0);
 }
 
 /// Masks on a vocabulary where a node's children are exactly the readable bytes, or

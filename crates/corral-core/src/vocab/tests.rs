@@ -61,6 +61,52 @@ fn trie_walk_matches_brute_force() {
     }
 }
 
+/// The walk of the tokens longer than a depth visits exactly the nodes deeper than it that
+/// the recognizer reads (the tokens there with them), and the trie's counts of such nodes
+/// and tokens match a scan, at every depth.
+#[test]
+fn walk_of_longer_tokens_matches_brute_force() {
+    let toks = ["a", "ab", "abc", "abcd", "abcde", "b", "ba", "bab", "babab", "x", "xyzzyx", "abd", "é", "ééé"];
+    let v = vocab(&toks);
+    let trie = v.trie();
+    let max = toks.iter().map(|t| t.len()).max().unwrap();
+    assert_eq!(trie.max_depth(), max);
+    for depth in 0..=max + 1 {
+        let mut longer: Vec<u32> = trie.tokens_longer_than(depth).to_vec();
+        longer.sort_unstable();
+        let want: Vec<u32> = (0..toks.len() as u32).filter(|&i| toks[i as usize].len() > depth).collect();
+        assert_eq!(longer, want, "tokens longer than {depth}");
+        // Nodes on a path to a longer token: its prefixes (as strings) of 1 ..= len bytes.
+        let mut paths: Vec<&[u8]> = Vec::new();
+        for t in toks.iter().filter(|t| t.len() > depth) {
+            paths.extend((1..=t.len()).map(|k| &t.as_bytes()[..k]));
+        }
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(trie.nodes_reaching_deeper(depth), paths.len(), "nodes reaching deeper than {depth}");
+        for words in [vec!["abcde"], vec!["babab", "x"], vec!["xyzzyxq", "ééé"], vec![""]] {
+            let mut rec = PrefixOf { words: words.iter().map(|w| w.as_bytes().to_vec()).collect(), buf: vec![] };
+            let (mut got, mut visited) = (vec![], 0);
+            trie.walk_nodes_deeper(depth, &mut rec, |r, node, tokens| {
+                assert!(trie.node_depth(node) > depth && r.buf.len() == trie.node_depth(node));
+                visited += 1;
+                got.extend_from_slice(tokens);
+            });
+            got.sort_unstable();
+            let want: Vec<u32> = (0..toks.len() as u32)
+                .filter(|&i| {
+                    let t = toks[i as usize].as_bytes();
+                    t.len() > depth && words.iter().any(|w| w.as_bytes().starts_with(t))
+                })
+                .collect();
+            assert_eq!(got, want, "{words:?} deeper than {depth}");
+            let nodes = paths.iter().filter(|p| p.len() > depth && words.iter().any(|w| w.as_bytes().starts_with(p))).count();
+            assert_eq!(visited, nodes, "{words:?} nodes deeper than {depth}");
+            assert!(rec.buf.is_empty());
+        }
+    }
+}
+
 #[test]
 fn kinds_and_errors() {
     let v = Vocabulary::new(vec![Some(b"a".to_vec()), Some(b"".to_vec()), Some(b"<s>".to_vec())], &[2], &[2], Some(40)).unwrap();

@@ -33,6 +33,14 @@ pub struct TokenTrie {
     /// Per node: the bytes of its children, folded to 64 bits (bit `byte % 64`), for a
     /// quick "can any child start one of these terminals?" test.
     child_bits: Vec<u64>,
+    /// Per node: the depth of the deepest node of its subtree (the longest token below).
+    deepest: Vec<u16>,
+    /// `reaching[d]`: how many nodes have a node deeper than `d` in their subtree (what a
+    /// walk of the tokens longer than `d` may visit at most).
+    reaching: Vec<u32>,
+    /// Token ids, the longest tokens first, and their lengths.
+    longest_first: Vec<u32>,
+    longest_first_len: Vec<u16>,
 }
 
 impl TokenTrie {
@@ -77,7 +85,40 @@ impl TokenTrie {
             }
             path.push(i);
         }
-        TokenTrie { nodes, token_ids, max_depth, child_bits }
+        let deepest = Self::deepest_below(&nodes);
+        // reaching[d] = number of nodes whose deepest is over d: a suffix sum of counts.
+        let mut reaching = vec![0u32; max_depth + 1];
+        for &d in &deepest[1..nodes.len() - 1] {
+            reaching[d as usize - 1] += 1;
+        }
+        for d in (0..max_depth).rev() {
+            reaching[d] += reaching[d + 1];
+        }
+        let mut by_len: Vec<(u16, u32)> = tokens.iter().map(|t| (t.1.len() as u16, t.0)).collect();
+        by_len.sort_unstable_by_key(|&(len, id)| (std::cmp::Reverse(len), id));
+        let (longest_first_len, longest_first) = by_len.into_iter().unzip();
+        TokenTrie { nodes, token_ids, max_depth, child_bits, deepest, reaching, longest_first, longest_first_len }
+    }
+
+    /// Per node of a preorder trie (sentinel last): the depth of its subtree's deepest node.
+    fn deepest_below(nodes: &[TrieNode]) -> Vec<u16> {
+        let n = nodes.len() - 1;
+        let mut deepest: Vec<u16> = nodes.iter().map(|x| x.depth).collect();
+        // Parent of each node (the nearest earlier node one level up), then fold upwards in
+        // reverse preorder: children come after their parent.
+        let mut parent = vec![0usize; n];
+        let mut path: Vec<usize> = vec![0];
+        for (i, node) in nodes.iter().enumerate().take(n).skip(1) {
+            path.truncate(node.depth as usize);
+            parent[i] = *path.last().unwrap_or(&0);
+            path.push(i);
+        }
+        for i in (1..n).rev() {
+            let d = deepest[i];
+            let p = &mut deepest[parent[i]];
+            *p = (*p).max(d);
+        }
+        deepest
     }
 
     /// For each node of `sub` (a trie over some of this trie's tokens), the node of this
@@ -142,6 +183,56 @@ impl TokenTrie {
             }
         }
         rec.pop_bytes(depth);
+    }
+
+    /// [`TokenTrie::walk_nodes`] from the root for the tokens longer than `depth` only:
+    /// subtrees with no node deeper than `depth` are skipped, and `on_node` is called for
+    /// the nodes deeper than `depth` alone.
+    pub fn walk_nodes_deeper<R: ByteRecognizer, F: FnMut(&mut R, u32, &[u32])>(&self, depth: usize, rec: &mut R, mut on_node: F) {
+        let nodes = &self.nodes[..];
+        let end = nodes.len() - 1;
+        let mut pushed = 0usize;
+        let mut i = 1;
+        while i < end {
+            let node = nodes[i];
+            if self.deepest[i] as usize <= depth {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            let parent_depth = node.depth as usize - 1;
+            if pushed > parent_depth {
+                rec.pop_bytes(pushed - parent_depth);
+                pushed = parent_depth;
+            }
+            if rec.push_byte(node.byte) {
+                pushed += 1;
+                if node.depth as usize > depth {
+                    let (a, b) = (node.tokens_start as usize, nodes[i + 1].tokens_start as usize);
+                    on_node(rec, i as u32, &self.token_ids[a..b]);
+                }
+                i += 1;
+            } else {
+                i = node.subtree_end as usize;
+            }
+        }
+        rec.pop_bytes(pushed);
+    }
+
+    /// How many nodes lead to a token longer than `depth`: at most what
+    /// [`TokenTrie::walk_nodes_deeper`] visits.
+    pub fn nodes_reaching_deeper(&self, depth: usize) -> usize {
+        self.reaching.get(depth).map_or(0, |&r| r as usize)
+    }
+
+    /// The tokens longer than `depth` bytes.
+    pub fn tokens_longer_than(&self, depth: usize) -> &[u32] {
+        let n = self.longest_first_len.partition_point(|&len| len as usize > depth);
+        &self.longest_first[..n]
+    }
+
+    /// The depth of `node` (the length of the string it spells).
+    pub fn node_depth(&self, node: u32) -> usize {
+        self.nodes[node as usize].depth as usize
     }
 
     /// The tokens `rec` refuses, a subtree at a time: walks the trie as
@@ -255,6 +346,6 @@ impl TokenTrie {
 
     /// Heap bytes used.
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.len() * (std::mem::size_of::<TrieNode>() + 8) + self.token_ids.len() * 4
+        self.nodes.len() * (std::mem::size_of::<TrieNode>() + 8 + 2) + self.token_ids.len() * 10 + self.reaching.len() * 4
     }
 }
