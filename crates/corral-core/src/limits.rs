@@ -44,7 +44,8 @@ pub struct Limits {
     /// token check, fails with [`crate::Error::LimitExceeded`] naming this field.
     pub max_fresh_item_steps: usize,
     /// Heap bytes a context-free grammar may spend caching masks of parser states; past
-    /// it, new states are computed but not cached (never an error).
+    /// it, new states are computed but not cached (never an error), and
+    /// `CompiledGrammar::warm_up` stops warming.
     pub max_mask_cache_bytes: usize,
     /// Wall-clock milliseconds one build step may take: parsing a grammar text,
     /// normalizing a grammar, translating a JSON Schema, compiling a grammar for a

@@ -245,13 +245,18 @@ impl CompiledGrammar {
     /// trie walk or a string-safe analysis (0.1-0.4 ms for a format string on a 129k-token
     /// vocabulary); where compiles run off the decoding path (a serving engine's grammar
     /// workers), this moves that cost there. An intersection warms its parts; a regular
-    /// grammar has nothing to warm (its masks are per state: see `eager`). Stops when
-    /// interrupted (see [`crate::util::interrupt`]).
+    /// grammar has nothing to warm (its masks are per state: see `eager`). Stops once the
+    /// cached masks reach `Limits::max_mask_cache_bytes` (what is left is computed on
+    /// first visit, as without warming), and when interrupted (see
+    /// [`crate::util::interrupt`]).
     pub fn warm_up(&self) -> Result<()> {
         match &self.engine {
             Engine::Cfg { earley, lex_cache, .. } => {
                 for (term, t) in earley.cfg().terminals.iter().enumerate() {
                     crate::util::interrupt::check_now()?;
+                    if self.mask_bytes.load(Ordering::Relaxed) >= self.limits.max_mask_cache_bytes {
+                        break;
+                    }
                     let (dfa, ends) = (&t.dfa, !earley.ends_output(term as u32));
                     let mut states = vec![dfa.start()];
                     for byte in 0..=255u8 {

@@ -330,9 +330,16 @@ NUMBER: /-?[0-9]+/
     walks_agree_with_reference(&c, (20, 40), 5, Some(b"a"), "warmed", |m, slow| {
         m.fill_mask_reference(slow).unwrap();
     });
-    let r = CompiledGrammar::new(&Grammar::regex("[ab]{2,9}", &limits, None).unwrap(), vocab, &limits, false).unwrap();
+    let r = CompiledGrammar::new(&Grammar::regex("[ab]{2,9}", &limits, None).unwrap(), vocab.clone(), &limits, false).unwrap();
     r.warm_up().unwrap();
     assert_eq!(r.cached_states(), 0);
+    // Under a small bound on cached masks, warming stops there (a few masks, not all).
+    let small = Limits { max_mask_cache_bytes: 1, ..Limits::default() };
+    let c = CompiledGrammar::new(&g, vocab, &small, false).unwrap();
+    c.warm_up().unwrap();
+    let Engine::Cfg { lex_cache, .. } = &c.engine else { panic!("a context-free grammar") };
+    let kept = lex_cache.read().unwrap().masks.len();
+    assert!((1..warmed).contains(&kept), "{kept} masks warmed under a 1-byte bound ({warmed} without)");
 }
 
 /// Masks on a vocabulary where a node's children are exactly the readable bytes, or
