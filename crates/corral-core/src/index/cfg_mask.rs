@@ -331,32 +331,38 @@ impl CompiledGrammar {
     /// counted string, the state of the token before agrees): a comparison that fails
     /// costs a search, and a state near a count's bound agrees with none.
     fn slice_sibling(&self, cache: &RwLock<LexCache>, dfa: &Dfa, key: (u32, u32)) -> Option<Arc<LexMask>> {
-        let (term, flag, state) = (key.0, key.1 & INSIDE_ONLY, key.1 & !INSIDE_ONLY);
-        let cache = cache.read().ok()?;
-        let kept = cache.broad.get(&term)?;
-        kept.iter()
-            .rev()
-            .filter(|(s, _)| s & INSIDE_ONLY == flag)
-            .take(SLICE_SIBLINGS_COMPARED)
-            .find(|(s, mask)| lexmask::slice_sibling_agrees(&self.vocab, dfa, state, s & !INSIDE_ONLY, mask))
-            .map(|(_, mask)| mask.clone())
+        let state = key.1 & !INSIDE_ONLY;
+        Self::latest_broad(cache, key)
+            .into_iter()
+            .find(|(s, mask)| lexmask::slice_sibling_agrees(&self.vocab, dfa, state, *s, mask))
+            .map(|(_, mask)| mask)
     }
 
     /// One of the latest few broad lexer masks of the same terminal, computed the same way
     /// as `key`'s would be, whose state reads every text alike with `key`'s to a depth at
     /// which [`lexmask::from_depth_sibling`] pays; the deepest found, with that depth.
     fn depth_sibling(&self, cache: &RwLock<LexCache>, dfa: &Dfa, key: (u32, u32)) -> Option<(Arc<LexMask>, usize)> {
-        let (term, flag, state) = (key.0, key.1 & INSIDE_ONLY, key.1 & !INSIDE_ONLY);
-        let max_depth = self.vocab.trie().max_depth();
-        let cache = cache.read().ok()?;
-        let kept = cache.broad.get(&term)?;
+        let (state, max_depth) = (key.1 & !INSIDE_ONLY, self.vocab.trie().max_depth());
+        Self::latest_broad(cache, key)
+            .into_iter()
+            .map(|(s, mask)| (mask, dfa.agreeing_depth(state, s, max_depth, lexmask::MAX_SIBLING_PAIRS)))
+            .max_by_key(|&(_, depth)| depth)
+            .filter(|&(_, depth)| lexmask::depth_sibling_pays(&self.vocab, depth))
+    }
+
+    /// The latest [`SLICE_SIBLINGS_COMPARED`] broad lexer masks of `key`'s terminal
+    /// computed the same way as `key`'s would be (with or without end nodes), the latest
+    /// first, with their DFA states.
+    fn latest_broad(cache: &RwLock<LexCache>, key: (u32, u32)) -> Vec<(u32, Arc<LexMask>)> {
+        let flag = key.1 & INSIDE_ONLY;
+        let Ok(cache) = cache.read() else { return Vec::new() };
+        let Some(kept) = cache.broad.get(&key.0) else { return Vec::new() };
         kept.iter()
             .rev()
             .filter(|(s, _)| s & INSIDE_ONLY == flag)
             .take(SLICE_SIBLINGS_COMPARED)
-            .map(|(s, mask)| (mask.clone(), dfa.agreeing_depth(state, s & !INSIDE_ONLY, max_depth, lexmask::MAX_SIBLING_PAIRS)))
-            .max_by_key(|&(_, depth)| depth)
-            .filter(|&(_, depth)| lexmask::depth_sibling_pays(&self.vocab, depth))
+            .map(|(s, mask)| (s & !INSIDE_ONLY, mask.clone()))
+            .collect()
     }
 
     /// The mask of `chart` by a plain trie walk with the Earley recognizer (no lexer
