@@ -221,6 +221,37 @@ impl Dfa {
         out
     }
 
+    /// Can no text of `bytes` end the counted region's repetition (no boundary accepts,
+    /// and none of them leaves it)? A JSON string's count ends only at the closing quote,
+    /// which is not a string-safe byte. False without a region.
+    pub(super) fn region_exits_unseen(&self, bytes: &[u8]) -> bool {
+        self.counted
+            .as_ref()
+            .is_some_and(|c| !c.accepts && bytes.iter().all(|&x| c.exit[self.class_of[x as usize] as usize] == DEAD))
+    }
+
+    /// Do region states `a` and `b` read every text of 1 to `depth` bytes alike, as the
+    /// region's structure shows without a search? They do when both stand in the same row
+    /// of blocks far from the bound (they then step in lockstep, their blocks a fixed
+    /// distance apart) and the minimum cannot tell them apart: both past it, both out of
+    /// its reach for `depth` bytes, or the texts read cannot end the repetition
+    /// (`exits_unseen`, see [`Dfa::region_exits_unseen`]). False says only that this test
+    /// cannot tell.
+    #[inline]
+    pub(super) fn region_reads_alike(&self, a: u32, b: u32, exits_unseen: bool, depth: usize) -> bool {
+        let first = self.accepting.len() as u32;
+        let Some(c) = self.counted.as_ref().filter(|_| a >= first && b >= first) else { return false };
+        let ((ka, ra), (kb, rb)) = (c.block_row(a - first), c.block_row(b - first));
+        let (lo, hi, depth) = (u64::from(ka.min(kb)), u64::from(ka.max(kb)), depth as u64);
+        // Each byte reads at most one unit: within `depth` bytes neither block nears the
+        // bound, where the pruning by `need` and the last block's loop act.
+        if ra != rb || hi + depth + u64::from(c.max_need) >= u64::from(c.last) {
+            return false;
+        }
+        let min = u64::from(c.min);
+        lo >= min || hi + depth < min || exits_unseen
+    }
+
     /// Does the automaton keep a counted region (see [`Counted`])?
     pub fn has_counted_region(&self) -> bool {
         self.counted.is_some()

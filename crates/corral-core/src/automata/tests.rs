@@ -759,6 +759,60 @@ fn same_within_is_bounded_equivalence_over_string_safe_text() {
     assert!(!d.same_within(a, b, 8, 2));
 }
 
+/// Sameness answered in part from a counted region's structure (see
+/// `region_reads_alike`) is the plain pair search's, over string-safe text and over every
+/// byte: a JSON string's count (whose minimum only the closing quote can tell), a counted
+/// class that accepts, a count that the minimum lets leave, and a product region that
+/// prunes near its bound; stored states and blocks near the minimum, far inside and near
+/// the bound, rows alike and apart.
+#[test]
+fn counted_region_sameness_is_the_searched_one() {
+    let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+    let limits = Limits::default();
+    let string = dfa(&format!(r#""{json_char}{{2,300}}""#));
+    let letters = dfa("[a-z]{3,3000}");
+    let pairs = dfa("(?:ab){3,3000}c");
+    let product = dfa(&format!("{json_char}{{0,300}}")).intersect(&dfa("[a-z]*x[0-9]{5}"), &limits, "t").unwrap();
+    let (mut shortcut, mut searched_only) = (0, 0);
+    for (what, d) in [("string", &string), ("letters", &letters), ("pairs", &pairs), ("product", &product)] {
+        assert!(d.has_counted_region(), "{what}");
+        let first = d.accepting.len() as u32;
+        let c = d.counted.as_ref().unwrap();
+        let blocks = [0, 1, 2, 3, 7, 60, c.last - 45, c.last - 30, c.last - 3];
+        let states: Vec<u32> = (1..first)
+            .chain(blocks.iter().flat_map(|&k| (0..c.per).step_by(3).map(move |r| first + k * c.per + r)))
+            .filter(|&s| (s as usize) < d.num_states())
+            .collect();
+        for bytes in [d.string_safe_representatives(), d.class_representatives()] {
+            let exits_unseen = d.region_exits_unseen(&bytes);
+            for &a in &states {
+                for &b in &states {
+                    for depth in [6, 24] {
+                        let searched = d.search_layers(a, b, &bytes, depth, usize::MAX, false);
+                        let found = d.search_layers(a, b, &bytes, depth, usize::MAX, true);
+                        assert_eq!(found, searched, "{what}: {a} {b} within {depth}");
+                        if d.region_reads_alike(a, b, exits_unseen, depth) {
+                            assert_eq!(searched, depth, "{what}: {a} {b} within {depth}");
+                            shortcut += usize::from(a != b);
+                        } else {
+                            searched_only += usize::from(searched == depth && a != b);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(shortcut > 500, "only {shortcut} pairs answered from the structure");
+    assert!(searched_only > 0, "every agreeing pair was answered from the structure");
+    // Below a minimum only the closing quote reaches, the string-safe answer is yes.
+    let c = string.counted.as_ref().unwrap();
+    let first = string.accepting.len() as u32;
+    assert!(c.min > 0 && string.region_exits_unseen(&string.string_safe_representatives()));
+    assert!(!string.region_exits_unseen(&string.class_representatives()));
+    assert!(string.region_reads_alike(first, first + 2 * c.per, true, 40));
+    assert!(!string.region_reads_alike(first, first + 2 * c.per, false, 40));
+}
+
 /// The string-safe moves a thread keeps per class map are those built afresh for each
 /// DFA asked, over more distinct class maps than are kept (so some are dropped and built
 /// again), asked in turns.

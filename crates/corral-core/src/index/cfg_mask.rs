@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 
 use super::compiled::{CompiledGrammar, Engine};
 use super::lexer_mask::{self as lexmask, AfterEnd, LexCache, LexMask};
-use super::state_mask::StateMask;
+use super::state_mask::{StateMask, TokenCollector, TokenSink};
 use super::walker::DfaWalker;
 use crate::automata::Dfa;
 use crate::error::Result;
@@ -179,7 +179,14 @@ impl CompiledGrammar {
 
     /// Walks terminal `term` (from its start) below each of `nodes`: marks in `out` the
     /// tokens read inside it and appends to `ends` the nodes with children where it may end.
-    fn read_terminal_below(&self, earley: &EarleyGrammar, term: u32, nodes: &[u32], out: &mut [u32], ends: &mut Vec<u32>) {
+    fn read_terminal_below<S: TokenSink + ?Sized>(
+        &self,
+        earley: &EarleyGrammar,
+        term: u32,
+        nodes: &[u32],
+        out: &mut S,
+        ends: &mut Vec<u32>,
+    ) {
         let trie = self.vocab.trie();
         let first = earley.first_bytes(term);
         let first_folded = first.iter().fold(0u64, |a, &w| a | w);
@@ -194,17 +201,13 @@ impl CompiledGrammar {
                     continue;
                 }
                 let q = dfa.next(dfa.start(), byte);
-                for &t in trie.tokens_at(child) {
-                    out[(t >> 5) as usize] |= 1 << (t & 31);
-                }
+                out.add(trie.tokens_at(child));
                 if dfa.is_accepting(q) && trie.has_children(child) {
                     ends.push(child);
                 }
                 let mut walker = DfaWalker::<true>::with_stack(dfa, q, std::mem::take(&mut walker_stack));
                 trie.walk_nodes(child, &mut walker, |w, m, tokens| {
-                    for &t in tokens {
-                        out[(t >> 5) as usize] |= 1 << (t & 31);
-                    }
+                    out.add(tokens);
                     if w.accepting && trie.has_children(m) {
                         ends.push(m);
                     }
@@ -226,12 +229,14 @@ impl CompiledGrammar {
         if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
             return a;
         }
-        let mut bits = vec![0u32; self.vocab.mask_words()];
+        // Ids while few: most terminals read a few tokens below the end nodes (a comma,
+        // a closing bracket), and a row of bits would cost passes over every word.
+        let mut tokens = TokenCollector::new(self.vocab.mask_words());
         let mut ends = Vec::new();
-        self.read_terminal_below(earley, term, nodes, &mut bits, &mut ends);
+        self.read_terminal_below(earley, term, nodes, &mut tokens, &mut ends);
         ends.sort_unstable();
         ends.dedup();
-        let a = Arc::new(AfterEnd { tokens: StateMask::from_bits(bits), ends });
+        let a = Arc::new(AfterEnd { tokens: tokens.into_mask(), ends });
         self.mask_bytes.fetch_add(a.tokens.memory_bytes() + a.ends.len() * 4, Ordering::Relaxed);
         if let Ok(mut c) = after_end_cache.write() {
             c.insert(key, a.clone());

@@ -135,6 +135,29 @@ impl TokenCollector {
     }
 }
 
+/// Where a walk puts the tokens it allows: a row of bits (a mask being filled), or a
+/// [`TokenCollector`] (a mask to keep, often of a few tokens).
+pub(crate) trait TokenSink {
+    /// Adds `tokens`.
+    fn add(&mut self, tokens: &[u32]);
+}
+
+impl TokenSink for [u32] {
+    #[inline]
+    fn add(&mut self, tokens: &[u32]) {
+        for &t in tokens {
+            self[(t >> 5) as usize] |= 1 << (t & 31);
+        }
+    }
+}
+
+impl TokenSink for TokenCollector {
+    #[inline]
+    fn add(&mut self, tokens: &[u32]) {
+        self.extend(tokens);
+    }
+}
+
 impl StateMask {
     pub(crate) fn from_bits(bits: Vec<u32>) -> StateMask {
         let count: u32 = bits.iter().map(|w| w.count_ones()).sum();
@@ -162,12 +185,14 @@ impl StateMask {
         StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
     }
 
-    /// The mask of distinct token `ids` (any order) over rows of `words` words.
+    /// The mask of token `ids` (any order, repeats allowed) over rows of `words` words.
     pub(crate) fn from_ids(mut ids: Vec<u32>, words: usize) -> StateMask {
         if ids.len() > words / 4 {
             return StateMask::from_bits(bits_of(&ids, words));
         }
         ids.sort_unstable();
+        // (Walks below nested end nodes meet a token once per node above it.)
+        ids.dedup();
         let count = ids.len() as u32;
         let only = if count == 1 { Some(ids[0]) } else { None };
         StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }

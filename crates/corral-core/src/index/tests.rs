@@ -507,7 +507,8 @@ fn slices_read_many_risky_tokens_one_by_one() {
 }
 
 /// A walk's token set, collected as ids and then as bits past a quarter of the row's
-/// words, equals the set built from the ids directly, on both sides of that switch.
+/// words, equals the set built from the ids directly, on both sides of that switch; a
+/// repeated id counts once.
 #[test]
 fn token_collector_equals_the_id_list() {
     use super::state_mask::{StateMask, TokenCollector};
@@ -524,6 +525,15 @@ fn token_collector_equals_the_id_list() {
         assert_eq!(got, want, "{count} ids");
         assert_eq!(got.iter().map(|w| w.count_ones() as usize).sum::<usize>(), count, "{count} ids");
     }
+    // Ids met twice (a walk below nested end nodes) count once.
+    let mut c = TokenCollector::new(words);
+    c.extend(&[9, 5, 9]);
+    c.extend(&[5]);
+    let m = c.into_mask();
+    assert_eq!(m.count, 2);
+    let mut got = vec![0u32; words];
+    m.write(&mut got);
+    assert_eq!(got[0], 1 << 5 | 1 << 9);
 }
 
 /// A small vocabulary with special tokens (`<think>` 0, `</think>` 1, `<tool>` 2), EOS
