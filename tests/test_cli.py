@@ -192,3 +192,27 @@ def test_structural_tags_and_tools(tmp_path):
     assert proc.returncode == 2 and "not among the tools" in proc.stderr
     proc = run("generate", "--tools", str(tools), "--regex", "x")
     assert proc.returncode == 2 and "at most one" in proc.stderr
+
+
+def test_a_shaping_flag_without_its_constraint_is_an_error(tmp_path):
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]')
+    tag = tmp_path / "tag.json"
+    tag.write_text('{"type": "structural_tag", "format": {"type": "const_string", "value": "hi"}}')
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "integer"}')
+    cases = [
+        (["--tools", str(tools), "--indent", "2"], "--indent applies to --json-schema"),
+        (["--structural-tag", str(tag), "--tool-choice", "f"], "--tool-choice applies to --tools"),
+        (["--structural-tag", str(tag), "--tool-format", "mistral"], "--tool-format applies to --tools"),
+        (["--regex", "a", "--whitespace", "compact"], "--whitespace applies to"),
+        (["--regex", "a", "--grammar-format", "lark"], "--grammar-format applies to --grammar"),
+        (["--regex", "a", "--ignore-case"], "--ignore-case applies to --ban"),
+        (["--json-schema", str(schema), "--ban-mode", "rollback"], "--ban-mode applies to --ban"),
+    ]
+    for args, expected in cases:
+        proc = run("generate", *args)
+        assert proc.returncode == 2 and expected in proc.stderr and proc.stdout == "", (args, proc.stderr)
+    # Where the flag applies, it is taken.
+    proc = run("generate", "--json-schema", str(schema), "--indent", "2", "--max-tokens", "30", "--seed", "1")
+    assert proc.returncode in (0, 1) and "applies to" not in proc.stderr, proc.stderr

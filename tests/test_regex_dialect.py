@@ -503,3 +503,24 @@ def test_terminal_flags_stay_in_their_terminal():
     compiled = corral.compile(corral.Grammar.ebnf('start ::= "x" /(?i)ab/ "c"'), VOCAB)
     for s in ["xabc", "xABc", "xAbC", "XABc"]:
         assert compiled.matches(s.encode()) == (re.fullmatch("x(?i:ab)c", s) is not None), s
+
+
+# Code points where a \d, \w or \s reading may differ between Unicode tables: recent
+# additions (U+1C89 is a letter since Unicode 16) and a spread over every plane.
+CLASS_PROBES = [chr(c) for c in (0x1C89, 0x1C8A, 0x0660, 0x1D7CE, 0x2028, 0x1680, 0x180E, 0x00B2, 0x2160, 0xFF10)] + [
+    chr(c) for c in range(0x300, 0x30000, 997) if not 0xD800 <= c < 0xE000
+]
+
+
+@pytest.mark.parametrize("cls", [r"\w", r"\d", r"\s", r"\W", r"[\w-]"])
+def test_structural_tag_regexes_read_classes_as_re(cls):
+    """A structural tag's `regex` format means what `Grammar.regex` means (Python's `re`),
+    not corral's own Unicode tables."""
+    oracle = re.compile(cls)
+    tag = {"type": "structural_tag", "format": {"type": "regex", "pattern": cls}}
+    compiled = corral.compile(corral.Grammar.structural_tag(tag), VOCAB)
+    direct = corral.compile(corral.Grammar.regex(cls), VOCAB)
+    for ch in CLASS_PROBES:
+        want = oracle.fullmatch(ch) is not None
+        assert compiled.matches(ch.encode()) == want, f"{cls} on U+{ord(ch):04X}"
+        assert direct.matches(ch.encode()) == want, f"{cls} on U+{ord(ch):04X}"

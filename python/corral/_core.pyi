@@ -267,9 +267,12 @@ class Grammar:
         """A random sentence of a context-free grammar (about `budget` bytes): for tests and
         examples. None for a regex."""
     @staticmethod
-    def structural_tag(spec: str, options: _SchemaOptions, limits: Limits | None = None) -> Grammar:
+    def structural_tag(
+        spec: str, options: _SchemaOptions, limits: Limits | None = None, classes: _PerlClasses | None = None
+    ) -> Grammar:
         """XGrammar's structural tag (its JSON text) as one grammar; `options` are those of
-        its `json_schema` formats."""
+        its `json_schema` formats, `classes` the meaning of `\\d \\w \\s` in its `regex` and
+        `grammar` formats."""
     @staticmethod
     def join(join: str, parts: list[Grammar], limits: Limits | None = None) -> Grammar:
         """The union (`join="union"`) or concatenation (`join="concat"`) of `parts`, as one

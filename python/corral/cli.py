@@ -172,6 +172,44 @@ def _whitespace(args: argparse.Namespace, constructor: Any) -> str:
     return str(args.whitespace if args.whitespace is not None else _api_default(constructor, "whitespace"))
 
 
+#: The flags that shape one kind of constraint (dest, flag, the constraints it applies to).
+_MODIFIERS = (
+    ("grammar_format", "--grammar-format", ("grammar",)),
+    ("whitespace", "--whitespace", ("json_schema", "structural_tag", "tools")),
+    ("indent", "--indent", ("json_schema",)),
+    ("tool_format", "--tool-format", ("tools",)),
+    ("tool_choice", "--tool-choice", ("tools",)),
+    ("ban_mode", "--ban-mode", ("ban",)),
+    ("ignore_case", "--ignore-case", ("ban",)),
+    ("whole_words", "--whole-words", ("ban",)),
+)
+
+
+def _modifier_defaults() -> dict[str, Any]:
+    """What each of `_MODIFIERS` is when not given (as the parser sets it)."""
+    return {
+        "grammar_format": None,
+        "whitespace": None,
+        "indent": _api_default(Grammar.json_schema, "indent"),
+        "tool_format": "hermes",
+        "tool_choice": "auto",
+        "ban_mode": _api_default(Grammar.ban, "mode"),
+        "ignore_case": False,
+        "whole_words": False,
+    }
+
+
+def _check_modifiers(args: argparse.Namespace) -> None:
+    """A shaping flag given without the constraint it shapes is an error, not ignored."""
+    defaults = _modifier_defaults()
+    for dest, flag, targets in _MODIFIERS:
+        if getattr(args, dest, defaults[dest]) == defaults[dest]:
+            continue
+        if not any(getattr(args, t, None) for t in targets):
+            names = " or ".join("--" + t.replace("_", "-") for t in targets)
+            raise GenerationError(f"{flag} applies to {names} only, and none is given")
+
+
 def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[str, str] | None]:
     """The constraint the flags describe (None: free text), and the (path, text) of the
     file it was read from (None when it came from no file)."""
@@ -181,6 +219,7 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
         raise GenerationError(
             "give at most one of --regex, --grammar, --json-schema, --choice, --structural-tag, --tools (--ban combines with any)"
         )
+    _check_modifiers(args)
     grammar = None
     source = None
     with warnings.catch_warnings(record=True) as caught:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import _core
+from ._args import check_bool, check_limits
 from .errors import GrammarError, InvalidGrammarError, InvalidSchemaError, RegexSyntaxError
 
 # Python `re` flags that have an inline spelling, in the order Python prints them.
@@ -161,6 +162,7 @@ class Grammar:
             pattern = (f"(?{flags})" if flags else "") + pattern.pattern
         if not isinstance(pattern, str):
             raise TypeError(f"Grammar.regex expects a str pattern, got {type(pattern).__name__}")
+        check_limits(limits, "Grammar.regex()")
         _check_encodable(pattern, "regex")
         classes = _python_perl_classes() if _PERL_CLASS.search(pattern) else None
         return cls(_core.Grammar.regex(pattern, limits, classes), "regex", pattern, limits=limits)
@@ -327,12 +329,15 @@ class Grammar:
         Combine with another constraint by ``&``: ``Grammar.json_schema(s) & Grammar.ban([...])``.
         """
         phrases = _strings(phrases, "Grammar.ban", "phrase")
+        check_bool(ignore_case, "ignore_case", "Grammar.ban()")
+        check_bool(whole_words, "whole_words", "Grammar.ban()")
+        check_limits(limits, "Grammar.ban()")
         for i, phrase in enumerate(phrases):
             if not phrase:
                 raise GrammarError(f"Grammar.ban: phrase {i} is empty (every text would contain it)")
         if mode not in ("mask", "rollback"):
             raise GrammarError(f"Grammar.ban: mode must be 'mask' or 'rollback', got {mode!r}")
-        spec = BanSpec(tuple(dict.fromkeys(phrases)), bool(ignore_case), bool(whole_words), mode)
+        spec = BanSpec(tuple(dict.fromkeys(phrases)), ignore_case, whole_words, mode)
         if mode == "rollback":
             grammar = cls(None, "ban", spec.describe())
         else:
@@ -395,7 +400,10 @@ class Grammar:
         _check_encodable(text, "structural tag")
         check_options(strict=True, whitespace=whitespace, max_whitespace=max_whitespace, resolver=None, draft=2020, property_order="schema", integer_fraction=False, limits=limits, spec_exact=False, indent=None)
         options = (True, whitespace, max_whitespace, "schema", False, False, None, 2020)
-        inner = _core.Grammar.structural_tag(text, options, limits)
+        # Its `regex` and `grammar` formats read `\d \w \s` as Python's `re` does, as
+        # Grammar.regex does (the JSON text holds them as `\\w`).
+        classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
+        inner = _core.Grammar.structural_tag(text, options, limits, classes)
         for message in list(inner.schema_warnings) + list(inner.warnings):
             warnings.warn(message, GrammarWarning, stacklevel=2)
         source = text if (whitespace, max_whitespace) == ("flexible", 16) else f"{text} {(whitespace, max_whitespace)!r}"
@@ -474,6 +482,7 @@ class Grammar:
     @classmethod
     def _join(cls, join: str, grammars: tuple[Grammar, ...], limits: _core.Limits | None) -> Grammar:
         word = "union" if join == "union" else "concatenation"
+        check_limits(limits, f"Grammar.{join}()")
         if not grammars:
             raise GrammarError(f"a {word} needs at least one grammar")
         flat: list[Grammar] = []
@@ -523,6 +532,7 @@ class Grammar:
         if not isinstance(text, str):
             raise TypeError(f"grammar text must be a str, got {type(text).__name__}")
         _check_encodable(text, "grammar")
+        check_limits(limits, f"Grammar.{dialect}()")
         classes = _python_perl_classes() if _PERL_CLASS.search(text) else None
         inner = _core.Grammar.cfg(text, dialect, start, limits, classes)
         for message in inner.warnings:

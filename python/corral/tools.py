@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._args import check_bool
 from .errors import GrammarError
 
 #: The chat formats: how one call is written, and the string that starts the calls.
@@ -48,6 +49,8 @@ def _chosen(schemas: dict[str, Any], tool_choice: Any) -> tuple[dict[str, Any], 
     if isinstance(tool_choice, dict):
         fn = tool_choice.get("function", tool_choice)
         name = fn.get("name") if isinstance(fn, dict) else None
+        if not isinstance(name, str):
+            raise GrammarError(f"tool_choice must name a tool by a string (as {{'name': 'get_weather'}}), got {tool_choice!r}")
         if name not in schemas:
             raise GrammarError(f"tool_choice names {name!r}, which is not among the tools ({', '.join(schemas)})")
         return {name: schemas[name]}, True
@@ -89,7 +92,8 @@ def tool_calls_spec(
 ) -> dict[str, Any]:
     """The structural tag of a turn: free text in which the format's marker starts tool
     calls, each naming one of ``tools`` with arguments valid for its parameters."""
-    if format not in FORMATS:
+    check_bool(parallel, "parallel", "Grammar.tool_calls()")
+    if not isinstance(format, str) or format not in FORMATS:
         raise GrammarError(f"unknown tool-call format {format!r}; known: {', '.join(FORMATS)}")
     schemas, required = _chosen(_tool_schemas(tools), tool_choice)
     trigger = {"hermes": "<tool_call>", "llama3_json": '{"name": ', "mistral": "[TOOL_CALLS]"}[format]

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import _adapters, _core
+from .errors import VocabularyError
 
 #: What ``eos_token_ids=`` takes: one id or a list of ids; where a tokenizer can look them
 #: up, token texts too (``"<|im_end|>"``).
@@ -209,14 +210,15 @@ class Vocabulary:
         """The bytes a token sequence spells (special tokens contribute nothing)."""
         return self._inner.decode_bytes(list(token_ids))
 
-    def with_special_text(self, texts: Iterable[str | bytes]) -> Vocabulary:
+    def with_special_text(self, texts: str | bytes | Iterable[str | bytes]) -> Vocabulary:
         """The same vocabulary in which each special token whose text occurs inside one of
         ``texts`` counts as that text: a grammar then allows it exactly where it allows its
         bytes (Qwen's ``<tool_call>`` token where a tool call may begin), and every other
-        special token stays forbidden. Returns ``self`` when no special token is concerned;
-        the result is kept for the next call with the same tokens.
+        special token stays forbidden. ``texts`` is one text (a str or bytes) or a list of
+        them. Returns ``self`` when no special token is concerned; the result is kept for
+        the next call with the same tokens.
         """
-        wanted = frozenset(t.encode() if isinstance(t, str) else bytes(t) for t in texts)
+        wanted = frozenset(_marker_texts(texts))
         known = _with_special_text.setdefault(self, {})
         if wanted not in known:
             known[wanted] = self._special_as_text(wanted)
@@ -275,3 +277,27 @@ def _from_state(
     vocab = Vocabulary.from_token_bytes(tokens, eos_token_ids, special_token_ids, size=size, limits=limits)
     _loaded[key] = vocab
     return vocab
+
+
+def _marker_texts(texts: Any) -> list[bytes]:
+    """The texts of :meth:`Vocabulary.with_special_text` as bytes: one str or bytes is one
+    text (not its characters); each item of a list must be a str or bytes."""
+    where = "Vocabulary.with_special_text()"
+    if isinstance(texts, (str, bytes, bytearray, memoryview)):
+        texts = [texts]
+    try:
+        items = list(texts)
+    except TypeError:
+        raise TypeError(f"{where}: texts must be a str, bytes or a list of them, got {type(texts).__name__}: {texts!r}") from None
+    out = []
+    for i, t in enumerate(items):
+        if isinstance(t, str):
+            try:
+                out.append(t.encode())
+            except UnicodeEncodeError as e:
+                raise VocabularyError(f"{where}: text {i} ({t!r}) is not valid Unicode at character {e.start} (a lone surrogate)") from None
+        elif isinstance(t, (bytes, bytearray, memoryview)):
+            out.append(bytes(t))
+        else:
+            raise TypeError(f"{where}: text {i} must be a str or bytes, got {type(t).__name__}: {t!r}")
+    return out

@@ -43,6 +43,7 @@ enum Recipe {
         spec: String,
         options: SchemaArgs,
         limits: Option<core::Limits>,
+        classes: Option<Classes>,
     },
     /// A union or concatenation (`join`: "union" or "concat") of grammars, by their recipes.
     Join {
@@ -200,15 +201,23 @@ impl PyGrammar {
     }
 
     /// XGrammar's structural tag (its JSON text `spec`) as one grammar; `options` are the
-    /// options of its `json_schema` formats, as for `json_schema`.
+    /// options of its `json_schema` formats, as for `json_schema`; `classes` the meaning of
+    /// `\d \w \s` in its `regex` and `grammar` formats, as for `regex`.
     #[staticmethod]
-    #[pyo3(signature = (spec, options, limits=None))]
-    fn structural_tag(py: Python<'_>, spec: String, options: SchemaArgs, limits: Option<PyRef<'_, PyLimits>>) -> PyResult<Self> {
-        let tag_options = core::structural::TagOptions { json: schema_options(&options)? };
+    #[pyo3(signature = (spec, options, limits=None, classes=None))]
+    fn structural_tag(
+        py: Python<'_>,
+        spec: String,
+        options: SchemaArgs,
+        limits: Option<PyRef<'_, PyLimits>>,
+        classes: Option<Classes>,
+    ) -> PyResult<Self> {
+        let perl = classes.clone().map(|(digit, word, space)| core::PerlClasses { digit, word, space });
+        let tag_options = core::structural::TagOptions { json: schema_options(&options)?, classes: perl };
         let lim = limits.as_ref().map(|l| l.inner.clone()).unwrap_or_default();
         let text = spec.clone();
         let built = guard_detached(py, move || core::structural::structural_tag(&text, &tag_options, &lim))?;
-        let recipe = Recipe::StructuralTag { spec, options, limits: limits.map(|l| l.inner.clone()) };
+        let recipe = Recipe::StructuralTag { spec, options, limits: limits.map(|l| l.inner.clone()), classes };
         Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
     }
 
@@ -338,8 +347,8 @@ fn recipe_args<'py>(py: Python<'py>, recipe: &Recipe) -> PyResult<Bound<'py, PyT
         Recipe::JsonSchema { schema, documents, options, limits: l } => {
             ("json_schema", (schema, documents.clone(), options.clone(), limits(l))).into_pyobject(py)?
         }
-        Recipe::StructuralTag { spec, options, limits: l } => {
-            ("structural_tag", (spec, options.clone(), limits(l))).into_pyobject(py)?
+        Recipe::StructuralTag { spec, options, limits: l, classes } => {
+            ("structural_tag", (spec, options.clone(), limits(l), classes.clone())).into_pyobject(py)?
         }
         Recipe::Join { join, parts, limits: l } => {
             let parts = parts.iter().map(|p| recipe_args(py, p)).collect::<PyResult<Vec<_>>>()?;

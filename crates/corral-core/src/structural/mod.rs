@@ -50,11 +50,17 @@ pub struct TagOptions {
     /// `any_order` for it). By default JSON Schema's defaults with up to 16 whitespace
     /// characters between tokens, as models write tool arguments (`{"city": "Paris"}`).
     pub json: SchemaOptions,
+    /// What `\d \w \s` mean in the `regex` and `grammar` formats (the host's, as for
+    /// [`Grammar::regex`]); None: corral's Unicode tables.
+    pub classes: Option<crate::PerlClasses>,
 }
 
 impl Default for TagOptions {
     fn default() -> Self {
-        TagOptions { json: SchemaOptions { whitespace: Whitespace::Flexible { max: 16 }, ..SchemaOptions::default() } }
+        TagOptions {
+            json: SchemaOptions { whitespace: Whitespace::Flexible { max: 16 }, ..SchemaOptions::default() },
+            classes: None,
+        }
     }
 }
 
@@ -149,15 +155,17 @@ impl Builder<'_> {
         match kind {
             "const_string" => Grammar::literal(string(v, "value", at)?.as_bytes(), limits),
             "json_schema" => self.json_schema(v, at),
-            "grammar" => Grammar::cfg_text(string(v, "grammar", at)?, Dialect::Gbnf, Some("root"), limits, None),
-            "regex" => Grammar::regex(string(v, "pattern", at)?, limits, None),
+            "grammar" => {
+                Grammar::cfg_text(string(v, "grammar", at)?, Dialect::Gbnf, Some("root"), limits, self.options.classes.as_ref())
+            }
+            "regex" => Grammar::regex(string(v, "pattern", at)?, limits, self.options.classes.as_ref()),
             "any_text" => {
                 for budget in ["max_tokens", "max_chars"] {
                     if v.get(budget).is_some_and(|b| !b.is_null()) {
                         return Err(spec_error(&format!("{at}/{budget}"), "length budgets of any_text are not supported"));
                     }
                 }
-                let mut excluded = strings(v, "excludes", at, false)?;
+                let mut excluded = excludes(v, at)?;
                 excluded.extend(ends.iter().cloned());
                 Grammar::text_excluding(&excluded, limits)
             }
@@ -297,7 +305,7 @@ impl Builder<'_> {
             return Err(spec_error(&format!("{at}/triggers/{j}"), "this trigger begins no tag"));
         }
         // Excluded from free text, and from the text up to a trigger with the trigger.
-        let mut excluded = strings(v, "excludes", at, false)?;
+        let mut excluded = excludes(v, at)?;
         excluded.extend(ends.iter().cloned());
         let l = self.limits;
         let free = Grammar::text_excluding(&[triggers.clone(), excluded.clone()].concat(), l)?;
@@ -389,6 +397,17 @@ fn strings(v: &Value, key: &str, at: &str, required: bool) -> Result<Vec<Vec<u8>
             a.iter().map(|s| s.as_str().map(|s| s.as_bytes().to_vec()).ok_or_else(bad)).collect()
         }
         _ => Err(bad()),
+    }
+}
+
+/// The `excludes` field of `v`: strings that may not occur. An empty one is an error: every
+/// text contains it, so it would allow no text at all (XGrammar reads it so), which a
+/// description never means.
+fn excludes(v: &Value, at: &str) -> Result<Vec<Vec<u8>>> {
+    let out = strings(v, "excludes", at, false)?;
+    match out.iter().position(Vec::is_empty) {
+        Some(i) => Err(spec_error(&format!("{at}/excludes/{i}"), "is empty: every text contains the empty string")),
+        None => Ok(out),
     }
 }
 

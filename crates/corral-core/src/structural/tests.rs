@@ -134,6 +134,13 @@ fn free_text_in_a_tag_stops_at_its_end() {
     assert!(!accepts(&g, "<think>a</think>b</think>A") && !accepts(&g, "<think>a</think>"));
     let excludes = compile(json!({"type": "any_text", "excludes": ["ab", "c"]}));
     assert!(accepts(&excludes, "bbaa") && !accepts(&excludes, "xaby") && !accepts(&excludes, "c"));
+    // An empty excluded string is refused where it is given, in free text and in a
+    // triggered tags' text alike.
+    let e = error(json!({"type": "sequence", "elements": [{"type": "any_text", "excludes": ["a", ""]}]}));
+    assert!(e.contains("/elements/0/excludes/1") && e.contains("empty"), "{e}");
+    let e = error(json!({"type": "triggered_tags", "triggers": ["<a"], "tags": [
+        {"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": "</a>"}], "excludes": [""]}));
+    assert!(e.contains("/excludes/0"), "{e}");
     // Wherever free text is in the content, it does not hold the end; a nested tag's
     // free text stops at its own end only.
     let any = json!({"type": "any_text"});
