@@ -584,3 +584,37 @@ def test_rollback_ban_search_reads_only_the_window(model, monkeypatch):
     assert data[found[0]:found[0] + 14] == b"forbidden word"
     starts = [k.start if isinstance(k, slice) else k for k in Recording.reads[:-1]]
     assert starts and min(starts) >= new_from - bans.window, (min(starts), new_from - bans.window)
+
+
+class _MarkerModel:
+    """Prefers, in order, the special token <think>, "h", </think>, "A", then EOS."""
+
+    def __init__(self):
+        tokens = [bytes([b]) for b in range(256)] + [b"<think>", b"</think>", b"<eos>"]
+        self.vocab = corral.Vocabulary.from_token_bytes(tokens, eos_token_ids=[258], special_token_ids=[256, 257, 258])
+        self.script = [256, ord("h"), 257, ord("A")]
+
+    def encode(self, text):
+        return []
+
+    def logits(self, ids):
+        out = np.zeros(self.vocab.size, dtype=np.float32)
+        out[self.script[len(ids)] if len(ids) < len(self.script) else 258] = 10.0
+        return out
+
+
+def test_generated_text_keeps_the_markers_the_grammar_wrote():
+    """Special tokens a structural tag writes as its markers are in `text` and `on_text`
+    (not dropped as other special tokens are): the text is what the grammar matched."""
+    lm = _MarkerModel()
+    tag = {"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": "</think>"},
+        {"type": "const_string", "value": "A"}]}}
+    grammar = corral.Grammar.structural_tag(tag)
+    pieces = []
+    out = corral.generate(lm, "", grammar, max_tokens=10, temperature=0, on_text=pieces.append)
+    assert out.token_ids == lm.script
+    assert out.text == "<think>h</think>A" and "".join(pieces) == out.text
+    assert corral.compile(grammar, lm.vocab).matches(out.text.encode())
+    # Without a grammar that writes them, special tokens stay out of the text.
+    assert corral.generate(lm, "", None, max_tokens=10, temperature=0).text == "hA"

@@ -656,5 +656,8 @@ def generate(
     matcher, bans = _constraints(grammar, vocab, max_rollbacks)
     sampler = _Sampler(np.random.default_rng(seed), temperature, top_k, top_p)
     logits = _Logits(lm, prompt_ids, vocab.size, keep=bans is not None)
-    out = _Output(vocab, on_token, on_text)
+    # Special tokens the grammar writes as its markers (`<think>`, `<tool_call>`) are part of
+    # the text: the output reads them as `compile` does, so `text` is what the grammar matched.
+    markers = grammar.marker_texts if grammar is not None else ()
+    out = _Output(vocab.with_special_text(markers) if markers else vocab, on_token, on_text)
     return _SamplingLoop(out, logits, sampler, matcher, bans, max_tokens).run(grammar)
