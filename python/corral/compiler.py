@@ -7,7 +7,7 @@ from collections import OrderedDict
 from typing import Any
 
 from . import _core
-from ._args import check_bool
+from ._args import check_bool, check_limits
 from .errors import GrammarError
 from .grammar import Grammar
 from .vocabulary import Vocabulary
@@ -92,8 +92,7 @@ def compile(  # noqa: A001 - `corral.compile` is the public name
         raise _grammar_type_error("compile()", grammar)
     if not isinstance(vocab, Vocabulary):
         raise _vocabulary_type_error("compile()", vocab)
-    if limits is not None and not isinstance(limits, Limits):
-        raise TypeError(f"compile(): limits must be a corral.Limits or None, got {_describe_value(limits)}")
+    check_limits(limits, "compile()")
     check_bool(eager, "eager", "compile()")
     check_bool(cache, "cache", "compile()")
     # Special tokens whose text is a marker of the grammar (a structural tag's `<tool_call>`)

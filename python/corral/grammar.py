@@ -398,7 +398,7 @@ class Grammar:
         else:
             raise TypeError(f"Grammar.structural_tag expects a dict or a JSON string, got {type(spec).__name__}")
         _check_encodable(text, "structural tag")
-        check_options(strict=True, whitespace=whitespace, max_whitespace=max_whitespace, resolver=None, draft=2020, property_order="schema", integer_fraction=False, limits=limits, spec_exact=False, indent=None)
+        check_options(strict=True, whitespace=whitespace, max_whitespace=max_whitespace, resolver=None, draft=2020, property_order="schema", integer_fraction=False, limits=limits, spec_exact=False, indent=None, where="Grammar.structural_tag()")
         options = (True, whitespace, max_whitespace, "schema", False, False, None, 2020)
         # Its `regex` and `grammar` formats read `\d \w \s` as Python's `re` does, as
         # Grammar.regex does (the JSON text holds them as `\\w`).

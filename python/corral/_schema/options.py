@@ -13,8 +13,10 @@ MAX_INDENT = 16
 _DRAFTS = (4, 6, 7, 2019, 2020)
 
 
-def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits, spec_exact=False, indent=None) -> None:
-    """Raises TypeError (wrong type) or GrammarError (bad value) naming a bad option."""
+def check_options(*, strict, whitespace, max_whitespace, resolver, draft, property_order, integer_fraction, limits, spec_exact=False, indent=None, where="Grammar.json_schema()") -> None:
+    """Raises TypeError (wrong type) or GrammarError (bad value) naming a bad option
+    (``where``: the call it was given to)."""
+    from .._args import check_limits
     from ..errors import GrammarError
 
     def need_bool(name, value):
@@ -42,8 +44,7 @@ def check_options(*, strict, whitespace, max_whitespace, resolver, draft, proper
         raise TypeError(f"draft must be an int, one of {_DRAFTS}, got {draft!r}")
     if draft not in _DRAFTS:
         raise GrammarError(f"draft must be one of {_DRAFTS}, got {draft!r}")
-    if limits is not None and not hasattr(limits, "max_compile_ms"):
-        raise TypeError(f"limits must be None or a corral.Limits, got {limits!r}")
+    check_limits(limits, where)
 
 
 def indent_string(indent) -> str | None:
