@@ -12,7 +12,10 @@ The comparison leaves out where corral chooses differently, as docs/tool_calls.m
   no escapes; JSON is the other way round);
 - the walks write no backslash where a description has JSON: corral writes each string
   one way, as `json.dumps` does (no `\/`, `\u` only for control characters), XGrammar
-  reads every escape.
+  reads every escape;
+- in an XML layout of arguments, whitespace around a raw string with constraints (an
+  `enum` member): XGrammar allows it, corral reads the whole text between the markers as
+  the value and allows none.
 """
 
 from __future__ import annotations
@@ -99,7 +102,14 @@ def compared(ids: set[int]) -> set[int]:
 
 
 def compare_along_walks(
-    ours: corral.CompiledGrammar, theirs, seed: str, has_json: bool, walks: int = 30, steps: int = 60, script: bytes | None = None
+    ours: corral.CompiledGrammar,
+    theirs,
+    seed: str,
+    has_json: bool,
+    walks: int = 30,
+    steps: int = 60,
+    script: bytes | None = None,
+    raw_strings: bool = False,
 ) -> None:
     """Walks choosing among the bytes both allow, mostly printable text, following any
     path down to a few bytes (a marker being written) and now and then heading for one.
@@ -116,6 +126,8 @@ def compare_along_walks(
                 a, b = compared(mine), compared(their)
                 if has_json and a - b <= WHITESPACE and b <= a:
                     a = b  # whitespace around a JSON value: corral's choice
+                if raw_strings and b - a <= WHITESPACE and a <= b:
+                    b = a  # whitespace around a raw string with constraints: none in corral
                 assert a == b, f"after {out!r}: corral only {sorted(a - b)}, XGrammar only {sorted(b - a)}"
             both = sorted((mine & their) - ({ord("\\")} if has_json else set()))
             if script is not None:  # the given text, as far as both allow it
@@ -164,10 +176,13 @@ TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"]}}},
     {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"zone": {"enum": ["UTC", "CET"]}}, "required": ["zone"]}}},
 ]
-#: XGrammar's ready-made descriptions of models' tool-call formats that corral supports:
-#: JSON arguments. The others write arguments as XML (`qwen_xml`, `deepseek_xml`, ...).
+#: XGrammar's ready-made descriptions of models' tool-call formats whose arguments are JSON.
 JSON_ARGUMENT_MODELS = ["llama", "kimi", "deepseek_r1", "deepseek_v3_1", "qwen_3", "harmony", "exaone"]
-XML_ARGUMENT_MODELS = ["qwen_3_5", "qwen_3_coder", "deepseek_v3_2", "glm_4_7", "minimax"]
+#: Those whose arguments are XML (`qwen_xml`, `deepseek_xml`, ...).
+XML_ARGUMENT_MODELS = [
+    "qwen_3_5", "qwen_3_coder", "mimo", "deepseek_v3_2", "deepseek_v4", "deepseek_v4_1", "glm_4_7",
+    "minimax", "minimax_m3", "kimi_k3", "cohere",
+]
 
 
 @pytest.mark.parametrize("model", JSON_ARGUMENT_MODELS)
@@ -184,13 +199,50 @@ def test_xgrammars_model_formats_mean_the_same(engines, model, tool_choice, reas
     compare_along_walks(compiled, compiler.compile_structural_tag(spec), model + tool_choice, True, walks=20, steps=150)
 
 
+#: Arguments with every kind a parameter's value may have in an XML layout: raw strings
+#: (free and from an enum), a boolean, a list, a nested object, a string-or-null.
+XML_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}, "alerts": {"type": "boolean"}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "plan", "parameters": {"type": "object", "properties": {
+        "stops": {"type": "array", "items": {"type": "string"}},
+        "opts": {"type": "object", "properties": {"mode": {"enum": ["car", "bus"]}, "note": {"type": ["string", "null"]}}, "required": ["mode"]},
+    }, "required": ["stops", "opts"]}}},
+]
+
+
 @pytest.mark.parametrize("model", XML_ARGUMENT_MODELS)
-def test_xml_argument_formats_are_refused_by_name(model):
+@pytest.mark.parametrize("tool_choice, reasoning", [("required", "disabled"), ("auto", "auto")])
+def test_xml_argument_formats_mean_the_same(engines, model, tool_choice, reasoning):
+    # Each style's parameters, raw strings, typed markers and nesting, along walks that
+    # reach into the arguments; XGrammar allows whitespace around a raw string with
+    # constraints (an enum), corral none (see the module docs).
     from xgrammar.builtin_structural_tag import get_model_structural_tag
 
-    spec = get_model_structural_tag(model, tools=TOOLS, tool_choice="auto").model_dump_json()
-    with pytest.raises(corral.InvalidGrammarError, match=r"/style: the style \"\w+_xml\" is not supported"):
-        corral.Grammar.structural_tag(spec)
+    vocab, compiler = engines
+    spec = get_model_structural_tag(model, tools=XML_TOOLS, tool_choice=tool_choice, reasoning=reasoning).model_dump_json()
+    compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
+    theirs = compiler.compile_structural_tag(spec)
+    compare_along_walks(compiled, theirs, model + tool_choice, True, walks=20, steps=250, raw_strings=True)
+
+
+#: XGrammar's ready-made descriptions (its registry as of 0.2.8; `gemma_4`, added later,
+#: writes arguments in a style corral does not write).
+REGISTRY_MODELS = JSON_ARGUMENT_MODELS + XML_ARGUMENT_MODELS
+
+
+@pytest.mark.parametrize("model", REGISTRY_MODELS)
+def test_every_ready_made_description_compiles(model):
+    from xgrammar.builtin_structural_tag import get_model_structural_tag
+
+    choices = ["auto", "required", "none", {"type": "function", "function": {"name": "plan"}}]
+    for reasoning in ["enabled", "disabled", "auto"]:
+        for choice in choices:
+            for parallel in [True, False]:
+                spec = get_model_structural_tag(
+                    model, tools=XML_TOOLS, tool_choice=choice, reasoning=reasoning, parallel_tool_calls=parallel
+                ).model_dump_json()
+                grammar = corral.Grammar.structural_tag(spec)
+                assert grammar.kind == "structural_tag"
 
 
 def random_description(rng: random.Random, depth: int) -> dict:

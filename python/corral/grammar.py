@@ -378,7 +378,9 @@ class Grammar:
         (``{"city": "Paris"}``). A malformed description raises
         :class:`~corral.InvalidGrammarError` naming the format's JSON pointer; formats
         corral does not support (token-level formats, ``dispatch``, the length budgets of
-        ``any_text``, XML styles) are refused the same way.
+        ``any_text``) are refused the same way. A ``json_schema`` format with an XML
+        ``style`` (``qwen_xml``, ``glm_xml``, ``deepseek_xml``, ...) writes the arguments
+        as parameters in the model's markers, each value decided by the schema.
         """
         from ._schema import check_options
         from ._schema.native import schema_text

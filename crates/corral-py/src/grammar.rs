@@ -94,6 +94,8 @@ fn schema_options(args: &SchemaArgs) -> PyResult<core::json_schema::translate::S
         indent: indent.clone(),
         draft,
         json_region: false,
+        xml: None,
+        excludes: Vec::new(),
     })
 }
 

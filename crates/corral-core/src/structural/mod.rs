@@ -9,7 +9,7 @@
 //! | format | grammar |
 //! |---|---|
 //! | `const_string` | the string |
-//! | `json_schema` | the schema's JSON (see [`TagOptions`]) |
+//! | `json_schema` | the schema's JSON (see [`TagOptions`]), or its top object in an XML `style` (see [`XmlStyle`]) |
 //! | `grammar` | a GBNF grammar, start rule `root` |
 //! | `regex` | a Python `re` pattern |
 //! | `any_text` | text without its `excludes`, nor the enclosing tag's end |
@@ -24,8 +24,8 @@
 //! not into nested tags, which have ends of their own: no free text inside a tag holds its
 //! end, as in XGrammar, so a parser that cuts at the first end reads the tag whole.
 //! Token-level formats (`token`, special tokens as `begin`/`end`),
-//! `dispatch`, XML styles of `json_schema` and the `max_tokens`/`max_chars` budgets of
-//! `any_text` are refused with an error naming them.
+//! `dispatch` and the `max_tokens`/`max_chars` budgets of `any_text` are refused with an
+//! error naming them.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -35,13 +35,15 @@ use crate::grammar::lower::shared_pieces::share_built_pieces;
 use crate::grammar::{Grammar, Join};
 use crate::json_schema::compile::{on_deep_stack, schema_grammar};
 use crate::json_schema::document::nesting;
-use crate::json_schema::translate::{SchemaOptions, Whitespace};
+use crate::json_schema::translate::{SchemaOptions, Whitespace, XmlStyle};
 use crate::limits::Limits;
 use crate::util::interrupt;
 use crate::Dialect;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod xml_tests;
 
 /// How the formats that leave a choice are compiled.
 #[derive(Debug, Clone)]
@@ -198,14 +200,21 @@ impl Builder<'_> {
 
     fn json_schema(&mut self, v: &Value, at: &str) -> Result<Grammar> {
         let schema = v.get("json_schema").ok_or_else(|| spec_error(at, "no \"json_schema\""))?;
-        if let Some(style) = v.get("style").filter(|s| s.as_str() != Some("json")) {
-            return Err(spec_error(&format!("{at}/style"), &format!("the style {style} is not supported (only \"json\")")));
-        }
         let mut options = self.options.json.clone();
         // The output is not JSON throughout: the value is a JSON region of it.
         options.json_region = true;
+        options.xml = style(v, at)?;
+        options.excludes = excludes(v, at)?.into_iter().map(|x| String::from_utf8_lossy(&x).into_owned()).collect();
         if let Some(any) = v.get("any_order") {
             options.any_order = any.as_bool().ok_or_else(|| spec_error(&format!("{at}/any_order"), "must be a boolean"))?;
+        }
+        match v.get("max_whitespace_cnt") {
+            None | Some(Value::Null) => {}
+            Some(n) => {
+                let max = n.as_u64().filter(|&n| n <= u32::MAX as u64);
+                let max = max.ok_or_else(|| spec_error(&format!("{at}/max_whitespace_cnt"), "must be a count from 0"))?;
+                options.whitespace = Whitespace::Flexible { max: max as u32 };
+            }
         }
         let text = serde_json::to_string(schema).map_err(|e| Error::Internal(e.to_string()))?;
         let built = schema_grammar(&text, &[], &options, self.limits).map_err(|e| in_format(e, &format!("{at}/json_schema")))?;
@@ -409,6 +418,22 @@ fn excludes(v: &Value, at: &str) -> Result<Vec<Vec<u8>>> {
         Some(i) => Err(spec_error(&format!("{at}/excludes/{i}"), "is empty: every text contains the empty string")),
         None => Ok(out),
     }
+}
+
+/// The layout of a `json_schema` format's value: its `style` (None: JSON).
+fn style(v: &Value, at: &str) -> Result<Option<XmlStyle>> {
+    let name = match v.get("style") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(name)) => name.as_str(),
+        Some(_) => return Err(spec_error(&format!("{at}/style"), "must be a string")),
+    };
+    if name == "json" {
+        return Ok(None);
+    }
+    XmlStyle::from_name(name).map(Some).ok_or_else(|| {
+        let known = XmlStyle::NAMES.join(", ");
+        spec_error(&format!("{at}/style"), &format!("unknown style {name:?} (known: json, {known})"))
+    })
 }
 
 /// The boolean field `key` of `v` (absent: false).

@@ -6,11 +6,11 @@ use serde_json::json;
 use super::*;
 use crate::parser::{advance_chart, EarleyGrammar};
 
-fn compile(spec: Value) -> Grammar {
+pub(super) fn compile(spec: Value) -> Grammar {
     structural_tag(&spec.to_string(), &TagOptions::default(), &Limits::default()).unwrap().grammar
 }
 
-fn accepts(g: &Grammar, text: &str) -> bool {
+pub(super) fn accepts(g: &Grammar, text: &str) -> bool {
     let Grammar::Cfg(c) = g else { panic!("a structural tag is a grammar") };
     if let Some(dfa) = &c.cfg.regular {
         let by_dfa = dfa.matches(text.as_bytes());
@@ -25,7 +25,7 @@ fn by_parser(c: &crate::grammar::CfgGrammar, text: &str) -> bool {
     advance_chart(&g, &mut chart, text.as_bytes()).unwrap() && chart.is_accepting()
 }
 
-fn error(spec: Value) -> String {
+pub(super) fn error(spec: Value) -> String {
     match structural_tag(&spec.to_string(), &TagOptions::default(), &Limits::default()) {
         Ok(_) => panic!("expected an error for {spec}"),
         Err(e) => e.to_string(),
@@ -229,7 +229,7 @@ fn malformed_descriptions_name_their_place() {
         (json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": 5}), "/end", "string"),
         (json!({"type": "repeat", "min": 3, "max": 1, "content": {"type": "any_text"}}), "/max", "below min"),
         (json!({"type": "sequence", "elements": []}), "/elements", "non-empty"),
-        (json!({"type": "json_schema", "json_schema": {"type": "object"}, "style": "qwen_xml"}), "/style", "not supported"),
+        (json!({"type": "json_schema", "json_schema": {"type": "object"}, "style": "yaml"}), "/style", "unknown style"),
     ];
     for (spec, at, what) in cases {
         let e = error(spec.clone());

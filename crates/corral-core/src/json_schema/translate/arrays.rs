@@ -33,6 +33,18 @@ pub(crate) type Moves = IndexMap<State, Vec<(String, State)>>;
 impl<'a> Translator<'a> {
     /// The arrays of `shape` (None: none).
     pub(crate) fn emit_array(&mut self, shape: &Shape<'a>) -> Result<Option<Expr>> {
+        if let Some(style) = self.xml_container() {
+            // A list of items in markers (see `xml`).
+            if let Some(at) = shape.unique.as_deref().or(shape.duplicate.as_deref()) {
+                self.unsupported(at, "uniqueItems", "a list of items in an XML layout is not kept distinct")?;
+            }
+            let sep = self.xml_separators(style, true);
+            // An empty list is nothing at all, not whitespace (as in XGrammar).
+            let contains = &shape.contains;
+            let empty = shape.min_items == 0 && !(contains.len() == 1 && contains[0].1 > 0);
+            let full = self.array_any_items(shape, shape.min_items.max(1), &sep)?;
+            return Ok(alt(vec![full, empty.then_some(Expr::Empty)]));
+        }
         let sep = self.separators(['[', ']'], self.pass.json_depth);
         if self.opts.indent.is_none() {
             return self.array_body(shape, shape.min_items, &sep);
@@ -206,7 +218,7 @@ impl<'a> Translator<'a> {
         self.open_keys = true;
         self.finite_key_endings |= !plain;
         let subs = self.item_subs(shape, 0);
-        let Some(item) = self.value_rule(&subs, depth)? else {
+        let Some(item) = self.item_rule(&subs, depth)? else {
             return Ok((lo == 0).then(|| seq(vec![sep.open.clone(), sep.close.clone()])));
         };
         let min = self.grammar_count(shape, CountField::MinItems, "minItems", lo)?;
@@ -267,10 +279,10 @@ impl<'a> Translator<'a> {
         let depth = self.pass.json_depth + 1;
         let mut items = Vec::with_capacity(explicit);
         for i in 0..explicit {
-            items.push(self.value_rule(&self.item_subs(shape, i), depth)?);
+            items.push(self.item_rule(&self.item_subs(shape, i), depth)?);
         }
         let rest =
-            if hi.is_none_or(|h| h > explicit as u64) { self.value_rule(&self.item_subs(shape, explicit), depth)? } else { None };
+            if hi.is_none_or(|h| h > explicit as u64) { self.item_rule(&self.item_subs(shape, explicit), depth)? } else { None };
         let tail_lo = lo.saturating_sub(explicit as u64);
         let tail_hi = hi.map(|h| h - explicit as u64);
         let tail_lo = self.grammar_count(shape, CountField::MinItems, "minItems", tail_lo)?;
@@ -385,7 +397,7 @@ impl<'a> Translator<'a> {
                             subs.push(sub.negate());
                         }
                     }
-                    if let Some(r) = self.value_rule(&subs, depth)? {
+                    if let Some(r) = self.item_rule(&subs, depth)? {
                         out.push((r, (k.step(i), k.encode(&next))));
                     }
                 }

@@ -8,7 +8,7 @@ use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::expr::{rule, seq, AT};
 use super::shape::SubNode;
-use super::Translator;
+use super::{Place, Translator};
 use crate::error::{Error, Result};
 use crate::frontend::ast::{Distinct, Expr, GrammarAst, PermEntry, RuleDef};
 
@@ -58,7 +58,9 @@ impl<'a> Translator<'a> {
             self.pass = Default::default();
             self.warnings.clear();
             let root = SubNode::schema(self.root.clone());
-            let start = self.value_rule(&[root], 0)?;
+            // Arguments in an XML layout: the top object as parameters.
+            let place = if self.opts.xml.is_some() { Place::XmlObject } else { Place::Json };
+            let start = self.value_rule_in(&[root], 0, place)?;
             let mut empty = std::mem::take(&mut self.pass.found_empty);
             // Without a recursive reference the rules form a tree of non-empty bodies, all
             // productive; only recursion can make a rule need itself forever.
@@ -99,6 +101,19 @@ impl<'a> Translator<'a> {
     fn ast(&self, start: &str) -> GrammarAst {
         let mut rules = Vec::with_capacity(self.pass.rules.len() + 2);
         let ws = self.ws_body();
+        if self.opts.xml.is_some() {
+            // The parameters hold their whitespace; the JSON values among them are the
+            // regions, needed only where some object is open to other keys.
+            rules.push(def("start", rule(start)));
+            rules.extend(ws.map(|body| def(WS, body)));
+            for (name, body) in &self.pass.rules {
+                if let Some(body) = body {
+                    let body = if self.open_keys { body.clone() } else { without_regions(body.clone()) };
+                    rules.push(def(name, body));
+                }
+            }
+            return GrammarAst { rules, ..Default::default() };
+        }
         let value = if self.opts.json_region && self.open_keys {
             let entries = vec![PermEntry { expr: rule(start), required: true, repeat: false, distinct: Distinct::Json }];
             Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }
@@ -121,6 +136,26 @@ impl<'a> Translator<'a> {
 
 /// The whitespace rule's name.
 const WS: &str = "ws";
+
+/// `e` with every one-entry `perm!` marking a JSON region replaced by its entry.
+fn without_regions(e: Expr) -> Expr {
+    match e {
+        Expr::Perm { entries, .. } if entries.len() == 1 && entries[0].distinct == Distinct::Json => {
+            without_regions(entries.into_iter().next().map(|p| p.expr).unwrap_or(Expr::Empty))
+        }
+        Expr::Seq(parts) => Expr::Seq(parts.into_iter().map(without_regions).collect()),
+        Expr::Alt(parts) => Expr::Alt(parts.into_iter().map(without_regions).collect()),
+        Expr::Repeat { expr, min, max, pos } => Expr::Repeat { expr: Box::new(without_regions(*expr)), min, max, pos },
+        Expr::Perm { sep, entries, min, max, pos } => Expr::Perm {
+            sep: Box::new(without_regions(*sep)),
+            entries: entries.into_iter().map(|p| PermEntry { expr: without_regions(p.expr), ..p }).collect(),
+            min,
+            max,
+            pos,
+        },
+        other => other,
+    }
+}
 
 fn def(name: &str, expr: Expr) -> RuleDef {
     RuleDef { name: name.to_string(), expr, pos: super::expr::AT, is_terminal: false }

@@ -65,6 +65,16 @@ impl<'a> Translator<'a> {
             return Ok(Vec::new());
         }
         let Some(all) = self.other_keys(shape, names)? else { return Ok(Vec::new()) };
+        // Keys hold none of the options' `excludes`; the matcher then checks half-written
+        // keys too (their endings may be few).
+        let all = if self.opts.excludes.is_empty() {
+            all
+        } else {
+            self.finite_key_endings = true;
+            let negs = self.opts.excludes.iter().map(|x| Lang::hir(super::scalars::containing(x))).collect();
+            let Some(keys) = self.langs.bool_terms(vec![all], negs, &self.limits)? else { return Ok(Vec::new()) };
+            keys
+        };
         let mut parts =
             vec![Part { hits: vec![HashSet::new(); clauses.len()], subs: vec![Vec::new(); clauses.len()], keys: all }];
         for (i, &(src, sub, ci)) in patterns.iter().enumerate() {

@@ -44,6 +44,7 @@ mod order;
 mod scalars;
 mod shape;
 mod value;
+mod xml;
 
 #[cfg(test)]
 mod arrays_tests;
@@ -60,6 +61,8 @@ pub(crate) mod tests;
 
 use expr::{alt, lit, regex, rule, seq};
 pub use order::order;
+use xml::Place;
+pub use xml::XmlStyle;
 
 /// The format whose strings are regular expressions: not a regular language, enforced
 /// beside the parser (see [`crate::grammar::regex_text`]).
@@ -103,6 +106,13 @@ pub struct SchemaOptions {
     /// [`crate::grammar::distinct_keys`]), the value is marked as a JSON region
     /// ([`crate::frontend::ast::Distinct::Json`]), so that the check reads only it as JSON.
     pub json_region: bool,
+    /// Write the top object's members, as a model's tool-call arguments, in this XML
+    /// layout (see [`XmlStyle`]); None: JSON. Implies `json_region`.
+    pub xml: Option<XmlStyle>,
+    /// Texts no string value without `pattern` or `format`, and no key of a class of
+    /// other keys, may hold, as written (JSON-escaped, or raw in an XML layout); an `enum`
+    /// or `const` string holding one is dropped. Named keys are the schema's own.
+    pub excludes: Vec<String>,
 }
 
 impl Default for SchemaOptions {
@@ -116,6 +126,8 @@ impl Default for SchemaOptions {
             indent: None,
             draft: Draft::Draft2020,
             json_region: false,
+            xml: None,
+            excludes: Vec::new(),
         }
     }
 }
@@ -141,6 +153,9 @@ pub struct Translation {
 /// that point outside it). A `$ref` into a document not given is an error naming it;
 /// [`missing_documents`] lists them all up front.
 pub fn translate(schema: &Value, documents: &[(String, Value)], options: &SchemaOptions, limits: &Limits) -> Result<Translation> {
+    if options.xml.is_some() && options.indent.is_some() {
+        return Err(Error::InvalidArgument("an XML layout of the arguments takes no indent".into()));
+    }
     let mut t = Translator::new(schema, documents, options, limits)?;
     let ast = t.grammar()?;
     Ok(Translation {
@@ -211,8 +226,9 @@ fn add_shipped_metaschemas(res: &mut Resources<'_>, draft: Draft, limits: &Limit
     }
 }
 
-/// The memoization key of a value rule: its subs, and (with an indent) its depth.
-type RuleKey = (Vec<SubKey>, Option<usize>);
+/// The memoization key of a value rule: its subs, (with an indent) its depth, and where
+/// it is written (JSON or a place in an XML layout).
+type RuleKey = (Vec<SubKey>, Option<usize>, Place);
 
 /// One translation (see the module docs).
 pub(crate) struct Translator<'a> {
@@ -268,6 +284,8 @@ struct Pass {
     value_depth: usize,
     /// The nesting depth, in the output, of the value being built.
     json_depth: usize,
+    /// Where the value being built is written.
+    place: Place,
     /// With an indent: a value past `max_indent_depth` was refused.
     depth_cut: bool,
     /// With an indent: containers laid out so far (see `value_rule`).
@@ -419,6 +437,11 @@ impl<'a> Translator<'a> {
     /// The rule name for a value satisfying all `subs` (None: nothing does), written
     /// `depth` containers deep in the output (only an indent makes that matter).
     pub(crate) fn value_rule(&mut self, subs: &[Sub<'a>], depth: usize) -> Result<Option<String>> {
+        self.value_rule_in(subs, depth, Place::Json)
+    }
+
+    /// [`Translator::value_rule`] for a value written at `place`.
+    pub(crate) fn value_rule_in(&mut self, subs: &[Sub<'a>], depth: usize, place: Place) -> Result<Option<String>> {
         // A conjunction is idempotent: a subschema met twice (the same `properties` entry
         // through the schema and again through each branch of a `oneOf` around it) counts
         // once, or values nested through it would make ever longer, ever new rules.
@@ -436,7 +459,7 @@ impl<'a> Translator<'a> {
                 return Ok(Some(name.clone()));
             }
         }
-        let key: RuleKey = (keys, indent.then_some(depth));
+        let key: RuleKey = (keys, indent.then_some(depth), place);
         if self.known_empty.contains(&key) {
             return Ok(None);
         }
@@ -454,7 +477,9 @@ impl<'a> Translator<'a> {
         self.pass.rules.insert(name.clone(), None);
         self.pass.building.insert(name.clone());
         let layouts = self.pass.layouts;
+        let outer = std::mem::replace(&mut self.pass.place, place);
         let body = self.value_body(&subs, depth);
+        self.pass.place = outer;
         self.pass.building.remove(&name);
         let Some(body) = body? else {
             // Unsatisfiable: callers drop what needs it. A recursive reference made while
@@ -637,6 +662,13 @@ impl<'a> Translator<'a> {
 
     /// The values of one shape.
     fn emit_shape(&mut self, shape: &Shape<'a>) -> Result<Option<Expr>> {
+        let here = self.kinds_here();
+        if shape.kinds.and(here) != shape.kinds {
+            // A place in an XML layout writes only some kinds (see `xml`).
+            let mut only = shape.clone();
+            only.kinds = shape.kinds.and(here);
+            return self.emit_shape(&only);
+        }
         if shape.enumeration.is_some() {
             return self.emit_enum(shape);
         }
@@ -656,7 +688,10 @@ impl<'a> Translator<'a> {
             parts.push(self.emit_number(shape)?);
         }
         if shape.kinds.has(Kinds::STR) {
-            parts.push(self.emit_string(shape)?);
+            parts.push(match self.xml_here() {
+                Some(style) => self.emit_raw_string(shape, style)?,
+                None => self.emit_string(shape)?,
+            });
         }
         if self.opts.indent.is_some() && shape.kinds.has(Kinds::ARR.or(Kinds::OBJ)) {
             // The same scalars at every depth: one rule.

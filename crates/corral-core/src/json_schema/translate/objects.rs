@@ -65,6 +65,16 @@ struct Entries {
 impl<'a> Translator<'a> {
     /// The objects of `shape` (None: none).
     pub(crate) fn emit_object(&mut self, shape: &Shape<'a>) -> Result<Option<Expr>> {
+        if let Some(style) = self.xml_container() {
+            let sep = self.xml_separators(style, false);
+            if self.pass.place == super::xml::Place::XmlObject {
+                return self.object_body(shape, shape.min_props, &sep);
+            }
+            // Nested, an empty object is nothing at all, not whitespace (as in XGrammar).
+            let empty = shape.min_props == 0 && shape.required.is_empty() && shape.bad_members.is_empty();
+            let full = self.object_body(shape, shape.min_props.max(1), &sep)?;
+            return Ok(alt(vec![full, empty.then_some(Expr::Empty)]));
+        }
         let sep = self.separators(['{', '}'], self.pass.json_depth);
         if self.opts.indent.is_none() {
             return self.object_body(shape, shape.min_props, &sep);
@@ -119,9 +129,22 @@ impl<'a> Translator<'a> {
         }
         let classes = self.key_classes(shape, &clauses, &names)?;
         let mut open = Vec::new();
+        let xml = self.xml_container().is_some();
         for class in classes {
             let dfa = self.langs.dfa(&class.keys, &self.limits)?;
             let Some(keys) = lang::finite_strings(&dfa, MAX_ENUMERATED_KEYS)? else {
+                if xml {
+                    // Only named keys are written as parameters (see `xml`).
+                    let at = super::shape_pointer(shape);
+                    let note = format!(
+                        "the object at {} is written as parameters of its named keys only: other keys are not written",
+                        if at.is_empty() { "/" } else { &at }
+                    );
+                    if !self.warnings.contains(&note) {
+                        self.warnings.push(note);
+                    }
+                    continue;
+                }
                 // A class shaped by patterns may leave a half-written key finitely many
                 // endings (`^(abc|x+)$` after `ab`): the matcher then checks half-written
                 // keys against the written ones too. Deciding it exactly costs an
@@ -318,12 +341,16 @@ impl<'a> Translator<'a> {
     fn entries(&mut self, shape: &Shape<'a>, layout: &ObjectLayout<'a>, colon: &Expr) -> Result<Option<Entries>> {
         let depth = self.pass.json_depth + 1;
         let mut named = Vec::with_capacity(layout.names.len());
+        let xml = self.xml_container();
         for k in &layout.names {
-            let value = match &layout.values[k] {
-                Some(subs) => self.value_rule(subs, depth)?,
-                None => None,
+            let member = match (&layout.values[k], xml) {
+                (Some(subs), Some(style)) => self.xml_member(style, k, subs, depth, &super::shape_pointer(shape))?,
+                (Some(subs), None) => {
+                    let value = self.value_rule(subs, depth)?;
+                    value.map(|v| seq(vec![lit(&dump(&Value::String(k.clone()))), colon.clone(), rule(&v)]))
+                }
+                (None, _) => None,
             };
-            let member = value.map(|v| seq(vec![lit(&dump(&Value::String(k.clone()))), colon.clone(), rule(&v)]));
             if member.is_none() && shape.required.contains(k) {
                 return Ok(None);
             }

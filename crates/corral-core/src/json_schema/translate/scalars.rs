@@ -17,7 +17,7 @@ use super::super::resources;
 use super::expr::{alt, hir, lit, repeat, rule, seq, AT};
 use super::lang::Lang;
 use super::shape::{CountField, Kinds, Shape};
-use super::{value, Translator, REGEX_FORMAT};
+use super::{value, Translator, XmlStyle, REGEX_FORMAT};
 use crate::automata::{Dfa, DEAD};
 use crate::error::{Error, Result, SchemaErrorKind};
 use crate::frontend::ast::{Distinct, Expr, PermEntry};
@@ -383,9 +383,20 @@ impl<'a> Translator<'a> {
             if !self.check(v, shape, true)? {
                 continue;
             }
+            if !self.member_here(v) {
+                continue;
+            }
             let part = match v {
                 Value::Number(_) => self.number_literal(v)?,
+                Value::Array(_) | Value::Object(_) if self.xml_container().is_some() => {
+                    let at = super::shape_pointer(shape);
+                    self.unsupported(&at, "enum", "an object or array member written as parameters or items")?;
+                    None
+                }
                 Value::Array(_) | Value::Object(_) => self.literal_value(v, self.pass.json_depth)?,
+                // A raw string in an XML layout.
+                Value::String(s) if self.xml_here().is_some() => (self.xml_raw_ok(s) && !self.holds_excluded(s)).then(|| lit(s)),
+                Value::String(s) => (!self.holds_excluded(&value::encoded(s))).then(|| lit(&value::dump(v))),
                 _ => Some(lit(&value::dump(v))),
             };
             // `1` and `1.0` are one member: their spellings are one alternative.
@@ -406,7 +417,7 @@ impl<'a> Translator<'a> {
             && shape.neg_formats.is_empty()
             && !shape.not_values.iter().any(|v| v.is_string());
         let longest = shape.min_len.max(shape.max_len.unwrap_or(0));
-        if plain && longest > LONG_STRING && shape.max_len.is_none_or(|m| m >= shape.min_len) {
+        if plain && longest > LONG_STRING && shape.max_len.is_none_or(|m| m >= shape.min_len) && self.opts.excludes.is_empty() {
             self.check_chunks(shape)?;
             return Ok(Some(chunked_string(shape.min_len, shape.max_len)));
         }
@@ -415,6 +426,72 @@ impl<'a> Translator<'a> {
             Some((_, pointer)) => self.regex_strings(shape, body, pointer),
             None => Ok(Some(quoted(body))),
         }
+    }
+
+    /// The strings of `shape` written raw in XML style `style` (None: none): their
+    /// characters as they are, none holding the style's closing marker (see `xml`).
+    pub(crate) fn emit_raw_string(&mut self, shape: &Shape<'a>, style: XmlStyle) -> Result<Option<Expr>> {
+        if shape.max_len.is_some_and(|m| m < shape.min_len) {
+            return Ok(None);
+        }
+        let mut terms = Vec::new();
+        let mut negs = vec![Lang::hir(containing(style.closing()))];
+        if shape.min_len > 0 || shape.max_len.is_some() {
+            self.check_length_states(shape)?;
+            terms.push(Lang::hir(raw_chars(shape.min_len, shape.max_len)));
+        }
+        for (src, pointer) in &shape.patterns {
+            terms.extend(self.raw_pattern_lang(src, pointer)?);
+        }
+        for (src, pointer) in &shape.neg_patterns {
+            negs.extend(self.raw_pattern_lang(src, pointer)?);
+        }
+        for (name, pointer) in shape.formats.iter().chain(&shape.neg_formats) {
+            if formats::value_pattern(name).is_none() {
+                let schema = pointer.strip_suffix("/format").unwrap_or(pointer);
+                self.unsupported(schema, "format", &format!("format '{name}' on a raw string of an XML layout"))?;
+            }
+        }
+        terms.extend(shape.formats.iter().filter_map(|(name, _)| raw_format_lang(name)));
+        negs.extend(shape.neg_formats.iter().filter_map(|(name, _)| raw_format_lang(name)));
+        for v in &shape.not_values {
+            if let Value::String(s) = v {
+                negs.push(Lang::literal(s));
+            }
+        }
+        negs.extend(self.excluded_texts(shape));
+        if terms.is_empty() {
+            terms.push(Lang::hir(raw_chars(0, None)));
+        }
+        let body = self.langs.bool_terms(terms, negs, &self.limits).map_err(|e| string_limit_at(shape, e))?;
+        Ok(body.map(Lang::into_expr))
+    }
+
+    /// The texts that hold one of the options' `excludes`, for the strings of `shape`: none
+    /// where a `pattern` or `format` alone decides them (as XGrammar reads `excludes`).
+    fn excluded_texts(&self, shape: &Shape<'a>) -> Vec<Lang> {
+        if !shape.patterns.is_empty() || !shape.formats.is_empty() {
+            return Vec::new();
+        }
+        self.opts.excludes.iter().map(|x| Lang::hir(containing(x))).collect()
+    }
+
+    /// Does an `enum` or `const` string `written` (as the output writes it) hold one of
+    /// the options' `excludes`?
+    pub(crate) fn holds_excluded(&self, written: &str) -> bool {
+        self.opts.excludes.iter().any(|x| written.contains(x.as_str()))
+    }
+
+    /// The raw strings in which ECMAScript `pattern` finds a match (None: a look-around,
+    /// dropped with a warning where not strict).
+    fn raw_pattern_lang(&mut self, pattern: &str, pointer: &str) -> Result<Option<Lang>> {
+        let language = ecma::search_language(pattern, &self.limits).map_err(|e| pattern_error(e, pattern, pointer))?;
+        if language.has_assertions() {
+            let schema = pointer.strip_suffix("/pattern").unwrap_or(pointer);
+            self.unsupported(schema, "pattern", "a look-around in the pattern of a raw string of an XML layout")?;
+            return Ok(None);
+        }
+        Ok(Some(Lang::hir(language.value_hir())))
     }
 
     /// The strings of `shape` whose text must be a regular expression (`format: "regex"`
@@ -536,6 +613,7 @@ impl<'a> Translator<'a> {
                 negs.push(Lang::literal(&value::encoded(s)));
             }
         }
+        negs.extend(self.excluded_texts(shape));
         if terms.is_empty() {
             terms.push(Lang::hir(json_chars(0, None)));
         }
@@ -694,6 +772,22 @@ fn length_bounds(shape: &Shape<'_>) -> Vec<(CountField, &'static str, u64)> {
 /// Where the keyword that set a count is (`/` when unknown).
 fn count_pointer(shape: &Shape<'_>, field: CountField) -> String {
     shape.count_ptrs.get(&field).filter(|p| !p.is_empty()).cloned().unwrap_or_else(|| "/".to_string())
+}
+
+/// `min` to `max` characters of a raw string (any Unicode scalar value).
+fn raw_chars(min: u64, max: Option<u64>) -> Hir {
+    rep(Hir::dot(regex_syntax::hir::Dot::AnyChar), count(min), max.map(count))
+}
+
+/// The texts that hold `needle`.
+pub(super) fn containing(needle: &str) -> Hir {
+    let any = || rep(Hir::dot(regex_syntax::hir::Dot::AnyChar), 0, None);
+    Hir::concat(vec![any(), Hir::literal(needle.as_bytes()), any()])
+}
+
+/// The characters of format `name`'s strings, decoded (None: a format no pattern says).
+fn raw_format_lang(name: &str) -> Option<Lang> {
+    formats::value_pattern(name).map(|src| Lang::Regex(src.to_string()))
 }
 
 /// The encoded characters of format `name`'s strings, as the fixed pattern the prebuilt

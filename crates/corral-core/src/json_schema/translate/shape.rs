@@ -51,15 +51,15 @@ impl Kinds {
         self.0 == 0
     }
 
-    pub fn and(self, k: Kinds) -> Kinds {
+    pub const fn and(self, k: Kinds) -> Kinds {
         Kinds(self.0 & k.0)
     }
 
-    pub fn or(self, k: Kinds) -> Kinds {
+    pub const fn or(self, k: Kinds) -> Kinds {
         Kinds(self.0 | k.0)
     }
 
-    pub fn without(self, k: Kinds) -> Kinds {
+    pub const fn without(self, k: Kinds) -> Kinds {
         Kinds(self.0 & !k.0)
     }
 }
