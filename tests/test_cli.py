@@ -188,6 +188,9 @@ def test_structural_tags_and_tools(tmp_path):
     proc = run("generate", "--tools", str(tools), "--tool-choice", "get_time", "--whitespace", "compact", "--seed", "0", "--max-tokens", "200")
     assert proc.returncode in (0, 3), proc.stderr  # free text may follow the call until --max-tokens
     assert re.match(r'<tool_call>\n\{"name": "get_time", "arguments": \{"zone":"(UTC|CET)"\}\}\n</tool_call>', proc.stdout), proc.stdout
+    proc = run("generate", "--tools", str(tools), "--tool-choice", "get_time", "--tool-format", "qwen3_xml", "--seed", "0", "--max-tokens", "200")
+    assert proc.returncode in (0, 3), proc.stderr
+    assert re.match(r"<tool_call>\n<function=get_time>\n\s*<parameter=zone>(UTC|CET)</parameter>\s*\n</function>\n</tool_call>", proc.stdout), proc.stdout
     proc = run("generate", "--tools", str(tools), "--tool-choice", "get_weather")
     assert proc.returncode == 2 and "not among the tools" in proc.stderr
     proc = run("generate", "--tools", str(tools), "--regex", "x")

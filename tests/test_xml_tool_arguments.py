@@ -312,3 +312,67 @@ def test_the_layout_is_in_the_mask():
         assert m.advance(b)
     allowed = {int(t) for t in allowed_ids(m, vocab)}
     assert ord('"') not in allowed and ord("1") in allowed and ord("0") not in allowed and ord(" ") in allowed
+
+
+# --- Grammar.tool_calls in the families' formats -------------------------------------------
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}},
+]
+CALLS = [("get_weather", {"city": "Paris", "days": 2}), ("search", {"q": "a <b>"})]
+
+
+def turn(format: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """The calls as each family's chat template writes them (after any free text)."""
+    if format == "qwen3_xml":
+        return "".join(f"<tool_call>\n<function={n}>\n{render('qwen_xml', a)}\n</function>\n</tool_call>" for n, a in calls)
+    if format == "glm":
+        return "".join(f"<tool_call>{n}{render('glm_xml', a)}</tool_call>" for n, a in calls)
+    if format == "minimax":
+        invokes = "".join(f'<invoke name="{n}">\n{render("minimax_xml", a)}\n</invoke>\n' for n, a in calls)
+        return f"<minimax:tool_call>\n{invokes}</minimax:tool_call>"
+    if format == "deepseek_v3":
+        inner = "\n".join(f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{json.dumps(a)}\n```<｜tool▁call▁end｜>" for n, a in calls)
+        return f"<｜tool▁calls▁begin｜>{inner}<｜tool▁calls▁end｜>"
+    assert format == "harmony"
+    return "<|start|>assistant".join(f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{json.dumps(a)}<|call|>" for n, a in calls)
+
+
+@pytest.mark.parametrize("format", ["qwen3_xml", "glm", "deepseek_v3", "minimax", "harmony"])
+def test_tool_calls_in_each_familys_format(qwen3, format):
+    def compiled(**options: Any) -> tuple[corral.CompiledGrammar, corral.Vocabulary]:
+        g = corral.Grammar.tool_calls(TOOLS, format=format, **options)
+        vocab = qwen3.vocab.with_special_text(list(g.marker_texts))
+        return corral.compile(g, vocab), vocab
+
+    def accepts(c_v: tuple[corral.CompiledGrammar, corral.Vocabulary], text: str) -> bool:
+        ok, _ = accepts_tokens(c_v[0], c_v[1], qwen3.encode(text))
+        return ok
+
+    one, two = turn(format, CALLS[:1]), turn(format, CALLS)
+    lead = "" if format == "harmony" else "Let me look. "
+    auto = compiled()
+    assert accepts(auto, lead + one) and accepts(auto, two)
+    assert not accepts(auto, turn(format, [("get_weather", {"days": 2})]))  # city is required
+    assert not accepts(auto, turn(format, [("nope", {"q": "x"})]))
+    single = compiled(parallel=False)
+    assert accepts(single, one) and not accepts(single, two)
+    required = compiled(tool_choice="required")
+    assert accepts(required, one) and (format == "harmony" or not accepts(required, lead + one))
+    named = compiled(tool_choice={"name": "search"})
+    assert accepts(named, turn(format, CALLS[1:])) and not accepts(named, one)
+    none = compiled(tool_choice="none")
+    assert not accepts(none, one)
+    thinking = compiled(reasoning=True)
+    if format == "harmony":
+        analysis = "<|channel|>analysis<|message|>hmm<|end|><|start|>assistant"
+        assert accepts(thinking, analysis + one) and not accepts(auto, analysis + one)
+    else:
+        assert accepts(thinking, "<think>hmm</think>" + lead + one) and not accepts(thinking, one)
+
+
+def test_a_tool_name_a_format_cannot_write_is_refused():
+    tools = [{"type": "function", "function": {"name": "a>b", "parameters": {"type": "object"}}}]
+    with pytest.raises(corral.GrammarError, match="ends a name in the qwen3_xml format"):
+        corral.Grammar.tool_calls(tools, format="qwen3_xml")

@@ -33,6 +33,7 @@ from .generation import (
     DEFAULT_TOP_P,
 )
 from .grammar import Grammar, GrammarWarning
+from .tools import FORMATS
 
 _GRAMMAR_FORMATS = {".ebnf": "ebnf", ".gbnf": "gbnf", ".lark": "lark"}
 
@@ -446,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--structural-tag", metavar="FILE", help="structural tag file (XGrammar's JSON format): text, tagged regions, tool calls"
     )
     what.add_argument("--tools", metavar="FILE", help="JSON list of OpenAI-style tool definitions the output may call")
-    what.add_argument("--tool-format", choices=["hermes", "llama3_json", "mistral"], default="hermes", help="how --tools calls are written")
+    what.add_argument("--tool-format", choices=list(FORMATS), default="hermes", help="how --tools calls are written")
     what.add_argument("--tool-choice", default="auto", metavar="auto|none|required|NAME", help="which --tools calls are allowed or required")
     what.add_argument(
         "--whitespace",

@@ -424,7 +424,7 @@ class Grammar:
         format: str = "hermes",
         tool_choice: Any = "auto",
         parallel: bool = True,
-        reasoning: tuple[str, str] | None = None,
+        reasoning: tuple[str, str] | bool | None = None,
         whitespace: str = "flexible",
         limits: _core.Limits | None = None,
     ) -> Grammar:
@@ -432,17 +432,27 @@ class Grammar:
         (``{"type": "function", "function": {"name", "parameters"}}``), written in the
         chat format of the model's family:
 
-        * ``"hermes"`` (Qwen, Hermes): ``<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>``;
+        * ``"hermes"`` (Qwen 2.5/3, Hermes): ``<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>``;
         * ``"llama3_json"`` (Llama 3.1): ``{"name": ..., "parameters": {...}}``;
-        * ``"mistral"``: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``.
+        * ``"mistral"``: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``;
+        * ``"qwen3_xml"`` (Qwen 3.5, Qwen3-Coder): ``<tool_call>\n<function=NAME>\n<parameter=KEY>VALUE</parameter>...\n</function>\n</tool_call>``;
+        * ``"glm"`` (GLM 4.7): ``<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>...</tool_call>``;
+        * ``"deepseek_v3"`` (DeepSeek V3, R1): ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>``;
+        * ``"minimax"`` (MiniMax M2): ``<minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>...</invoke>\n</minimax:tool_call>``;
+        * ``"harmony"`` (gpt-oss): messages ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>``
+          and ``<|channel|>final<|message|>...<|end|>``, separated by ``<|start|>assistant``.
 
-        Free text may come before, between and after calls (for ``"mistral"``, one list of
-        calls ends the turn). ``tool_choice``: ``"auto"`` (calls allowed), ``"none"`` (the
-        format's marker cannot be written), ``"required"`` (at least one call, and no text
-        before it), or ``{"name": ...}`` (only that tool, required). ``parallel=False``
-        allows one call at most. ``reasoning=("<think>", "</think>")`` puts free reasoning
-        between those markers first; the rest applies after the closing one. The result is
-        :meth:`structural_tag` of the description ``corral.tools.tool_calls_spec`` builds.
+        XML arguments are written as docs/tool_calls.md says (strings raw, other values as
+        JSON). Free text may come before, between and after calls (for ``"mistral"``,
+        ``"deepseek_v3"`` and ``"minimax"``, one block of calls ends the turn; ``"harmony"``
+        has messages, not free text). ``tool_choice``: ``"auto"`` (calls allowed),
+        ``"none"`` (the format's marker cannot be written), ``"required"`` (at least one
+        call, and no text before it), or ``{"name": ...}`` (only that tool, required).
+        ``parallel=False`` allows one call at most. ``reasoning=("<think>", "</think>")``
+        puts free reasoning between those markers first; the rest applies after the closing
+        one; ``reasoning=True`` means ``<think>``/``</think>`` (harmony: analysis messages).
+        The result is :meth:`structural_tag` of the description
+        ``corral.tools.tool_calls_spec`` builds.
         """
         from .tools import tool_calls_spec
 

@@ -12,7 +12,33 @@ from ._args import check_bool
 from .errors import GrammarError
 
 #: The chat formats: how one call is written, and the string that starts the calls.
-FORMATS = ("hermes", "llama3_json", "mistral")
+FORMATS = ("hermes", "llama3_json", "mistral", "qwen3_xml", "glm", "deepseek_v3", "minimax", "harmony")
+
+#: The reasoning markers of the families that write them (``reasoning=True``).
+_THINK = ("<think>", "</think>")
+
+#: The string that starts the calls in free text, per format.
+_TRIGGERS = {
+    "hermes": "<tool_call>",
+    "llama3_json": '{"name": ',
+    "mistral": "[TOOL_CALLS]",
+    "qwen3_xml": "<tool_call>",
+    "glm": "<tool_call>",
+    "deepseek_v3": "<｜tool▁calls▁begin｜>",
+    "minimax": "<minimax:tool_call>",
+}
+
+#: gpt-oss (harmony): a call is a message to ``functions.NAME`` in the commentary channel,
+#: written with the recipient before or after the channel; messages are separated by the
+#: header of the next one.
+_HARMONY_CALLS = (
+    "<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>",
+    "<|channel|>commentary to=functions.{name}<|constrain|>json<|message|>",
+    " to=functions.{name}<|channel|>commentary <|constrain|>json<|message|>",
+    " to=functions.{name}<|channel|>commentary json<|message|>",
+)
+_HARMONY_CALL_END = "<|call|>"
+_HARMONY_SEPARATOR = "<|start|>assistant"
 
 
 def _tool_schemas(tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -75,12 +101,69 @@ def _json_string(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
+def _tag(begin: str, content: dict[str, Any], end: str | list[str]) -> dict[str, Any]:
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def _arguments(schema: Any, style: str = "json") -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": schema, "style": style}
+
+
 def _call_tag(format: str, name: str, schema: Any) -> dict[str, Any]:
-    """One call of `name` as a tag, in the `"hermes"` or `"llama3_json"` format."""
-    arguments = {"type": "json_schema", "json_schema": schema}
+    """One call of `name` as a tag, in a format whose calls each open with the trigger."""
     if format == "hermes":
-        return {"type": "tag", "begin": f'<tool_call>\n{{"name": {_json_string(name)}, "arguments": ', "content": arguments, "end": "}\n</tool_call>"}
-    return {"type": "tag", "begin": f'{{"name": {_json_string(name)}, "parameters": ', "content": arguments, "end": "}"}
+        return _tag(f'<tool_call>\n{{"name": {_json_string(name)}, "arguments": ', _arguments(schema), "}\n</tool_call>")
+    if format == "qwen3_xml":
+        return _tag(f"<tool_call>\n<function={name}>\n", _arguments(schema, "qwen_xml"), "\n</function>\n</tool_call>")
+    if format == "glm":
+        return _tag(f"<tool_call>{name}", _arguments(schema, "glm_xml"), "</tool_call>")
+    return _tag(f'{{"name": {_json_string(name)}, "parameters": ', _arguments(schema), "}")
+
+
+def _check_name(format: str, name: str) -> None:
+    """A tool name the format writes inside its markers must not end them early."""
+    ends = {"qwen3_xml": ">", "minimax": '"', "glm": "<", "deepseek_v3": "\n", "harmony": "<"}
+    end = ends.get(format)
+    if end is not None and end in name:
+        raise GrammarError(f"the tool name {name!r} holds {end!r}, which ends a name in the {format} format")
+
+
+def _grouped_calls(format: str, schemas: dict[str, Any], required: bool, parallel: bool) -> dict[str, Any]:
+    """The calls of a format that writes them in one block: DeepSeek V3's and MiniMax's."""
+    if format == "deepseek_v3":
+        calls = [
+            _tag(f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n", _arguments(s), "\n```<｜tool▁call▁end｜>")
+            for n, s in schemas.items()
+        ]
+        inner = {"type": "tags_with_separator", "tags": calls, "separator": "\n", "at_least_one": True, "stop_after_first": not parallel}
+        block = _tag("<｜tool▁calls▁begin｜>", inner, "<｜tool▁calls▁end｜>")
+    else:
+        calls = [_tag(f'<invoke name="{n}">\n', _arguments(s, "minimax_xml"), "</invoke>\n") for n, s in schemas.items()]
+        call = {"type": "or", "elements": calls} if len(calls) > 1 else calls[0]
+        inner = call if not parallel else {"type": "plus", "content": call}
+        block = _tag("<minimax:tool_call>\n", inner, "</minimax:tool_call>")
+    return {"type": "triggered_tags", "triggers": [_TRIGGERS[format]], "tags": [block], "at_least_one": required, "stop_after_first": True}
+
+
+def _harmony(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel: bool, reasoning: bool) -> dict[str, Any]:
+    """gpt-oss's messages: calls, a final answer (unless a call is required) and analysis
+    (with reasoning), separated by the next message's header; one call at most without
+    ``parallel``, which then ends the turn."""
+    calls = [_tag(begin.format(name=n), _arguments(s), _HARMONY_CALL_END) for n, s in schemas.items() for begin in _HARMONY_CALLS]
+    if tool_choice == "none":
+        calls = []
+    final = _tag("<|channel|>final<|message|>", {"type": "any_text"}, ["<|end|>", "<|return|>"])
+    analysis = _tag("<|channel|>analysis<|message|>", {"type": "any_text"}, "<|end|>")
+    messages = calls + ([] if required else [final])
+    if parallel or not calls:
+        tags = messages + ([analysis] if reasoning else [])
+        return {"type": "tags_with_separator", "tags": tags, "separator": _HARMONY_SEPARATOR, "at_least_one": True}
+    # One call at most: analysis messages first, then one call or the final answer.
+    last = {"type": "or", "elements": messages} if len(messages) > 1 else messages[0]
+    if not reasoning:
+        return last
+    before = {"type": "star", "content": {"type": "sequence", "elements": [analysis, _literal(_HARMONY_SEPARATOR)]}}
+    return {"type": "sequence", "elements": [before, last]}
 
 
 def tool_calls_spec(
@@ -88,7 +171,7 @@ def tool_calls_spec(
     format: str = "hermes",
     tool_choice: Any = "auto",
     parallel: bool = True,
-    reasoning: tuple[str, str] | None = None,
+    reasoning: tuple[str, str] | bool | None = None,
 ) -> dict[str, Any]:
     """The structural tag of a turn: free text in which the format's marker starts tool
     calls, each naming one of ``tools`` with arguments valid for its parameters."""
@@ -96,7 +179,15 @@ def tool_calls_spec(
     if not isinstance(format, str) or format not in FORMATS:
         raise GrammarError(f"unknown tool-call format {format!r}; known: {', '.join(FORMATS)}")
     schemas, required = _chosen(_tool_schemas(tools), tool_choice)
-    trigger = {"hermes": "<tool_call>", "llama3_json": '{"name": ', "mistral": "[TOOL_CALLS]"}[format]
+    for name in schemas:
+        _check_name(format, name)
+    if format == "harmony":
+        if reasoning not in (None, True, False):
+            raise GrammarError(f"reasoning for harmony is True (analysis messages allowed) or None, got {reasoning!r}")
+        return {"type": "structural_tag", "format": _harmony(schemas, tool_choice, required, parallel, bool(reasoning))}
+    if reasoning is True:
+        reasoning = _THINK
+    trigger = _TRIGGERS[format]
     if tool_choice == "none" or not schemas:
         # No tool may be called (none chosen, or none defined): the markers are impossible.
         body: dict[str, Any] = {"type": "any_text", "excludes": [trigger]}
@@ -107,10 +198,12 @@ def tool_calls_spec(
             call, {"type": "star", "content": {"type": "sequence", "elements": [_literal(", "), call]}}]}
         calls_tag = {"type": "tag", "begin": "[TOOL_CALLS][", "content": calls, "end": "]"}
         body = {"type": "triggered_tags", "triggers": [trigger], "tags": [calls_tag], "at_least_one": required, "stop_after_first": True}
+    elif format in ("deepseek_v3", "minimax"):
+        body = _grouped_calls(format, schemas, required, parallel)
     else:
         tags = [_call_tag(format, n, s) for n, s in schemas.items()]
         body = {"type": "triggered_tags", "triggers": [trigger], "tags": tags, "at_least_one": required, "stop_after_first": not parallel}
-    if reasoning is not None:
+    if reasoning is not None and reasoning is not False:
         if not (isinstance(reasoning, (tuple, list)) and len(reasoning) == 2 and all(isinstance(m, str) and m for m in reasoning)):
             raise GrammarError(f"reasoning must be two non-empty marker strings, such as ('<think>', '</think>'), got {reasoning!r}")
         begin, end = reasoning

@@ -210,6 +210,9 @@ impl Dfa {
 
     /// The same language without the empty string (an error if nothing else is left).
     pub fn without_empty(&self, limits: &Limits, what: &str) -> Result<Dfa> {
+        if self.counted.is_some() {
+            return self.with_fresh_start(limits, what);
+        }
         // A fresh, non-accepting start state (None) with the old start's transitions.
         Dfa::from_automaton(
             None::<u32>,
@@ -222,6 +225,31 @@ impl Dfa {
             limits,
             what,
         )
+    }
+
+    /// [`Dfa::without_empty`] of an automaton with a counted region, which a subset
+    /// construction would write out: a fresh, non-accepting start state with the old
+    /// start's moves is stored before the others, every other state one number up (the
+    /// region's rows are relative to its first state, so only its exits move).
+    fn with_fresh_start(&self, limits: &Limits, what: &str) -> Result<Dfa> {
+        let Some(c) = &self.counted else { return Err(Error::Internal("no counted region".into())) };
+        if self.accepting.len() + 1 > limits.max_dfa_states {
+            return Err(too_many_states(limits, what));
+        }
+        let up = |t: u32| if t == DEAD { DEAD } else { t + 1 };
+        let mut representative = vec![0u8; self.stride];
+        for b in (0..=255u8).rev() {
+            representative[self.class_of[b as usize] as usize] = b;
+        }
+        let mut table = Vec::with_capacity(self.table.len() + self.stride);
+        table.extend_from_slice(&self.table[..self.stride]);
+        table.extend(representative.iter().map(|&b| up(self.next(self.start(), b))));
+        table.extend(self.table[self.stride..].iter().map(|&t| up(t)));
+        let mut accepting = vec![false, false];
+        accepting.extend_from_slice(&self.accepting[1..]);
+        let mut region = (**c).clone();
+        region.exit = region.exit.iter().map(|&t| up(t)).collect();
+        Ok(Dfa { class_of: self.class_of, stride: self.stride, table, accepting, counted: Some(Arc::new(region)) })
     }
 
     /// Heap bytes used by the transition table.

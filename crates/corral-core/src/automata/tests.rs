@@ -829,3 +829,21 @@ fn safe_moves_kept_per_class_map_equal_built_ones() {
         }
     }
 }
+
+#[test]
+fn without_empty_keeps_a_counted_region_counted() {
+    let limits = Limits { max_dfa_states: 1_000, ..Limits::default() };
+    // A counted region whose first state is the start (the product with another automaton)
+    // and one behind a stored start: neither is written out.
+    let counted = dfa("(?s:.)").repeat_counted(0, Some(5_000), &limits, "t").unwrap().unwrap();
+    let product = counted.intersect(&dfa("[^x]*"), &limits, "t").unwrap();
+    for d in [&counted, &product] {
+        assert!(d.accepts_empty() && d.num_states() > limits.max_dfa_states);
+        let plus = d.without_empty(&limits, "t").unwrap();
+        assert!(!plus.accepts_empty());
+        for (text, ok) in [("a".to_string(), true), ("é".repeat(5_000), true), ("a".repeat(5_001), false)] {
+            assert_eq!(plus.matches(text.as_bytes()), ok, "{} chars", text.chars().count());
+        }
+    }
+    assert!(!product.without_empty(&limits, "t").unwrap().matches(b"abxc"));
+}

@@ -29,13 +29,28 @@ impl Grammar {
             let list: Vec<String> = excluded.iter().map(|e| format!("{:?}", String::from_utf8_lossy(e))).collect();
             format!("text without {}", list.join(", "))
         };
-        let dfa = if excluded.is_empty() {
-            Dfa::utf8_any()
-        } else {
-            let any = || Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(Hir::dot(Dot::AnyChar)) });
-            let one_of = Hir::alternation(excluded.iter().map(|e| Hir::literal(e.as_slice())).collect());
-            let containing = regex::compile_hir(&Hir::concat(vec![any(), one_of, any()]), &what, limits)?;
-            containing.complement(limits, &what)?.minimized()
+        let dfa = excluding_dfa(&excluded, &what, limits)?;
+        Ok(Grammar::plain_cfg(lower::regular_cfg(dfa, &what, limits)?, what))
+    }
+
+    /// [`Grammar::text_excluding`] of at most `max_chars` characters (a reasoning budget):
+    /// the count is one counted region of the automaton (see `automata::counted`), so a
+    /// budget of many thousand characters costs its rows, not a copy of the text's
+    /// automaton per character.
+    pub fn text_excluding_within(excluded: &[Vec<u8>], max_chars: u32, limits: &Limits) -> Result<Grammar> {
+        let what = format!("text of at most {max_chars} characters");
+        let one = regex::compile_hir(&Hir::dot(Dot::AnyChar), &what, limits)?;
+        let counted = match one.repeat_counted(0, Some(max_chars), limits, &what)? {
+            Some(d) => d,
+            None => {
+                let rep = Repetition { min: 0, max: Some(max_chars), greedy: true, sub: Box::new(Hir::dot(Dot::AnyChar)) };
+                regex::compile_hir(&Hir::repetition(rep), &what, limits)?
+            }
+        };
+        let excluded: Vec<&Vec<u8>> = excluded.iter().filter(|e| !e.is_empty()).collect();
+        let dfa = match excluded.is_empty() {
+            true => counted,
+            false => counted.intersect(&excluding_dfa(&excluded, &what, limits)?, limits, &what)?,
         };
         Ok(Grammar::plain_cfg(lower::regular_cfg(dfa, &what, limits)?, what))
     }
@@ -68,4 +83,15 @@ impl Grammar {
         };
         Ok(Some(Grammar::plain_cfg(lower::regular_cfg(dfa, &what, limits)?, what)))
     }
+}
+
+/// Text of whole UTF-8 characters in which none of `excluded` (non-empty) occurs.
+fn excluding_dfa(excluded: &[&Vec<u8>], what: &str, limits: &Limits) -> Result<Dfa> {
+    if excluded.is_empty() {
+        return Ok(Dfa::utf8_any());
+    }
+    let any = || Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(Hir::dot(Dot::AnyChar)) });
+    let one_of = Hir::alternation(excluded.iter().map(|e| Hir::literal(e.as_slice())).collect());
+    let containing = regex::compile_hir(&Hir::concat(vec![any(), one_of, any()]), what, limits)?;
+    Ok(containing.complement(limits, what)?.minimized())
 }

@@ -23,9 +23,9 @@
 //! element of a `sequence`, each branch of an `or`, the free text of `triggered_tags`) but
 //! not into nested tags, which have ends of their own: no free text inside a tag holds its
 //! end, as in XGrammar, so a parser that cuts at the first end reads the tag whole.
-//! Token-level formats (`token`, special tokens as `begin`/`end`),
-//! `dispatch` and the `max_tokens`/`max_chars` budgets of `any_text` are refused with an
-//! error naming them.
+//! `any_text`'s `max_chars` bounds its characters (a reasoning budget). Token-level formats
+//! (`token`, special tokens as `begin`/`end`), `dispatch` and the `max_tokens` budget of
+//! `any_text` are refused with an error naming them.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -162,14 +162,19 @@ impl Builder<'_> {
             }
             "regex" => Grammar::regex(string(v, "pattern", at)?, limits, self.options.classes.as_ref()),
             "any_text" => {
-                for budget in ["max_tokens", "max_chars"] {
-                    if v.get(budget).is_some_and(|b| !b.is_null()) {
-                        return Err(spec_error(&format!("{at}/{budget}"), "length budgets of any_text are not supported"));
-                    }
+                if v.get("max_tokens").is_some_and(|b| !b.is_null()) {
+                    return Err(spec_error(&format!("{at}/max_tokens"), "a budget in tokens is not supported (max_chars is)"));
                 }
                 let mut excluded = excludes(v, at)?;
                 excluded.extend(ends.iter().cloned());
-                Grammar::text_excluding(&excluded, limits)
+                match v.get("max_chars") {
+                    None | Some(Value::Null) => Grammar::text_excluding(&excluded, limits),
+                    Some(n) => {
+                        let n = n.as_u64().filter(|&n| n <= i32::MAX as u64);
+                        let n = n.ok_or_else(|| spec_error(&format!("{at}/max_chars"), "must be a count from 0"))?;
+                        Grammar::text_excluding_within(&excluded, n as u32, limits)
+                    }
+                }
             }
             "sequence" => {
                 let parts = array(v, "elements", at)?

@@ -266,3 +266,25 @@ fn deep_descriptions_read_within_the_document_depth_limit() {
     let e = structural_tag(&nest(300), &TagOptions::default(), &Limits::default()).unwrap_err();
     assert!(matches!(e, Error::LimitExceeded { limit: "max_schema_document_depth", .. }), "{e}");
 }
+
+#[test]
+fn a_character_budget_bounds_free_text() {
+    let think = |n: u64| {
+        compile(json!({"type": "tag", "begin": "<think>", "content": {"type": "any_text", "max_chars": n}, "end": "</think>"}))
+    };
+    let g = think(5);
+    for ok in ["<think></think>", "<think>abcde</think>", "<think>ééé\u{1F600}x</think>", "<think></thi</think>"] {
+        assert!(accepts(&g, ok), "{ok:?}");
+    }
+    for bad in ["<think>abcdef</think>", "<think>ab</think>c</think>", "<think>ééééé\u{1F600}</think>"] {
+        assert!(!accepts(&g, bad), "{bad:?}");
+    }
+    // A long budget is one counted region, not a copy of the text per character.
+    let long = think(30_000);
+    assert!(accepts(&long, &format!("<think>{}</think>", "é".repeat(30_000))));
+    assert!(!accepts(&long, &format!("<think>{}</think>", "a".repeat(30_001))));
+    let e = error(json!({"type": "any_text", "max_tokens": 10}));
+    assert!(e.contains("/max_tokens"), "{e}");
+    let e = error(json!({"type": "any_text", "max_chars": -1}));
+    assert!(e.contains("/max_chars"), "{e}");
+}
