@@ -317,3 +317,44 @@ def test_free_text_beside_a_json_value_is_not_read_as_json(byte_vocab):
     marked = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<c>"], "tags": [tag]}}
     compiled = corral.compile(corral.Grammar.structural_tag(marked), byte_vocab)
     assert compiled.matches(b'{"a":1,"a":2} <c>{"a":1,"b":2}</c>') and not compiled.matches(b'<c>{"a":1,"a":2}</c>')
+
+
+def test_deep_descriptions_as_text_need_no_python_recursion(byte_vocab, tmp_path):
+    # Read by the core, not by Python's json (which stops near 1,000 levels); the places
+    # of the formats are kept as steps, not as one pointer per level.
+    levels = 3_000
+    text = '{"type": "optional", "content": ' * levels + '{"type": "const_string", "value": "a"}' + "}" * levels
+    limits = corral.Limits(max_schema_document_depth=2 * levels + 10)
+    grammar = corral.Grammar.structural_tag(text, limits=limits)
+    assert grammar.marker_texts == ("a",)
+    compiled = corral.compile(grammar, byte_vocab)
+    assert compiled.matches(b"a") and compiled.matches(b"") and not compiled.matches(b"aa")
+    # The command line passes the text as it is: the depth limit answers, not Python.
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    from corral.cli import main
+
+    assert main(["generate", "--structural-tag", str(path), "--max-tokens", "2"]) == 2
+
+
+def test_a_part_that_allows_nothing_is_dropped_with_a_warning(byte_vocab):
+    tools = [
+        {"type": "function", "function": {"name": "never", "parameters": False}},
+        {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}},
+    ]
+    with pytest.warns(corral.GrammarWarning, match="allows no text"):
+        grammar = corral.Grammar.tool_calls(tools)
+    compiled = corral.compile(grammar, byte_vocab)
+    assert compiled.matches(b'<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>')
+    assert not compiled.matches(b'<tool_call>\n{"name": "never", "arguments": {}}\n</tool_call>')
+    with pytest.raises(corral.EmptyLanguageError):
+        corral.Grammar.tool_calls(tools[:1], tool_choice="required")
+    with pytest.warns(corral.GrammarWarning, match="allows no JSON value"):
+        either = corral.Grammar.ebnf('root ::= %json {"not": {}} | "a"')
+    assert corral.compile(either, byte_vocab).matches(b"a")
+
+
+def test_markers_of_xml_styles_are_marker_texts():
+    spec = {"type": "tag", "begin": "<tool_call>", "content": {"type": "json_schema", "json_schema": {"type": "object"}, "style": "kimi_k3_xml"}, "end": "</tool_call>"}
+    texts = corral.Grammar.structural_tag(spec).marker_texts
+    assert "<tool_call>" in texts and "</tool_call>" in texts and "<|close|>argument<|sep|>" in texts

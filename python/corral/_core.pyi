@@ -309,6 +309,10 @@ class Grammar:
     def _key_endings_infinite(self) -> bool:
         """With distinct keys: is every half-written key known to have infinitely many endings?"""
     @property
+    def marker_texts(self) -> list[str]:
+        """A structural tag's fixed strings: constant strings, triggers, tags' begins and
+        ends, separators, the markers of XML styles (empty for other grammars)."""
+    @property
     def schema_warnings(self) -> list[str]:
         """What a JSON Schema translation dropped (``strict=False``) or noticed."""
     @staticmethod

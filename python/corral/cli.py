@@ -237,6 +237,8 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
             except json.JSONDecodeError as e:
                 name = _display_name(args.json_schema)
                 raise GenerationError(f"{name}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
+            except RecursionError:
+                raise GenerationError(f"{_display_name(args.json_schema)}: JSON nested too deep to read") from None
             if not isinstance(schema, (dict, bool)):
                 line, column = _position(text, _json_pointer_offset(text, "") or 0)
                 raise GenerationError(
@@ -251,15 +253,19 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
             path = args.structural_tag if args.structural_tag is not None else args.tools
             text = _read(path)
             source = (path, text)
-            try:
-                spec = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise GenerationError(f"{_display_name(path)}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
             whitespace = _whitespace(args, Grammar.structural_tag)
             try:
                 if args.structural_tag is not None:
-                    grammar = Grammar.structural_tag(spec, whitespace=whitespace)
+                    # The core reads the text: a description may nest as deep as its limit
+                    # allows, past Python's recursion limit.
+                    grammar = Grammar.structural_tag(text, whitespace=whitespace)
                 else:
+                    try:
+                        spec = json.loads(text)
+                    except json.JSONDecodeError as e:
+                        raise GenerationError(f"{_display_name(path)}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
+                    except RecursionError:
+                        raise GenerationError(f"{_display_name(path)}: JSON nested too deep to read") from None
                     choice = args.tool_choice if args.tool_choice in ("auto", "none", "required") else {"name": args.tool_choice}
                     grammar = Grammar.tool_calls(spec, format=args.tool_format, tool_choice=choice, whitespace=whitespace)
             except GrammarError as e:

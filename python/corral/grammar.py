@@ -411,9 +411,7 @@ class Grammar:
         source = text if (whitespace, max_whitespace) == ("flexible", 16) else f"{text} {(whitespace, max_whitespace)!r}"
         grammar = cls(inner, "structural_tag", source, limits=limits)
         grammar._schema_warnings = list(inner.schema_warnings)
-        # From the dict as given when there is one (reading the text again costs more than
-        # the walk, for a description of many tools).
-        grammar._marker_texts = tuple(_marker_texts(spec if isinstance(spec, dict) else json.loads(text)))
+        grammar._marker_texts = tuple(inner.marker_texts)
         return grammar
 
     @classmethod
@@ -604,25 +602,6 @@ class Grammar:
         if self._ban is not None:
             return self._ban.describe()
         return f"Grammar.{self._kind}({self._source!r})"
-
-
-def _marker_texts(spec: Any) -> list[str]:
-    """The fixed strings of a structural-tag description (see ``Grammar.marker_texts``)."""
-    out: list[str] = []
-    stack = [spec]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            if node.get("type") == "json_schema":
-                continue  # a schema's strings are not markers
-            for key, value in node.items():
-                if key in ("value", "begin", "end", "triggers", "separator"):
-                    out.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
-                elif isinstance(value, (dict, list)):
-                    stack.append(value)
-    return out
 
 
 class BanSpec:

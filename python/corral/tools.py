@@ -135,11 +135,11 @@ def _grouped_calls(format: str, schemas: dict[str, Any], required: bool, paralle
             _tag(f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n", _arguments(s), "\n```<｜tool▁call▁end｜>")
             for n, s in schemas.items()
         ]
-        inner = {"type": "tags_with_separator", "tags": calls, "separator": "\n", "at_least_one": True, "stop_after_first": not parallel}
+        inner: dict[str, Any] = {"type": "tags_with_separator", "tags": calls, "separator": "\n", "at_least_one": True, "stop_after_first": not parallel}
         block = _tag("<｜tool▁calls▁begin｜>", inner, "<｜tool▁calls▁end｜>")
     else:
         calls = [_tag(f'<invoke name="{n}">\n', _arguments(s, "minimax_xml"), "</invoke>\n") for n, s in schemas.items()]
-        call = {"type": "or", "elements": calls} if len(calls) > 1 else calls[0]
+        call: dict[str, Any] = {"type": "or", "elements": calls} if len(calls) > 1 else calls[0]
         inner = call if not parallel else {"type": "plus", "content": call}
         block = _tag("<minimax:tool_call>\n", inner, "</minimax:tool_call>")
     return {"type": "triggered_tags", "triggers": [_TRIGGERS[format]], "tags": [block], "at_least_one": required, "stop_after_first": True}

@@ -106,6 +106,8 @@ pub(crate) struct PyGrammar {
     recipe: Recipe,
     /// What a JSON Schema translation dropped (`strict=False`) or noticed.
     schema_warnings: Vec<String>,
+    /// A structural tag's fixed strings (see `corral_core::structural::StructuralTag::markers`).
+    markers: Vec<String>,
 }
 
 #[pymethods]
@@ -127,7 +129,7 @@ impl PyGrammar {
         let classes = classes.map(|(digit, word, space)| core::PerlClasses { digit, word, space });
         let pattern = pattern.to_string();
         let inner = guard_detached(py, move || core::Grammar::regex(&pattern, &limits, classes.as_ref()))?;
-        Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new() })
+        Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new(), markers: Vec::new() })
     }
 
     /// Parses, validates and normalizes corral EBNF (`dialect="ebnf"`) or llama.cpp GBNF
@@ -178,7 +180,7 @@ impl PyGrammar {
             core::json_schema::embed::grammar_text(&text, dialect, start.as_deref(), &limits, &options, classes.as_ref())
         })?;
         let inner = if distinct_keys { inner.with_distinct_keys(key_endings_infinite) } else { inner };
-        Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new() })
+        Ok(PyGrammar { inner, recipe, schema_warnings: Vec::new(), markers: Vec::new() })
     }
 
     /// Translates a JSON Schema (its JSON `schema` text; `documents`: (URI, JSON text) of
@@ -199,7 +201,7 @@ impl PyGrammar {
         let (text, docs) = (schema.clone(), documents.clone());
         let built = guard_detached(py, move || core::json_schema::compile::schema_grammar(&text, &docs, &opts, &lim))?;
         let recipe = Recipe::JsonSchema { schema, documents, options, limits: limits.map(|l| l.inner.clone()) };
-        Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
+        Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings, markers: Vec::new() })
     }
 
     /// XGrammar's structural tag (its JSON text `spec`) as one grammar; `options` are the
@@ -220,7 +222,7 @@ impl PyGrammar {
         let text = spec.clone();
         let built = guard_detached(py, move || core::structural::structural_tag(&text, &tag_options, &lim))?;
         let recipe = Recipe::StructuralTag { spec, options, limits: limits.map(|l| l.inner.clone()), classes };
-        Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings })
+        Ok(PyGrammar { inner: built.grammar, recipe, schema_warnings: built.warnings, markers: built.markers })
     }
 
     /// The union (`join="union"`) or concatenation (`join="concat"`) of `parts`, as one
@@ -238,7 +240,7 @@ impl PyGrammar {
         let grammars: Vec<core::Grammar> = parts.iter().map(|p| p.inner.clone()).collect();
         let limits = limits.map(|l| l.inner.clone()).unwrap_or_default();
         let inner = guard_detached(py, move || core::Grammar::join(&grammars, kind, &limits))?;
-        Ok(PyGrammar { inner, recipe, schema_warnings })
+        Ok(PyGrammar { inner, recipe, schema_warnings, markers: parts.iter().flat_map(|p| p.markers.iter().cloned()).collect() })
     }
 
     /// The documents (URIs) the schema's `$ref`s point into that are not among
@@ -280,7 +282,12 @@ impl PyGrammar {
     /// grammar it came from.
     fn _without_distinct_keys(&self) -> Self {
         let inner = self.inner.clone().without_distinct_keys();
-        PyGrammar { inner, recipe: self.recipe.clone(), schema_warnings: self.schema_warnings.clone() }
+        PyGrammar {
+            inner,
+            recipe: self.recipe.clone(),
+            schema_warnings: self.schema_warnings.clone(),
+            markers: self.markers.clone(),
+        }
     }
 
     /// With distinct keys (a JSON Schema grammar): is every half-written key known to have
@@ -294,6 +301,13 @@ impl PyGrammar {
     #[getter]
     fn schema_warnings(&self) -> Vec<String> {
         self.schema_warnings.clone()
+    }
+
+    /// A structural tag's fixed strings: constant strings, triggers, tags' begins and
+    /// ends, separators, the markers of XML styles (empty for other grammars).
+    #[getter]
+    fn marker_texts(&self) -> Vec<String> {
+        self.markers.clone()
     }
 
     /// A random sentence of a context-free grammar (about `budget` bytes): for tests and

@@ -61,7 +61,18 @@ fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec
         let (value, documents) = read_schema(&schema.text, &[], limits).map_err(at)?;
         // The output is not JSON throughout: the value is a JSON region of it.
         let options = SchemaOptions { json_region: true, ..SchemaOptions::default() };
-        let t = translate::translate(&value, &documents, &options, limits).map_err(at)?;
+        let t = match translate::translate(&value, &documents, &options, limits) {
+            Err(Error::EmptyLanguage { what }) => {
+                // A rule that derives nothing: the lowering drops the alternatives that need
+                // it, as it drops any part that matches nothing (an error if none is left).
+                warnings.push(format!("%json at {}: {what}: the alternatives that need it are dropped", schema.pos));
+                let name = EmbeddedSchema::rule_name(k);
+                let nothing = Expr::Ref { name: name.clone(), pos: schema.pos };
+                ast.rules.push(RuleDef { name, expr: nothing, pos: schema.pos, is_terminal: false });
+                continue;
+            }
+            other => other.map_err(at)?,
+        };
         let prefix = format!("{}/", EmbeddedSchema::rule_name(k));
         warnings.extend(t.warnings.iter().map(|w| format!("%json at {}: {w}", schema.pos)));
         if t.open_keys {
@@ -153,6 +164,23 @@ mod tests {
             assert_eq!(c.matches(br#"call  {"x":1} ;"#).unwrap(), lark);
             assert!(!c.matches(br#"call {"x": 1};"#).unwrap());
         }
+    }
+
+    #[test]
+    fn a_schema_that_allows_nothing_drops_its_alternative() {
+        let limits = Limits::default();
+        for (text, dialect) in
+            [(r#"root ::= %json {"not": {}} | "a""#, Dialect::Ebnf), (r#"start: %json {"not": {}} | "a""#, Dialect::Lark)]
+        {
+            let g = grammar_text(text, dialect, None, &limits, &LowerOptions::default(), None).unwrap();
+            let Grammar::Cfg(cfg) = &g else { panic!("a grammar") };
+            assert!(cfg.cfg.warnings.iter().any(|w| w.contains("allows no JSON value")), "{:?}", cfg.cfg.warnings);
+            let c = compiled(text, dialect);
+            assert!(c.matches(b"a").unwrap() && !c.matches(b"{}").unwrap(), "{text}");
+        }
+        // Nothing left: an error.
+        let only = grammar_text(r#"root ::= %json {"not": {}}"#, Dialect::Ebnf, None, &limits, &LowerOptions::default(), None);
+        assert!(only.is_err());
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub struct StructuralTag {
     pub grammar: Grammar,
     /// Findings of the JSON Schema translations, each naming its format.
     pub warnings: Vec<String>,
+    /// The description's fixed strings (constant strings, triggers, tags' begins and
+    /// ends, separators, the markers of XML styles), in the order met: where a special
+    /// token's text occurs in one, the token stands for that text.
+    pub markers: Vec<String>,
 }
 
 /// Compiles a structural tag (`{"type": "structural_tag", "format": {...}}`, or a format
@@ -85,13 +89,16 @@ pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Resu
     on_deep_stack(limits, || {
         share_built_pieces(|| {
             let spec = read_spec(text, limits)?;
+            let root = At::root();
             let (format, at) = match spec.get("type").and_then(Value::as_str) {
-                Some("structural_tag") => (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, "/format"),
-                _ => (&spec, ""),
+                Some("structural_tag") => {
+                    (spec.get("format").ok_or_else(|| spec_error("", "no \"format\""))?, root.key("format"))
+                }
+                _ => (&spec, root),
             };
-            let mut b = Builder { options, limits, warnings: Vec::new() };
-            let grammar = b.format(format, at, &[])?;
-            Ok(StructuralTag { grammar, warnings: b.warnings })
+            let mut b = Builder { options, limits, warnings: Vec::new(), markers: Vec::new() };
+            let grammar = b.format(format, &at, &[])?;
+            Ok(StructuralTag { grammar, warnings: b.warnings, markers: b.markers })
         })
     })
 }
@@ -114,17 +121,63 @@ fn read_spec(text: &str, limits: &Limits) -> Result<Value> {
     value.map_err(|e| spec_error("", &format!("not valid JSON ({e})")))
 }
 
+/// A format's place in the description: the steps from the root, each kept by the
+/// format inside it, and written out as a JSON pointer only for a message (a pointer
+/// kept per level would take memory growing with the square of the depth).
+#[derive(Clone, Copy)]
+struct At<'p> {
+    parent: Option<&'p At<'p>>,
+    key: &'static str,
+    index: Option<usize>,
+}
+
+impl<'p> At<'p> {
+    fn root() -> At<'static> {
+        At { parent: None, key: "", index: None }
+    }
+
+    /// The field `key` of this format.
+    fn key(&'p self, key: &'static str) -> At<'p> {
+        At { parent: Some(self), key, index: None }
+    }
+
+    /// Item `i` of this format's list `key`.
+    fn item(&'p self, key: &'static str, i: usize) -> At<'p> {
+        At { parent: Some(self), key, index: Some(i) }
+    }
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut steps = Vec::new();
+        let mut at = Some(self);
+        while let Some(step) = at {
+            steps.push(step);
+            at = step.parent;
+        }
+        for step in steps.iter().rev().filter(|s| s.parent.is_some()) {
+            write!(f, "/{}", step.key)?;
+            if let Some(i) = step.index {
+                write!(f, "/{i}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// An invalid structural tag, at a JSON pointer into it.
-fn spec_error(pointer: &str, what: &str) -> Error {
-    let at = if pointer.is_empty() { "/" } else { pointer };
+fn spec_error(pointer: impl std::fmt::Display, what: &str) -> Error {
+    let pointer = pointer.to_string();
+    let at = if pointer.is_empty() { "/" } else { &pointer };
     Error::Grammar { message: format!("structural tag at {at}: {what}"), line: 0, col: 0 }
 }
 
 /// An error from a part's own compiler, with the format it came from (the innermost
 /// format: an error that already names one is left as it is).
-fn in_format(e: Error, pointer: &str) -> Error {
+fn in_format(e: Error, pointer: impl std::fmt::Display) -> Error {
     const HEAD: &str = "structural tag at ";
-    let at = if pointer.is_empty() { "/" } else { pointer };
+    let pointer = pointer.to_string();
+    let at = if pointer.is_empty() { "/" } else { &pointer };
     let place = |text: String| if text.starts_with(HEAD) { text } else { format!("{HEAD}{at}: {text}") };
     match e {
         Error::Schema { kind, message, pointer: p, keyword } => {
@@ -141,21 +194,26 @@ struct Builder<'a> {
     options: &'a TagOptions,
     limits: &'a Limits,
     warnings: Vec<String>,
+    markers: Vec<String>,
 }
 
 impl Builder<'_> {
     /// The grammar of the format `v` at `at`; `ends`: the end strings of the tag it ends.
     /// Errors name the innermost format they arose in.
-    fn format(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn format(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
         self.format_here(v, at, ends).map_err(|e| in_format(e, at))
     }
 
-    fn format_here(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn format_here(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
         interrupt::check()?;
         let kind = v.get("type").and_then(Value::as_str).ok_or_else(|| spec_error(at, "a format needs a string \"type\""))?;
         let limits = self.limits;
         match kind {
-            "const_string" => Grammar::literal(string(v, "value", at)?.as_bytes(), limits),
+            "const_string" => {
+                let value = string(v, "value", at)?;
+                self.markers.push(value.to_string());
+                Grammar::literal(value.as_bytes(), limits)
+            }
             "json_schema" => self.json_schema(v, at),
             "grammar" => {
                 Grammar::cfg_text(string(v, "grammar", at)?, Dialect::Gbnf, Some("root"), limits, self.options.classes.as_ref())
@@ -163,7 +221,7 @@ impl Builder<'_> {
             "regex" => Grammar::regex(string(v, "pattern", at)?, limits, self.options.classes.as_ref()),
             "any_text" => {
                 if v.get("max_tokens").is_some_and(|b| !b.is_null()) {
-                    return Err(spec_error(&format!("{at}/max_tokens"), "a budget in tokens is not supported (max_chars is)"));
+                    return Err(spec_error(format!("{at}/max_tokens"), "a budget in tokens is not supported (max_chars is)"));
                 }
                 let mut excluded = excludes(v, at)?;
                 excluded.extend(ends.iter().cloned());
@@ -171,7 +229,7 @@ impl Builder<'_> {
                     None | Some(Value::Null) => Grammar::text_excluding(&excluded, limits),
                     Some(n) => {
                         let n = n.as_u64().filter(|&n| n <= i32::MAX as u64);
-                        let n = n.ok_or_else(|| spec_error(&format!("{at}/max_chars"), "must be a count from 0"))?;
+                        let n = n.ok_or_else(|| spec_error(format!("{at}/max_chars"), "must be a count from 0"))?;
                         Grammar::text_excluding_within(&excluded, n as u32, limits)
                     }
                 }
@@ -180,17 +238,21 @@ impl Builder<'_> {
                 let parts = array(v, "elements", at)?
                     .iter()
                     .enumerate()
-                    .map(|(i, e)| self.format(e, &format!("{at}/elements/{i}"), ends))
+                    .map(|(i, e)| self.format(e, &at.item("elements", i), ends))
                     .collect::<Result<Vec<_>>>()?;
                 Grammar::join(&parts, Join::Concat, limits)
             }
             "or" => {
-                let parts = array(v, "elements", at)?
-                    .iter()
-                    .enumerate()
-                    .map(|(i, e)| self.format(e, &format!("{at}/elements/{i}"), ends))
-                    .collect::<Result<Vec<_>>>()?;
-                Grammar::join(&parts, Join::Union, limits)
+                let mut parts = Vec::new();
+                for (i, e) in array(v, "elements", at)?.iter().enumerate() {
+                    let here = at.item("elements", i);
+                    let part = self.format(e, &here, ends);
+                    parts.extend(self.unless_empty(part, &here)?);
+                }
+                if parts.is_empty() {
+                    return Err(nothing(at, "no element allows any text"));
+                }
+                join(&parts, Join::Union, limits)
             }
             "optional" | "plus" | "star" | "repeat" => self.repetition(v, kind, at, ends),
             "tag" => self.tag(v, at),
@@ -203,83 +265,113 @@ impl Builder<'_> {
         }
     }
 
-    fn json_schema(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+    fn json_schema(&mut self, v: &Value, at: &At<'_>) -> Result<Grammar> {
         let schema = v.get("json_schema").ok_or_else(|| spec_error(at, "no \"json_schema\""))?;
         let mut options = self.options.json.clone();
         // The output is not JSON throughout: the value is a JSON region of it.
         options.json_region = true;
         options.xml = style(v, at)?;
+        if let Some(style) = options.xml {
+            self.markers.extend(style.markers().iter().map(|m| m.to_string()));
+        }
         options.excludes = excludes(v, at)?.into_iter().map(|x| String::from_utf8_lossy(&x).into_owned()).collect();
         if let Some(any) = v.get("any_order") {
-            options.any_order = any.as_bool().ok_or_else(|| spec_error(&format!("{at}/any_order"), "must be a boolean"))?;
+            options.any_order = any.as_bool().ok_or_else(|| spec_error(format!("{at}/any_order"), "must be a boolean"))?;
         }
         match v.get("max_whitespace_cnt") {
             None | Some(Value::Null) => {}
             Some(n) => {
                 let max = n.as_u64().filter(|&n| n <= u32::MAX as u64);
-                let max = max.ok_or_else(|| spec_error(&format!("{at}/max_whitespace_cnt"), "must be a count from 0"))?;
+                let max = max.ok_or_else(|| spec_error(format!("{at}/max_whitespace_cnt"), "must be a count from 0"))?;
                 options.whitespace = Whitespace::Flexible { max: max as u32 };
             }
         }
         let text = serde_json::to_string(schema).map_err(|e| Error::Internal(e.to_string()))?;
-        let built = schema_grammar(&text, &[], &options, self.limits).map_err(|e| in_format(e, &format!("{at}/json_schema")))?;
+        let built = schema_grammar(&text, &[], &options, self.limits).map_err(|e| in_format(e, format!("{at}/json_schema")))?;
         self.warnings.extend(built.warnings.into_iter().map(|w| format!("structural tag at {at}: {w}")));
         Ok(built.grammar)
     }
 
-    fn repetition(&mut self, v: &Value, kind: &str, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn repetition(&mut self, v: &Value, kind: &str, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
         let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
         let (min, max) = match kind {
             "optional" => (0, Some(1)),
             "plus" => (1, None),
             "star" => (0, None),
             _ => {
-                let min = count(v, "min", at)?.ok_or_else(|| spec_error(&format!("{at}/min"), "must be a count from 0"))?;
+                let min = count(v, "min", at)?.ok_or_else(|| spec_error(format!("{at}/min"), "must be a count from 0"))?;
                 (min, count(v, "max", at)?)
             }
         };
         if max.is_some_and(|m| m < min) {
-            return Err(spec_error(&format!("{at}/max"), "is below min"));
+            return Err(spec_error(format!("{at}/max"), "is below min"));
         }
-        let part = self.format(content, &format!("{at}/content"), ends)?;
-        Grammar::repeat(&part, min, max, self.limits)
+        let here = at.key("content");
+        let part = self.format(content, &here, ends);
+        match self.unless_empty(part, &here)? {
+            Some(part) => Grammar::repeat(&part, min, max, self.limits),
+            // Only no repetition is left.
+            None if min == 0 => Grammar::literal(b"", self.limits),
+            None => Err(nothing(at, "its content allows no text")),
+        }
     }
 
     /// `begin`, the content (whose free text stops at the ends), one of the ends.
-    fn tag(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+    fn tag(&mut self, v: &Value, at: &At<'_>) -> Result<Grammar> {
         self.tag_after(v, at, 0)
     }
 
     /// A tag without the first `skip` bytes of its `begin` (written already: a trigger).
-    fn tag_after(&mut self, v: &Value, at: &str, skip: usize) -> Result<Grammar> {
+    fn tag_after(&mut self, v: &Value, at: &At<'_>, skip: usize) -> Result<Grammar> {
         let begin = string(v, "begin", at)?;
         let ends = match v.get("end") {
             Some(Value::String(e)) => vec![e.as_bytes().to_vec()],
             Some(Value::Array(_)) => strings(v, "end", at, true)?,
             _ => {
                 return Err(spec_error(
-                    &format!("{at}/end"),
+                    format!("{at}/end"),
                     "must be a string or a list of strings (token ends are not supported)",
                 ))
             }
         };
+        self.markers.push(begin.to_string());
+        self.markers.extend(ends.iter().map(|e| String::from_utf8_lossy(e).into_owned()));
         let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
-        let content = self.format(content, &format!("{at}/content"), &ends)?;
+        let content = self.format(content, &at.key("content"), &ends)?;
         let end_grammars = ends.iter().map(|e| Grammar::literal(e, self.limits)).collect::<Result<Vec<_>>>()?;
         let end = join(&end_grammars, Join::Union, self.limits)?;
         let begin = Grammar::literal(&begin.as_bytes()[skip.min(begin.len())..], self.limits)?;
         Grammar::join(&[begin, content, end], Join::Concat, self.limits)
     }
 
-    /// The tags of `tags_with_separator`, as one union.
-    fn tags(&mut self, v: &Value, at: &str) -> Result<Grammar> {
+    /// The tags of `tags_with_separator`, as one union (None: none allows any text).
+    fn tags(&mut self, v: &Value, at: &At<'_>) -> Result<Option<Grammar>> {
         let mut grammars = Vec::new();
         for (i, t) in array(v, "tags", at)?.iter().enumerate() {
-            let here = format!("{at}/tags/{i}");
+            let here = at.item("tags", i);
             check_tag(t, &here)?;
-            grammars.push(self.tag(t, &here)?);
+            let tag = self.tag(t, &here);
+            grammars.extend(self.unless_empty(tag, &here)?);
         }
-        join(&grammars, Join::Union, self.limits)
+        if grammars.is_empty() {
+            return Ok(None);
+        }
+        join(&grammars, Join::Union, self.limits).map(Some)
+    }
+
+    /// `part`, or None with a warning when it allows no text at all (a tool whose
+    /// parameters are `false`): what holds it is dropped, as an alternative of a grammar
+    /// that matches nothing is.
+    fn unless_empty(&mut self, part: Result<Grammar>, at: &At<'_>) -> Result<Option<Grammar>> {
+        match part {
+            Err(Error::EmptyLanguage { what }) => {
+                let at = at.to_string();
+                let at = if at.is_empty() { "/" } else { &at };
+                self.warnings.push(format!("structural tag at {at}: dropped, it allows no text ({what})"));
+                Ok(None)
+            }
+            other => other.map(Some),
+        }
     }
 
     /// Free text without the triggers; writing a trigger starts one of the tags.
@@ -288,12 +380,13 @@ impl Builder<'_> {
     /// trigger `j` (one automaton), `R_j` the rest of the tags that trigger begins. So the
     /// lexer reads free text with two automata, and a tag's terminals start only where a
     /// trigger has just been written, not at every byte of the text.
-    fn triggered_tags(&mut self, v: &Value, at: &str, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn triggered_tags(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
         let triggers = strings(v, "triggers", at, true)?;
+        self.markers.extend(triggers.iter().map(|t| String::from_utf8_lossy(t).into_owned()));
         let tags = array(v, "tags", at)?;
         for (i, t) in triggers.iter().enumerate() {
             if t.is_empty() {
-                return Err(spec_error(&format!("{at}/triggers/{i}"), "a trigger must not be empty"));
+                return Err(spec_error(format!("{at}/triggers/{i}"), "a trigger must not be empty"));
             }
         }
         // Each tag under the shortest trigger its begin starts with: the one a reader of
@@ -302,7 +395,7 @@ impl Builder<'_> {
         let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
         let mut begun = vec![false; triggers.len()];
         for (i, t) in tags.iter().enumerate() {
-            let here = format!("{at}/tags/{i}");
+            let here = at.item("tags", i);
             check_tag(t, &here)?;
             let begin = string(t, "begin", &here)?.as_bytes();
             for (j, trigger) in triggers.iter().enumerate() {
@@ -311,12 +404,16 @@ impl Builder<'_> {
             let j = (0..triggers.len()).filter(|&j| begin.starts_with(&triggers[j])).min_by_key(|&j| triggers[j].len());
             let Some(j) = j else {
                 let shown = String::from_utf8_lossy(begin);
-                return Err(spec_error(&format!("{here}/begin"), &format!("{shown:?} does not start with any trigger")));
+                return Err(spec_error(format!("{here}/begin"), &format!("{shown:?} does not start with any trigger")));
             };
-            rests[j].push(self.tag_after(t, &here, triggers[j].len())?);
+            let tag = self.tag_after(t, &here, triggers[j].len());
+            rests[j].extend(self.unless_empty(tag, &here)?);
+        }
+        if flag(v, "at_least_one", at)? && rests.iter().all(Vec::is_empty) {
+            return Err(nothing(at, "a tag is required and none allows any text"));
         }
         if let Some(j) = begun.iter().position(|b| !b) {
-            return Err(spec_error(&format!("{at}/triggers/{j}"), "this trigger begins no tag"));
+            return Err(spec_error(format!("{at}/triggers/{j}"), "this trigger begins no tag"));
         }
         // Excluded from free text, and from the text up to a trigger with the trigger.
         let mut excluded = excludes(v, at)?;
@@ -341,7 +438,7 @@ impl Builder<'_> {
         }
         // No branch after text when every trigger holds an excluded string or an end.
         let after_text = if after_text.is_empty() { None } else { Some(join(&after_text, Join::Union, l)?) };
-        let bare = if need_bare { Some(join(&bare, Join::Union, l)?) } else { None };
+        let bare = if need_bare && !bare.is_empty() { Some(join(&bare, Join::Union, l)?) } else { None };
         match (bare, after_text) {
             (Some(bare), _) if stop_after_first => Ok(bare),
             (None, Some(after_text)) if stop_after_first => Grammar::join(&[free, after_text], Join::Union, l),
@@ -355,10 +452,17 @@ impl Builder<'_> {
     }
 
     /// Tags separated by `separator`, with nothing around them.
-    fn tags_with_separator(&mut self, v: &Value, at: &str) -> Result<Grammar> {
-        let tags = self.tags(v, at)?;
-        let sep = Grammar::literal(string(v, "separator", at)?.as_bytes(), self.limits)?;
+    fn tags_with_separator(&mut self, v: &Value, at: &At<'_>) -> Result<Grammar> {
+        let separator = string(v, "separator", at)?;
+        self.markers.push(separator.to_string());
+        let sep = Grammar::literal(separator.as_bytes(), self.limits)?;
         let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
+        let Some(tags) = self.tags(v, at)? else {
+            return match at_least_one {
+                true => Err(nothing(at, "a tag is required and none allows any text")),
+                false => Grammar::literal(b"", self.limits),
+            };
+        };
         let l = self.limits;
         let one_or_more = || -> Result<Grammar> {
             let rest = Grammar::repeat(&Grammar::join(&[sep.clone(), tags.clone()], Join::Concat, l)?, 0, None, l)?;
@@ -381,8 +485,15 @@ fn join(parts: &[Grammar], how: Join, limits: &Limits) -> Result<Grammar> {
     }
 }
 
+/// A format that allows no text, at `at`.
+fn nothing(at: &At<'_>, why: &str) -> Error {
+    let at = at.to_string();
+    let at = if at.is_empty() { "/" } else { &at };
+    Error::EmptyLanguage { what: format!("structural tag at {at}: {why}") }
+}
+
 /// An error unless `v` is a format of type `tag`.
-fn check_tag(v: &Value, at: &str) -> Result<()> {
+fn check_tag(v: &Value, at: &At<'_>) -> Result<()> {
     match v.get("type").and_then(Value::as_str) {
         Some("tag") => Ok(()),
         _ => Err(spec_error(at, "must be a format of type \"tag\"")),
@@ -390,21 +501,21 @@ fn check_tag(v: &Value, at: &str) -> Result<()> {
 }
 
 /// The string field `key` of `v`.
-fn string<'v>(v: &'v Value, key: &str, at: &str) -> Result<&'v str> {
-    v.get(key).and_then(Value::as_str).ok_or_else(|| spec_error(&format!("{at}/{key}"), "must be a string"))
+fn string<'v>(v: &'v Value, key: &str, at: &At<'_>) -> Result<&'v str> {
+    v.get(key).and_then(Value::as_str).ok_or_else(|| spec_error(format!("{at}/{key}"), "must be a string"))
 }
 
 /// The non-empty array field `key` of `v`.
-fn array<'v>(v: &'v Value, key: &str, at: &str) -> Result<&'v Vec<Value>> {
+fn array<'v>(v: &'v Value, key: &str, at: &At<'_>) -> Result<&'v Vec<Value>> {
     match v.get(key) {
         Some(Value::Array(a)) if !a.is_empty() => Ok(a),
-        _ => Err(spec_error(&format!("{at}/{key}"), "must be a non-empty list")),
+        _ => Err(spec_error(format!("{at}/{key}"), "must be a non-empty list")),
     }
 }
 
 /// The list of strings `key` of `v` (absent: empty, unless `required`).
-fn strings(v: &Value, key: &str, at: &str, required: bool) -> Result<Vec<Vec<u8>>> {
-    let bad = || spec_error(&format!("{at}/{key}"), "must be a list of strings");
+fn strings(v: &Value, key: &str, at: &At<'_>, required: bool) -> Result<Vec<Vec<u8>>> {
+    let bad = || spec_error(format!("{at}/{key}"), "must be a list of strings");
     match v.get(key) {
         None if !required => Ok(Vec::new()),
         Some(Value::Array(a)) if !(required && a.is_empty()) => {
@@ -417,43 +528,43 @@ fn strings(v: &Value, key: &str, at: &str, required: bool) -> Result<Vec<Vec<u8>
 /// The `excludes` field of `v`: strings that may not occur. An empty one is an error: every
 /// text contains it, so it would allow no text at all (XGrammar reads it so), which a
 /// description never means.
-fn excludes(v: &Value, at: &str) -> Result<Vec<Vec<u8>>> {
+fn excludes(v: &Value, at: &At<'_>) -> Result<Vec<Vec<u8>>> {
     let out = strings(v, "excludes", at, false)?;
     match out.iter().position(Vec::is_empty) {
-        Some(i) => Err(spec_error(&format!("{at}/excludes/{i}"), "is empty: every text contains the empty string")),
+        Some(i) => Err(spec_error(format!("{at}/excludes/{i}"), "is empty: every text contains the empty string")),
         None => Ok(out),
     }
 }
 
 /// The layout of a `json_schema` format's value: its `style` (None: JSON).
-fn style(v: &Value, at: &str) -> Result<Option<XmlStyle>> {
+fn style(v: &Value, at: &At<'_>) -> Result<Option<XmlStyle>> {
     let name = match v.get("style") {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(name)) => name.as_str(),
-        Some(_) => return Err(spec_error(&format!("{at}/style"), "must be a string")),
+        Some(_) => return Err(spec_error(format!("{at}/style"), "must be a string")),
     };
     if name == "json" {
         return Ok(None);
     }
     XmlStyle::from_name(name).map(Some).ok_or_else(|| {
         let known = XmlStyle::NAMES.join(", ");
-        spec_error(&format!("{at}/style"), &format!("unknown style {name:?} (known: json, {known})"))
+        spec_error(format!("{at}/style"), &format!("unknown style {name:?} (known: json, {known})"))
     })
 }
 
 /// The boolean field `key` of `v` (absent: false).
-fn flag(v: &Value, key: &str, at: &str) -> Result<bool> {
+fn flag(v: &Value, key: &str, at: &At<'_>) -> Result<bool> {
     match v.get(key) {
         None => Ok(false),
-        Some(b) => b.as_bool().ok_or_else(|| spec_error(&format!("{at}/{key}"), "must be a boolean")),
+        Some(b) => b.as_bool().ok_or_else(|| spec_error(format!("{at}/{key}"), "must be a boolean")),
     }
 }
 
 /// The count field `key` of `v`: a number from 0, or None for -1 (no bound).
-fn count(v: &Value, key: &str, at: &str) -> Result<Option<u32>> {
+fn count(v: &Value, key: &str, at: &At<'_>) -> Result<Option<u32>> {
     match v.get(key).and_then(Value::as_i64) {
         Some(-1) => Ok(None),
         Some(n) if (0..=u32::MAX as i64).contains(&n) => Ok(Some(n as u32)),
-        _ => Err(spec_error(&format!("{at}/{key}"), "must be a count from 0 (or -1: no bound)")),
+        _ => Err(spec_error(format!("{at}/{key}"), "must be a count from 0 (or -1: no bound)")),
     }
 }

@@ -288,3 +288,29 @@ fn a_character_budget_bounds_free_text() {
     let e = error(json!({"type": "any_text", "max_chars": -1}));
     assert!(e.contains("/max_chars"), "{e}");
 }
+
+#[test]
+fn a_part_that_allows_no_text_is_dropped_with_a_warning() {
+    let never = json!({"type": "json_schema", "json_schema": false});
+    let build = |spec: Value| structural_tag(&spec.to_string(), &TagOptions::default(), &Limits::default());
+    let or = build(json!({"type": "or", "elements": [never, {"type": "const_string", "value": "a"}]})).unwrap();
+    assert!(or.warnings.iter().any(|w| w.contains("/elements/0: dropped")), "{:?}", or.warnings);
+    assert!(accepts(&or.grammar, "a") && !accepts(&or.grammar, ""));
+    let optional = build(
+        json!({"type": "sequence", "elements": [{"type": "optional", "content": never}, {"type": "const_string", "value": "b"}]}),
+    )
+    .unwrap();
+    assert!(accepts(&optional.grammar, "b"));
+    // A tool whose parameters allow nothing: its tag is dropped, the others stay.
+    let tool = |name: &str, schema: Value| json!({"type": "tag", "begin": format!("<{name}>"), "content": {"type": "json_schema", "json_schema": schema}, "end": "</f>"});
+    let calls = build(json!({"type": "triggered_tags", "triggers": ["<"], "tags": [tool("x", json!(false)), tool("y", json!({"type": "integer"}))]})).unwrap();
+    assert!(accepts(&calls.grammar, "hi <y>1</f>") && !accepts(&calls.grammar, "<x>1</f>"));
+    let only =
+        build(json!({"type": "triggered_tags", "triggers": ["<"], "tags": [tool("x", json!(false))], "at_least_one": true}));
+    assert!(matches!(only, Err(Error::EmptyLanguage { .. })), "{only:?}");
+    let free = build(json!({"type": "triggered_tags", "triggers": ["<"], "tags": [tool("x", json!(false))]})).unwrap();
+    assert!(accepts(&free.grammar, "no calls") && !accepts(&free.grammar, "<x>"));
+    let separated = build(json!({"type": "tags_with_separator", "tags": [tool("x", json!(false))], "separator": ","})).unwrap();
+    assert!(accepts(&separated.grammar, "") && !accepts(&separated.grammar, ","));
+    assert!(matches!(build(json!({"type": "or", "elements": [never]})), Err(Error::EmptyLanguage { .. })));
+}

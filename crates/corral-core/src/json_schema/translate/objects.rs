@@ -133,8 +133,14 @@ impl<'a> Translator<'a> {
         for class in classes {
             let dfa = self.langs.dfa(&class.keys, &self.limits)?;
             let Some(keys) = lang::finite_strings(&dfa, MAX_ENUMERATED_KEYS)? else {
+                // Only named keys are written as parameters (see `xml`); said where the
+                // schema asks for others (an object naming no key, a tool without
+                // parameters, is no news).
+                let asked = clauses.iter().any(|c| !c.patterns.is_empty() || c.additional.as_ref().is_some_and(|a| !is_false(a)));
+                if xml && !asked {
+                    continue;
+                }
                 if xml {
-                    // Only named keys are written as parameters (see `xml`).
                     let at = super::shape_pointer(shape);
                     let note = format!(
                         "the object at {} is written as parameters of its named keys only: other keys are not written",

@@ -108,6 +108,21 @@ impl XmlStyle {
         "kimi_k3_xml",
     ];
 
+    /// The fixed pieces of the style's markers (where a vocabulary has special tokens for
+    /// them, see [`crate::structural::StructuralTag::markers`]).
+    pub fn markers(self) -> &'static [&'static str] {
+        match self {
+            XmlStyle::Qwen => &["<parameter=", "</parameter>"],
+            XmlStyle::Minimax => &["<parameter name=\"", "</parameter>"],
+            XmlStyle::MinimaxM3 => &[M3_MARK],
+            XmlStyle::Deepseek => &["<｜DSML｜parameter name=\"", "</｜DSML｜parameter>"],
+            XmlStyle::DeepseekV41 => &["<｜DSML｜ parameter name=\"", "</｜DSML｜ parameter>"],
+            XmlStyle::Glm => &["<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
+            XmlStyle::Cohere => &["<cofl:value", "</cofl:value>"],
+            XmlStyle::KimiK3 => &["<|open|>argument key=\"", "\"<|sep|>", "<|close|>argument<|sep|>"],
+        }
+    }
+
     /// Are objects and arrays inside a parameter written as XML too (else as JSON)?
     pub fn nests(self) -> bool {
         matches!(self, XmlStyle::MinimaxM3 | XmlStyle::Cohere)
