@@ -59,18 +59,21 @@ TOOL_COUNTS = (1, 10, 50)
 COMPILE_REPS = 5
 
 
-def make_tools(n: int) -> list[dict]:
+def make_tools(n: int, plain_strings: bool = False) -> list[dict]:
     """`n` tools with realistic parameters: strings, bounded integers, enums, a nested
-    object and an array, some required."""
+    object and an array, some required. `plain_strings`: no string length or format
+    (XGrammar's minimax_m3_xml refuses them)."""
     tools = []
     for i in range(n):
+        query = {"type": "string"} if plain_strings else {"type": "string", "maxLength": 64}
+        after = {"type": "string"} if plain_strings else {"type": "string", "format": "date"}
         params = {
             "type": "object",
             "properties": {
-                f"query_{i}": {"type": "string", "maxLength": 64},
+                f"query_{i}": query,
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100},
                 "mode": {"enum": ["fast", "full", f"custom_{i}"]},
-                "filters": {"type": "object", "properties": {"tag": {"type": "string"}, "after": {"type": "string", "format": "date"}}},
+                "filters": {"type": "object", "properties": {"tag": {"type": "string"}, "after": after}},
                 "fields": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
             },
             "required": [f"query_{i}", "limit"],
@@ -268,6 +271,134 @@ def walk(e: Engines) -> dict:
     return out
 
 
+XML_STYLES = ("qwen_xml", "minimax_xml", "minimax_m3_xml", "deepseek_xml", "deepseek_v4_1_xml", "glm_xml", "cohere_xml", "kimi_k3_xml")
+XML_BEGIN, XML_END = "<tool_call>\n<function={name}>\n", "\n</function>\n</tool_call>"
+M3 = "]<]minimax[>["
+
+
+def xml_spec(tools: list[dict], style: str) -> dict:
+    """Free text in which ``<tool_call>`` starts a call whose arguments are written in `style`."""
+    tags = [{"type": "tag", "begin": XML_BEGIN.format(name=t["function"]["name"]),
+             "content": {"type": "json_schema", "json_schema": t["function"]["parameters"], "style": style}, "end": XML_END}
+            for t in tools]
+    return {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": tags}}
+
+
+def xml_member(style: str, key: str, value, item: bool = False) -> str:
+    """One parameter (or, nesting, one item) as `style` writes it."""
+    raw = isinstance(value, str)
+    text = value if raw else json.dumps(value)
+    if style == "minimax_m3_xml":
+        tag = "item" if item else key
+        if isinstance(value, dict):
+            text = "".join(xml_member(style, k, v) for k, v in value.items())
+        elif isinstance(value, list):
+            text = "".join(xml_member(style, "", v, item=True) for v in value)
+        return f"{M3}<{tag}>{text}{M3}</{tag}>"
+    if style == "cohere_xml":
+        kind = "raw" if raw else "dict" if isinstance(value, dict) else "list" if isinstance(value, list) else "json"
+        if isinstance(value, dict):
+            text = "".join(xml_member(style, k, v) for k, v in value.items())
+        elif isinstance(value, list):
+            text = "".join(xml_member(style, "", v, item=True) for v in value)
+        name = "" if item else f' name="{key}"'
+        return f'<cofl:value{name} type="{kind}">{text}</cofl:value>'
+    if style == "qwen_xml":
+        return f"<parameter={key}>{text}</parameter>"
+    if style == "minimax_xml":
+        return f'<parameter name="{key}">{text}</parameter>'
+    if style == "glm_xml":
+        return f"<arg_key>{key}</arg_key><arg_value>{text}</arg_value>"
+    if style in ("deepseek_xml", "deepseek_v4_1_xml"):
+        sp = " " if style == "deepseek_v4_1_xml" else ""
+        return f'<｜DSML｜{sp}parameter name="{key}" string="{str(raw).lower()}">{text}</｜DSML｜{sp}parameter>'
+    kind = {str: "string", int: "number", dict: "object", list: "array"}[type(value)]
+    return f'<|open|>argument key="{key}" type="{kind}"<|sep|>{text}<|close|>argument<|sep|>'
+
+
+def xml_turn(style: str, i: int, j: int) -> str:
+    def call(k: int, limit: int) -> str:
+        args = {f"query_{k}": "weather in Paris, tomorrow", "limit": limit, "mode": "fast",
+                "filters": {"tag": "news", "after": "2026-01-31"}, "fields": ["title", "url"]}
+        return XML_BEGIN.format(name=f"tool_{k}") + "\n".join(xml_member(style, key, v) for key, v in args.items()) + XML_END
+    return (f"I will look this up with two tools, then summarize what they return for you.\n{call(i, 5)}\n{call(j, 12)}\n"
+            "Both calls are on their way; the answer follows once they return.")
+
+
+def xml_classes(text: str, ids: list[int], vocab: corral.Vocabulary) -> list[str]:
+    spans, pos = [], 0
+    while (start := text.find("<tool_call>", pos)) >= 0:
+        args = text.index(">\n", text.index("<function=", start)) + 2
+        close = text.index(XML_END, args)
+        spans += [(start, args, "trigger"), (args, close, "arguments")]
+        pos = close
+    out, offset, raw = [], 0, text.encode()
+    for t in ids:
+        char_offset = len(raw[:offset].decode(errors="ignore"))
+        out.append(next((c for a, b, c in spans if a <= char_offset < b), "free text"))
+        offset += len(vocab.token_bytes(t))
+    return out
+
+
+def xml_styles(e: Engines) -> dict:
+    """Per style: compile (1, 10, 50 tools) and masks along 4 turns (10 tools), corral
+    and XGrammar, the masks compared at every step."""
+    out: dict = {}
+    for style in XML_STYLES:
+        row: dict = {"compile": {}}
+        for n in TOOL_COUNTS:
+            spec = xml_spec(make_tools(n, plain_strings=style == "minimax_m3_xml"), style)
+            times = {name: statistics.median(fn(spec)[0] / 1e6 for _ in range(3)) for name, fn in (("corral", e.corral), ("xgrammar", e.xgrammar))}
+            row["compile"][str(n)] = times
+        spec = xml_spec(make_tools(10, plain_strings=style == "minimax_m3_xml"), style)
+        compiled = {"corral": e.corral(spec)[1], "xgrammar": e.xgrammar(spec)[1]}
+        turns = []
+        for i in range(4):
+            text = xml_turn(style, i, (i + 3) % 10)
+            ids = e.tok.encode(text, add_special_tokens=False).ids
+            assert e.vocab.decode_bytes(ids) == text.encode(), style
+            turns.append((ids, xml_classes(text, ids, e.vocab)))
+        times: dict = {}
+        masks: dict = {}
+        for engine in compiled:
+            times[engine], masks[engine] = {}, []
+            for ids, cls in turns:
+                r = Replay(e, engine, compiled[engine])
+                for k, t in enumerate(ids):
+                    t0 = ns()
+                    r.fill(*r.args)
+                    times[engine].setdefault(cls[k], []).append((ns() - t0) / 1e3)
+                    masks[engine].append(r.row.copy())
+                    assert r.advance(t), f"{engine} rejects token {k} of a {style} turn"
+        row["differing_steps"] = sum(
+            int(not np.array_equal(*(np.unpackbits(p.view(np.uint8), bitorder="little")[: e.cmp] for p in pair)))
+            for pair in zip(masks["corral"], masks["xgrammar"], strict=True))
+        row["steps"] = len(masks["corral"])
+        for eng, by in times.items():
+            row[eng] = {c: {"median_us": statistics.median(v), "max_us": max(v)} for c, v in by.items()}
+        out[style] = row
+        c, x = row["corral"], row["xgrammar"]
+        print(f"{style}: compile 50 tools corral {row['compile']['50']['corral']:.1f} ms, xgrammar {row['compile']['50']['xgrammar']:.1f} ms; "
+              f"argument median corral {c['arguments']['median_us']:.1f} µs, xgrammar {x['arguments']['median_us']:.1f} µs; "
+              f"max corral {max(v['max_us'] for v in c.values()):.0f} µs", flush=True)
+    return out
+
+
+def xml_report(res: dict) -> list[str]:
+    lines = ["", "## XML styles of arguments (the same description, XGrammar's `style`)", "",
+             "Compile, median of 3, ms; masks along 4 turns (10 tools), µs.", "",
+             "| style | compile 1 (corral / xgr) | compile 10 | compile 50 | free text median | trigger median | arguments median (corral / xgr) | corral max | xgr max | steps differing |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for style, row in res.items():
+        comp = " | ".join(f"{row['compile'][n]['corral']:.1f} / {row['compile'][n]['xgrammar']:.1f}" for n in ("1", "10", "50"))
+        c, x = row["corral"], row["xgrammar"]
+        med = lambda d, k: f"{d[k]['median_us']:.1f}" if k in d else "-"  # noqa: E731
+        cells = " | ".join(f"{med(c, k)} / {med(x, k)}" for k in ("free text", "trigger", "arguments"))
+        lines.append(f"| {style} | {comp} | {cells} | {max(v['max_us'] for v in c.values()):.0f} | "
+                     f"{max(v['max_us'] for v in x.values()):.0f} | {row['differing_steps']} of {row['steps']} |")
+    return lines
+
+
 def report(res: dict) -> str:
     lines = ["# Tool calls: corral vs XGrammar structural tags and llguidance Lark", "",
              f"{res['machine'].get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({res['vocab_size']:,} ids); "
@@ -294,6 +425,8 @@ def report(res: dict) -> str:
                   + "; ".join(f"only {side} allows " + ", ".join(f"{n:,} {c}" for c, n in sorted(by.items()))
                               for side, by in d["tokens_only_allowed_by"].items() if by) + "."]
     lines += ["", "Why they differ: see bench/README.md (tool calls)."]
+    if "xml" in res:
+        lines += xml_report(res["xml"])
     return "\n".join(lines) + "\n"
 
 
@@ -306,13 +439,25 @@ def package_version(name: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--xml-only", action="store_true", help="only the XML styles of arguments (-> tools_xml.md)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     warm = corral.compile(corral.Grammar.regex("a"), corral.Vocabulary.from_token_bytes([b"a"], eos_token_ids=[0]))
     del warm
     e = Engines()
-    res = {"machine": machine_info("full"), "vocab_size": e.vocab.size, "compile": compile_times(e), "walk": walk(e)}
     os.makedirs(args.out, exist_ok=True)
+    if args.xml_only:
+        xml = xml_styles(e)
+        head = ["# Tool-call arguments as XML: corral vs XGrammar", "",
+                f"{machine_info('full').get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({e.vocab.size:,} ids), xgrammar {package_version('xgrammar')}."]
+        md = "\n".join(head + xml_report(xml)) + "\n"
+        with open(os.path.join(args.out, "tools_xml.json"), "w") as f:
+            json.dump(xml, f, indent=1)
+        with open(os.path.join(args.out, "tools_xml.md"), "w") as f:
+            f.write(md)
+        print(md)
+        return
+    res = {"machine": machine_info("full"), "vocab_size": e.vocab.size, "compile": compile_times(e), "walk": walk(e), "xml": xml_styles(e)}
     with open(os.path.join(args.out, "tools.json"), "w") as f:
         json.dump(res, f, indent=1)
     md = report(res)

@@ -358,3 +358,21 @@ def test_markers_of_xml_styles_are_marker_texts():
     spec = {"type": "tag", "begin": "<tool_call>", "content": {"type": "json_schema", "json_schema": {"type": "object"}, "style": "kimi_k3_xml"}, "end": "</tool_call>"}
     texts = corral.Grammar.structural_tag(spec).marker_texts
     assert "<tool_call>" in texts and "</tool_call>" in texts and "<|close|>argument<|sep|>" in texts
+
+
+def test_token_and_dispatch_formats():
+    tokens = [bytes([b]) for b in range(256)] + [b"</s>", b"<think>", b"</think>"]
+    vocab = corral.Vocabulary.from_token_bytes(tokens, eos_token_ids=[256], special_token_ids=[257, 258])
+    # A whole token, by text or by id: the special token itself, not its text spelled.
+    for token in ("<think>", 257):
+        spec = {"type": "sequence", "elements": [{"type": "token", "token": token}, {"type": "const_string", "value": "x"}]}
+        compiled = corral.compile(corral.Grammar.structural_tag(spec), vocab)
+        ok, _ = accepts_tokens(compiled, vocab, [257, ord("x")])
+        spelled, _ = accepts_tokens(compiled, vocab, list(b"<think>x"))
+        assert ok and not spelled, token
+    with pytest.raises(corral.InvalidGrammarError, match="by id"):
+        corral.Grammar.structural_tag({"type": "token", "token": "think"})
+    # Free text in which each pattern starts its format.
+    rules = [["<call>", {"type": "regex", "pattern": "[0-9]+;"}]]
+    compiled = corral.compile(corral.Grammar.structural_tag({"type": "dispatch", "rules": rules, "loop": False}), vocab)
+    assert compiled.matches(b"see <call>12;") and not compiled.matches(b"see <call>x") and not compiled.matches(b"<call>1; more")

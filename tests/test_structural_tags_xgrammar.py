@@ -75,6 +75,8 @@ DESCRIPTIONS = {
     "excludes across a trigger": {"type": "triggered_tags", "triggers": ["<t"], "tags": [tag("<t>", ONE, "</t>")], "excludes": ["x<"]},
     "an end inside an inner trigger": tag("<o>", {"type": "triggered_tags", "triggers": ["<b"], "tags": [tag("<b>", ONE, "</b>")]}, ["</o>", "<"]),
     "straddling triggers": {"type": "triggered_tags", "triggers": ["ab", "bc"], "tags": [tag("ab!", ONE, "."), tag("bc!", ONE, ".")]},
+    "dispatch": {"type": "dispatch", "rules": [["<a", tag(">", ONE, "</a>")], ["bb", text("!")]], "excludes": ["zz"]},
+    "dispatch once": {"type": "dispatch", "rules": [["<a", tag(">", ONE, "</a>")]], "loop": False},
     "a character budget": tag("<think>", {"type": "any_text", "max_chars": 7, "excludes": ["<t"]}, "</think>"),
     "excluded texts in JSON strings": tag("<f>", {**ARGS, "excludes": ["a<", "<b"]}, "</f>"),
     "excluded texts in raw strings": tag("<f>", {**ARGS, "excludes": ["a<", "<b"], "style": "qwen_xml"}, "</f>"),

@@ -23,9 +23,11 @@
 //! element of a `sequence`, each branch of an `or`, the free text of `triggered_tags`) but
 //! not into nested tags, which have ends of their own: no free text inside a tag holds its
 //! end, as in XGrammar, so a parser that cuts at the first end reads the tag whole.
-//! `any_text`'s `max_chars` bounds its characters (a reasoning budget). Token-level formats
-//! (`token`, special tokens as `begin`/`end`), `dispatch` and the `max_tokens` budget of
-//! `any_text` are refused with an error naming them.
+//! `any_text`'s `max_chars` bounds its characters (a reasoning budget); `token` is one
+//! whole token (by id, or by a `<...>` text), `dispatch` free text whose patterns start
+//! formats. The other token-level formats (`exclude_token`, `any_tokens`,
+//! `token_triggered_tags`, `token_dispatch`, tokens as `begin`/`end`) and the `max_tokens`
+//! budget of `any_text` are refused with an error naming them.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -98,6 +100,7 @@ pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Resu
             };
             let mut b = Builder { options, limits, warnings: Vec::new(), markers: Vec::new() };
             let grammar = b.format(format, &at, &[])?;
+            b.markers.retain(|m| !m.is_empty());
             Ok(StructuralTag { grammar, warnings: b.warnings, markers: b.markers })
         })
     })
@@ -258,7 +261,9 @@ impl Builder<'_> {
             "tag" => self.tag(v, at),
             "triggered_tags" => self.triggered_tags(v, at, ends),
             "tags_with_separator" => self.tags_with_separator(v, at),
-            "token" | "exclude_token" | "any_tokens" | "token_triggered_tags" | "token_dispatch" | "dispatch" => {
+            "token" => self.token(v, at),
+            "dispatch" => self.dispatch(v, at, ends),
+            "exclude_token" | "any_tokens" | "token_triggered_tags" | "token_dispatch" => {
                 Err(spec_error(at, &format!("the format {kind:?} is not supported")))
             }
             other => Err(spec_error(at, &format!("unknown format type {other:?}"))),
@@ -314,6 +319,57 @@ impl Builder<'_> {
             None if min == 0 => Grammar::literal(b"", self.limits),
             None => Err(nothing(at, "its content allows no text")),
         }
+    }
+
+    /// One whole token, by id (`<[id]>` in a grammar) or by its text written `<...>`
+    /// (`<think>`): matched by id when the grammar is compiled, never by its text spelled
+    /// in other tokens (see the grammars' token references).
+    fn token(&mut self, v: &Value, at: &At<'_>) -> Result<Grammar> {
+        let reference = match v.get("token") {
+            Some(Value::Number(n)) => match n.as_u64().filter(|&id| id <= u32::MAX as u64) {
+                Some(id) => format!("<[{id}]>"),
+                None => return Err(spec_error(format!("{at}/token"), "must be a token id from 0, or a token's text")),
+            },
+            Some(Value::String(text))
+                if text.len() > 2
+                    && text.starts_with('<')
+                    && text.ends_with('>')
+                    && !text[1..text.len() - 1].contains(['<', '>']) =>
+            {
+                text.clone()
+            }
+            Some(Value::String(text)) => {
+                return Err(spec_error(
+                    format!("{at}/token"),
+                    &format!("a token named by its text must be written <...> ({text:?} is not); name it by id"),
+                ))
+            }
+            _ => return Err(spec_error(format!("{at}/token"), "must be a token id or a token's text")),
+        };
+        Grammar::cfg_text(&format!("root ::= {reference}"), Dialect::Gbnf, Some("root"), self.limits, None)
+    }
+
+    /// Free text in which each rule's pattern, once written, is followed by its format:
+    /// `triggered_tags` whose triggers are the patterns and whose tags end with their
+    /// format (`loop: false`: at most one).
+    fn dispatch(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
+        let rules = array(v, "rules", at)?;
+        let mut triggers = Vec::with_capacity(rules.len());
+        let mut tags = Vec::with_capacity(rules.len());
+        for (i, rule) in rules.iter().enumerate() {
+            let (Some(pattern), Some(format)) = (rule.get(0).and_then(Value::as_str), rule.get(1)) else {
+                return Err(spec_error(format!("{at}/rules/{i}"), "must be a [pattern, format] pair"));
+            };
+            triggers.push(Value::from(pattern));
+            tags.push(serde_json::json!({"type": "tag", "begin": pattern, "content": format, "end": ""}));
+        }
+        let looped = match v.get("loop") {
+            None => true,
+            Some(b) => b.as_bool().ok_or_else(|| spec_error(format!("{at}/loop"), "must be a boolean"))?,
+        };
+        let excludes = v.get("excludes").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
+        let spec = serde_json::json!({"triggers": triggers, "tags": tags, "excludes": excludes, "stop_after_first": !looped});
+        self.triggered_tags(&spec, at, ends)
     }
 
     /// `begin`, the content (whose free text stops at the ends), one of the ends.

@@ -219,7 +219,7 @@ fn malformed_descriptions_name_their_place() {
             "/tags/1/begin",
             "does not start with any trigger",
         ),
-        (json!({"type": "token", "token": "<x>"}), "at /:", "not supported"),
+        (json!({"type": "exclude_token", "exclude_tokens": ["<x>"]}), "at /:", "not supported"),
         (
             json!({"type": "tags_with_separator", "separator": ",", "tags": [{"type": "const_string", "value": "x"}]}),
             "/tags/0",
@@ -313,4 +313,22 @@ fn a_part_that_allows_no_text_is_dropped_with_a_warning() {
     let separated = build(json!({"type": "tags_with_separator", "tags": [tool("x", json!(false))], "separator": ","})).unwrap();
     assert!(accepts(&separated.grammar, "") && !accepts(&separated.grammar, ","));
     assert!(matches!(build(json!({"type": "or", "elements": [never]})), Err(Error::EmptyLanguage { .. })));
+}
+
+#[test]
+fn dispatch_starts_a_format_after_each_pattern() {
+    let rules = json!([["<call>", {"type": "regex", "pattern": "[0-9]+;"}], ["!!", {"type": "const_string", "value": "end"}]]);
+    let looped = compile(json!({"type": "dispatch", "rules": rules, "excludes": ["zz"]}));
+    for ok in ["", "text", "a <call>12; b !!end c <call>3;"] {
+        assert!(accepts(&looped, ok), "{ok:?}");
+    }
+    for bad in ["<call>x", "!!en", "zz", "<call>1;zz"] {
+        assert!(!accepts(&looped, bad), "{bad:?}");
+    }
+    let once = compile(json!({"type": "dispatch", "rules": rules, "loop": false}));
+    assert!(accepts(&once, "a <call>12;") && !accepts(&once, "a <call>12; b") && accepts(&once, "just text"));
+    let e = error(json!({"type": "dispatch", "rules": [["x"]]}));
+    assert!(e.contains("/rules/0"), "{e}");
+    let e = error(json!({"type": "token", "token": "[TOOL_CALLS]"}));
+    assert!(e.contains("/token") && e.contains("by id"), "{e}");
 }
