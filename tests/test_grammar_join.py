@@ -185,6 +185,21 @@ def test_parts_that_cannot_be_joined_are_named():
     assert m.advance(ord("b")) and m.advance(ord("c")) and m.is_accepting()
 
 
+def test_a_union_leaves_out_a_part_that_matches_nothing():
+    nothing = corral.Grammar.regex(r"[^\s\S]")
+    with pytest.warns(corral.GrammarWarning, match=r"part 1 of the union \(regex /\[\^\\s\\S\]/\) matches no string"):
+        union = REGEX_AB | nothing | PARENS
+    compiled = corral.compile(union, BYTES)
+    assert compiled.matches(b"abc") and compiled.matches(b"((x))") and not compiled.matches(b"")
+    # Nothing left, or an empty part in a concatenation: no string at all.
+    with pytest.raises(corral.EmptyLanguageError, match="part 0 of the union"):
+        _ = nothing | corral.Grammar.regex("a[^\\s\\S]")
+    with pytest.raises(corral.EmptyLanguageError, match="part 1 of the concatenation"):
+        _ = REGEX_AB + nothing
+    with pytest.raises(corral.EmptyLanguageError):
+        corral.compile(nothing, BYTES)
+
+
 def test_repeated_keys_stay_refused_when_every_part_is_json():
     joined = OPEN_OBJECT + OPEN_OBJECT
     m = corral.compile(joined, BYTES).matcher()

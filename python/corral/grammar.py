@@ -466,7 +466,9 @@ class Grammar:
         matched by the regex engine when its automaton stays small). Grammars combined with
         ``&`` and rollback bans cannot be parts (join first, then intersect:
         ``(a | b) & ban``). Repeated JSON object keys are refused only when every part is a
-        JSON grammar; otherwise a :class:`GrammarWarning` says the check is off.
+        JSON grammar; otherwise a :class:`GrammarWarning` says the check is off. A part
+        that matches no string (a regex such as ``[^\s\S]``) is left out with a
+        :class:`GrammarWarning`; :class:`EmptyLanguageError` when no part is left.
         """
         return cls._join("union", grammars, limits)
 
@@ -474,7 +476,8 @@ class Grammar:
     def concat(cls, *grammars: Grammar, limits: _core.Limits | None = None) -> Grammar:
         """The grammars one after the other, in order (``g1 + g2``): the output is a match
         of the first followed directly by a match of the second, and so on. Parts as for
-        :meth:`union`."""
+        :meth:`union`; one that matches no string makes the whole an
+        :class:`EmptyLanguageError`."""
         return cls._join("concat", grammars, limits)
 
     def __or__(self, other: Grammar) -> Grammar:

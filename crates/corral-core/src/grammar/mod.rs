@@ -163,9 +163,11 @@ impl Grammar {
     }
 
     fn join_within(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
-        let owned = parts.iter().enumerate().map(|(i, p)| p.lowered(i, limits)).collect::<Result<Vec<_>>>()?;
+        let (kept, owned, void) = Self::lowered_parts(parts, join, limits)?;
+        let parts = &kept[..];
         let cfgs: Vec<&Cfg> = owned.iter().map(|c| &**c).collect();
         let mut cfg = lower::compose(&cfgs, join, limits)?;
+        cfg.warnings.extend(void);
         let regions = parts.iter().any(Grammar::json_regions);
         let all_keyed = !regions && parts.iter().all(Grammar::distinct_keys);
         // The parts whose check is lost: those JSON throughout, beside text or regions.
@@ -204,6 +206,41 @@ impl Grammar {
         let open_keys = checked.iter().any(|p| matches!(p, Grammar::Cfg(c) if c.open_keys));
         let json_regions = regions;
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys, json_regions })))
+    }
+
+    /// The parts of a join, lowered, without those that match no string (a regex such as
+    /// `[^\s\S]`; every other kind refuses an empty language when it is built). A union
+    /// leaves such a part out, with a warning (as a grammar drops an alternative that
+    /// matches nothing); a concatenation with one, or a union of nothing else, matches no
+    /// string at all: [`Error::EmptyLanguage`].
+    #[allow(clippy::type_complexity)] // the kept parts, their lowered forms, the warnings
+    fn lowered_parts<'a>(
+        parts: &'a [Grammar],
+        join: Join,
+        limits: &Limits,
+    ) -> Result<(Vec<Grammar>, Vec<std::borrow::Cow<'a, Cfg>>, Vec<String>)> {
+        let word = match join {
+            Join::Union => "union",
+            Join::Concat => "concatenation",
+        };
+        let (mut kept, mut owned, mut void) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, p) in parts.iter().enumerate() {
+            match p.lowered(i, limits) {
+                Ok(c) => {
+                    kept.push(p.clone());
+                    owned.push(c);
+                }
+                Err(Error::EmptyLanguage { .. }) => {
+                    void.push(format!("part {i} of the {word} ({}) matches no string", p.describe()))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if owned.is_empty() || (join == Join::Concat && !void.is_empty()) {
+            return Err(Error::EmptyLanguage { what: void.join("; ") });
+        }
+        let warnings = void.into_iter().map(|v| format!("{v}: left out")).collect();
+        Ok((kept, owned, warnings))
     }
 
     /// The grammar as a normalized grammar (a regex: one terminal); `i` names a regex part.
