@@ -361,17 +361,32 @@ def test_markers_of_xml_styles_are_marker_texts():
 
 
 def test_token_and_dispatch_formats():
-    tokens = [bytes([b]) for b in range(256)] + [b"</s>", b"<think>", b"</think>"]
-    vocab = corral.Vocabulary.from_token_bytes(tokens, eos_token_ids=[256], special_token_ids=[257, 258])
+    tokens = [bytes([b]) for b in range(256)] + [b"</s>", b"<think>", b"</think>", b"[CALL]"]
+    vocab = corral.Vocabulary.from_token_bytes(tokens, eos_token_ids=[256], special_token_ids=[257, 258, 259])
     # A whole token, by text or by id: the special token itself, not its text spelled.
-    for token in ("<think>", 257):
+    for token, text in (("<think>", b"<think>"), (257, b"<think>"), ("[CALL]", b"[CALL]")):
         spec = {"type": "sequence", "elements": [{"type": "token", "token": token}, {"type": "const_string", "value": "x"}]}
         compiled = corral.compile(corral.Grammar.structural_tag(spec), vocab)
-        ok, _ = accepts_tokens(compiled, vocab, [257, ord("x")])
-        spelled, _ = accepts_tokens(compiled, vocab, list(b"<think>x"))
+        ok, _ = accepts_tokens(compiled, vocab, [tokens.index(text), ord("x")])
+        spelled, _ = accepts_tokens(compiled, vocab, list(text + b"x"))
         assert ok and not spelled, token
-    with pytest.raises(corral.InvalidGrammarError, match="by id"):
-        corral.Grammar.structural_tag({"type": "token", "token": "think"})
+    with pytest.raises(corral.InvalidGrammarError, match="token id"):
+        corral.Grammar.structural_tag({"type": "token", "token": ""})
+    with pytest.raises(corral.VocabularyError, match="think"):
+        corral.compile(corral.Grammar.structural_tag({"type": "token", "token": "think"}), vocab)
+    # Reasoning as a run of tokens up to the `</think>` token, then calls that start at the
+    # `[CALL]` token; other special tokens may be written in the run, text spelling the
+    # end is text.
+    run = {"type": "tag", "begin": {"type": "token", "token": "<think>"}, "content": {"type": "any_tokens", "exclude_tokens": ["[CALL]"]}, "end": {"type": "token", "token": 258}}
+    calls = {"type": "token_dispatch", "rules": [["[CALL]", {"type": "regex", "pattern": "[0-9]+;"}]]}
+    compiled = corral.compile(corral.Grammar.structural_tag({"type": "sequence", "elements": [run, calls]}), vocab)
+    think, end, call = 257, 258, 259
+    for ok in ([think, *b"a</think>", think, end, *b"hi", call, *b"12;", *b"x"], [think, end, call, *b"1;", call, *b"2;"]):
+        assert accepts_tokens(compiled, vocab, ok)[0], ok
+    for bad in ([think, call, end], [think, end, call, *b"x"], [think, end, call, *b"1"], [*b"<think>", end]):
+        assert not accepts_tokens(compiled, vocab, bad)[0], bad
+    with pytest.raises(corral.InvalidGrammarError, match="exactly one token"):
+        corral.Grammar.structural_tag({"type": "exclude_token", "exclude_tokens": [1]})
     # Free text in which each pattern starts its format.
     rules = [["<call>", {"type": "regex", "pattern": "[0-9]+;"}]]
     compiled = corral.compile(corral.Grammar.structural_tag({"type": "dispatch", "rules": rules, "loop": False}), vocab)

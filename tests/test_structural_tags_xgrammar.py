@@ -15,7 +15,10 @@ The comparison leaves out where corral chooses differently, as docs/tool_calls.m
   reads every escape;
 - in an XML layout of arguments, whitespace around a raw string with constraints (an
   `enum` member): XGrammar allows it, corral reads the whole text between the markers as
-  the value and allows none.
+  the value and allows none;
+- on a vocabulary with the models' markers as special tokens: XGrammar reads a special
+  token as its text wherever that text may be written (inside a string value), corral
+  only where the description names the token or writes its text as a fixed string.
 """
 
 from __future__ import annotations
@@ -101,9 +104,10 @@ def engines():
     return vocab, xgr.GrammarCompiler(info, max_threads=1, cache_enabled=False)
 
 
-def compared(ids: set[int]) -> set[int]:
-    """The allowed ids the comparison looks at: ASCII bytes and EOS."""
-    return {i for i in ids if i < 128 or i == EOS}
+def compared(ids: set[int], eos: int = EOS) -> set[int]:
+    """The allowed ids the comparison looks at: ASCII bytes, markers and EOS (the ids
+    from 256 to `eos`)."""
+    return {i for i in ids if i < 128 or EOS <= i <= eos}
 
 
 def compare_along_walks(
@@ -115,45 +119,56 @@ def compare_along_walks(
     steps: int = 60,
     script: bytes | None = None,
     raw_strings: bool = False,
+    markers: list[bytes] = (),  # type: ignore[assignment]
 ) -> None:
     """Walks choosing among the bytes both allow, mostly printable text, following any
     path down to a few bytes (a marker being written) and now and then heading for one.
-    With `script`, one walk along those bytes, as far as both engines allow them."""
+    With `script`, one walk along those bytes, as far as both engines allow them. With
+    `markers`, the vocabulary holds them as special tokens after the bytes (see
+    `marker_engines`): walks write them now and then."""
     rng = random.Random(seed)
-    ours_bm, theirs_bm = corral.allocate_bitmask(1, 257), xgr.allocate_token_bitmask(1, 257)
+    eos = EOS + len(markers)
+    size = eos + 1
+    ours_bm, theirs_bm = corral.allocate_bitmask(1, size), xgr.allocate_token_bitmask(1, size)
     for _ in range(walks):
         m, x, out = ours.matcher(), xgr.GrammarMatcher(theirs), b""
         for _ in range(steps):
             m.fill_bitmask(ours_bm)
             x.fill_next_token_bitmask(theirs_bm)
-            mine, their = allowed(ours_bm), allowed(theirs_bm.numpy())
+            mine, their = allowed(ours_bm, size), allowed(theirs_bm.numpy(), size)
             if whole_characters(out):  # inside a character, XGrammar allows any byte
-                a, b = compared(mine), compared(their)
+                a, b = compared(mine, eos), compared(their, eos)
+                # XGrammar reads a special token as its text where text is allowed;
+                # corral reads one only where the description names it.
+                b -= {t for t in b - a if EOS <= t < eos and markers[t - EOS][0] in a}
                 if has_json and a - b <= WHITESPACE and b <= a:
                     a = b  # whitespace around a JSON value: corral's choice
                 if raw_strings and b - a <= WHITESPACE and a <= b:
                     b = a  # whitespace around a raw string with constraints: none in corral
                 assert a == b, f"after {out!r}: corral only {sorted(a - b)}, XGrammar only {sorted(b - a)}"
             both = sorted((mine & their) - ({ord("\\")} if has_json else set()))
+            marks = [t for t in both if EOS <= t < eos]
             if script is not None:  # the given text, as far as both allow it
                 if len(out) == len(script) or script[len(out)] not in both:
                     break
                 both = [script[len(out)]]
-            if not both or (EOS in both and rng.random() < 0.1):
+            if not both or (eos in both and rng.random() < 0.1):
                 break
             printable = [t for t in both if 32 <= t < 127 or t == 10]
             t = rng.choice(both if len(both) <= 3 or not printable else printable)
             if len(both) > 3 and rng.random() < 0.15:
                 t = next((c for c in (ord("<"), 0xEF, ord("{"), ord("[")) if c in both), t)
-            if t == EOS:
+            if marks and script is None and rng.random() < 0.2:
+                t = rng.choice(marks)
+            if t == eos:
                 break
             assert m.advance(t) and x.accept_token(t)
-            out += bytes([t])
+            out += markers[t - EOS] if t >= EOS else bytes([t])
 
 
-def allowed(bitmask: np.ndarray) -> set[int]:
+def allowed(bitmask: np.ndarray, size: int = 257) -> set[int]:
     words = np.asarray(bitmask).reshape(-1).view(np.uint32)
-    return {i for i in range(257) if (int(words[i // 32]) >> (i % 32)) & 1}
+    return {i for i in range(size) if (int(words[i // 32]) >> (i % 32)) & 1}
 
 
 def whole_characters(out: bytes) -> bool:
@@ -229,6 +244,41 @@ def test_xml_argument_formats_mean_the_same(engines, model, tool_choice, reasoni
     compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
     theirs = compiler.compile_structural_tag(spec)
     compare_along_walks(compiled, theirs, model + tool_choice, True, walks=20, steps=250, raw_strings=True)
+
+
+#: The models whose ready-made descriptions bind their markers to special tokens
+#: (`token_markers=True`): token begins and ends, runs of tokens, token triggers.
+TOKEN_MARKER_MODELS = ["qwen_3_coder", "qwen_3_5", "qwen_3", "glm_4_7"]
+MARKERS = [b"<think>", b"</think>", b"<tool_call>", b"</tool_call>", b"<arg_key>", b"</arg_key>", b"<arg_value>", b"</arg_value>"]
+
+
+@pytest.fixture(scope="module")
+def marker_engines():
+    """Bytes, then the models' markers as special tokens, then EOS."""
+    tokens = [bytes([b]) for b in range(256)] + MARKERS + [b"</s>"]
+    eos = len(tokens) - 1
+    vocab = corral.Vocabulary.from_token_bytes(tokens, eos_token_ids=[eos], special_token_ids=range(256, eos))
+    info = xgr.TokenizerInfo(tokens, stop_token_ids=[eos])
+    return vocab, xgr.GrammarCompiler(info, max_threads=1, cache_enabled=False)
+
+
+@pytest.mark.parametrize("model", TOKEN_MARKER_MODELS)
+@pytest.mark.parametrize("tool_choice, reasoning", [("required", "disabled"), ("auto", "enabled")])
+def test_token_marker_formats_mean_the_same(marker_engines, model, tool_choice, reasoning):
+    # XGrammar 0.2.9 rewrites these descriptions onto token formats: the reasoning is a
+    # run of tokens up to the `</think>` token, calls start at the `<tool_call>` token.
+    # GLM's `<arg_key>` is both excluded as a token and written as text: corral reads it
+    # as text (see docs/tool_calls.md).
+    from xgrammar.builtin_structural_tag import get_model_structural_tag
+
+    vocab, compiler = marker_engines
+    tools = TOOLS if model == "qwen_3" else XML_TOOLS
+    spec = get_model_structural_tag(
+        model, tools=tools, tool_choice=tool_choice, reasoning=reasoning, token_markers=True
+    ).model_dump_json()
+    compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
+    theirs = compiler.compile_structural_tag(spec)
+    compare_along_walks(compiled, theirs, model + tool_choice, True, walks=20, steps=200, raw_strings=True, markers=MARKERS)
 
 
 #: XGrammar's ready-made descriptions (its registry as of 0.2.8; `gemma_4`, added later,

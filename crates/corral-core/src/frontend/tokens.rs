@@ -134,15 +134,40 @@ pub(crate) fn expr(r: &TokenRef, pos: Pos, repeated: bool, refs: &mut TokenRefs)
 
 /// One unit of a negation: a byte of text, or one reading but those of `target`.
 fn negation_unit(target: &Target) -> Hir {
-    let (ids, names): (Vec<(u32, u32)>, Vec<Vec<u8>>) = match target {
-        Target::Ids(ids) => (merge_ranges(ids.clone()), Vec::new()),
-        Target::Name(name) => (Vec::new(), vec![nibbles(name.as_bytes())]),
-    };
+    let mut refs = TokenRefs::default();
+    match target {
+        Target::Ids(ids) => ids.iter().for_each(|&(lo, hi)| refs.add_ids(lo, hi)),
+        Target::Name(name) => {
+            refs.names.insert(name.as_bytes().to_vec());
+        }
+    }
+    unit_except(&refs)
+}
+
+/// A byte of text, or one reading but those of the tokens `refs` names.
+fn unit_except(refs: &TokenRefs) -> Hir {
     let text = class(0x00, MARK - 1);
-    let other_ids = ids_hir_u64(&complement(&ids));
+    let other_ids = ids_hir_u64(&complement(&refs.ids));
+    let names: Vec<Vec<u8>> = refs.names.iter().map(|n| nibbles(n)).collect();
     let mut name_digits = names.iter().map(|n| n.as_slice()).collect::<Vec<_>>();
     let other_names = Hir::concat(vec![Hir::literal([MARK, BY_NAME]), names_except(&mut name_digits)]);
     Hir::alternation(vec![text, other_ids, other_names])
+}
+
+/// One token among those `refs` names (not empty): its reading.
+pub(crate) fn one_of(refs: &TokenRefs) -> Hir {
+    let mut alts = Vec::new();
+    if !refs.ids.is_empty() {
+        alts.push(ids_hir(&refs.ids));
+    }
+    alts.extend(refs.names.iter().map(|n| Hir::literal(name_reading(n))));
+    Hir::alternation(alts)
+}
+
+/// Any run of text and tokens but those `refs` names (the empty run too): `!<…>*` of
+/// the grammars, for a list that may mix ids and texts.
+pub(crate) fn run_except(refs: &TokenRefs) -> Hir {
+    Hir::repetition(regex_syntax::hir::Repetition { min: 0, max: None, greedy: true, sub: Box::new(unit_except(refs)) })
 }
 
 /// The readings of the ids in `ranges` (sorted, disjoint).

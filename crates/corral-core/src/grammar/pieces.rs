@@ -1,14 +1,16 @@
 //! Small grammars built directly as automata: one exact string, free text that never
 //! contains any of some strings (what a tag's content or the text between tool calls is),
-//! and free text up to the first of some triggers.
+//! free text up to the first of some triggers, and whole tokens (one among some, or any
+//! run but some) for the token-level formats of structural tags.
 
 use regex_syntax::hir::{Dot, Hir, Repetition};
 
 use super::{lower, Grammar};
 use crate::automata::Dfa;
 use crate::error::{Error, Result};
-use crate::frontend::regex;
+use crate::frontend::{regex, tokens};
 use crate::limits::Limits;
+use crate::vocab::TokenRefs;
 
 impl Grammar {
     /// Exactly the bytes `text`.
@@ -83,6 +85,62 @@ impl Grammar {
         };
         Ok(Some(Grammar::plain_cfg(lower::regular_cfg(dfa, &what, limits)?, what)))
     }
+}
+
+impl Grammar {
+    /// One whole token among those `refs` names (by id or by text; not empty), matched
+    /// by id as a grammar's token reference is (see `frontend::tokens`).
+    pub fn token_among(refs: &TokenRefs, limits: &Limits) -> Result<Grammar> {
+        if refs.is_empty() {
+            return Err(Error::InvalidArgument("a token among none".into()));
+        }
+        let what = format!("the token {}", describe_tokens(refs));
+        Self::over_readings(regex::compile_hir(&tokens::one_of(refs), &what, limits)?, refs, what, limits)
+    }
+
+    /// Any run of text and whole tokens (special ones too) but those `refs` names, the
+    /// empty run included: the grammars' `!<…>*` for a list mixing ids and texts. No
+    /// string of `texts` occurs in its text either.
+    pub fn tokens_except(refs: &TokenRefs, texts: &[Vec<u8>], limits: &Limits) -> Result<Grammar> {
+        let mut what = match refs.is_empty() {
+            true => "any tokens".to_string(),
+            false => format!("any tokens but {}", describe_tokens(refs)),
+        };
+        let texts: Vec<&Vec<u8>> = texts.iter().filter(|t| !t.is_empty()).collect();
+        if !texts.is_empty() {
+            let list: Vec<String> = texts.iter().map(|e| format!("{:?}", String::from_utf8_lossy(e))).collect();
+            what = format!("{what}, without {}", list.join(", "));
+        }
+        let mut dfa = regex::compile_hir(&tokens::run_except(refs), &what, limits)?;
+        if !texts.is_empty() {
+            // Readings hold no byte below 0x80, so only text can spell such a string.
+            let any = || Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(any_byte()) });
+            let one_of = Hir::alternation(texts.iter().map(|e| Hir::literal(e.as_slice())).collect());
+            let containing = regex::compile_hir(&Hir::concat(vec![any(), one_of, any()]), &what, limits)?;
+            dfa = dfa.minus(&containing, limits, &what)?;
+        }
+        Self::over_readings(dfa, refs, what, limits)
+    }
+
+    /// The grammar of `dfa`, an automaton over token readings, naming the tokens `refs`.
+    fn over_readings(dfa: Dfa, refs: &TokenRefs, what: String, limits: &Limits) -> Result<Grammar> {
+        let mut cfg = lower::regular_cfg(dfa.minimized(), &what, limits)?;
+        cfg.tokens = refs.clone();
+        Ok(Grammar::plain_cfg(cfg, what))
+    }
+}
+
+/// Any one byte.
+fn any_byte() -> Hir {
+    use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange};
+    Hir::class(Class::Bytes(ClassBytes::new([ClassBytesRange::new(0, 0xFF)])))
+}
+
+/// The tokens `refs` names, for messages: `<think>`, `[151667]`.
+fn describe_tokens(refs: &TokenRefs) -> String {
+    let names = refs.names.iter().map(|n| format!("{:?}", String::from_utf8_lossy(n)));
+    let ids = refs.ids.iter().map(|&(lo, hi)| if lo == hi { format!("[{lo}]") } else { format!("[{lo}-{hi}]") });
+    names.chain(ids).collect::<Vec<_>>().join(", ")
 }
 
 /// Text of whole UTF-8 characters in which none of `excluded` (non-empty) occurs.

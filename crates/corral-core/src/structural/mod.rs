@@ -18,16 +18,24 @@
 //! | `tag` | `begin`, content, one of `end` |
 //! | `triggered_tags` | free text without the triggers, where each trigger starts a tag |
 //! | `tags_with_separator` | tags separated by a string, nothing around them |
+//! | `dispatch` | `triggered_tags` whose triggers are the patterns |
+//! | `token` | one whole token, by id or by its exact text |
+//! | `any_tokens` | any run of text and tokens but `exclude_tokens` and the enclosing end token |
+//! | `token_triggered_tags`, `token_dispatch` | the same over trigger tokens |
 //!
 //! The enclosing tag's end strings are passed down to every part of its content (each
 //! element of a `sequence`, each branch of an `or`, the free text of `triggered_tags`) but
 //! not into nested tags, which have ends of their own: no free text inside a tag holds its
-//! end, as in XGrammar, so a parser that cuts at the first end reads the tag whole.
-//! `any_text`'s `max_chars` bounds its characters (a reasoning budget); `token` is one
-//! whole token (by id, or by a `<...>` text), `dispatch` free text whose patterns start
-//! formats. The other token-level formats (`exclude_token`, `any_tokens`,
-//! `token_triggered_tags`, `token_dispatch`, tokens as `begin`/`end`) and the `max_tokens`
-//! budget of `any_text` are refused with an error naming them.
+//! end, as in XGrammar, so a parser that cuts at the first end reads the tag whole. A tag's
+//! `begin` and `end` may be tokens: free text cannot hold a whole token (text is text), and
+//! a run of tokens leaves out the end token. A named token is matched by its id, never by
+//! its text spelled in other tokens (see the grammars' token references), so free text
+//! may spell a marker's text in ordinary tokens, as in XGrammar.
+//! `any_text`'s `max_chars` bounds its characters (a reasoning budget). Refused with an
+//! error naming them: `exclude_token` (exactly one token, which text cannot express) and
+//! the `max_tokens` budgets.
+
+use std::collections::BTreeSet;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -40,6 +48,7 @@ use crate::json_schema::document::nesting;
 use crate::json_schema::translate::{SchemaOptions, Whitespace, XmlStyle};
 use crate::limits::Limits;
 use crate::util::interrupt;
+use crate::vocab::TokenRefs;
 use crate::Dialect;
 
 #[cfg(test)]
@@ -98,8 +107,19 @@ pub fn structural_tag(text: &str, options: &TagOptions, limits: &Limits) -> Resu
                 }
                 _ => (&spec, root),
             };
-            let mut b = Builder { options, limits, warnings: Vec::new(), markers: Vec::new() };
-            let grammar = b.format(format, &at, &[])?;
+            let mut b = Builder::new(options, limits, BTreeSet::new());
+            let mut grammar = b.format(format, &at, &Ends::default())?;
+            // A token named by a token format whose text the description also writes as
+            // text (GLM's `<arg_key>`, excluded from free text and written in arguments)
+            // is read as text everywhere, as a special token of a marker's text is.
+            let clash: BTreeSet<Vec<u8>> = (b.named.iter())
+                .filter(|n| b.markers.iter().any(|m| m.as_bytes().windows(n.len()).any(|w| w == n.as_slice())))
+                .cloned()
+                .collect();
+            if !clash.is_empty() {
+                b = Builder::new(options, limits, clash);
+                grammar = b.format(format, &at, &Ends::default())?;
+            }
             b.markers.retain(|m| !m.is_empty());
             Ok(StructuralTag { grammar, warnings: b.warnings, markers: b.markers })
         })
@@ -198,16 +218,83 @@ struct Builder<'a> {
     limits: &'a Limits,
     warnings: Vec<String>,
     markers: Vec<String>,
+    /// The texts of the tokens the token formats name by text.
+    named: BTreeSet<Vec<u8>>,
+    /// Those read as text (see [`Named`]).
+    as_text: BTreeSet<Vec<u8>>,
 }
 
-impl Builder<'_> {
+/// Tokens a token format names: those matched as whole tokens, and the texts of those
+/// read as text (named by a text that the description also writes as text).
+#[derive(Default, Clone, PartialEq)]
+struct Named {
+    refs: TokenRefs,
+    texts: Vec<Vec<u8>>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(options: &'a TagOptions, limits: &'a Limits, as_text: BTreeSet<Vec<u8>>) -> Self {
+        Builder { options, limits, warnings: Vec::new(), markers: Vec::new(), named: BTreeSet::new(), as_text }
+    }
+
+    /// One token, written as XGrammar writes it: an id, or the token's exact text.
+    fn token(&mut self, v: Option<&Value>, at: &At<'_>) -> Result<Named> {
+        let mut out = Named::default();
+        match v {
+            Some(Value::Number(n)) => match n.as_u64().filter(|&id| id <= u32::MAX as u64) {
+                Some(id) => out.refs.add_ids(id as u32, id as u32),
+                None => return Err(spec_error(at, "must be a token id from 0, or a token's text")),
+            },
+            Some(Value::String(text)) if !text.is_empty() => {
+                let text = text.as_bytes().to_vec();
+                self.named.insert(text.clone());
+                match self.as_text.contains(&text) {
+                    true => out.texts.push(text),
+                    false => {
+                        out.refs.names.insert(text);
+                    }
+                }
+            }
+            _ => return Err(spec_error(at, "must be a token id or a token's text")),
+        }
+        Ok(out)
+    }
+
+    /// The list of tokens `key` of `v` (absent: none).
+    fn token_list(&mut self, v: &Value, key: &'static str, at: &At<'_>) -> Result<Named> {
+        let mut out = Named::default();
+        match v.get(key) {
+            None => {}
+            Some(Value::Array(a)) => {
+                for (i, t) in a.iter().enumerate() {
+                    let one = self.token(Some(t), &at.item(key, i))?;
+                    out.refs.extend(&one.refs);
+                    out.texts.extend(one.texts);
+                }
+            }
+            Some(_) => return Err(spec_error(format!("{at}/{key}"), "must be a list of tokens")),
+        }
+        Ok(out)
+    }
+
+    /// The grammar of one token from [`Builder::token`]: the token, or its text.
+    fn one_token(&mut self, t: &Named) -> Result<Grammar> {
+        match t.texts.first() {
+            Some(text) => {
+                self.markers.push(String::from_utf8_lossy(text).into_owned());
+                Grammar::literal(text, self.limits)
+            }
+            None => Grammar::token_among(&t.refs, self.limits),
+        }
+    }
+
     /// The grammar of the format `v` at `at`; `ends`: the end strings of the tag it ends.
     /// Errors name the innermost format they arose in.
-    fn format(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn format(&mut self, v: &Value, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
         self.format_here(v, at, ends).map_err(|e| in_format(e, at))
     }
 
-    fn format_here(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn format_here(&mut self, v: &Value, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
         interrupt::check()?;
         let kind = v.get("type").and_then(Value::as_str).ok_or_else(|| spec_error(at, "a format needs a string \"type\""))?;
         let limits = self.limits;
@@ -227,7 +314,7 @@ impl Builder<'_> {
                     return Err(spec_error(format!("{at}/max_tokens"), "a budget in tokens is not supported (max_chars is)"));
                 }
                 let mut excluded = excludes(v, at)?;
-                excluded.extend(ends.iter().cloned());
+                excluded.extend(ends.text.iter().cloned());
                 match v.get("max_chars") {
                     None | Some(Value::Null) => Grammar::text_excluding(&excluded, limits),
                     Some(n) => {
@@ -261,11 +348,27 @@ impl Builder<'_> {
             "tag" => self.tag(v, at),
             "triggered_tags" => self.triggered_tags(v, at, ends),
             "tags_with_separator" => self.tags_with_separator(v, at),
-            "token" => self.token(v, at),
-            "dispatch" => self.dispatch(v, at, ends),
-            "exclude_token" | "any_tokens" | "token_triggered_tags" | "token_dispatch" => {
-                Err(spec_error(at, &format!("the format {kind:?} is not supported")))
+            "token" => {
+                let t = self.token(v.get("token"), &at.key("token"))?;
+                self.one_token(&t)
             }
+            "dispatch" => self.dispatch(v, at, ends),
+            "any_tokens" => {
+                if v.get("max_tokens").is_some_and(|b| !b.is_null()) {
+                    return Err(spec_error(format!("{at}/max_tokens"), "a budget in tokens is not supported"));
+                }
+                let mut excluded = self.token_list(v, "exclude_tokens", at)?;
+                excluded.refs.extend(&ends.tokens);
+                excluded.texts.extend(ends.text.iter().cloned());
+                Grammar::tokens_except(&excluded.refs, &excluded.texts, limits)
+            }
+            "token_triggered_tags" => self.token_triggered_tags(v, at, ends),
+            "token_dispatch" => self.token_dispatch(v, at, ends),
+            "exclude_token" => Err(spec_error(
+                at,
+                "the format \"exclude_token\" (exactly one token) is not supported: corral constrains text, where one \
+                 token and several spell the same string; \"any_tokens\" (a run) is",
+            )),
             other => Err(spec_error(at, &format!("unknown format type {other:?}"))),
         }
     }
@@ -297,7 +400,7 @@ impl Builder<'_> {
         Ok(built.grammar)
     }
 
-    fn repetition(&mut self, v: &Value, kind: &str, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn repetition(&mut self, v: &Value, kind: &str, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
         let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
         let (min, max) = match kind {
             "optional" => (0, Some(1)),
@@ -321,38 +424,10 @@ impl Builder<'_> {
         }
     }
 
-    /// One whole token, by id (`<[id]>` in a grammar) or by its text written `<...>`
-    /// (`<think>`): matched by id when the grammar is compiled, never by its text spelled
-    /// in other tokens (see the grammars' token references).
-    fn token(&mut self, v: &Value, at: &At<'_>) -> Result<Grammar> {
-        let reference = match v.get("token") {
-            Some(Value::Number(n)) => match n.as_u64().filter(|&id| id <= u32::MAX as u64) {
-                Some(id) => format!("<[{id}]>"),
-                None => return Err(spec_error(format!("{at}/token"), "must be a token id from 0, or a token's text")),
-            },
-            Some(Value::String(text))
-                if text.len() > 2
-                    && text.starts_with('<')
-                    && text.ends_with('>')
-                    && !text[1..text.len() - 1].contains(['<', '>']) =>
-            {
-                text.clone()
-            }
-            Some(Value::String(text)) => {
-                return Err(spec_error(
-                    format!("{at}/token"),
-                    &format!("a token named by its text must be written <...> ({text:?} is not); name it by id"),
-                ))
-            }
-            _ => return Err(spec_error(format!("{at}/token"), "must be a token id or a token's text")),
-        };
-        Grammar::cfg_text(&format!("root ::= {reference}"), Dialect::Gbnf, Some("root"), self.limits, None)
-    }
-
     /// Free text in which each rule's pattern, once written, is followed by its format:
     /// `triggered_tags` whose triggers are the patterns and whose tags end with their
     /// format (`loop: false`: at most one).
-    fn dispatch(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn dispatch(&mut self, v: &Value, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
         let rules = array(v, "rules", at)?;
         let mut triggers = Vec::with_capacity(rules.len());
         let mut tags = Vec::with_capacity(rules.len());
@@ -377,27 +452,49 @@ impl Builder<'_> {
         self.tag_after(v, at, 0)
     }
 
-    /// A tag without the first `skip` bytes of its `begin` (written already: a trigger).
+    /// A tag without the first `skip` bytes of its `begin` (written already: a trigger);
+    /// a `begin` that is a token is left out whole when `skip` is not 0.
     fn tag_after(&mut self, v: &Value, at: &At<'_>, skip: usize) -> Result<Grammar> {
-        let begin = string(v, "begin", at)?;
-        let ends = match v.get("end") {
-            Some(Value::String(e)) => vec![e.as_bytes().to_vec()],
-            Some(Value::Array(_)) => strings(v, "end", at, true)?,
+        let l = self.limits;
+        let begin = match v.get("begin") {
+            Some(Value::String(begin)) => {
+                self.markers.push(begin.to_string());
+                Grammar::literal(&begin.as_bytes()[skip.min(begin.len())..], l)?
+            }
+            Some(t @ Value::Object(_)) if t.get("type").and_then(Value::as_str) == Some("token") => match skip {
+                0 => {
+                    let begin = self.token(t.get("token"), &at.key("begin").key("token"))?;
+                    self.one_token(&begin)?
+                }
+                _ => Grammar::literal(b"", l)?,
+            },
+            _ => return Err(spec_error(format!("{at}/begin"), "must be a string or a format of type \"token\"")),
+        };
+        let mut ends = Ends::default();
+        let end = match v.get("end") {
+            Some(Value::String(e)) => {
+                ends.text.push(e.as_bytes().to_vec());
+                Grammar::literal(e.as_bytes(), l)?
+            }
+            Some(Value::Array(_)) => {
+                ends.text = strings(v, "end", at, true)?;
+                let end_grammars = ends.text.iter().map(|e| Grammar::literal(e, l)).collect::<Result<Vec<_>>>()?;
+                join(&end_grammars, Join::Union, l)?
+            }
+            Some(t @ Value::Object(_)) if t.get("type").and_then(Value::as_str) == Some("token") => {
+                let end = self.token(t.get("token"), &at.key("end").key("token"))?;
+                ends.text.extend(end.texts.iter().cloned());
+                ends.tokens = end.refs.clone();
+                self.one_token(&end)?
+            }
             _ => {
-                return Err(spec_error(
-                    format!("{at}/end"),
-                    "must be a string or a list of strings (token ends are not supported)",
-                ))
+                return Err(spec_error(format!("{at}/end"), "must be a string, a list of strings or a format of type \"token\""))
             }
         };
-        self.markers.push(begin.to_string());
-        self.markers.extend(ends.iter().map(|e| String::from_utf8_lossy(e).into_owned()));
+        self.markers.extend(ends.text.iter().map(|e| String::from_utf8_lossy(e).into_owned()));
         let content = v.get("content").ok_or_else(|| spec_error(at, "no \"content\""))?;
         let content = self.format(content, &at.key("content"), &ends)?;
-        let end_grammars = ends.iter().map(|e| Grammar::literal(e, self.limits)).collect::<Result<Vec<_>>>()?;
-        let end = join(&end_grammars, Join::Union, self.limits)?;
-        let begin = Grammar::literal(&begin.as_bytes()[skip.min(begin.len())..], self.limits)?;
-        Grammar::join(&[begin, content, end], Join::Concat, self.limits)
+        Grammar::join(&[begin, content, end], Join::Concat, l)
     }
 
     /// The tags of `tags_with_separator`, as one union (None: none allows any text).
@@ -436,7 +533,7 @@ impl Builder<'_> {
     /// trigger `j` (one automaton), `R_j` the rest of the tags that trigger begins. So the
     /// lexer reads free text with two automata, and a tag's terminals start only where a
     /// trigger has just been written, not at every byte of the text.
-    fn triggered_tags(&mut self, v: &Value, at: &At<'_>, ends: &[Vec<u8>]) -> Result<Grammar> {
+    fn triggered_tags(&mut self, v: &Value, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
         let triggers = strings(v, "triggers", at, true)?;
         self.markers.extend(triggers.iter().map(|t| String::from_utf8_lossy(t).into_owned()));
         let tags = array(v, "tags", at)?;
@@ -473,7 +570,7 @@ impl Builder<'_> {
         }
         // Excluded from free text, and from the text up to a trigger with the trigger.
         let mut excluded = excludes(v, at)?;
-        excluded.extend(ends.iter().cloned());
+        excluded.extend(ends.text.iter().cloned());
         let l = self.limits;
         let free = Grammar::text_excluding(&[triggers.clone(), excluded.clone()].concat(), l)?;
         let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
@@ -493,18 +590,97 @@ impl Builder<'_> {
             }
         }
         // No branch after text when every trigger holds an excluded string or an end.
-        let after_text = if after_text.is_empty() { None } else { Some(join(&after_text, Join::Union, l)?) };
-        let bare = if need_bare && !bare.is_empty() { Some(join(&bare, Join::Union, l)?) } else { None };
-        match (bare, after_text) {
-            (Some(bare), _) if stop_after_first => Ok(bare),
-            (None, Some(after_text)) if stop_after_first => Grammar::join(&[free, after_text], Join::Union, l),
-            (None, None) => Ok(free),
-            (bare, after_text) => {
-                let more = after_text.map(|a| Grammar::repeat(&a, 0, None, l)).transpose()?;
-                let parts: Vec<Grammar> = bare.into_iter().chain(more).chain([free]).collect();
-                join(&parts, Join::Concat, l)
+        let bare = if need_bare { bare } else { Vec::new() };
+        triggered(free, bare, after_text, stop_after_first, l)
+    }
+
+    /// `token_triggered_tags`: free text and tokens without the trigger tokens (nor
+    /// `exclude_tokens`, nor the enclosing tag's end token); writing a trigger token
+    /// starts one of the tags that begin with it. The triggers are whole tokens, so
+    /// free text spelling a trigger's text in other tokens is free text.
+    fn token_triggered_tags(&mut self, v: &Value, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
+        let triggers = match v.get("trigger_tokens") {
+            Some(Value::Array(a)) if !a.is_empty() => {
+                let mut triggers = Vec::with_capacity(a.len());
+                for (i, t) in a.iter().enumerate() {
+                    let here = at.item("trigger_tokens", i);
+                    let trigger = self.token(Some(t), &here)?;
+                    if let Some(text) = trigger.texts.first() {
+                        let text = String::from_utf8_lossy(text);
+                        return Err(spec_error(here, &format!(
+                            "the trigger token {text:?} is also written as text in the description: it cannot be both (use triggered_tags)"
+                        )));
+                    }
+                    triggers.push(trigger);
+                }
+                triggers
+            }
+            _ => return Err(spec_error(format!("{at}/trigger_tokens"), "must be a non-empty list of tokens")),
+        };
+        let tags = array(v, "tags", at)?;
+        let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
+        for (i, t) in tags.iter().enumerate() {
+            let here = at.item("tags", i);
+            check_tag(t, &here)?;
+            let begin = match t.get("begin") {
+                Some(b) if b.get("type").and_then(Value::as_str) == Some("token") => {
+                    self.token(b.get("token"), &here.key("begin").key("token"))?
+                }
+                _ => return Err(spec_error(format!("{here}/begin"), "must be a format of type \"token\"")),
+            };
+            let Some(j) = triggers.iter().position(|tr| *tr == begin) else {
+                return Err(spec_error(format!("{here}/begin"), "is none of the trigger tokens (written the same way)"));
+            };
+            let tag = self.tag_after(t, &here, 1);
+            rests[j].extend(self.unless_empty(tag, &here)?);
+        }
+        let (at_least_one, stop_after_first) = (flag(v, "at_least_one", at)?, flag(v, "stop_after_first", at)?);
+        if at_least_one && rests.iter().all(Vec::is_empty) {
+            return Err(nothing(at, "a tag is required and none allows any text"));
+        }
+        if let Some(j) = rests.iter().position(Vec::is_empty) {
+            return Err(spec_error(format!("{at}/trigger_tokens/{j}"), "this trigger begins no tag"));
+        }
+        let l = self.limits;
+        let mut excluded = self.token_list(v, "exclude_tokens", at)?;
+        excluded.refs.extend(&ends.tokens);
+        excluded.texts.extend(ends.text.iter().cloned());
+        triggers.iter().for_each(|t| excluded.refs.extend(&t.refs));
+        let free = Grammar::tokens_except(&excluded.refs, &excluded.texts, l)?;
+        let (mut bare, mut after_text) = (Vec::new(), Vec::new());
+        for (trigger, rest) in triggers.iter().zip(&rests) {
+            let tagged = Grammar::join(&[Grammar::token_among(&trigger.refs, l)?, join(rest, Join::Union, l)?], Join::Concat, l)?;
+            after_text.push(Grammar::join(&[free.clone(), tagged.clone()], Join::Concat, l)?);
+            if at_least_one {
+                bare.push(tagged);
             }
         }
+        triggered(free, bare, after_text, stop_after_first, l)
+    }
+
+    /// `token_dispatch`: free text and tokens in which each rule's token, once written,
+    /// is followed by its format; `token_triggered_tags` whose tags end with their format
+    /// (`loop: false`: at most one).
+    fn token_dispatch(&mut self, v: &Value, at: &At<'_>, ends: &Ends) -> Result<Grammar> {
+        let rules = array(v, "rules", at)?;
+        let (mut triggers, mut tags) = (Vec::with_capacity(rules.len()), Vec::with_capacity(rules.len()));
+        for (i, rule) in rules.iter().enumerate() {
+            let (Some(t), Some(format), None) = (rule.get(0), rule.get(1), rule.get(2)) else {
+                return Err(spec_error(format!("{at}/rules/{i}"), "must be a [token, format] pair"));
+            };
+            let begin = serde_json::json!({"type": "token", "token": t});
+            if !triggers.contains(t) {
+                triggers.push(t.clone());
+            }
+            tags.push(serde_json::json!({"type": "tag", "begin": begin, "content": format, "end": ""}));
+        }
+        let looped = match v.get("loop") {
+            None => true,
+            Some(b) => b.as_bool().ok_or_else(|| spec_error(format!("{at}/loop"), "must be a boolean"))?,
+        };
+        let excludes = v.get("exclude_tokens").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
+        let spec = serde_json::json!({"trigger_tokens": triggers, "tags": tags, "exclude_tokens": excludes, "stop_after_first": !looped});
+        self.token_triggered_tags(&spec, at, ends)
     }
 
     /// Tags separated by `separator`, with nothing around them.
@@ -529,6 +705,34 @@ impl Builder<'_> {
             (false, true) => Grammar::repeat(&tags, 0, Some(1), l),
             (true, false) => one_or_more(),
             (false, false) => Grammar::repeat(&one_or_more()?, 0, Some(1), l),
+        }
+    }
+}
+
+/// What the free text inside a tag stops at: the tag's end strings, or its end token.
+#[derive(Default)]
+struct Ends {
+    /// End strings: free text never holds one.
+    text: Vec<Vec<u8>>,
+    /// An end token: runs of tokens never hold it (text cannot: it is a whole token).
+    tokens: TokenRefs,
+}
+
+/// Free text with tags: `bare` (tags with no text before them; given when one is
+/// required), `after_text` (free text then a tag), `free` (free text) combined as the
+/// flags of `triggered_tags` say: `stop_after_first` at most one tag, `bare` given: at
+/// least one, first.
+fn triggered(free: Grammar, bare: Vec<Grammar>, after_text: Vec<Grammar>, stop_after_first: bool, l: &Limits) -> Result<Grammar> {
+    let after_text = if after_text.is_empty() { None } else { Some(join(&after_text, Join::Union, l)?) };
+    let bare = if bare.is_empty() { None } else { Some(join(&bare, Join::Union, l)?) };
+    match (bare, after_text) {
+        (Some(bare), _) if stop_after_first => Ok(bare),
+        (None, Some(after_text)) if stop_after_first => Grammar::join(&[free, after_text], Join::Union, l),
+        (None, None) => Ok(free),
+        (bare, after_text) => {
+            let more = after_text.map(|a| Grammar::repeat(&a, 0, None, l)).transpose()?;
+            let parts: Vec<Grammar> = bare.into_iter().chain(more).chain([free]).collect();
+            join(&parts, Join::Concat, l)
         }
     }
 }

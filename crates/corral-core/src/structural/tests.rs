@@ -329,6 +329,126 @@ fn dispatch_starts_a_format_after_each_pattern() {
     assert!(accepts(&once, "a <call>12;") && !accepts(&once, "a <call>12; b") && accepts(&once, "just text"));
     let e = error(json!({"type": "dispatch", "rules": [["x"]]}));
     assert!(e.contains("/rules/0"), "{e}");
-    let e = error(json!({"type": "token", "token": "[TOOL_CALLS]"}));
-    assert!(e.contains("/token") && e.contains("by id"), "{e}");
+    for bad in [json!(""), json!(-1), json!(null)] {
+        let e = error(json!({"type": "token", "token": bad}));
+        assert!(e.contains("at /token") && e.contains("token id"), "{e}");
+    }
+}
+
+/// Reads `bytes` (text and token readings) through the parser, and the DFA when the
+/// grammar is regular.
+fn accepts_bytes(g: &Grammar, bytes: &[u8]) -> bool {
+    let Grammar::Cfg(c) = g else { panic!("a structural tag is a grammar") };
+    let e = EarleyGrammar::new(c.cfg.clone(), &Limits::default());
+    let mut chart = e.start_chart().unwrap();
+    let by_parser = advance_chart(&e, &mut chart, bytes).unwrap() && chart.is_accepting();
+    if let Some(dfa) = &c.cfg.regular {
+        assert_eq!(dfa.matches(bytes), by_parser, "the DFA and the parser disagree on {bytes:?}");
+    }
+    by_parser
+}
+
+/// `parts` joined: `<...>` and `[id]` items as the readings of those tokens, by text and
+/// by id; anything else as text.
+fn spelled(parts: &[&str]) -> Vec<u8> {
+    use crate::vocab::readings::{id_reading, name_reading};
+    let mut out = Vec::new();
+    for p in parts {
+        match p.strip_prefix('[').and_then(|p| p.strip_suffix(']')).and_then(|id| id.parse::<u32>().ok()) {
+            Some(id) => out.extend(id_reading(id)),
+            None if p.starts_with('<') && p.ends_with('>') && p.len() > 2 => out.extend(name_reading(p.as_bytes())),
+            None => out.extend_from_slice(p.as_bytes()),
+        }
+    }
+    out
+}
+
+#[test]
+fn token_formats_read_whole_tokens() {
+    // Qwen 3.5's layout as XGrammar writes it with its markers bound to tokens.
+    let call = json!({"type": "tag", "begin": {"type": "token", "token": "<tool_call>"},
+        "content": {"type": "const_string", "value": "\n{}\n"}, "end": {"type": "token", "token": "</tool_call>"}});
+    let g = compile(json!({"type": "sequence", "elements": [
+        {"type": "tag", "begin": "", "content": {"type": "any_tokens", "exclude_tokens": ["<think>", "</think>"]},
+         "end": {"type": "token", "token": "</think>"}},
+        {"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [call],
+         "exclude_tokens": ["<think>", "</think>"]}]}));
+    let names = |g: &Grammar| match g {
+        Grammar::Cfg(c) => c.cfg.tokens.names.len(),
+        Grammar::Regex(_) => 0,
+    };
+    assert_eq!(names(&g), 4, "the grammar names the tokens it reads");
+    for ok in [
+        &["hmm", "</think>"][..],
+        &["a", "[7]", "<tool_call>", "b", "</think>", "text", "<tool_call>", "\n{}\n", "</tool_call>", "more"],
+        // The end's text spelled in other tokens is text.
+        &["</", "think>", "</think>", "x</tool_call>y"],
+        &["</think>", "<tool_call>", "\n{}\n", "</tool_call>", "<tool_call>", "\n{}\n", "</tool_call>"],
+    ] {
+        assert!(accepts_bytes(&g, &spelled(ok)), "{ok:?}");
+    }
+    for bad in [
+        &["hmm"][..],
+        &["<think>", "</think>"],
+        &["</think>", "<tool_call>", "\n{x}\n", "</tool_call>"],
+        &["</think>", "<tool_call>", "\n{}\n"],
+        &["</think>", "</think>"],
+        &["</think>", "<think>"],
+    ] {
+        assert!(!accepts_bytes(&g, &spelled(bad)), "{bad:?}");
+    }
+    // Tokens by id; at least one tag, first; token_dispatch once.
+    let g = compile(json!({"type": "token_triggered_tags", "trigger_tokens": [9], "at_least_one": true, "tags": [
+        {"type": "tag", "begin": {"type": "token", "token": 9}, "content": {"type": "const_string", "value": "x"}, "end": "."}]}));
+    assert!(accepts_bytes(&g, &spelled(&["[9]", "x.", "a", "[9]", "x."])) && !accepts_bytes(&g, &spelled(&["a", "[9]", "x."])));
+    assert!(!accepts_bytes(&g, &spelled(&["[9]", "x.", "[9]"])) && !accepts_bytes(&g, b""));
+    let once = compile(json!({"type": "token_dispatch", "loop": false, "exclude_tokens": [3],
+        "rules": [[5, {"type": "regex", "pattern": "[0-9]+"}], ["<x>", {"type": "const_string", "value": "!"}]]}));
+    for ok in [&["free", "[4]", "text"][..], &["a", "[5]", "12"], &["<x>", "!"]] {
+        assert!(accepts_bytes(&once, &spelled(ok)), "{ok:?}");
+    }
+    for bad in [&["[3]"][..], &["[5]", "1", "[5]", "2"], &["[5]"], &["<x>", "!!"], &["[5]", "1", "more"]] {
+        assert!(!accepts_bytes(&once, &spelled(bad)), "{bad:?}");
+    }
+    // A token also written as text (GLM's `<arg_key>`: excluded from free text, written
+    // in arguments) is text everywhere: free text leaves its text out.
+    let built = structural_tag(
+        &json!({"type": "sequence", "elements": [
+            {"type": "tag", "begin": "", "content": {"type": "any_tokens", "exclude_tokens": ["<a>"]},
+             "end": {"type": "token", "token": "</t>"}},
+            {"type": "const_string", "value": "x<a>y"}]})
+        .to_string(),
+        &TagOptions::default(),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(names(&built.grammar), 1, "only </t> stays a token");
+    assert!(built.markers.iter().any(|m| m == "x<a>y"));
+    assert!(accepts_bytes(&built.grammar, &spelled(&["h<b>i", "[3]", "</t>", "x<a>y"])));
+    assert!(!accepts_bytes(&built.grammar, &spelled(&["h<a>i", "</t>", "x<a>y"])));
+    let e = error(json!({"type": "sequence", "elements": [
+        {"type": "token_triggered_tags", "trigger_tokens": ["<a>"], "tags": [
+            {"type": "tag", "begin": {"type": "token", "token": "<a>"}, "content": {"type": "any_text"}, "end": "."}]},
+        {"type": "const_string", "value": "<a>"}]}));
+    assert!(e.contains("/elements/0/trigger_tokens/0") && e.contains("both"), "{e}");
+    let cases = [
+        (json!({"type": "token_triggered_tags", "trigger_tokens": [], "tags": []}), "/trigger_tokens", "non-empty"),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": ["<a>"], "tags": [{"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": "."}]}),
+            "/tags/0/begin",
+            "of type \"token\"",
+        ),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": ["<a>"], "tags": [{"type": "tag", "begin": {"type": "token", "token": 4}, "content": {"type": "any_text"}, "end": "."}]}),
+            "/tags/0/begin",
+            "none of the trigger tokens",
+        ),
+        (json!({"type": "any_tokens", "exclude_tokens": [true]}), "/exclude_tokens/0", "token id"),
+        (json!({"type": "any_tokens", "max_tokens": 3}), "/max_tokens", "not supported"),
+        (json!({"type": "token_dispatch", "rules": [[1, {"type": "any_text"}, 2]]}), "/rules/0", "pair"),
+    ];
+    for (spec, at, what) in cases {
+        let e = error(spec.clone());
+        assert!(e.contains(at) && e.contains(what), "{spec}: {e}");
+    }
 }
