@@ -438,7 +438,10 @@ class Grammar:
         * ``"deepseek_v3"`` (DeepSeek V3, R1): ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>``;
         * ``"minimax"`` (MiniMax M2): ``<minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>...</invoke>\n</minimax:tool_call>``;
         * ``"harmony"`` (gpt-oss): messages ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>``
-          and ``<|channel|>final<|message|>...<|end|>``, separated by ``<|start|>assistant``.
+          and ``<|channel|>final<|message|>...<|end|>``, separated by ``<|start|>assistant``;
+        * ``"llama4"`` (Llama 4, pythonic): the whole turn is text, or a Python list of calls
+          ``[NAME(KEY=VALUE, ...), ...]`` (values as Python literals: ``"..."``, ``True``,
+          ``None``, lists, dicts), bare or between ``<|python_start|>`` and ``<|python_end|>``.
 
         XML arguments are written as docs/tool_calls.md says (strings raw, other values as
         JSON). Free text may come before, between and after calls (for ``"mistral"``,

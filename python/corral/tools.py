@@ -6,13 +6,15 @@ docs/tool_calls.md). Nothing here runs per token: the description is compiled by
 from __future__ import annotations
 
 import json
+import keyword
+import re
 from typing import Any
 
 from ._args import check_bool
 from .errors import GrammarError
 
 #: The chat formats: how one call is written, and the string that starts the calls.
-FORMATS = ("hermes", "llama3_json", "mistral", "qwen3_xml", "glm", "deepseek_v3", "minimax", "harmony")
+FORMATS = ("hermes", "llama3_json", "mistral", "qwen3_xml", "glm", "deepseek_v3", "minimax", "harmony", "llama4")
 
 #: The reasoning markers of the families that write them (``reasoning=True``).
 _THINK = ("<think>", "</think>")
@@ -26,7 +28,15 @@ _TRIGGERS = {
     "glm": "<tool_call>",
     "deepseek_v3": "<｜tool▁calls▁begin｜>",
     "minimax": "<minimax:tool_call>",
+    "llama4": "[",
 }
+
+#: Llama 4 (pythonic calls): the calls are the whole turn, a Python list of calls with
+#: keyword arguments, which the model may wrap in these tokens.
+_PYTHON_START, _PYTHON_END = "<|python_start|>", "<|python_end|>"
+#: A name a Python reader takes as a function or keyword argument (the servers' parsers
+#: want an ASCII letter first) and that is no Python keyword.
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 #: gpt-oss (harmony): a call is a message to ``functions.NAME`` in the commentary channel,
 #: written with the recipient before or after the channel; messages are separated by the
@@ -121,7 +131,12 @@ def _call_tag(format: str, name: str, schema: Any) -> dict[str, Any]:
 
 
 def _check_name(format: str, name: str) -> None:
-    """A tool name the format writes inside its markers must not end them early."""
+    """A tool name the format writes inside its markers must not end them early (in
+    ``llama4``, it must be a Python identifier)."""
+    if format == "llama4":
+        if not _IDENTIFIER.match(name) or keyword.iskeyword(name):
+            raise GrammarError(f"the tool name {name!r} is no Python identifier (a letter, then letters, digits, _; no keyword): the llama4 format calls it as a function")
+        return
     ends = {"qwen3_xml": ">", "minimax": '"', "glm": "<", "deepseek_v3": "\n", "harmony": "<"}
     end = ends.get(format)
     if end is not None and end in name:
@@ -143,6 +158,22 @@ def _grouped_calls(format: str, schemas: dict[str, Any], required: bool, paralle
         inner = call if not parallel else {"type": "plus", "content": call}
         block = _tag("<minimax:tool_call>\n", inner, "</minimax:tool_call>")
     return {"type": "triggered_tags", "triggers": [_TRIGGERS[format]], "tags": [block], "at_least_one": required, "stop_after_first": True}
+
+
+def _llama4(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel: bool) -> dict[str, Any]:
+    """Llama 4's pythonic turn: text, or the calls alone as a Python list
+    (``[get_weather(city="Paris"), ...]``), wrapped in the python tokens or not. Text may
+    not start with ``[`` (a reader would take it for calls) nor hold the python tokens."""
+    text = {"type": "regex", "pattern": r"(?s)(?!\[)(?:(?!<\|python_(?:start|end)\|>).)*"}
+    if tool_choice == "none" or not schemas:
+        return text
+    calls = [{"type": "sequence", "elements": [_literal(f"{n}("), _arguments(s, "pythonic"), _literal(")")]} for n, s in schemas.items()]
+    call: dict[str, Any] = {"type": "or", "elements": calls} if len(calls) > 1 else calls[0]
+    listed = call if not parallel else {"type": "sequence", "elements": [call, {"type": "star", "content": {"type": "sequence", "elements": [_literal(", "), call]}}]}
+    bare = {"type": "sequence", "elements": [_literal("["), listed, _literal("]")]}
+    wrapped = {"type": "sequence", "elements": [_literal(_PYTHON_START + "["), listed, _literal("]" + _PYTHON_END)]}
+    block = {"type": "or", "elements": [bare, wrapped]}
+    return block if required else {"type": "or", "elements": [block, text]}
 
 
 def _harmony(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel: bool, reasoning: bool) -> dict[str, Any]:
@@ -188,9 +219,11 @@ def tool_calls_spec(
     if reasoning is True:
         reasoning = _THINK
     trigger = _TRIGGERS[format]
-    if tool_choice == "none" or not schemas:
+    if format == "llama4":
+        body: dict[str, Any] = _llama4(schemas, tool_choice, required, parallel)
+    elif tool_choice == "none" or not schemas:
         # No tool may be called (none chosen, or none defined): the markers are impossible.
-        body: dict[str, Any] = {"type": "any_text", "excludes": [trigger]}
+        body = {"type": "any_text", "excludes": [trigger]}
     elif format == "mistral":
         # One marker, then a JSON list of calls.
         call = {"type": "or", "elements": [_call(n, s, "arguments") for n, s in schemas.items()]}

@@ -228,3 +228,46 @@ fn nested_empty_containers_are_nothing_at_all() {
         &[&format!("{mark}<l> {mark}</l>"), &format!("{mark}<o> {mark}</o>")],
     );
 }
+
+#[test]
+fn pythonic_keyword_arguments_with_python_literals() {
+    let g = weather(
+        "pythonic",
+        json!({"properties": {
+            "city": {"type": "string"},
+            "days": {"type": ["integer", "null"]},
+            "units": {"type": "object", "properties": {"metric": {"type": "boolean"}, "tags": {"type": "array", "items": {"enum": [true, null, "x"]}}}}
+        }}),
+    );
+    check(
+        &g,
+        &[
+            "city=\"Paris\"",
+            "city=\"Par\\\"is\", days=3",
+            "city=\"a\", days=None",
+            "city=\"a\",days=None, units={\"metric\": True, \"tags\": [True, None, \"x\"]}",
+            "city=\"a\", units={}",
+        ],
+        &[
+            "",
+            "city='Paris'",
+            "city=Paris",
+            "city=\"a\", days=null",
+            "city=\"a\" days=1",
+            " city=\"a\"",
+            "city=\"a\", units={\"metric\": true}",
+            "city=\"a\", units={\"tags\": [false]}",
+            "days=1, city=\"a\"",
+            "city=\"a\", wind=1",
+        ],
+    );
+    for (key, why) in [("class", "no Python keyword argument"), ("2d", "no Python keyword argument"), ("a-b", "")] {
+        let e = error(
+            json!({"type": "json_schema", "style": "pythonic", "json_schema": {"type": "object", "properties": {key: {}}}}),
+        );
+        assert!(e.contains(key) && e.contains(why), "{e}");
+    }
+    let e = error(json!({"type": "json_schema", "style": "pythonic", "json_schema": {"type": "object", "properties": {
+        "xs": {"type": "array", "uniqueItems": true}}}}));
+    assert!(e.contains("uniqueItems") && e.contains("Python literals"), "{e}");
+}

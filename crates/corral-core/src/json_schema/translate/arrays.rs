@@ -18,7 +18,7 @@ use super::expr::{alt, lit, opt, repeat, rule, seq, AT};
 use super::lang;
 use super::objects::{decode_key, MAX_ENUMERATED_KEYS};
 use super::shape::{CountField, Kinds, Shape, Sub};
-use super::{value, Separators, Translator};
+use super::{value, Separators, Translator, XmlStyle};
 use crate::error::Result;
 use crate::frontend::ast::{Distinct, Expr, ItemStarts, PermEntry};
 use crate::json_schema::resources;
@@ -44,6 +44,10 @@ impl<'a> Translator<'a> {
             let empty = shape.min_items == 0 && !(contains.len() == 1 && contains[0].1 > 0);
             let full = self.array_any_items(shape, shape.min_items.max(1), &sep)?;
             return Ok(alt(vec![full, empty.then_some(Expr::Empty)]));
+        }
+        if let Some(at) = shape.unique.as_deref().filter(|_| self.opts.xml.is_some_and(XmlStyle::python_literals)) {
+            // The check of distinct items reads JSON, and Python literals are not.
+            self.unsupported(at, "uniqueItems", "a list inside Python literals is not kept distinct")?;
         }
         let sep = self.separators(['[', ']'], self.pass.json_depth);
         if self.opts.indent.is_none() {

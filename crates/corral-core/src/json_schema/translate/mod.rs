@@ -158,6 +158,11 @@ pub fn translate(schema: &Value, documents: &[(String, Value)], options: &Schema
     }
     let mut t = Translator::new(schema, documents, options, limits)?;
     let ast = t.grammar()?;
+    if t.open_keys && options.xml.is_some_and(XmlStyle::python_literals) {
+        t.warnings.push(
+            "an object open to other keys inside Python literals: a repeated key is not checked (the check reads JSON)".into(),
+        );
+    }
     Ok(Translation {
         ast,
         warnings: std::mem::take(&mut t.warnings),
@@ -675,12 +680,12 @@ impl<'a> Translator<'a> {
         let mut parts: Vec<Option<Expr>> = Vec::new();
         let excluded = |v: &Value| shape.not_values.iter().any(|x| value::json_equal(x, v));
         if shape.kinds.has(Kinds::NULL) && !excluded(&Value::Null) {
-            parts.push(Some(lit("null")));
+            parts.push(Some(lit(&self.scalar_text(&Value::Null))));
         }
         if shape.kinds.has(Kinds::BOOL) {
-            for (text, b) in [("true", true), ("false", false)] {
+            for b in [true, false] {
                 if !excluded(&Value::Bool(b)) {
-                    parts.push(Some(lit(text)));
+                    parts.push(Some(lit(&self.scalar_text(&Value::Bool(b)))));
                 }
             }
         }
@@ -688,7 +693,7 @@ impl<'a> Translator<'a> {
             parts.push(self.emit_number(shape)?);
         }
         if shape.kinds.has(Kinds::STR) {
-            parts.push(match self.xml_here() {
+            parts.push(match self.xml_here().filter(|style| style.raw_strings()) {
                 Some(style) => self.emit_raw_string(shape, style)?,
                 None => self.emit_string(shape)?,
             });
@@ -705,6 +710,16 @@ impl<'a> Translator<'a> {
             parts.push(self.emit_object(shape)?);
         }
         Ok(alt(parts))
+    }
+
+    /// The text of a scalar value, or of a string: JSON, or in the pythonic style the
+    /// Python literal (`None`, `True`, `False`; a JSON string is a Python string).
+    pub(crate) fn scalar_text(&self, v: &Value) -> String {
+        match (v, self.opts.xml.is_some_and(XmlStyle::python_literals)) {
+            (Value::Null, true) => "None".into(),
+            (Value::Bool(b), true) => (if *b { "True" } else { "False" }).into(),
+            _ => value::dump(v),
+        }
     }
 
     /// `body` as one rule that every place writing the same body refers to (with an

@@ -299,7 +299,7 @@ impl<'a> Translator<'a> {
             Value::Object(m) => ("{", "}", self.object_items(m, &sep(":"), |t, x| t.literal_value(x, 0))?),
             Value::Array(a) => ("[", "]", self.array_items(a, |t, x| t.literal_value(x, 0))?),
             Value::Number(n) => return Ok(Some(hir(numbers::canonical_forms(&value::decimal(n), &self.limits)?))),
-            _ => return Ok(Some(lit(&value::dump(v)))),
+            _ => return Ok(Some(lit(&self.scalar_text(v)))),
         };
         let Some(items) = items else { return Ok(None) };
         let pad = || if ws { rule("ws") } else { Expr::Empty };
@@ -395,9 +395,11 @@ impl<'a> Translator<'a> {
                 }
                 Value::Array(_) | Value::Object(_) => self.literal_value(v, self.pass.json_depth)?,
                 // A raw string in an XML layout.
-                Value::String(s) if self.xml_here().is_some() => (self.xml_raw_ok(s) && !self.holds_excluded(s)).then(|| lit(s)),
+                Value::String(s) if self.xml_here().is_some_and(|style| style.raw_strings()) => {
+                    (self.xml_raw_ok(s) && !self.holds_excluded(s)).then(|| lit(s))
+                }
                 Value::String(s) => (!self.holds_excluded(&value::encoded(s))).then(|| lit(&value::dump(v))),
-                _ => Some(lit(&value::dump(v))),
+                _ => Some(lit(&self.scalar_text(v))),
             };
             // `1` and `1.0` are one member: their spellings are one alternative.
             if let Some(p) = part.filter(|p| seen.insert(format!("{p:?}"))) {

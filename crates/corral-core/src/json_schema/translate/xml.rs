@@ -22,6 +22,9 @@
 //! - in a nesting style (MiniMax M3, Cohere) objects inside are parameters too, and
 //!   arrays are lists of items in markers; elsewhere they are JSON.
 //!
+//! The pythonic style (Llama 4) is no XML but fits the same frame: the top object is
+//! keyword arguments, every value a Python literal (see [`XmlStyle::Pythonic`]).
+//!
 //! Only named keys are written: an object open to other keys (`additionalProperties`,
 //! `patternProperties`) writes its named ones, with a warning, since a reader could not
 //! tell a repeated key from a new one without reading the layout.
@@ -55,6 +58,10 @@ pub enum XmlStyle {
     Cohere,
     /// Kimi K3: `<|open|>argument key="KEY" type="TYPE"<|sep|>VALUE<|close|>argument<|sep|>`.
     KimiK3,
+    /// Llama 4's pythonic calls (no XML; a corral style, not XGrammar's): Python keyword
+    /// arguments `KEY=VALUE, KEY=VALUE`, each value a Python literal (JSON text with
+    /// `True`, `False` and `None`; a JSON string is a Python string of the same value).
+    Pythonic,
 }
 
 /// How a part's values sit between its markers.
@@ -92,12 +99,13 @@ impl XmlStyle {
             "glm_xml" => XmlStyle::Glm,
             "cohere_xml" => XmlStyle::Cohere,
             "kimi_k3_xml" => XmlStyle::KimiK3,
+            "pythonic" => XmlStyle::Pythonic,
             _ => return None,
         })
     }
 
     /// The style names corral writes, for messages.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "qwen_xml",
         "minimax_xml",
         "minimax_m3_xml",
@@ -106,6 +114,7 @@ impl XmlStyle {
         "glm_xml",
         "cohere_xml",
         "kimi_k3_xml",
+        "pythonic",
     ];
 
     /// The fixed pieces of the style's markers (where a vocabulary has special tokens for
@@ -120,7 +129,18 @@ impl XmlStyle {
             XmlStyle::Glm => &["<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
             XmlStyle::Cohere => &["<cofl:value", "</cofl:value>"],
             XmlStyle::KimiK3 => &["<|open|>argument key=\"", "\"<|sep|>", "<|close|>argument<|sep|>"],
+            XmlStyle::Pythonic => &[],
         }
+    }
+
+    /// Are strings written raw between markers (else as quoted literals)?
+    pub(crate) fn raw_strings(self) -> bool {
+        self != XmlStyle::Pythonic
+    }
+
+    /// Are `null`, `true` and `false` spelled as Python spells them?
+    pub(crate) fn python_literals(self) -> bool {
+        self == XmlStyle::Pythonic
     }
 
     /// Are objects and arrays inside a parameter written as XML too (else as JSON)?
@@ -142,6 +162,7 @@ impl XmlStyle {
             part(Kinds::OBJ, "dict", Pad::Spaced),
             part(Kinds::ARR, "list", Pad::Spaced),
         ];
+        const PYTHONIC: [Part; 1] = [part(Kinds::ALL, "", Pad::Tight)];
         const KIMI: [Part; 6] = [
             part(STR_ONLY, "string", Pad::Raw),
             part(Kinds::NUMBER, "number", Pad::Spaced),
@@ -156,12 +177,15 @@ impl XmlStyle {
             XmlStyle::Deepseek | XmlStyle::DeepseekV41 => &DEEPSEEK,
             XmlStyle::Cohere => &COHERE,
             XmlStyle::KimiK3 => &KIMI,
+            XmlStyle::Pythonic => &PYTHONIC,
         }
     }
 
-    /// The text a raw string may not hold: it would end the value.
+    /// The text a raw string may not hold: it would end the value (none for the
+    /// pythonic style, whose strings are quoted).
     pub fn closing(self) -> &'static str {
         match self {
+            XmlStyle::Pythonic => "",
             XmlStyle::Qwen | XmlStyle::Minimax => "</parameter>",
             XmlStyle::MinimaxM3 => M3_MARK,
             XmlStyle::Deepseek => "</｜DSML｜parameter>",
@@ -179,7 +203,7 @@ impl XmlStyle {
             XmlStyle::Qwen | XmlStyle::MinimaxM3 => Some(">"),
             XmlStyle::Minimax | XmlStyle::Deepseek | XmlStyle::DeepseekV41 | XmlStyle::KimiK3 => Some("\""),
             XmlStyle::Glm => Some("</arg_key>"),
-            XmlStyle::Cohere => None,
+            XmlStyle::Cohere | XmlStyle::Pythonic => None,
         }
     }
 
@@ -195,6 +219,7 @@ impl XmlStyle {
             XmlStyle::Glm => vec![format!("<arg_key>{key}</arg_key>"), "<arg_value>".to_string()],
             XmlStyle::Cohere => vec![format!("<cofl:value name=\"{}\" type=\"{attr}\">", escape_attribute(key))],
             XmlStyle::KimiK3 => vec![format!("<|open|>argument key=\"{key}\" type=\"{attr}\"<|sep|>")],
+            XmlStyle::Pythonic => vec![format!("{key}=")],
         }
     }
 
@@ -222,6 +247,22 @@ impl XmlStyle {
 
 /// The marker every MiniMax M3 tag starts with.
 const M3_MARK: &str = "]<]minimax[>[";
+
+/// Python's keywords, which no keyword argument may be named.
+const PYTHON_KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
+    "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
+    "return", "try", "while", "with", "yield",
+];
+
+/// Can `key` be a keyword argument of a call the servers' pythonic parsers read (an ASCII
+/// letter, then ASCII letters, digits and `_`; no keyword)?
+pub(crate) fn is_keyword_name(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !PYTHON_KEYWORDS.contains(&key)
+}
 
 /// `text` as an XML attribute value: `& < > "` as entities.
 fn escape_attribute(text: &str) -> String {
@@ -277,13 +318,18 @@ impl<'a> Translator<'a> {
     /// whitespace after the members (each member starts with its own, see
     /// [`Translator::xml_lead`]: a `perm!` separator may not be empty).
     pub(crate) fn xml_separators(&self, style: XmlStyle, list: bool) -> super::Separators {
+        if style == XmlStyle::Pythonic {
+            // `a=1, b=2`: a comma, whitespace after it.
+            let comma = seq(vec![lit(","), self.xml_space()]);
+            return super::Separators { open: Expr::Empty, close: Expr::Empty, comma, colon: Expr::Empty };
+        }
         let ws = if list && !style.spaced_items() { Expr::Empty } else { self.xml_space() };
         super::Separators { open: Expr::Empty, close: ws, comma: Expr::Empty, colon: Expr::Empty }
     }
 
     /// The whitespace before a parameter (or a spaced list's item).
     fn xml_lead(&self, style: XmlStyle, list: bool) -> Expr {
-        if list && !style.spaced_items() {
+        if (list && !style.spaced_items()) || style == XmlStyle::Pythonic {
             Expr::Empty
         } else {
             self.xml_space()
@@ -300,6 +346,16 @@ impl<'a> Translator<'a> {
         depth: usize,
         pointer: &str,
     ) -> Result<Option<Expr>> {
+        if style == XmlStyle::Pythonic && !is_keyword_name(key) {
+            return Err(Self::invalid(
+                pointer,
+                "properties",
+                &format!(
+                    "the key {key:?} is no Python keyword argument (a letter, then letters, digits and _; no keyword): \
+                     the pythonic style writes it as one"
+                ),
+            ));
+        }
         if let Some(end) = style.key_end().filter(|end| key.contains(end)) {
             return Err(Self::invalid(
                 pointer,
@@ -359,7 +415,7 @@ impl<'a> Translator<'a> {
         let value = rule(&value);
         // A JSON value inside the layout is a region the repeated-key check reads as JSON
         // (dropped again in `assemble` when no object is open to other keys).
-        let json = !style.nests() && part.pad != Pad::Raw && self.opts.json_region;
+        let json = !style.nests() && part.pad != Pad::Raw && self.opts.json_region && !style.python_literals();
         let value = if json {
             let entries = vec![PermEntry { expr: value, required: true, repeat: false, distinct: Distinct::Json }];
             Expr::Perm { sep: Box::new(Expr::Empty), entries, min: 1, max: Some(1), pos: AT }
@@ -375,7 +431,7 @@ impl<'a> Translator<'a> {
     /// Raw strings: is a `const`/`enum` string member writable in the style here (it may
     /// not hold the closing marker)?
     pub(crate) fn xml_raw_ok(&self, s: &str) -> bool {
-        self.xml_here().is_none_or(|style| !s.contains(style.closing()))
+        self.xml_here().is_none_or(|style| !style.raw_strings() || !s.contains(style.closing()))
     }
 
     /// The kinds a value written here may have (all, in JSON).
