@@ -423,6 +423,7 @@ class Grammar:
         tool_choice: Any = "auto",
         parallel: bool = True,
         reasoning: tuple[str, str] | bool | None = None,
+        reasoning_budget: int | None = None,
         whitespace: str = "flexible",
         limits: _core.Limits | None = None,
     ) -> Grammar:
@@ -452,12 +453,15 @@ class Grammar:
         ``parallel=False`` allows one call at most. ``reasoning=("<think>", "</think>")``
         puts free reasoning between those markers first; the rest applies after the closing
         one; ``reasoning=True`` means ``<think>``/``</think>`` (harmony: analysis messages).
+        ``reasoning_budget=N``: the reasoning holds at most N of the model's tokens (those
+        holding any of its bytes), after which only its closing marker can follow
+        (harmony: each analysis message); the matcher counts them as tokens are accepted.
         The result is :meth:`structural_tag` of the description
         ``corral.tools.tool_calls_spec`` builds.
         """
         from .tools import tool_calls_spec
 
-        spec = tool_calls_spec(tools, format=format, tool_choice=tool_choice, parallel=parallel, reasoning=reasoning)
+        spec = tool_calls_spec(tools, format=format, tool_choice=tool_choice, parallel=parallel, reasoning=reasoning, reasoning_budget=reasoning_budget)
         return cls.structural_tag(spec, whitespace=whitespace, limits=limits)
 
     @classmethod
@@ -470,7 +474,7 @@ class Grammar:
         ``&`` and rollback bans cannot be parts (join first, then intersect:
         ``(a | b) & ban``). Repeated JSON object keys are refused only when every part is a
         JSON grammar; otherwise a :class:`GrammarWarning` says the check is off. A part
-        that matches no string (a regex such as ``[^\s\S]``) is left out with a
+        that matches no string (a regex such as ``[^\\s\\S]``) is left out with a
         :class:`GrammarWarning`; :class:`EmptyLanguageError` when no part is left.
         """
         return cls._join("union", grammars, limits)

@@ -176,15 +176,15 @@ def _llama4(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel:
     return block if required else {"type": "or", "elements": [block, text]}
 
 
-def _harmony(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel: bool, reasoning: bool) -> dict[str, Any]:
+def _harmony(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel: bool, reasoning: bool, budget: int | None) -> dict[str, Any]:
     """gpt-oss's messages: calls, a final answer (unless a call is required) and analysis
-    (with reasoning), separated by the next message's header; one call at most without
-    ``parallel``, which then ends the turn."""
+    (with reasoning, each message within ``budget`` tokens), separated by the next
+    message's header; one call at most without ``parallel``, which then ends the turn."""
     calls = [_tag(begin.format(name=n), _arguments(s), _HARMONY_CALL_END) for n, s in schemas.items() for begin in _HARMONY_CALLS]
     if tool_choice == "none":
         calls = []
     final = _tag("<|channel|>final<|message|>", {"type": "any_text"}, ["<|end|>", "<|return|>"])
-    analysis = _tag("<|channel|>analysis<|message|>", {"type": "any_text"}, "<|end|>")
+    analysis = _tag("<|channel|>analysis<|message|>", _free_text(budget), "<|end|>")
     messages = calls + ([] if required else [final])
     if parallel or not calls:
         tags = messages + ([analysis] if reasoning else [])
@@ -197,16 +197,27 @@ def _harmony(schemas: dict[str, Any], tool_choice: Any, required: bool, parallel
     return {"type": "sequence", "elements": [before, last]}
 
 
+def _free_text(budget: int | None) -> dict[str, Any]:
+    """Free text, within ``budget`` of the model's tokens if given."""
+    return {"type": "any_text"} if budget is None else {"type": "any_text", "max_tokens": budget}
+
+
 def tool_calls_spec(
     tools: list[dict[str, Any]],
     format: str = "hermes",
     tool_choice: Any = "auto",
     parallel: bool = True,
     reasoning: tuple[str, str] | bool | None = None,
+    reasoning_budget: int | None = None,
 ) -> dict[str, Any]:
     """The structural tag of a turn: free text in which the format's marker starts tool
     calls, each naming one of ``tools`` with arguments valid for its parameters."""
     check_bool(parallel, "parallel", "Grammar.tool_calls()")
+    if reasoning_budget is not None:
+        if isinstance(reasoning_budget, bool) or not isinstance(reasoning_budget, int) or reasoning_budget < 0:
+            raise GrammarError(f"reasoning_budget must be a number of tokens from 0, got {reasoning_budget!r}")
+        if reasoning in (None, False):
+            raise GrammarError("reasoning_budget bounds the reasoning: give reasoning too (reasoning=True, or its two markers)")
     if not isinstance(format, str) or format not in FORMATS:
         raise GrammarError(f"unknown tool-call format {format!r}; known: {', '.join(FORMATS)}")
     schemas, required = _chosen(_tool_schemas(tools), tool_choice)
@@ -215,7 +226,7 @@ def tool_calls_spec(
     if format == "harmony":
         if reasoning not in (None, True, False):
             raise GrammarError(f"reasoning for harmony is True (analysis messages allowed) or None, got {reasoning!r}")
-        return {"type": "structural_tag", "format": _harmony(schemas, tool_choice, required, parallel, bool(reasoning))}
+        return {"type": "structural_tag", "format": _harmony(schemas, tool_choice, required, parallel, bool(reasoning), reasoning_budget)}
     if reasoning is True:
         reasoning = _THINK
     trigger = _TRIGGERS[format]
@@ -240,6 +251,6 @@ def tool_calls_spec(
         if not (isinstance(reasoning, (tuple, list)) and len(reasoning) == 2 and all(isinstance(m, str) and m for m in reasoning)):
             raise GrammarError(f"reasoning must be two non-empty marker strings, such as ('<think>', '</think>'), got {reasoning!r}")
         begin, end = reasoning
-        think = {"type": "tag", "begin": begin, "content": {"type": "any_text"}, "end": end}
+        think = {"type": "tag", "begin": begin, "content": _free_text(reasoning_budget), "end": end}
         body = {"type": "sequence", "elements": [think, body]}
     return {"type": "structural_tag", "format": body}

@@ -3,6 +3,8 @@
 //! free text up to the first of some triggers, and whole tokens (one among some, or any
 //! run but some) for the token-level formats of structural tags.
 
+use std::sync::Arc;
+
 use regex_syntax::hir::{Dot, Hir, Repetition};
 
 use super::{lower, Grammar};
@@ -120,6 +122,30 @@ impl Grammar {
             dfa = dfa.minus(&containing, limits, &what)?;
         }
         Self::over_readings(dfa, refs, what, limits)
+    }
+
+    /// This grammar of free text (one terminal: [`Grammar::text_excluding`],
+    /// [`Grammar::tokens_except`] and their kin) in at most `max_tokens` of the model's
+    /// tokens: tokens holding any of its bytes, the ones it starts and ends in included.
+    /// After that many, only what may follow it can be written. The matcher counts them
+    /// (the grammar cannot: one token and several spell the same text), so the text is
+    /// always read by the parser, never folded into a larger automaton; text read without
+    /// tokens (`matches`) is not counted.
+    pub fn within_tokens(self, max_tokens: u32, limits: &Limits) -> Result<Grammar> {
+        if max_tokens == 0 {
+            return Grammar::literal(b"", limits);
+        }
+        let Grammar::Cfg(c) = self else {
+            return Err(Error::InvalidArgument("a token budget needs free text, not a regex".into()));
+        };
+        if c.cfg.terminals.len() > 1 {
+            return Err(Error::InvalidArgument("a token budget needs free text of one piece".into()));
+        }
+        let mut c = Arc::unwrap_or_clone(c);
+        c.cfg.terminals.iter_mut().for_each(|t| t.token_budget = Some(max_tokens));
+        c.cfg.regular = None;
+        c.description = format!("{} in at most {max_tokens} tokens", c.description);
+        Ok(Grammar::Cfg(Arc::new(c)))
     }
 
     /// The grammar of `dfa`, an automaton over token readings, naming the tokens `refs`.

@@ -15,6 +15,7 @@ use crate::index::compiled::{At, CompiledGrammar, Engine, Probe};
 use crate::parser::{advance_chart, AheadEntries, Chart, Overlay, ReadEntries};
 use crate::vocab::{ByteRecognizer, TokenKind};
 
+mod budgets;
 mod draft;
 mod intersection;
 mod patterns;
@@ -51,6 +52,8 @@ pub struct Matcher {
     value_lists: bool,
     /// The strings that must be regular expressions, for a grammar with such strings.
     texts: Option<RegexTexts>,
+    /// The counts of budgets in tokens, for a grammar with such budgets.
+    budgets: Option<budgets::Budgets>,
 }
 
 /// What `fill_mask` found.
@@ -75,7 +78,9 @@ impl Matcher {
         let keys = (grammar.grammar().distinct_keys() && grammar.parts().is_none())
             .then(|| KeyTracker::new(arrays).in_json_regions(regions));
         let texts = matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_regex_texts()).then(RegexTexts::new);
-        Matcher { grammar, state, keys, value_lists, texts }
+        let budgets =
+            matches!(&grammar.engine, Engine::Cfg { earley, .. } if earley.has_token_budgets()).then(budgets::Budgets::default);
+        Matcher { grammar, state, keys, value_lists, texts, budgets }
     }
 
     /// The compiled grammar.
@@ -446,7 +451,10 @@ impl Matcher {
             (State::Cfg { chart, bounds }, Engine::Cfg { earley, .. }) => {
                 let ok = advance_chart(earley, chart, bytes)?;
                 bounds.push(chart.num_rows() as u32);
-                ok
+                ok && {
+                    self.count_budgets(Some(bytes))?;
+                    true
+                }
             }
             (State::All(parts), _) => parts.try_push_bytes(bytes)?,
             _ => false,
@@ -582,21 +590,19 @@ impl Matcher {
                 let Engine::Cfg { earley, .. } = &self.grammar.engine else {
                     return Err(Error::InvalidArgument("no parser".into()));
                 };
-                match kind {
+                let read = match kind {
                     TokenKind::Eos if chart.is_accepting() => {
                         bounds.push(FINISHED);
-                        Ok(true)
+                        None
                     }
-                    TokenKind::Normal => {
-                        if advance_chart(earley, chart, vocab.token_bytes(token))? {
-                            bounds.push(chart.num_rows() as u32);
-                            Ok(true)
-                        } else {
-                            Ok(false)
-                        }
+                    TokenKind::Normal if advance_chart(earley, chart, vocab.token_bytes(token))? => {
+                        bounds.push(chart.num_rows() as u32);
+                        Some(vocab.token_bytes(token))
                     }
-                    _ => Ok(false),
-                }
+                    _ => return Ok(false),
+                };
+                self.count_budgets(read)?;
+                Ok(true)
             }
         }
     }
@@ -612,6 +618,9 @@ impl Matcher {
         }
         if let Some(texts) = &mut self.texts {
             texts.rollback(n);
+        }
+        if let Some(budgets) = &mut self.budgets {
+            budgets.rollback(n);
         }
         match &mut self.state {
             State::Dfa { history } => history.truncate(history.len() - n),

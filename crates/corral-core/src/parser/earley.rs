@@ -229,6 +229,11 @@ impl EarleyGrammar {
         self.distinct_entry.contains(&Distinct::Regex)
     }
 
+    /// Does some terminal have a budget in tokens (see [`crate::grammar::lower::Terminal`])?
+    pub fn has_token_budgets(&self) -> bool {
+        self.cfg.terminals.iter().any(|t| t.token_budget.is_some())
+    }
+
     /// Does the grammar have a `perm!` list whose entries must be distinct values?
     pub fn has_value_lists(&self) -> bool {
         self.distinct_entry.iter().any(|d| d.is_values())

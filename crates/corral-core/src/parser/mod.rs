@@ -5,8 +5,10 @@
 //! every split is kept. Leo items make right recursion linear. A [`Chart`] is the parse;
 //! an [`Overlay`] reads bytes on top of it without changing it (the token trie walks) and
 //! is committed by [`advance_chart`]. `completion` finds the shortest way to a sentence;
-//! `entries` tells where an item of a distinct list (a `uniqueItems` array) may start.
+//! `entries` tells where an item of a distinct list (a `uniqueItems` array) may start;
+//! `budgets` closes matches that have spent their budget in tokens.
 
+mod budgets;
 mod chart;
 mod completion;
 pub mod earley;
@@ -22,6 +24,7 @@ mod perm_tests;
 mod tests;
 
 use crate::frontend::ast::{Distinct, ItemStarts};
+pub use budgets::BudgetScan;
 use chart::*;
 pub use chart::{advance_chart, Chart};
 pub use earley::EarleyGrammar;

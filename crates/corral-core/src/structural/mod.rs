@@ -31,9 +31,10 @@
 //! a run of tokens leaves out the end token. A named token is matched by its id, never by
 //! its text spelled in other tokens (see the grammars' token references), so free text
 //! may spell a marker's text in ordinary tokens, as in XGrammar.
-//! `any_text`'s `max_chars` bounds its characters (a reasoning budget). Refused with an
-//! error naming them: `exclude_token` (exactly one token, which text cannot express) and
-//! the `max_tokens` budgets.
+//! `any_text`'s `max_chars` bounds its characters and `max_tokens` (also on `any_tokens`)
+//! the model's tokens holding any of its bytes: a reasoning budget, which the matcher
+//! counts (see [`Grammar::within_tokens`]). Refused with an error naming it:
+//! `exclude_token` (exactly one token, which text cannot express).
 
 use std::collections::BTreeSet;
 
@@ -310,19 +311,13 @@ impl<'a> Builder<'a> {
             }
             "regex" => Grammar::regex(string(v, "pattern", at)?, limits, self.options.classes.as_ref()),
             "any_text" => {
-                if v.get("max_tokens").is_some_and(|b| !b.is_null()) {
-                    return Err(spec_error(format!("{at}/max_tokens"), "a budget in tokens is not supported (max_chars is)"));
-                }
                 let mut excluded = excludes(v, at)?;
                 excluded.extend(ends.text.iter().cloned());
-                match v.get("max_chars") {
-                    None | Some(Value::Null) => Grammar::text_excluding(&excluded, limits),
-                    Some(n) => {
-                        let n = n.as_u64().filter(|&n| n <= i32::MAX as u64);
-                        let n = n.ok_or_else(|| spec_error(format!("{at}/max_chars"), "must be a count from 0"))?;
-                        Grammar::text_excluding_within(&excluded, n as u32, limits)
-                    }
-                }
+                let text = match budget(v, "max_chars", at)? {
+                    None => Grammar::text_excluding(&excluded, limits)?,
+                    Some(n) => Grammar::text_excluding_within(&excluded, n, limits)?,
+                };
+                within_tokens(text, budget(v, "max_tokens", at)?, limits)
             }
             "sequence" => {
                 let parts = array(v, "elements", at)?
@@ -354,13 +349,11 @@ impl<'a> Builder<'a> {
             }
             "dispatch" => self.dispatch(v, at, ends),
             "any_tokens" => {
-                if v.get("max_tokens").is_some_and(|b| !b.is_null()) {
-                    return Err(spec_error(format!("{at}/max_tokens"), "a budget in tokens is not supported"));
-                }
                 let mut excluded = self.token_list(v, "exclude_tokens", at)?;
                 excluded.refs.extend(&ends.tokens);
                 excluded.texts.extend(ends.text.iter().cloned());
-                Grammar::tokens_except(&excluded.refs, &excluded.texts, limits)
+                let run = Grammar::tokens_except(&excluded.refs, &excluded.texts, limits)?;
+                within_tokens(run, budget(v, "max_tokens", at)?, limits)
             }
             "token_triggered_tags" => self.token_triggered_tags(v, at, ends),
             "token_dispatch" => self.token_dispatch(v, at, ends),
@@ -810,6 +803,26 @@ fn style(v: &Value, at: &At<'_>) -> Result<Option<XmlStyle>> {
         let known = XmlStyle::NAMES.join(", ");
         spec_error(format!("{at}/style"), &format!("unknown style {name:?} (known: json, {known})"))
     })
+}
+
+/// The budget field `key` of `v` (`max_chars`, `max_tokens`): a count from 0, or None
+/// (absent or null: no budget).
+fn budget(v: &Value, key: &'static str, at: &At<'_>) -> Result<Option<u32>> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(n) => match n.as_u64().filter(|&n| n <= i32::MAX as u64) {
+            Some(n) => Ok(Some(n as u32)),
+            None => Err(spec_error(format!("{at}/{key}"), "must be a count from 0")),
+        },
+    }
+}
+
+/// `text` within a budget of tokens, if any (see [`Grammar::within_tokens`]).
+fn within_tokens(text: Grammar, max_tokens: Option<u32>, limits: &Limits) -> Result<Grammar> {
+    match max_tokens {
+        Some(n) => text.within_tokens(n, limits),
+        None => Ok(text),
+    }
 }
 
 /// The boolean field `key` of `v` (absent: false).

@@ -225,7 +225,7 @@ fn malformed_descriptions_name_their_place() {
             "/tags/0",
             "of type \"tag\"",
         ),
-        (json!({"type": "any_text", "max_tokens": 5}), "/max_tokens", "not supported"),
+        (json!({"type": "any_text", "max_tokens": -5}), "/max_tokens", "count from 0"),
         (json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": 5}), "/end", "string"),
         (json!({"type": "repeat", "min": 3, "max": 1, "content": {"type": "any_text"}}), "/max", "below min"),
         (json!({"type": "sequence", "elements": []}), "/elements", "non-empty"),
@@ -283,7 +283,7 @@ fn a_character_budget_bounds_free_text() {
     let long = think(30_000);
     assert!(accepts(&long, &format!("<think>{}</think>", "é".repeat(30_000))));
     assert!(!accepts(&long, &format!("<think>{}</think>", "a".repeat(30_001))));
-    let e = error(json!({"type": "any_text", "max_tokens": 10}));
+    let e = error(json!({"type": "any_text", "max_tokens": "10"}));
     assert!(e.contains("/max_tokens"), "{e}");
     let e = error(json!({"type": "any_text", "max_chars": -1}));
     assert!(e.contains("/max_chars"), "{e}");
@@ -444,7 +444,7 @@ fn token_formats_read_whole_tokens() {
             "none of the trigger tokens",
         ),
         (json!({"type": "any_tokens", "exclude_tokens": [true]}), "/exclude_tokens/0", "token id"),
-        (json!({"type": "any_tokens", "max_tokens": 3}), "/max_tokens", "not supported"),
+        (json!({"type": "any_tokens", "max_tokens": 2.5}), "/max_tokens", "count from 0"),
         (json!({"type": "token_dispatch", "rules": [[1, {"type": "any_text"}, 2]]}), "/rules/0", "pair"),
     ];
     for (spec, at, what) in cases {

@@ -200,7 +200,7 @@ pub(super) fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
         let sym = match lw.terminals[t as usize].dfa.without_empty(lw.limits, &name) {
             Ok(dfa) => {
                 let key = format!("plus({})", lw.terminal_key[t as usize]);
-                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa: Arc::new(dfa) }, None, key);
+                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa: Arc::new(dfa), token_budget: None }, None, key);
                 let origin = (name.clone(), Pos::default());
                 let k = lw.nt_names.len();
                 let n = lw.new_nt(format!("{name}?#{k}"), origin);

@@ -126,7 +126,7 @@ impl<'a> Lowering<'a> {
         if let Some(&t) = self.terminal_of_key.get(&key) {
             return t;
         }
-        let id = self.push_terminal(Terminal { name: name.to_string(), dfa: dfa.clone() }, None, key.clone());
+        let id = self.push_terminal(Terminal { name: name.to_string(), dfa: dfa.clone(), token_budget: None }, None, key.clone());
         self.terminal_of_key.insert(key, id);
         id
     }
@@ -147,7 +147,7 @@ impl<'a> Lowering<'a> {
         }
         let dfa = self.piece_dfa(p, name, pos.unwrap_or_default())?;
         let key = p.key().to_string();
-        let id = self.push_terminal(Terminal { name: name.to_string(), dfa }, Some(p.clone()), key.clone());
+        let id = self.push_terminal(Terminal { name: name.to_string(), dfa, token_budget: None }, Some(p.clone()), key.clone());
         self.terminal_of_key.insert(key, id);
         Ok(id)
     }
