@@ -385,8 +385,13 @@ def test_token_and_dispatch_formats():
         assert accepts_tokens(compiled, vocab, ok)[0], ok
     for bad in ([think, call, end], [think, end, call, *b"x"], [think, end, call, *b"1"], [*b"<think>", end]):
         assert not accepts_tokens(compiled, vocab, bad)[0], bad
-    with pytest.raises(corral.InvalidGrammarError, match="exactly one token"):
-        corral.Grammar.structural_tag({"type": "exclude_token", "exclude_tokens": [1]})
+    # One token but some, between whole tokens: exactly one.
+    one = {"type": "tag", "begin": {"type": "token", "token": "<think>"}, "content": {"type": "exclude_token", "exclude_tokens": ["[CALL]", ord("z")]}, "end": {"type": "token", "token": 258}}
+    compiled = corral.compile(corral.Grammar.structural_tag(one), vocab)
+    for ok in ([think, ord("a"), end], [think, 0xC3, end]):
+        assert accepts_tokens(compiled, vocab, ok)[0], ok
+    for bad in ([think, end], [think, *b"ab", end], [think, call, end], [think, ord("z"), end]):
+        assert not accepts_tokens(compiled, vocab, bad)[0], bad
     # Free text in which each pattern starts its format.
     rules = [["<call>", {"type": "regex", "pattern": "[0-9]+;"}]]
     compiled = corral.compile(corral.Grammar.structural_tag({"type": "dispatch", "rules": rules, "loop": False}), vocab)

@@ -104,6 +104,23 @@ impl Grammar {
     /// empty run included: the grammars' `!<…>*` for a list mixing ids and texts. No
     /// string of `texts` occurs in its text either.
     pub fn tokens_except(refs: &TokenRefs, texts: &[Vec<u8>], limits: &Limits) -> Result<Grammar> {
+        let (dfa, what) = Self::tokens_except_dfa(refs, texts, limits)?;
+        Self::over_readings(dfa, refs, what, limits)
+    }
+
+    /// One token but those `refs` names: some text, or one special token, held by a single
+    /// token ([`Grammar::tokens_except`], not empty, [`Grammar::within_tokens`] one). Where
+    /// whole tokens stand around it (a tag whose `begin` and `end` are tokens), that is
+    /// exactly one token; elsewhere the token holding it may also hold what surrounds it.
+    pub fn one_token_except(refs: &TokenRefs, texts: &[Vec<u8>], limits: &Limits) -> Result<Grammar> {
+        let (dfa, what) = Self::tokens_except_dfa(refs, texts, limits)?;
+        let what = format!("one token of {what}");
+        let dfa = dfa.without_empty(limits, &what)?;
+        Self::over_readings(dfa, refs, what, limits)?.within_tokens(1, limits)
+    }
+
+    /// The automaton of [`Grammar::tokens_except`], and its description.
+    fn tokens_except_dfa(refs: &TokenRefs, texts: &[Vec<u8>], limits: &Limits) -> Result<(Dfa, String)> {
         let mut what = match refs.is_empty() {
             true => "any tokens".to_string(),
             false => format!("any tokens but {}", describe_tokens(refs)),
@@ -121,7 +138,7 @@ impl Grammar {
             let containing = regex::compile_hir(&Hir::concat(vec![any(), one_of, any()]), &what, limits)?;
             dfa = dfa.minus(&containing, limits, &what)?;
         }
-        Self::over_readings(dfa, refs, what, limits)
+        Ok((dfa, what))
     }
 
     /// This grammar of free text (one terminal: [`Grammar::text_excluding`],

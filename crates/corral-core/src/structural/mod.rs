@@ -21,6 +21,7 @@
 //! | `dispatch` | `triggered_tags` whose triggers are the patterns |
 //! | `token` | one whole token, by id or by its exact text |
 //! | `any_tokens` | any run of text and tokens but `exclude_tokens` and the enclosing end token |
+//! | `exclude_token` | the same, not empty, within one token |
 //! | `token_triggered_tags`, `token_dispatch` | the same over trigger tokens |
 //!
 //! The enclosing tag's end strings are passed down to every part of its content (each
@@ -33,8 +34,8 @@
 //! may spell a marker's text in ordinary tokens, as in XGrammar.
 //! `any_text`'s `max_chars` bounds its characters and `max_tokens` (also on `any_tokens`)
 //! the model's tokens holding any of its bytes: a reasoning budget, which the matcher
-//! counts (see [`Grammar::within_tokens`]). Refused with an error naming it:
-//! `exclude_token` (exactly one token, which text cannot express).
+//! counts (see [`Grammar::within_tokens`]); `exclude_token` is `any_tokens` not empty
+//! within one token (see [`Grammar::one_token_except`]).
 
 use std::collections::BTreeSet;
 
@@ -357,11 +358,12 @@ impl<'a> Builder<'a> {
             }
             "token_triggered_tags" => self.token_triggered_tags(v, at, ends),
             "token_dispatch" => self.token_dispatch(v, at, ends),
-            "exclude_token" => Err(spec_error(
-                at,
-                "the format \"exclude_token\" (exactly one token) is not supported: corral constrains text, where one \
-                 token and several spell the same string; \"any_tokens\" (a run) is",
-            )),
+            "exclude_token" => {
+                let mut excluded = self.token_list(v, "exclude_tokens", at)?;
+                excluded.refs.extend(&ends.tokens);
+                excluded.texts.extend(ends.text.iter().cloned());
+                Grammar::one_token_except(&excluded.refs, &excluded.texts, limits)
+            }
             other => Err(spec_error(at, &format!("unknown format type {other:?}"))),
         }
     }

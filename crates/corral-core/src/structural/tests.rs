@@ -219,7 +219,7 @@ fn malformed_descriptions_name_their_place() {
             "/tags/1/begin",
             "does not start with any trigger",
         ),
-        (json!({"type": "exclude_token", "exclude_tokens": ["<x>"]}), "at /:", "not supported"),
+        (json!({"type": "exclude_token", "exclude_tokens": "<x>"}), "/exclude_tokens", "list of tokens"),
         (
             json!({"type": "tags_with_separator", "separator": ",", "tags": [{"type": "const_string", "value": "x"}]}),
             "/tags/0",
