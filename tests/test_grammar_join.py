@@ -150,8 +150,7 @@ def test_operators_flatten_and_compare_by_content():
 
 
 def test_joined_grammars_pickle_and_compile_alike():
-    with pytest.warns(corral.GrammarWarning):
-        grammar = (REGEX_AB | PARENS) + OPEN_OBJECT + X_OPT
+    grammar = (REGEX_AB | PARENS) + OPEN_OBJECT + X_OPT
     loaded = pickle.loads(pickle.dumps(grammar))
     assert loaded == grammar and loaded.warnings == grammar.warnings
     text = b'ab' + b"c" + b'{"k":12}' + b"x"
@@ -210,13 +209,29 @@ def test_repeated_keys_stay_refused_when_every_part_is_json():
     assert all(m.advance(b) for b in b'{"a":1}{"a":2}') and m.is_accepting()
 
 
-def test_json_after_text_warns_that_repeated_keys_are_not_checked():
-    with pytest.warns(corral.GrammarWarning, match="repeated-key check of JSON part"):
-        joined = corral.Grammar.regex("[a-z]*") + OPEN_OBJECT
-    assert any("repeated-key" in w for w in joined.warnings)
-    m = corral.compile(joined, BYTES).matcher()
-    assert all(m.advance(b) for b in b'ab{"a":1,"b":2}') and m.is_accepting()
-    assert json.loads(b'{"a":1,"b":2}')
+def test_json_beside_text_keeps_its_repeated_key_check():
+    import warnings
+
+    # The JSON part is read as JSON, the text around it as text (`{"a":1,"a":2}` after the
+    # object is text): a repeated key in the object is refused, in a concatenation and in
+    # a union. (Where text may also go on with the `{` that starts the object, the check
+    # cannot tell them apart and is off for it: see docs/grammars.md.)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        after = corral.Grammar.regex("[a-z]*") + OPEN_OBJECT
+        either = corral.Grammar.regex("[a-z]+") | OPEN_OBJECT
+        around = corral.Grammar.regex("[a-z]*<") + OPEN_OBJECT + corral.Grammar.regex(">[a-z0-9{}\":,]*")
+    assert after.warnings == [] and either.warnings == []
+    for grammar, good, repeated in [
+        (after, b'ab{"a":1,"b":2}', b'ab{"a":1,"a"'),
+        (either, b'{"a":1,"b":2}', b'{"a":1,"a"'),
+        (around, b'x<{"a":1}>{"a":1,"a":2}', b'x<{"a":1,"a"'),
+    ]:
+        compiled = corral.compile(grammar, BYTES)
+        assert compiled.matches(good) and compiled.matches(b"ab" if grammar is either else good), good
+        m = compiled.matcher()
+        assert all(m.advance(b) for b in repeated[:-1]) and not m.advance(repeated[-1]), repeated
+    assert corral.compile(either, BYTES).matches(b"abc")
 
 
 def test_json_whose_keys_are_all_named_joins_text_without_a_warning():

@@ -472,8 +472,8 @@ class Grammar:
         concatenations can be joined; the result is one grammar (a union of regexes is still
         matched by the regex engine when its automaton stays small). Grammars combined with
         ``&`` and rollback bans cannot be parts (join first, then intersect:
-        ``(a | b) & ban``). Repeated JSON object keys are refused only when every part is a
-        JSON grammar; otherwise a :class:`GrammarWarning` says the check is off. A part
+        ``(a | b) & ban``). Repeated JSON object keys stay refused: a JSON part joined
+        with text is read as JSON alone (see docs/grammars.md). A part
         that matches no string (a regex such as ``[^\\s\\S]``) is left out with a
         :class:`GrammarWarning`; :class:`EmptyLanguageError` when no part is left.
         """

@@ -154,56 +154,48 @@ impl Grammar {
     /// values one after another), else only the JSON values marked as regions (see
     /// [`Grammar::with_json_regions`]: a schema inside a structural tag or a `%json`).
     /// A part that is JSON throughout joined with one that is not (JSON after free text)
-    /// loses the check, with a warning: its grammar alone still holds, but an object open
-    /// to other keys may then repeat one; a part that keeps array items distinct cannot
-    /// be joined so.
+    /// becomes such a region where its objects are open to other keys (else its grammar
+    /// alone keeps keys distinct); a part that keeps array items distinct cannot be
+    /// joined so.
     pub fn join(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
         let budget = Scope::with_budget("max_compile_ms", limits.max_compile_ms);
         interrupt::run(&budget, || Self::join_within(parts, join, limits))
     }
 
     fn join_within(parts: &[Grammar], join: Join, limits: &Limits) -> Result<Grammar> {
-        let (kept, owned, void) = Self::lowered_parts(parts, join, limits)?;
-        let parts = &kept[..];
-        let cfgs: Vec<&Cfg> = owned.iter().map(|c| &**c).collect();
-        let mut cfg = lower::compose(&cfgs, join, limits)?;
-        cfg.warnings.extend(void);
-        let regions = parts.iter().any(Grammar::json_regions);
-        let all_keyed = !regions && parts.iter().all(Grammar::distinct_keys);
-        // The parts whose check is lost: those JSON throughout, beside text or regions.
+        let (mut parts, mut owned, void) = Self::lowered_parts(parts, join, limits)?;
+        let word = match join {
+            Join::Union => "union",
+            Join::Concat => "concatenation",
+        };
+        let all_keyed = !parts.iter().any(Grammar::json_regions) && parts.iter().all(Grammar::distinct_keys);
+        // The parts whose check would read text: those JSON throughout, beside text or regions.
         let unchecked = |p: &Grammar| !all_keyed && p.distinct_keys() && !p.json_regions();
-        let open: Vec<bool> = parts.iter().map(|p| matches!(p, Grammar::Cfg(c) if c.open_keys && unchecked(p))).collect();
         let distinct_lists =
             parts.iter().position(|p| matches!(p, Grammar::Cfg(c) if c.cfg.has_distinct_lists() && unchecked(p)));
         if let Some(i) = distinct_lists {
             return Err(Error::InvalidArgument(format!(
-                "part {i} of this {} keeps the strings of a uniqueItems array distinct, which reads the whole output as \
-                 JSON, and another part is not JSON: such a join is not supported",
-                match join {
-                    Join::Union => "union",
-                    Join::Concat => "concatenation",
-                }
+                "part {i} of this {word} keeps the strings of a uniqueItems array distinct, which reads the whole output \
+                 as JSON, and another part is not JSON: such a join is not supported"
             )));
         }
-        if open.iter().any(|&k| k) {
-            let which: Vec<String> = open.iter().enumerate().filter(|(_, &k)| k).map(|(i, _)| i.to_string()).collect();
-            cfg.warnings.push(format!(
-                "the repeated-key check of JSON part(s) {} is off in this {}: it reads the whole output as JSON, and the other parts are not JSON (objects open to other keys may repeat one)",
-                which.join(", "),
-                match join {
-                    Join::Union => "union",
-                    Join::Concat => "concatenation",
-                }
-            ));
+        // Such a part whose objects may repeat a key (open to other keys) keeps its check
+        // as a JSON region, which the check reads alone (as a `%json` in a grammar).
+        for (part, cfg) in parts.iter_mut().zip(owned.iter_mut()) {
+            if matches!(part, Grammar::Cfg(c) if c.open_keys) && unchecked(part) {
+                *cfg = std::borrow::Cow::Owned(lower::json_region(cfg, limits)?);
+                *part = part.clone().with_json_regions();
+            }
         }
-        let description = match join {
-            Join::Union => format!("union of {} grammars", parts.len()),
-            Join::Concat => format!("concatenation of {} grammars", parts.len()),
-        };
+        let cfgs: Vec<&Cfg> = owned.iter().map(|c| &**c).collect();
+        let mut cfg = lower::compose(&cfgs, join, limits)?;
+        cfg.warnings.extend(void);
+        let regions = parts.iter().any(Grammar::json_regions);
         let distinct_keys = all_keyed || regions;
-        let checked: Vec<&Grammar> = parts.iter().filter(|p| p.distinct_keys() && !unchecked(p)).collect();
+        let checked: Vec<&Grammar> = parts.iter().filter(|p| all_keyed || p.json_regions()).collect();
         let key_endings_infinite = distinct_keys && checked.iter().all(|p| p.key_endings_infinite());
         let open_keys = checked.iter().any(|p| matches!(p, Grammar::Cfg(c) if c.open_keys));
+        let description = format!("{word} of {} grammars", parts.len());
         let json_regions = regions;
         Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys, json_regions })))
     }

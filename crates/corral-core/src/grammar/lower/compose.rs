@@ -7,7 +7,8 @@
 //! joins them. The result keeps the invariants of a lowered grammar: no ε-production (a
 //! part that accepts "" is made optional where it is used), no unit rule (where a part
 //! stands alone its start's productions are copied instead of referenced), and a start
-//! that no right-hand side uses. When every part is regular, the joined automaton is built
+//! that no right-hand side uses (a start that is a `perm!` list, as a JSON region's is,
+//! is referenced: its productions are the list's). When every part is regular, the joined automaton is built
 //! too, within the lowering's folding budget, so that a union of regexes is still matched
 //! by the DFA engine.
 
@@ -17,6 +18,7 @@ use super::rules::Alts;
 use super::{Cfg, Sym, Terminal};
 use crate::automata::{Dfa, DfaExpr};
 use crate::error::{Error, Result};
+use crate::frontend::ast::Distinct;
 use crate::grammar::perm::Perm;
 use crate::limits::Limits;
 
@@ -47,6 +49,43 @@ struct SideBySide {
     perms: Vec<Perm>,
     starts: Vec<u32>,
     warnings: Vec<String>,
+}
+
+impl SideBySide {
+    /// What stands for a part whose start is `st` where it stands alone: its start's
+    /// productions, or, for a start that is a `perm!` list (a JSON region), the list
+    /// itself (its productions belong to it).
+    fn productions_of_start(&self, st: u32) -> Alts {
+        match self.perms.iter().any(|p| p.list == st) {
+            true => vec![vec![Sym::n(st)]],
+            false => self.bnf[st as usize].clone(),
+        }
+    }
+}
+
+/// `part` as one JSON region (a `%json` in a grammar): its start is the one entry of a
+/// `perm!` list marked [`Distinct::Json`], so that the check of distinct object keys,
+/// which reads the output as JSON, reads only this part so, where it is joined with text.
+pub fn json_region(part: &Cfg, limits: &Limits) -> Result<Cfg> {
+    let mut s = side_by_side(&[part], limits)?;
+    let st = s.starts[0];
+    let list = s.names.len() as u32;
+    s.names.push(format!("{}#json", s.names[st as usize]));
+    s.bnf.push(vec![vec![Sym::n(st)]]);
+    s.perms.push(Perm {
+        list,
+        sep: None,
+        entries: vec![Sym::n(st)],
+        required: vec![true],
+        repeat: vec![false],
+        distinct: vec![Distinct::Json],
+        min: 1,
+        max: Some(1),
+        prod_entry: vec![0],
+    });
+    let mut cfg = build_cfg(s.names, s.bnf, s.terminals, list, part.accepts_empty, s.warnings, s.perms);
+    cfg.tokens = part.tokens.clone();
+    Ok(cfg)
 }
 
 fn side_by_side(parts: &[&Cfg], limits: &Limits) -> Result<SideBySide> {
@@ -107,7 +146,7 @@ pub fn compose(parts: &[&Cfg], join: Join, limits: &Limits) -> Result<Cfg> {
     };
     let alts = match join {
         // Each part's start productions, copied (a reference would be a unit rule).
-        Join::Union => s.starts.iter().flat_map(|&st| s.bnf[st as usize].clone()).collect(),
+        Join::Union => s.starts.iter().flat_map(|&st| s.productions_of_start(st)).collect(),
         Join::Concat => concat_alts(&mut s, parts, &nonempty),
     };
     s.bnf[start as usize] = alts;
@@ -137,7 +176,7 @@ fn concat_alts(s: &mut SideBySide, parts: &[&Cfg], nonempty: &[bool]) -> Alts {
                 alts.push(vec![Sym::n(st), Sym::n(*r)]);
             }
             if rest_nullable {
-                alts.extend(s.bnf[st as usize].iter().cloned());
+                alts.extend(s.productions_of_start(st));
             }
         }
         if parts[k].accepts_empty {

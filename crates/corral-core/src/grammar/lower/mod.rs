@@ -41,7 +41,7 @@ mod terminals;
 mod tests;
 
 use assemble::*;
-pub use compose::{compose, regular_cfg, repeat, Join};
+pub use compose::{compose, json_region, regular_cfg, repeat, Join};
 use merge::*;
 use nullable::*;
 use piece::Piece;
