@@ -5,7 +5,6 @@ parts' own matchers, on a small vocabulary of multi-byte tokens, along random wa
 from __future__ import annotations
 
 import functools
-import json
 import pickle
 import random
 
