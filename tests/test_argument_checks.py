@@ -65,7 +65,8 @@ def test_the_lists_are_not_empty():
 
 @pytest.mark.parametrize("name", WITH_LIMITS)
 def test_limits_of_the_wrong_type_are_named(name):
-    with pytest.raises(TypeError, match="limits must be (None or )?a corral.Limits"):
+    # The message names the function called, not one it delegates to.
+    with pytest.raises(TypeError, match=rf"\b{name}\(\): limits must be (None or )?a corral.Limits"):
         CALLS[name](limits={})
     CALLS[name](limits=corral.Limits())
 

@@ -173,6 +173,7 @@ class Grammar:
 
         Compiled as a regex of the escaped alternatives, so it shares the regex engine.
         """
+        check_limits(limits, "Grammar.choice()")
         options = _strings(options, "Grammar.choice", "option")
         pattern = "|".join(re.escape(o) for o in options)
         grammar = cls.regex(pattern, limits=limits)
@@ -461,6 +462,7 @@ class Grammar:
         """
         from .tools import tool_calls_spec
 
+        check_limits(limits, "Grammar.tool_calls()")
         spec = tool_calls_spec(tools, format=format, tool_choice=tool_choice, parallel=parallel, reasoning=reasoning, reasoning_budget=reasoning_budget)
         return cls.structural_tag(spec, whitespace=whitespace, limits=limits)
 
