@@ -5,6 +5,8 @@ single-threaded.
 
     python bench/bench_tools.py              # -> bench/results/tools.md, tools.json
     python bench/bench_tools.py --out DIR    # write somewhere else
+    python bench/bench_tools.py --xml-only   # XML styles of arguments -> tools_xml.md
+    python bench/bench_tools.py --budget-only  # a reasoning budget in tokens -> tools_budget.md
 
 1. compile, for 1, 10 and 50 tools: the description (``corral.tools.tool_calls_spec``, Hermes
    format, tool_choice auto) -> compiled grammar -> matcher -> first mask, fresh and
@@ -427,7 +429,80 @@ def report(res: dict) -> str:
     lines += ["", "Why they differ: see bench/README.md (tool calls)."]
     if "xml" in res:
         lines += xml_report(res["xml"])
+    if "budget" in res:
+        lines += budget_report(res["budget"])
     return "\n".join(lines) + "\n"
+
+
+BUDGET = 160
+REASONING = ("The user wants the weather in Paris tomorrow and a short summary of the news. "
+             "I should call the search tool twice: once for the forecast, once for the headlines, "
+             "then write a short answer that cites both results. ") * 2
+
+
+def budget_turns(e: Engines) -> list[tuple[list[int], list[str], int]]:
+    """Reasoning in `<think>` (about 100 tokens), then a Hermes turn; per step, where it
+    is (`reasoning`, then the classes of ``classes``), and the reasoning's token count."""
+    out = []
+    for i in range(4):
+        text = f"<think>{REASONING}</think>{turn(i, (i + 3) % 10)}"
+        ids = e.tok.encode(text, add_special_tokens=False).ids
+        assert e.vocab.decode_bytes(ids) == text.encode()
+        end = text.index("</think>") + len("</think>")
+        cls = classes(text, ids, e.vocab)
+        pos, inside = 0, 0
+        for k, t in enumerate(ids):
+            if pos < end:
+                cls[k] = "reasoning"
+                inside += 1
+            pos += len(e.vocab.token_bytes(t))
+        out.append((ids, cls, inside))
+    return out
+
+
+def budgets(e: Engines) -> dict:
+    """Masks along 4 turns with reasoning before the calls (10 tools): corral without a
+    budget, corral and XGrammar with ``max_tokens`` on the reasoning (a budget the turns
+    stay within), the budgeted masks compared at every step."""
+    tools = make_tools(10)
+    plain = tool_calls_spec(tools, format="hermes", reasoning=True)
+    budgeted = tool_calls_spec(tools, format="hermes", reasoning=True, reasoning_budget=BUDGET)
+    compiled = {"corral": e.corral(plain)[1], "corral budget": e.corral(budgeted)[1], "xgrammar budget": e.xgrammar(budgeted)[1]}
+    turns = budget_turns(e)
+    assert all(inside <= BUDGET for _, _, inside in turns)
+    times: dict = {}
+    masks: dict = {}
+    for engine, c in compiled.items():
+        times[engine], masks[engine] = {}, []
+        for ids, cls, _ in turns:
+            r = Replay(e, engine.split()[0], c)
+            for k, t in enumerate(ids):
+                t0 = ns()
+                r.fill(*r.args)
+                times[engine].setdefault(cls[k], []).append((ns() - t0) / 1e3)
+                masks[engine].append(r.row.copy())
+                assert r.advance(t), f"{engine} rejects token {k} of a turn with reasoning"
+    differ = sum(
+        int(not np.array_equal(*(np.unpackbits(p.view(np.uint8), bitorder="little")[: e.cmp] for p in pair)))
+        for pair in zip(masks["corral budget"], masks["xgrammar budget"], strict=True))
+    out: dict = {"budget": BUDGET, "steps": len(masks["corral"]), "reasoning_tokens": [n for _, _, n in turns],
+                 "differing_steps_budgeted": differ}
+    for eng, by in times.items():
+        out[eng] = {c: {"median_us": statistics.median(v), "max_us": max(v)} for c, v in by.items()}
+    return out
+
+
+def budget_report(res: dict) -> list[str]:
+    engines = ("corral", "corral budget", "xgrammar budget")
+    lines = ["", f"## A reasoning budget (`max_tokens: {res['budget']}` on the `<think>` text)", "",
+             f"Masks along 4 turns ({res['steps']} steps; reasoning of {res['reasoning_tokens'][0]} tokens), "
+             "median / max, µs.", "",
+             "| where | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
+    for c in ("reasoning", "free text", "trigger", "arguments"):
+        cells = " | ".join(f"{res[g][c]['median_us']:.1f} / {res[g][c]['max_us']:.0f}" if c in res[g] else "-" for g in engines)
+        lines.append(f"| {c} | {cells} |")
+    lines += ["", f"Budgeted masks differing between corral and XGrammar: {res['differing_steps_budgeted']} of {res['steps']} steps."]
+    return lines
 
 
 def package_version(name: str) -> str:
@@ -440,12 +515,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--xml-only", action="store_true", help="only the XML styles of arguments (-> tools_xml.md)")
+    ap.add_argument("--budget-only", action="store_true", help="only the reasoning budget in tokens (-> tools_budget.md)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     warm = corral.compile(corral.Grammar.regex("a"), corral.Vocabulary.from_token_bytes([b"a"], eos_token_ids=[0]))
     del warm
     e = Engines()
     os.makedirs(args.out, exist_ok=True)
+    if args.budget_only:
+        res = budgets(e)
+        head = ["# A reasoning budget in tokens: corral vs XGrammar", "",
+                f"{machine_info('full').get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({e.vocab.size:,} ids), xgrammar {package_version('xgrammar')}."]
+        md = "\n".join(head + budget_report(res)) + "\n"
+        with open(os.path.join(args.out, "tools_budget.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.join(args.out, "tools_budget.md"), "w") as f:
+            f.write(md)
+        print(md)
+        return
     if args.xml_only:
         xml = xml_styles(e)
         head = ["# Tool-call arguments as XML: corral vs XGrammar", "",
@@ -457,7 +544,7 @@ def main() -> None:
             f.write(md)
         print(md)
         return
-    res = {"machine": machine_info("full"), "vocab_size": e.vocab.size, "compile": compile_times(e), "walk": walk(e), "xml": xml_styles(e)}
+    res = {"machine": machine_info("full"), "vocab_size": e.vocab.size, "compile": compile_times(e), "walk": walk(e), "xml": xml_styles(e), "budget": budgets(e)}
     with open(os.path.join(args.out, "tools.json"), "w") as f:
         json.dump(res, f, indent=1)
     md = report(res)

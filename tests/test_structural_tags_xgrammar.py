@@ -120,12 +120,13 @@ def compare_along_walks(
     script: bytes | None = None,
     raw_strings: bool = False,
     markers: list[bytes] = (),  # type: ignore[assignment]
+    special: bool = True,
 ) -> None:
     """Walks choosing among the bytes both allow, mostly printable text, following any
     path down to a few bytes (a marker being written) and now and then heading for one.
     With `script`, one walk along those bytes, as far as both engines allow them. With
-    `markers`, the vocabulary holds them as special tokens after the bytes (see
-    `marker_engines`): walks write them now and then."""
+    `markers`, the vocabulary holds them after the bytes, as special tokens (see
+    `marker_engines`) unless not `special`: walks write them now and then."""
     rng = random.Random(seed)
     eos = EOS + len(markers)
     size = eos + 1
@@ -140,7 +141,8 @@ def compare_along_walks(
                 a, b = compared(mine, eos), compared(their, eos)
                 # XGrammar reads a special token as its text where text is allowed;
                 # corral reads one only where the description names it.
-                b -= {t for t in b - a if EOS <= t < eos and markers[t - EOS][0] in a}
+                if special:
+                    b -= {t for t in b - a if EOS <= t < eos and markers[t - EOS][0] in a}
                 if has_json and a - b <= WHITESPACE and b <= a:
                     a = b  # whitespace around a JSON value: corral's choice
                 if raw_strings and b - a <= WHITESPACE and a <= b:
@@ -279,6 +281,41 @@ def test_token_marker_formats_mean_the_same(marker_engines, model, tool_choice, 
     compiled = corral.compile(corral.Grammar.structural_tag(spec, max_whitespace=64), vocab, cache=False)
     theirs = compiler.compile_structural_tag(spec)
     compare_along_walks(compiled, theirs, model + tool_choice, True, walks=20, steps=200, raw_strings=True, markers=MARKERS)
+
+
+#: Tokens of several bytes beside the single bytes, so that a budgeted text starts and
+#: ends inside tokens.
+LONGER_TOKENS = [b"ab", b"ba", b"</t>", b"</", b"t>", b"b</t>", b"</t>x", b"<t>", b"<t>a", b"aaaa", b"a\n", b"x<t>"]
+
+
+@pytest.fixture(scope="module")
+def longer_engines():
+    tokens = [bytes([b]) for b in range(256)] + LONGER_TOKENS + [b"</s>"]
+    eos = len(tokens) - 1
+    vocab = corral.Vocabulary.from_token_bytes(tokens, eos_token_ids=[eos])
+    info = xgr.TokenizerInfo(tokens, stop_token_ids=[eos])
+    return vocab, xgr.GrammarCompiler(info, max_threads=1, cache_enabled=False)
+
+
+@pytest.mark.parametrize("budget", [1, 3, 8])
+def test_budgets_in_tokens_end_where_xgrammars_do(longer_engines, marker_engines, budget):
+    # XGrammar counts the tokens that start inside a budgeted text while masks drive the
+    # output: after that many, both allow only what may follow it. Free text between
+    # string markers, over tokens that start and end inside it; a run of tokens between
+    # token markers.
+    vocab, compiler = longer_engines
+    think = tag("<t>", {"type": "any_text", "max_tokens": budget}, "</t>")
+    spec = {"type": "structural_tag", "format": {"type": "sequence", "elements": [think, {"type": "any_text"}]}}
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), vocab, cache=False)
+    theirs = compiler.compile_structural_tag(json.dumps(spec))
+    compare_along_walks(compiled, theirs, f"text{budget}", False, walks=40, steps=30, markers=LONGER_TOKENS, special=False)
+    vocab, compiler = marker_engines
+    run = {"type": "any_tokens", "exclude_tokens": ["<tool_call>"], "max_tokens": budget}
+    think = {"type": "tag", "begin": {"type": "token", "token": "<think>"}, "content": run, "end": {"type": "token", "token": "</think>"}}
+    spec = {"type": "structural_tag", "format": {"type": "sequence", "elements": [think, {"type": "const_string", "value": "ok"}]}}
+    compiled = corral.compile(corral.Grammar.structural_tag(spec), vocab, cache=False)
+    theirs = compiler.compile_structural_tag(json.dumps(spec))
+    compare_along_walks(compiled, theirs, f"tokens{budget}", False, walks=40, steps=30, markers=MARKERS)
 
 
 #: XGrammar's ready-made descriptions (its registry as of 0.2.8; `gemma_4`, added later,

@@ -1,7 +1,7 @@
 """Budgets in tokens (`max_tokens` of a structural tag's `any_text` and `any_tokens`,
-`Grammar.tool_calls(reasoning_budget=...)`): the tokens holding any byte of the budgeted
-text, the ones it starts and ends in included, are at most the budget; after that many
-only the closing marker can follow. Checked token by token against an oracle that splits
+`Grammar.tool_calls(reasoning_budget=...)`): the tokens that start inside the budgeted
+text (the one it ends in included, the one holding its opening marker not) are at most
+the budget, as XGrammar counts them; after that many only the closing marker can follow. Checked token by token against an oracle that splits
 the output at the marker and counts, on random tokenizations of random texts, with the
 mask agreeing with `advance` at every step; and through rollbacks, ambiguous
 descriptions and special tokens."""
@@ -30,19 +30,18 @@ def think(budget: int, rest: dict | None = None) -> corral.CompiledGrammar:
 
 def oracle(ids: list[int], budget: int) -> bool:
     """Is the whole output `<t>REGION</t>x`, REGION free of `</t>`, with at most `budget`
-    tokens holding a byte of REGION?"""
+    tokens starting inside REGION?"""
     text = b"".join(TOKENS[t] for t in ids)
     if not text.startswith(b"<t>") or not text.endswith(b"</t>x"):
         return False
     start, end = 3, len(text) - 5
     if end < start or b"</t>" in text[start:end]:
         return False
-    touched, pos = 0, 0
+    spent, pos = 0, 0
     for t in ids:
-        lo, hi = pos, pos + len(TOKENS[t])
-        touched += lo < end and hi > start
-        pos = hi
-    return touched <= budget
+        spent += start <= pos < end
+        pos += len(TOKENS[t])
+    return spent <= budget
 
 
 def split(text: bytes, rng: random.Random) -> list[int]:

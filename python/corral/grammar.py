@@ -454,9 +454,10 @@ class Grammar:
         ``parallel=False`` allows one call at most. ``reasoning=("<think>", "</think>")``
         puts free reasoning between those markers first; the rest applies after the closing
         one; ``reasoning=True`` means ``<think>``/``</think>`` (harmony: analysis messages).
-        ``reasoning_budget=N``: the reasoning holds at most N of the model's tokens (those
-        holding any of its bytes), after which only its closing marker can follow
-        (harmony: each analysis message); the matcher counts them as tokens are accepted.
+        ``reasoning_budget=N``: the reasoning spends at most N of the model's tokens (those
+        that start inside it, as XGrammar counts them), after which only its closing
+        marker can follow (harmony: each analysis message); the matcher counts them as
+        tokens are accepted.
         The result is :meth:`structural_tag` of the description
         ``corral.tools.tool_calls_spec`` builds.
         """

@@ -108,10 +108,10 @@ impl Grammar {
         Self::over_readings(dfa, refs, what, limits)
     }
 
-    /// One token but those `refs` names: some text, or one special token, held by a single
-    /// token ([`Grammar::tokens_except`], not empty, [`Grammar::within_tokens`] one). Where
-    /// whole tokens stand around it (a tag whose `begin` and `end` are tokens), that is
-    /// exactly one token; elsewhere the token holding it may also hold what surrounds it.
+    /// One token but those `refs` names: [`Grammar::tokens_except`], not empty, within a
+    /// budget of one token ([`Grammar::within_tokens`]). Where whole tokens stand around
+    /// it (a tag whose `begin` and `end` are tokens), that is exactly one token; elsewhere,
+    /// text in which at most one token starts.
     pub fn one_token_except(refs: &TokenRefs, texts: &[Vec<u8>], limits: &Limits) -> Result<Grammar> {
         let (dfa, what) = Self::tokens_except_dfa(refs, texts, limits)?;
         let what = format!("one token of {what}");
@@ -142,9 +142,9 @@ impl Grammar {
     }
 
     /// This grammar of free text (one terminal: [`Grammar::text_excluding`],
-    /// [`Grammar::tokens_except`] and their kin) in at most `max_tokens` of the model's
-    /// tokens: tokens holding any of its bytes, the ones it starts and ends in included.
-    /// After that many, only what may follow it can be written. The matcher counts them
+    /// [`Grammar::tokens_except`] and their kin) spending at most `max_tokens` of the
+    /// model's tokens: tokens that start inside it (see `parser::budgets`). After that
+    /// many, only what may follow it can be written. The matcher counts them
     /// (the grammar cannot: one token and several spell the same text), so the text is
     /// always read by the parser, never folded into a larger automaton; text read without
     /// tokens (`matches`) is not counted.

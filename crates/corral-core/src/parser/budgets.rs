@@ -1,28 +1,33 @@
 //! Budgets in tokens: terminals that at most so many of the model's tokens may hold bytes
 //! of (a structural tag's `max_tokens`), enforced on the chart at token boundaries.
 //!
+//! A match *spends* a token when the token starts inside it (its first byte is one of
+//! the match's bytes), as XGrammar counts the tokens a region consumes: a token that
+//! starts before the match (holding a marker and its first bytes) is not spent.
+//!
 //! A grammar cannot count tokens (one token and several spell the same text), so the
 //! matcher tells the chart where each token ends. At such a boundary, every open scan of
-//! a terminal with a budget gets the number of tokens its match has touched: one if it may
-//! have started in the token just read (its origin set stands at one of the token's
-//! positions, or where the token began), else one more than the scan it continues at the
-//! previous boundary (the same terminal and origin, whose DFA state the token's bytes lead
-//! to this one). Scans the parser merged (equal terminal, state and origin: the same
-//! future) keep the least count, which is the one that allows the most. A scan whose count
-//! has reached its budget is closed: its match may end here (its completion already
-//! stands in the chart) but not reach into another token.
+//! a terminal with a budget gets the number of tokens its match has spent: one if it
+//! started with the token just read (its origin set stands where the token began), none
+//! if it started inside it (its origin set stands at one of the token's inner positions),
+//! else one more than the scan it continues at the previous boundary (the same terminal
+//! and origin, whose DFA state the token's bytes lead to this one). Scans the parser
+//! merged (equal terminal, state and origin: the same future) keep the least count, which
+//! is the one that allows the most. A scan whose count has reached its budget is closed:
+//! its match may end here (its completion already stands in the chart) but not go on
+//! into another token.
 
 use super::*;
 use crate::error::{Error, Result};
 
 /// An open scan of a terminal with a budget, at a token boundary, and the number of tokens
-/// its match has touched.
+/// its match has spent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetScan {
     term: u32,
     state: u32,
     origin: u32,
-    touched: u32,
+    spent: u32,
 }
 
 impl Chart {
@@ -38,28 +43,32 @@ impl Chart {
     ) -> Result<Vec<BudgetScan>> {
         let terms = &g.cfg.terminals;
         let Some(&last) = self.rows.last() else { return Ok(Vec::new()) };
-        // The sets a match begun in this token may start from.
-        let fresh: Vec<u32> =
-            self.rows[began.min(self.rows.len() - 1)..self.rows.len() - 1].iter().map(|r| r.set).filter(|&s| s != NONE).collect();
+        // The sets a match begun in this token may start from: where it began (the match
+        // spends it), and inside it (it does not).
+        let began = began.min(self.rows.len() - 1);
+        let at_start = self.rows[began].set;
+        let inside: Vec<u32> = self.rows[began + 1..self.rows.len() - 1].iter().map(|r| r.set).filter(|&s| s != NONE).collect();
         let mut counted = Vec::new();
         let mut closed = false;
         for sc in &self.scans[last.scans.0 as usize..last.scans.1 as usize] {
             let Some(budget) = terms[sc.term as usize].token_budget else { continue };
-            let touched = if fresh.contains(&sc.origin) {
+            let spent = if inside.contains(&sc.origin) {
+                0
+            } else if sc.origin == at_start {
                 1
             } else {
                 let dfa = &terms[sc.term as usize].dfa;
                 let continued = before
                     .iter()
                     .filter(|b| b.term == sc.term && b.origin == sc.origin && dfa.walk(b.state, bytes) == sc.state)
-                    .map(|b| b.touched + 1)
+                    .map(|b| b.spent + 1)
                     .min();
                 continued.ok_or_else(|| Error::Internal("a budgeted scan continues none of the last boundary".into()))?
             };
-            if touched >= budget {
+            if spent >= budget {
                 closed = true;
             } else {
-                counted.push(BudgetScan { term: sc.term, state: sc.state, origin: sc.origin, touched });
+                counted.push(BudgetScan { term: sc.term, state: sc.state, origin: sc.origin, spent });
             }
         }
         if closed {

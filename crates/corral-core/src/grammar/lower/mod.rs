@@ -66,7 +66,7 @@ pub struct Terminal {
     /// Its automaton (shared with the lowering's caches).
     pub dfa: Arc<Dfa>,
     /// A budget in tokens (a structural tag's `max_tokens`): at most this many of the
-    /// model's tokens may hold bytes of one match. The grammar cannot count tokens, so
+    /// model's tokens may start inside one match. The grammar cannot count tokens, so
     /// the matcher does, at token boundaries (see `matcher::budgets`).
     pub token_budget: Option<u32>,
 }
