@@ -82,4 +82,14 @@ mod tests {
         let mut one = think(1);
         assert!(one.advance(0).unwrap() && one.advance(3).unwrap() && !one.advance(1).unwrap());
     }
+
+    #[test]
+    fn steps_that_read_no_byte_spend_nothing() {
+        // A completion reads its steps without tokens, some of them empty.
+        let mut m = think(3);
+        assert!(m.advance(0).unwrap() && m.advance(1).unwrap());
+        assert_eq!(m.completion().unwrap().as_deref(), Some(&b"</t>"[..]));
+        assert!(m.try_push_bytes(b"").unwrap());
+        assert!(m.advance(2).unwrap() && m.advance(3).unwrap() && !m.advance(1).unwrap());
+    }
 }

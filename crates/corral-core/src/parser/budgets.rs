@@ -43,9 +43,13 @@ impl Chart {
     ) -> Result<Vec<BudgetScan>> {
         let terms = &g.cfg.terminals;
         let Some(&last) = self.rows.last() else { return Ok(Vec::new()) };
+        if began + 1 >= self.rows.len() {
+            // No byte was read (an empty token, an empty step of a completion): no token
+            // started inside anything, and the scans are those of the last boundary.
+            return Ok(before.to_vec());
+        }
         // The sets a match begun in this token may start from: where it began (the match
         // spends it), and inside it (it does not).
-        let began = began.min(self.rows.len() - 1);
         let at_start = self.rows[began].set;
         let inside: Vec<u32> = self.rows[began + 1..self.rows.len() - 1].iter().map(|r| r.set).filter(|&s| s != NONE).collect();
         let mut counted = Vec::new();
