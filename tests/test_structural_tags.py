@@ -385,6 +385,9 @@ def test_token_and_dispatch_formats():
         assert accepts_tokens(compiled, vocab, ok)[0], ok
     for bad in ([think, call, end], [think, end, call, *b"x"], [think, end, call, *b"1"], [*b"<think>", end]):
         assert not accepts_tokens(compiled, vocab, bad)[0], bad
+    # A run that excludes nothing still writes special tokens, as one that excludes some.
+    for run in ({"type": "any_tokens"}, {"type": "any_tokens", "exclude_tokens": [5]}):
+        assert accepts_tokens(corral.compile(corral.Grammar.structural_tag(run), vocab), vocab, [*b"a", call, think])[0], run
     # One token but some, between whole tokens: exactly one.
     one = {"type": "tag", "begin": {"type": "token", "token": "<think>"}, "content": {"type": "exclude_token", "exclude_tokens": ["[CALL]", ord("z")]}, "end": {"type": "token", "token": 258}}
     compiled = corral.compile(corral.Grammar.structural_tag(one), vocab)

@@ -105,7 +105,7 @@ impl Grammar {
     /// string of `texts` occurs in its text either.
     pub fn tokens_except(refs: &TokenRefs, texts: &[Vec<u8>], limits: &Limits) -> Result<Grammar> {
         let (dfa, what) = Self::tokens_except_dfa(refs, texts, limits)?;
-        Self::over_readings(dfa, refs, what, limits)
+        Self::over_readings(dfa, &with_specials(refs), what, limits)
     }
 
     /// One token but those `refs` names: [`Grammar::tokens_except`], not empty, within a
@@ -116,7 +116,7 @@ impl Grammar {
         let (dfa, what) = Self::tokens_except_dfa(refs, texts, limits)?;
         let what = format!("one token of {what}");
         let dfa = dfa.without_empty(limits, &what)?;
-        Self::over_readings(dfa, refs, what, limits)?.within_tokens(1, limits)
+        Self::over_readings(dfa, &with_specials(refs), what, limits)?.within_tokens(1, limits)
     }
 
     /// The automaton of [`Grammar::tokens_except`], and its description.
@@ -171,6 +171,12 @@ impl Grammar {
         cfg.tokens = refs.clone();
         Ok(Grammar::plain_cfg(cfg, what))
     }
+}
+
+/// `refs`, with every special token read by id: a run of tokens may write any of them
+/// (even when it names none).
+fn with_specials(refs: &TokenRefs) -> TokenRefs {
+    TokenRefs { specials: true, ..refs.clone() }
 }
 
 /// Any one byte.

@@ -60,12 +60,15 @@ pub struct TokenRefs {
     pub names: BTreeSet<Vec<u8>>,
     /// Ids named by id, as sorted, disjoint, non-adjacent inclusive ranges.
     pub ids: Vec<(u32, u32)>,
+    /// Read the special tokens by id even if no token is named: the grammar writes them
+    /// (a run of any tokens), so they must spell their readings.
+    pub specials: bool,
 }
 
 impl TokenRefs {
     /// Does the grammar name no token?
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty() && self.ids.is_empty()
+        self.names.is_empty() && self.ids.is_empty() && !self.specials
     }
 
     /// Adds the ids `lo..=hi`.
@@ -78,6 +81,7 @@ impl TokenRefs {
     pub fn extend(&mut self, other: &TokenRefs) {
         self.names.extend(other.names.iter().cloned());
         self.ids.extend_from_slice(&other.ids);
+        self.specials |= other.specials;
         self.ids = merge_ranges(std::mem::take(&mut self.ids));
     }
 
