@@ -614,6 +614,7 @@ impl<'a> Builder<'a> {
         };
         let tags = array(v, "tags", at)?;
         let mut rests: Vec<Vec<Grammar>> = vec![Vec::new(); triggers.len()];
+        let mut begun = vec![false; triggers.len()];
         for (i, t) in tags.iter().enumerate() {
             let here = at.item("tags", i);
             check_tag(t, &here)?;
@@ -626,6 +627,7 @@ impl<'a> Builder<'a> {
             let Some(j) = triggers.iter().position(|tr| *tr == begin) else {
                 return Err(spec_error(format!("{here}/begin"), "is none of the trigger tokens (written the same way)"));
             };
+            begun[j] = true;
             let tag = self.tag_after(t, &here, 1);
             rests[j].extend(self.unless_empty(tag, &here)?);
         }
@@ -633,7 +635,7 @@ impl<'a> Builder<'a> {
         if at_least_one && rests.iter().all(Vec::is_empty) {
             return Err(nothing(at, "a tag is required and none allows any text"));
         }
-        if let Some(j) = rests.iter().position(Vec::is_empty) {
+        if let Some(j) = begun.iter().position(|b| !b) {
             return Err(spec_error(format!("{at}/trigger_tokens/{j}"), "this trigger begins no tag"));
         }
         let l = self.limits;
@@ -643,7 +645,8 @@ impl<'a> Builder<'a> {
         triggers.iter().for_each(|t| excluded.refs.extend(&t.refs));
         let free = Grammar::tokens_except(&excluded.refs, &excluded.texts, l)?;
         let (mut bare, mut after_text) = (Vec::new(), Vec::new());
-        for (trigger, rest) in triggers.iter().zip(&rests) {
+        // A trigger whose tags were all dropped (allowing no text) starts nothing.
+        for (trigger, rest) in triggers.iter().zip(&rests).filter(|(_, rest)| !rest.is_empty()) {
             let tagged = Grammar::join(&[Grammar::token_among(&trigger.refs, l)?, join(rest, Join::Union, l)?], Join::Concat, l)?;
             after_text.push(Grammar::join(&[free.clone(), tagged.clone()], Join::Concat, l)?);
             if at_least_one {

@@ -410,6 +410,16 @@ fn token_formats_read_whole_tokens() {
     for bad in [&["[3]"][..], &["[5]", "1", "[5]", "2"], &["[5]"], &["<x>", "!!"], &["[5]", "1", "more"]] {
         assert!(!accepts_bytes(&once, &spelled(bad)), "{bad:?}");
     }
+    // A tool that allows no arguments is dropped with a warning; with none left, free text.
+    let never = json!({"type": "tag", "begin": {"type": "token", "token": 9}, "content": {"type": "json_schema", "json_schema": false}, "end": "."});
+    let built = structural_tag(
+        &json!({"type": "token_triggered_tags", "trigger_tokens": [9], "tags": [never]}).to_string(),
+        &TagOptions::default(),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(built.warnings.iter().any(|w| w.contains("/tags/0: dropped")), "{:?}", built.warnings);
+    assert!(accepts_bytes(&built.grammar, b"free text") && !accepts_bytes(&built.grammar, &spelled(&["[9]"])));
     // A token also written as text (GLM's `<arg_key>`: excluded from free text, written
     // in arguments) is text everywhere: free text leaves its text out.
     let built = structural_tag(
