@@ -511,6 +511,16 @@ def package_version(name: str) -> str:
     return version(name)
 
 
+def write_part(out: str, name: str, data: dict, lines: list[str]) -> None:
+    """Writes one part's results as `name`.json and `name`.md under `out`, and prints the table."""
+    md = "\n".join(lines) + "\n"
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        json.dump(data, f, indent=1)
+    with open(os.path.join(out, f"{name}.md"), "w") as f:
+        f.write(md)
+    print(md)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
@@ -522,27 +532,14 @@ def main() -> None:
     del warm
     e = Engines()
     os.makedirs(args.out, exist_ok=True)
+    head = f"{machine_info('full').get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({e.vocab.size:,} ids), xgrammar {package_version('xgrammar')}."
     if args.budget_only:
         res = budgets(e)
-        head = ["# A reasoning budget in tokens: corral vs XGrammar", "",
-                f"{machine_info('full').get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({e.vocab.size:,} ids), xgrammar {package_version('xgrammar')}."]
-        md = "\n".join(head + budget_report(res)) + "\n"
-        with open(os.path.join(args.out, "tools_budget.json"), "w") as f:
-            json.dump(res, f, indent=1)
-        with open(os.path.join(args.out, "tools_budget.md"), "w") as f:
-            f.write(md)
-        print(md)
+        write_part(args.out, "tools_budget", res, ["# A reasoning budget in tokens: corral vs XGrammar", "", head] + budget_report(res))
         return
     if args.xml_only:
         xml = xml_styles(e)
-        head = ["# Tool-call arguments as XML: corral vs XGrammar", "",
-                f"{machine_info('full').get('cpu_model', '?')}, single thread, DeepSeek vocabulary ({e.vocab.size:,} ids), xgrammar {package_version('xgrammar')}."]
-        md = "\n".join(head + xml_report(xml)) + "\n"
-        with open(os.path.join(args.out, "tools_xml.json"), "w") as f:
-            json.dump(xml, f, indent=1)
-        with open(os.path.join(args.out, "tools_xml.md"), "w") as f:
-            f.write(md)
-        print(md)
+        write_part(args.out, "tools_xml", xml, ["# Tool-call arguments as XML: corral vs XGrammar", "", head] + xml_report(xml))
         return
     res = {"machine": machine_info("full"), "vocab_size": e.vocab.size, "compile": compile_times(e), "walk": walk(e), "xml": xml_styles(e), "budget": budgets(e)}
     with open(os.path.join(args.out, "tools.json"), "w") as f:

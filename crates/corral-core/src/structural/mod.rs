@@ -433,10 +433,7 @@ impl<'a> Builder<'a> {
             triggers.push(Value::from(pattern));
             tags.push(serde_json::json!({"type": "tag", "begin": pattern, "content": format, "end": ""}));
         }
-        let looped = match v.get("loop") {
-            None => true,
-            Some(b) => b.as_bool().ok_or_else(|| spec_error(format!("{at}/loop"), "must be a boolean"))?,
-        };
+        let looped = loop_flag(v, at)?;
         let excludes = v.get("excludes").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
         let spec = serde_json::json!({"triggers": triggers, "tags": tags, "excludes": excludes, "stop_after_first": !looped});
         self.triggered_tags(&spec, at, ends)
@@ -672,10 +669,7 @@ impl<'a> Builder<'a> {
             }
             tags.push(serde_json::json!({"type": "tag", "begin": begin, "content": format, "end": ""}));
         }
-        let looped = match v.get("loop") {
-            None => true,
-            Some(b) => b.as_bool().ok_or_else(|| spec_error(format!("{at}/loop"), "must be a boolean"))?,
-        };
+        let looped = loop_flag(v, at)?;
         let excludes = v.get("exclude_tokens").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
         let spec = serde_json::json!({"trigger_tokens": triggers, "tags": tags, "exclude_tokens": excludes, "stop_after_first": !looped});
         self.token_triggered_tags(&spec, at, ends)
@@ -827,6 +821,14 @@ fn within_tokens(text: Grammar, max_tokens: Option<u32>, limits: &Limits) -> Res
     match max_tokens {
         Some(n) => text.within_tokens(n, limits),
         None => Ok(text),
+    }
+}
+
+/// The `loop` field of a `dispatch` or `token_dispatch` (absent: true).
+fn loop_flag(v: &Value, at: &At<'_>) -> Result<bool> {
+    match v.get("loop") {
+        None => Ok(true),
+        Some(b) => b.as_bool().ok_or_else(|| spec_error(format!("{at}/loop"), "must be a boolean")),
     }
 }
 
