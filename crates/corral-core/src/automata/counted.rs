@@ -15,7 +15,7 @@ use crate::limits::Limits;
 ///
 /// The region's state `first + k * per + r` is row `r` of block `k`; blocks run from 0 to
 /// `last` (in a bounded repetition, block `last` is its boundary alone: no unit fits).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Counted {
     /// Rows per block.
     pub(super) per: u32,

@@ -88,8 +88,10 @@ fn too_many_states(limits: &Limits, what: &str) -> Error {
     Error::LimitExceeded { limit: "max_dfa_states", value: limits.max_dfa_states, context: format!("the DFA of {what}") }
 }
 
-/// A byte DFA with byte classes, pruned to co-reachable states.
-#[derive(Debug, Clone)]
+/// A byte DFA with byte classes, pruned to co-reachable states. Two DFAs compare (and
+/// hash) equal when their tables are the same, states numbered alike: the same automaton
+/// built twice (a terminal of each of several joined grammars) is found so.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Dfa {
     class_of: [u8; 256],
     stride: usize,

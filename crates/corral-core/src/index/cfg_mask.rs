@@ -51,7 +51,7 @@ impl CompiledGrammar {
         }
         let count = self.chart_mask_uncached(earley, lex_cache, chart, out)?;
         if keyed && self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes {
-            let m = StateMask::from_bits(out.to_vec());
+            let m = StateMask::from_counted_bits(out.to_vec(), count);
             self.mask_bytes.fetch_add(m.memory_bytes() + key.len() * 4, Ordering::Relaxed);
             if let Ok(mut c) = state_cache.write() {
                 c.insert(key.into_boxed_slice(), Arc::new(m));
@@ -109,7 +109,7 @@ impl CompiledGrammar {
                 out[(e >> 5) as usize] |= 1 << (e & 31);
             }
         }
-        Ok(out.iter().map(|w| w.count_ones()).sum())
+        Ok(crate::index::state_mask::count_bits(out))
     }
 
     /// Marks the tokens below the trie nodes `nodes` that the parse in `ov` (which stands
@@ -385,6 +385,6 @@ impl CompiledGrammar {
                 out[(e >> 5) as usize] |= 1 << (e & 31);
             }
         }
-        Ok(out.iter().map(|w| w.count_ones()).sum())
+        Ok(crate::index::state_mask::count_bits(out))
     }
 }

@@ -462,3 +462,61 @@ fn token_formats_read_whole_tokens() {
         assert!(e.contains(at) && e.contains(what), "{spec}: {e}");
     }
 }
+
+/// Tools whose parameters share value types, written as Qwen's XML (`style`).
+fn xml_tools(style: &str, n: usize) -> Grammar {
+    let tags: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"type": "tag", "begin": format!("<tool_call>\n<function=f{i}>\n"), "end": "\n</function>\n</tool_call>",
+                "content": {"type": "json_schema", "style": style, "json_schema": {"type": "object", "properties": {
+                    format!("q{i}"): {"type": "string", "maxLength": 5},
+                    "note": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}}},
+                "required": [format!("q{i}")]}}})
+        })
+        .collect();
+    compile(json!({"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": tags}}))
+}
+
+#[test]
+fn joined_grammars_share_their_equal_terminals() {
+    let Grammar::Cfg(c) = xml_tools("qwen_xml", 3) else { panic!("a structural tag is a grammar") };
+    let terminals = &c.cfg.terminals;
+    for (i, a) in terminals.iter().enumerate() {
+        for b in &terminals[i + 1..] {
+            assert!(a.dfa != b.dfa || a.token_budget != b.token_budget, "{:?} and {:?} are one automaton", a.name, b.name);
+        }
+    }
+    // Each tool's own marker stays its own terminal.
+    for i in 0..3 {
+        assert!(terminals.iter().any(|t| t.dfa.matches(format!("<parameter=q{i}>").as_bytes())), "tool {i}");
+    }
+}
+
+#[test]
+fn a_raw_string_ends_only_with_its_closing_marker() {
+    for style in ["qwen_xml", "glm_xml", "minimax_m3_xml", "kimi_k3_xml", "cohere_xml", "deepseek_xml"] {
+        let g = xml_tools(style, 2);
+        let Grammar::Cfg(c) = &g else { panic!("a structural tag is a grammar") };
+        // A raw text alone would be a terminal that may end at every byte (the parser then
+        // runs under every byte of every token inside it): only the free text around the
+        // calls may.
+        let closing = XmlStyle::from_name(style).expect("a style").closing();
+        let free = b"some text that goes on and on <tool_cal";
+        for t in &c.cfg.terminals {
+            let ends_anywhere = ["a", "ab", "a b", "abc"].iter().all(|s| t.dfa.matches(s.as_bytes()));
+            assert!(!ends_anywhere || t.dfa.matches(free), "{style}: the terminal {:?} ends after any text", t.name);
+        }
+        let value = format!("abc{closing}");
+        assert!(c.cfg.terminals.iter().any(|t| t.dfa.matches(value.as_bytes())), "{style}: no terminal reads {value:?}");
+    }
+    let g = xml_tools("qwen_xml", 1);
+    let call = |q: &str| format!("<tool_call>\n<function=f0>\n<parameter=q0>{q}</parameter>\n</function>\n</tool_call>");
+    for ok in ["", "abcde", "</pa", "a</p>", "é<é"] {
+        assert!(accepts(&g, &call(ok)), "{ok:?}");
+    }
+    // Six characters; the marker inside; a marker's prefix that makes the value too long.
+    for bad in ["abcdef", "a</parameter>", "</parameter"] {
+        assert!(!accepts(&g, &call(bad)), "{bad:?}");
+    }
+}

@@ -12,6 +12,8 @@
 //! too, within the lowering's folding budget, so that a union of regexes is still matched
 //! by the DFA engine.
 
+use std::sync::Arc;
+
 use super::assemble::build_cfg;
 use super::regular::FOLD_MAX_STATES;
 use super::rules::Alts;
@@ -97,6 +99,7 @@ fn side_by_side(parts: &[&Cfg], limits: &Limits) -> Result<SideBySide> {
         starts: Vec::new(),
         warnings: Vec::new(),
     };
+    let mut same_terminals = SameTerminals::default();
     for &part in parts {
         // A regular part joins as one terminal, its automaton: the lexer then reads it in
         // one walk, where its pieces would each end (and start the next) at every byte
@@ -110,14 +113,14 @@ fn side_by_side(parts: &[&Cfg], limits: &Limits) -> Result<SideBySide> {
             _ => None,
         };
         let cfg = folded.as_ref().unwrap_or(part);
-        let (nt0, t0) = (out.names.len() as u32, out.terminals.len() as u32);
-        let shift = |s: Sym| if s.is_terminal() { Sym::t(s.index() + t0) } else { Sym::n(s.index() + nt0) };
+        let nt0 = out.names.len() as u32;
+        let term_ids: Vec<u32> = cfg.terminals.iter().map(|t| same_terminals.id(&mut out.terminals, t)).collect();
+        let shift = |s: Sym| if s.is_terminal() { Sym::t(term_ids[s.index() as usize]) } else { Sym::n(s.index() + nt0) };
         for (n, name) in cfg.nonterminals.iter().enumerate() {
             out.names.push(name.clone());
             let alts = cfg.productions_of[n].iter().map(|&p| cfg.productions[p as usize].rhs.iter().map(|&s| shift(s)).collect());
             out.bnf.push(alts.collect());
         }
-        out.terminals.extend(cfg.terminals.iter().cloned());
         out.perms.extend(cfg.perms.iter().map(|p| Perm {
             list: p.list + nt0,
             sep: p.sep.map(shift),
@@ -128,6 +131,35 @@ fn side_by_side(parts: &[&Cfg], limits: &Limits) -> Result<SideBySide> {
         out.warnings.extend(cfg.warnings.iter().cloned());
     }
     Ok(out)
+}
+
+/// The terminals of joined parts, each automaton once: the parts of a structural tag are
+/// lowered one by one, so each tool's grammar brings its own copy of the terminals they
+/// share (a string with `maxLength: 64`, the marker that closes a parameter). One terminal
+/// per automaton lets the masks computed for one tool's string serve every other's.
+#[derive(Default)]
+struct SameTerminals {
+    /// Terminal ids by a hash of (automaton, token budget).
+    by_hash: crate::util::hash::FastMap<u64, Vec<u32>>,
+}
+
+impl SameTerminals {
+    /// The id of `t` among `terminals`: an equal one's (same automaton and token budget),
+    /// or a new one.
+    fn id(&mut self, terminals: &mut Vec<Terminal>, t: &Terminal) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::util::hash::IntHasher::default();
+        (&*t.dfa, t.token_budget).hash(&mut h);
+        let ids = self.by_hash.entry(h.finish()).or_default();
+        let same = |u: &Terminal| u.token_budget == t.token_budget && (Arc::ptr_eq(&u.dfa, &t.dfa) || u.dfa == t.dfa);
+        if let Some(&id) = ids.iter().find(|&&id| same(&terminals[id as usize])) {
+            return id;
+        }
+        let id = terminals.len() as u32;
+        terminals.push(t.clone());
+        ids.push(id);
+        id
+    }
 }
 
 /// The union or concatenation of `parts` (at least one), as one normalized grammar.

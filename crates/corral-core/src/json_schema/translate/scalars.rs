@@ -395,8 +395,11 @@ impl<'a> Translator<'a> {
                 }
                 Value::Array(_) | Value::Object(_) => self.literal_value(v, self.pass.json_depth)?,
                 // A raw string in an XML layout.
+                // A raw string in an XML layout, with the closing marker (see
+                // `emit_raw_string`).
                 Value::String(s) if self.xml_here().is_some_and(|style| style.raw_strings()) => {
-                    (self.xml_raw_ok(s) && !self.holds_excluded(s)).then(|| lit(s))
+                    let marker = self.xml_here().map_or("", XmlStyle::closing);
+                    (self.xml_raw_ok(s) && !self.holds_excluded(s)).then(|| lit(&format!("{s}{marker}")))
                 }
                 Value::String(s) => (!self.holds_excluded(&value::encoded(s))).then(|| lit(&value::dump(v))),
                 _ => Some(lit(&self.scalar_text(v))),
@@ -430,23 +433,36 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// The strings of `shape` written raw in XML style `style` (None: none): their
-    /// characters as they are, none holding the style's closing marker (see `xml`).
+    /// The strings of `shape` written raw in XML style `style`, each followed by the
+    /// style's closing marker (None: none): their characters as they are, none holding the
+    /// marker (see `xml`).
+    ///
+    /// The marker is part of the string's language, as a JSON string's closing quote is:
+    /// a raw text ends at every character, so alone it would be a terminal that may end
+    /// anywhere, and every token inside it would need the parser after each of its bytes
+    /// (a walk of the whole vocabulary at each new count of a `maxLength`). A text `x`
+    /// followed by the marker `M` is a text whose first `M` is at its end; every
+    /// constraint on `x` is read on `x M` (`P` becomes `P M`, a count of `n` characters
+    /// one of `n + |M|`), which is exact since `x` is what comes before that first `M`.
     pub(crate) fn emit_raw_string(&mut self, shape: &Shape<'a>, style: XmlStyle) -> Result<Option<Expr>> {
         if shape.max_len.is_some_and(|m| m < shape.min_len) {
             return Ok(None);
         }
-        let mut terms = Vec::new();
-        let mut negs = vec![Lang::hir(containing(style.closing()))];
+        let marker = style.closing();
+        let marker_chars = marker.chars().count() as u64;
+        let mut terms = vec![Lang::hir(ending_with(marker))];
+        let mut negs = vec![Lang::hir(holding_before_end(marker))];
         if shape.min_len > 0 || shape.max_len.is_some() {
             self.check_length_states(shape)?;
-            terms.push(Lang::hir(raw_chars(shape.min_len, shape.max_len)));
+            terms.push(Lang::hir(raw_chars(shape.min_len + marker_chars, shape.max_len.map(|m| m + marker_chars))));
         }
+        let mut before = Vec::new();
+        let mut before_negs = Vec::new();
         for (src, pointer) in &shape.patterns {
-            terms.extend(self.raw_pattern_lang(src, pointer)?);
+            before.extend(self.raw_pattern_lang(src, pointer)?);
         }
         for (src, pointer) in &shape.neg_patterns {
-            negs.extend(self.raw_pattern_lang(src, pointer)?);
+            before_negs.extend(self.raw_pattern_lang(src, pointer)?);
         }
         for (name, pointer) in shape.formats.iter().chain(&shape.neg_formats) {
             if formats::value_pattern(name).is_none() {
@@ -454,19 +470,49 @@ impl<'a> Translator<'a> {
                 self.unsupported(schema, "format", &format!("format '{name}' on a raw string of an XML layout"))?;
             }
         }
-        terms.extend(shape.formats.iter().filter_map(|(name, _)| raw_format_lang(name)));
-        negs.extend(shape.neg_formats.iter().filter_map(|(name, _)| raw_format_lang(name)));
+        before.extend(shape.formats.iter().filter_map(|(name, _)| raw_format_lang(name)));
+        before_negs.extend(shape.neg_formats.iter().filter_map(|(name, _)| raw_format_lang(name)));
         for v in &shape.not_values {
             if let Value::String(s) = v {
-                negs.push(Lang::literal(s));
+                before_negs.push(Lang::literal(s));
             }
         }
-        negs.extend(self.excluded_texts(shape));
-        if terms.is_empty() {
-            terms.push(Lang::hir(raw_chars(0, None)));
+        before_negs.extend(self.excluded_texts(shape));
+        for lang in before {
+            terms.push(self.followed_by(lang, marker)?);
+        }
+        for lang in before_negs {
+            negs.push(self.followed_by(lang, marker)?);
         }
         let body = self.langs.bool_terms(terms, negs, &self.limits).map_err(|e| string_limit_at(shape, e))?;
         Ok(body.map(Lang::into_expr))
+    }
+
+    /// `lang` followed by `marker`.
+    fn followed_by(&mut self, lang: Lang, marker: &str) -> Result<Lang> {
+        let what = "a raw string of an XML layout";
+        Ok(match lang {
+            Lang::Hir(h) => Lang::hir(Hir::concat(vec![h.hir().clone(), Hir::literal(marker.as_bytes())])),
+            other => {
+                let key = format!("seq({},{marker:?})", other.key());
+                let dfa = self.langs.dfa(&other, &self.limits)?;
+                let closing = Dfa::literal(marker.as_bytes(), &self.limits, what)?;
+                // A format's text rarely starts the marker: one pass then, else subset
+                // construction.
+                let joined = match dfa.concat(&closing, &self.limits, what)? {
+                    Some(d) => d,
+                    None => Dfa::from_expr(
+                        &crate::automata::DfaExpr::Seq(vec![
+                            crate::automata::DfaExpr::Leaf(&dfa),
+                            crate::automata::DfaExpr::Leaf(&closing),
+                        ]),
+                        &self.limits,
+                        what,
+                    )?,
+                };
+                Lang::Dfa(Arc::new(joined), key)
+            }
+        })
     }
 
     /// The texts that hold one of the options' `excludes`, for the strings of `shape`: none
@@ -785,6 +831,18 @@ fn raw_chars(min: u64, max: Option<u64>) -> Hir {
 pub(super) fn containing(needle: &str) -> Hir {
     let any = || rep(Hir::dot(regex_syntax::hir::Dot::AnyChar), 0, None);
     Hir::concat(vec![any(), Hir::literal(needle.as_bytes()), any()])
+}
+
+/// The texts that end with `needle`.
+fn ending_with(needle: &str) -> Hir {
+    Hir::concat(vec![rep(Hir::dot(regex_syntax::hir::Dot::AnyChar), 0, None), Hir::literal(needle.as_bytes())])
+}
+
+/// The texts that hold `needle` somewhere other than at their end (followed by at least
+/// one character).
+fn holding_before_end(needle: &str) -> Hir {
+    let any = |min| rep(Hir::dot(regex_syntax::hir::Dot::AnyChar), min, None);
+    Hir::concat(vec![any(0), Hir::literal(needle.as_bytes()), any(1)])
 }
 
 /// The characters of format `name`'s strings, decoded (None: a format no pattern says).

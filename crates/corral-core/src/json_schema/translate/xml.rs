@@ -245,6 +245,22 @@ impl XmlStyle {
     }
 }
 
+/// What follows the values of `part` written before `close` (a parameter's or an item's
+/// closing text): `close`, less the style's closing marker where the part's values are
+/// raw strings, which end with it (see `Translator::emit_raw_string`). Every closing text
+/// of a style with raw strings starts with its marker (a test checks it).
+fn part_close(style: XmlStyle, part: Part, close: &str) -> Expr {
+    let rest = match part.pad {
+        Pad::Raw if style.raw_strings() => close.strip_prefix(style.closing()).unwrap_or(close),
+        _ => close,
+    };
+    if rest.is_empty() {
+        Expr::Empty
+    } else {
+        lit(rest)
+    }
+}
+
 /// The marker every MiniMax M3 tag starts with.
 const M3_MARK: &str = "]<]minimax[>[";
 
@@ -363,12 +379,12 @@ impl<'a> Translator<'a> {
                 &format!("the key {key:?} holds {end:?}, which ends a key in the XML style: a reader would cut it there"),
             ));
         }
-        let close = lit(&style.close(key));
+        let close = style.close(key);
         let mut members: Vec<Option<Expr>> = Vec::new();
         // Parts that share an opening marker are one alternative after it.
         let mut grouped: Vec<(&'static str, Vec<Option<Expr>>)> = Vec::new();
         for part in style.parts() {
-            let body = self.xml_part_body(style, *part, subs, depth)?;
+            let body = self.xml_part_body(style, *part, subs, depth)?.map(|b| seq(vec![b, part_close(style, *part, &close)]));
             match grouped.iter_mut().find(|(attr, _)| *attr == part.attr) {
                 Some((_, bodies)) => bodies.push(body),
                 None => grouped.push((part.attr, vec![body])),
@@ -383,7 +399,7 @@ impl<'a> Translator<'a> {
                 }
                 open.push(lit(piece));
             }
-            members.push(Some(seq(open.into_iter().chain([body, close.clone()]).collect())));
+            members.push(Some(seq(open.into_iter().chain([body]).collect())));
         }
         Ok(alt(members))
     }
@@ -394,7 +410,7 @@ impl<'a> Translator<'a> {
         for part in style.parts() {
             let Some(body) = self.xml_part_body(style, *part, subs, depth)? else { continue };
             let (open, close) = style.item(part.attr);
-            items.push(Some(seq(vec![self.xml_lead(style, true), lit(&open), body, lit(&close)])));
+            items.push(Some(seq(vec![self.xml_lead(style, true), lit(&open), body, part_close(style, *part, &close)])));
         }
         Ok(alt(items))
     }
@@ -446,5 +462,35 @@ impl<'a> Translator<'a> {
     /// Is an enum member `v` of a kind written here?
     pub(crate) fn member_here(&self, v: &Value) -> bool {
         !super::value::kind_of(v).and(self.kinds_here()).is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw string's value ends with its style's closing marker (`part_close` takes it
+    /// off what follows): every closing text of a part with raw strings starts with it.
+    #[test]
+    fn closing_texts_start_with_the_raw_strings_marker() {
+        let names = [
+            "qwen_xml",
+            "minimax_xml",
+            "minimax_m3_xml",
+            "deepseek_xml",
+            "deepseek_v4_1_xml",
+            "glm_xml",
+            "cohere_xml",
+            "kimi_k3_xml",
+        ];
+        for name in names {
+            let style = XmlStyle::from_name(name).expect("a style of the list");
+            assert!(style.raw_strings() && !style.closing().is_empty(), "{name}");
+            assert!(style.close("city").starts_with(style.closing()), "{name}");
+            // Items have markers of their own only where values nest.
+            for part in style.parts().iter().filter(|p| p.pad == Pad::Raw && style.nests()) {
+                assert!(style.item(part.attr).1.starts_with(style.closing()), "{name}");
+            }
+        }
     }
 }
