@@ -19,9 +19,11 @@ const MAX_SHORT_ONLY: usize = 16;
 /// the state is left to the trie walk.
 const MAX_SAFE_ROUNDS: usize = 24;
 
-/// The result of [`Dfa::string_safe_risk`]: two sets of bytes, as 256-bit sets. A string-safe fragment
-/// holding an `always` byte dies; one holding neither kind stays alive, as does one of at
-/// most `safe_len` bytes; any other must be read through the DFA.
+/// The result of [`Dfa::string_safe_risk`]: sets of bytes, as 256-bit sets. A string-safe
+/// fragment of at most `safe_len` bytes stays alive (and out of accepting states) unless
+/// it holds an `always` byte; a longer one holding an `ends` byte must be read through the
+/// DFA; of the others, one holding an `always` byte dies, one holding a `check` byte must
+/// be read, and one holding neither stays alive (and out of accepting states).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StringSafeRisk {
     /// Bytes on which the DFA dies wherever a string-safe fragment can read them.
@@ -31,9 +33,14 @@ pub struct StringSafeRisk {
     /// Fragments of at most this many bytes need no reading, whatever `check` bytes
     /// they hold (e.g. the characters left before a `{2,12}` count runs out).
     pub safe_len: usize,
-    /// Every fragment longer than `safe_len` dies (`check` is then empty): an ASCII count
-    /// near its end, such as `[A-Z0-9]{17}` with 3 characters left.
+    /// Every fragment longer than `safe_len` dies (`check` and `ends` are then empty): an
+    /// ASCII count near its end, such as `[A-Z0-9]{17}` with 3 characters left.
     pub short_only: bool,
+    /// Bytes that bring a fragment into an accepting state (found only where accepting
+    /// states count as a risk): every fragment that reaches one holds such a byte, and may
+    /// hold an `always` byte after it, so it is read even then. The closing marker of a
+    /// raw XML argument (`</parameter>`: its `>`) is one.
+    pub ends: [u64; 4],
 }
 
 impl StringSafeRisk {
@@ -54,9 +61,12 @@ impl Dfa {
     }
 
     /// Which bytes decide whether a string-safe fragment of 1 to `max_len` bytes, read from
-    /// `state`, keeps the DFA alive (see [`StringSafeRisk`]). None where a fragment can reach an
-    /// accepting state (unless `may_accept`), where more than `max_dead_at_once` string-safe
-    /// bytes kill at the first read (few tokens live: a trie walk ends quickly), or where
+    /// `state`, keeps the DFA alive and, unless `may_accept`, out of accepting states (see
+    /// [`StringSafeRisk`]). Unless `may_accept`, entering an accepting state is a risk like
+    /// dying: the bytes that do so are `ends`. None where more than 8 bytes enter
+    /// accepting states (a terminal that may end nearly anywhere, such as an identifier at
+    /// every letter: a trie walk records its ends as cheaply), where more than
+    /// `max_dead_at_once` string-safe bytes kill at the first read (few tokens live: a trie walk ends quickly), or where
     /// more than `max_check` bytes would make a fragment need reading. `weight[b]` (how
     /// many tokens hold byte `b`) steers which bytes are left to check.
     ///
@@ -81,12 +91,24 @@ impl Dfa {
         if dead_at_once > max_dead_at_once {
             return None;
         }
-        let search = RiskSearch::new(self, state, max_len);
-        let kills = search.kills(may_accept)?;
+        let search = RiskSearch::new(self, state, max_len, may_accept);
+        let kills = search.kills()?;
+        let mut ends = [0u64; 4];
+        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && kills.ends[search.key_of(b)]) {
+            ends[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+        if ends.iter().map(|w| w.count_ones() as usize).sum::<usize>() > MAX_END_BYTES {
+            return None;
+        }
         let any_sometimes = (0..KEYS).any(|k| kills.sometimes(k));
         // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
         let safe_len = (0..KEYS).filter(|&k| kills.sometimes(k)).map(|k| kills.dead_at[k] - 1).min().unwrap_or(max_len);
-        if any_sometimes && safe_len < max_len && safe_len <= MAX_SHORT_ONLY && search.all_die_past(safe_len, &kills) {
+        if any_sometimes
+            && ends == [0; 4]
+            && safe_len < max_len
+            && safe_len <= MAX_SHORT_ONLY
+            && search.all_die_past(safe_len, &kills)
+        {
             let mut risk = StringSafeRisk { safe_len, short_only: true, ..StringSafeRisk::default() };
             for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && kills.always(search.key_of(b))) {
                 risk.always[(b >> 6) as usize] |= 1 << (b & 63);
@@ -97,7 +119,7 @@ impl Dfa {
             return None;
         }
         let safe = if any_sometimes { search.safe_keys(&kills, weight)? } else { search.initial_safe(&kills) };
-        let mut risk = StringSafeRisk { safe_len, ..StringSafeRisk::default() };
+        let mut risk = StringSafeRisk { safe_len, ends, ..StringSafeRisk::default() };
         let mut checked = 0;
         for b in (0..=255u8).filter(|&b| is_string_safe_byte(b)) {
             let key = search.key_of(b);
@@ -111,6 +133,11 @@ impl Dfa {
         (checked <= max_check).then_some(risk)
     }
 }
+
+/// Most bytes that may bring a fragment into an accepting state for
+/// [`Dfa::string_safe_risk`] to answer: the last bytes of a few closing markers, not a
+/// class of characters.
+const MAX_END_BYTES: usize = 8;
 
 /// Byte keys: bytes with the same (DFA class, UTF-8 class) pair behave alike everywhere.
 const KEYS: usize = 256 * 12;
@@ -177,8 +204,13 @@ pub(super) fn build_safe_moves(dfa: &Dfa) -> SafeMoves {
 
 /// Where string-safe bytes kill, per key, as the search from a state found them.
 struct Kills {
+    /// Per key: it kills (or enters an accepting state, where that is a risk) from some
+    /// pair that reads it.
     dead: Vec<bool>,
+    /// Per key: it leaves some pair that reads it alive.
     alive: Vec<bool>,
+    /// Per key: it enters an accepting state from some pair (where that is a risk).
+    ends: Vec<bool>,
     /// Per key, the first position (1-based) at which it killed.
     dead_at: Vec<usize>,
 }
@@ -201,6 +233,8 @@ struct RiskSearch<'a> {
     dfa: &'a Dfa,
     state: u32,
     max_len: usize,
+    /// Is entering an accepting state harmless (else it is a risk, like dying)?
+    may_accept: bool,
     utf8: [u8; 256],
     /// Per UTF-8 state, the string-safe bytes it takes, one representative per key, with
     /// the UTF-8 state after (its index in [`U`]) and the key.
@@ -208,8 +242,14 @@ struct RiskSearch<'a> {
 }
 
 impl<'a> RiskSearch<'a> {
-    fn new(dfa: &'a Dfa, state: u32, max_len: usize) -> RiskSearch<'a> {
-        RiskSearch { dfa, state, max_len, utf8: Utf8::classes(), moves: safe_moves(dfa) }
+    fn new(dfa: &'a Dfa, state: u32, max_len: usize, may_accept: bool) -> RiskSearch<'a> {
+        RiskSearch { dfa, state, max_len, may_accept, utf8: Utf8::classes(), moves: safe_moves(dfa) }
+    }
+
+    /// Does the move into `t` end a fragment's safety: `t` is dead, or accepting where
+    /// that is a risk?
+    fn risky(&self, t: u32) -> bool {
+        t == DEAD || (!self.may_accept && self.dfa.is_accepting(t))
     }
 
     /// The key of byte `b`.
@@ -217,16 +257,19 @@ impl<'a> RiskSearch<'a> {
         key_of(self.dfa, &self.utf8, b)
     }
 
-    /// Where each key kills within `max_len` bytes; None if a fragment reaches an
-    /// accepting state and that is not allowed.
-    fn kills(&self, may_accept: bool) -> Option<Kills> {
+    /// Where each key kills (or enters an accepting state, where that is a risk) within
+    /// `max_len` bytes; None once more than [`MAX_END_BYTES`] keys (so bytes) enter
+    /// accepting states.
+    fn kills(&self) -> Option<Kills> {
         // The pairs reachable within `max_len - 1` bytes are those first reached at a
         // depth below `max_len`; each is expanded once. Seen pairs: one bit per UTF-8
         // state, per DFA state.
-        let mut kills = Kills { dead: vec![false; KEYS], alive: vec![false; KEYS], dead_at: vec![usize::MAX; KEYS] };
+        let mut kills =
+            Kills { dead: vec![false; KEYS], alive: vec![false; KEYS], ends: vec![false; KEYS], dead_at: vec![usize::MAX; KEYS] };
         let mut seen = StateMap::new(self.dfa.num_states(), 0u8);
         let (mut frontier, mut next) = (vec![(self.state, 0u8)], Vec::new());
         seen.set(self.state, 1);
+        let mut end_keys = 0;
         for depth in 0..self.max_len {
             next.clear();
             for &(s, u) in &frontier {
@@ -237,8 +280,18 @@ impl<'a> RiskSearch<'a> {
                         kills.dead_at[key as usize] = kills.dead_at[key as usize].min(depth + 1);
                         continue;
                     }
-                    if !may_accept && self.dfa.is_accepting(t) {
-                        return None;
+                    if !self.may_accept && self.dfa.is_accepting(t) {
+                        // A risk, like a kill: fragments that hold the key are read (the
+                        // search goes on past it: they may live on).
+                        if !kills.ends[key as usize] {
+                            end_keys += 1;
+                            if end_keys > MAX_END_BYTES {
+                                return None;
+                            }
+                        }
+                        kills.ends[key as usize] = true;
+                        kills.dead[key as usize] = true;
+                        kills.dead_at[key as usize] = kills.dead_at[key as usize].min(depth + 1);
                     }
                     kills.alive[key as usize] = true;
                     if seen.get(t) & (1 << u2) == 0 {
@@ -316,7 +369,7 @@ impl<'a> RiskSearch<'a> {
     fn initial_safe(&self, kills: &Kills) -> Vec<bool> {
         let mut safe: Vec<bool> = (0..KEYS).map(|k| !kills.always(k)).collect();
         for &(b, _, key) in &self.moves[0] {
-            if self.dfa.next(self.state, b) == DEAD {
+            if self.risky(self.dfa.next(self.state, b)) {
                 safe[key as usize] = false;
             }
         }
@@ -338,7 +391,7 @@ impl<'a> RiskSearch<'a> {
             for &(s, u) in &frontier {
                 for &(b, u2, key) in self.moves[u as usize].iter().filter(|m| safe[m.2 as usize]) {
                     let t = self.dfa.next(s, b);
-                    if t == DEAD {
+                    if self.risky(t) {
                         round.violating.set(s, true);
                         round.kills.push((s, key));
                     } else if round.seen.get(t) & (1 << u2) == 0 {

@@ -429,8 +429,11 @@ fn string_safe_risk_checks_the_bytes_that_enter_danger() {
     // Limits: too many bytes dead at once, too many to check; a reachable accept.
     assert_eq!(d.string_safe_risk(pct, 8, false, 256, 5, &ONE), None);
     assert_eq!(d.string_safe_risk(d.start(), 8, false, 100, 48, &ONE), None);
-    assert_eq!(dfa("[ab]*").string_safe_risk(1, 8, false, 256, 48, &ONE), None);
-    assert!(dfa("[ab]*").string_safe_risk(1, 8, true, 256, 48, &ONE).is_some());
+    // Where accepting is a risk: a few bytes that accept are read, a class is not.
+    assert_eq!(dfa("[a-z]*").string_safe_risk(1, 8, false, 256, 48, &ONE), None);
+    assert!(dfa("[a-z]*").string_safe_risk(1, 8, true, 256, 48, &ONE).is_some());
+    let r = dfa("[ab]*").string_safe_risk(1, 8, false, 256, 48, &ONE).unwrap();
+    assert_eq!((r.ends, r.safe_len), (set(b"ab"), 0));
     // A count: fragments up to what is left of it need no reading.
     let d = dfa("\"[a-z]{2,12}\"");
     let mut q = d.next(d.start(), b'"');
@@ -449,6 +452,15 @@ fn string_safe_risk_checks_the_bytes_that_enter_danger() {
     let r = d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap();
     assert_eq!((r.safe_len, r.short_only), (5, false));
     assert!(set_bytes(&r.check).any(|b| b == b'a'));
+    // A closing marker: fragments shorter than it need no reading; longer ones holding
+    // the byte that ends it are read, also when they hold a byte that kills after it.
+    let d = dfa(r#"[^"\\\x00-\x1f~]*</p>"#);
+    let r = d.string_safe_risk(d.start(), 16, false, 256, 48, &ONE).unwrap();
+    assert_eq!((r.ends, r.check, r.safe_len, r.short_only), (set(b">"), set(b">"), 3, false));
+    assert!(set_bytes(&r.always).any(|b| b == b'~'));
+    let r = d.string_safe_risk(d.walk(d.start(), b"</p"), 16, false, 256, 48, &ONE).unwrap();
+    assert_eq!((r.ends, r.safe_len), (set(b">"), 0));
+    assert_eq!(d.string_safe_risk(d.start(), 16, true, 256, 48, &ONE).map(|r| r.ends), Some([0; 4]));
 }
 
 #[test]

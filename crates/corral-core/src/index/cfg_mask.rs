@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 
 use super::compiled::{CompiledGrammar, Engine};
 use super::lexer_mask::{self as lexmask, AfterEnd, LexCache, LexMask};
+use super::parts_mask::{Part, PartsMask};
 use super::state_mask::{StateMask, TokenCollector, TokenSink};
 use super::walker::DfaWalker;
 use crate::automata::Dfa;
@@ -49,9 +50,9 @@ impl CompiledGrammar {
                 return Ok(m.count);
             }
         }
-        let count = self.chart_mask_uncached(earley, lex_cache, chart, out)?;
+        let (count, parts, own) = self.chart_mask_uncached(earley, lex_cache, chart, out)?;
         if keyed && self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes {
-            let m = StateMask::from_counted_bits(out.to_vec(), count);
+            let m = PartsMask::new(parts, own, count, out);
             self.mask_bytes.fetch_add(m.memory_bytes() + key.len() * 4, Ordering::Relaxed);
             if let Ok(mut c) = state_cache.write() {
                 c.insert(key.into_boxed_slice(), Arc::new(m));
@@ -60,24 +61,31 @@ impl CompiledGrammar {
         Ok(count)
     }
 
+    /// The mask of `chart` computed from its parts (see [`PartsMask`]): its count, the
+    /// cached masks OR'd into it, and its own tokens.
     fn chart_mask_uncached(
         &self,
         earley: &EarleyGrammar,
         lex_cache: &RwLock<LexCache>,
         chart: &Chart,
         out: &mut [u32],
-    ) -> Result<u32> {
+    ) -> Result<(u32, Vec<Part>, StateMask)> {
         let open = chart.lex_entries(earley);
         let mut pairs: Vec<(u32, u32)> = open.iter().map(|&(t, q, _)| (t, q)).collect();
         pairs.sort_unstable();
         pairs.dedup();
         out.fill(0);
         let mut ov: Option<Overlay<'_>> = None;
+        let mut parts = Vec::new();
+        let mut own = TokenCollector::new(self.vocab.mask_words());
         for &(term, state) in &pairs {
             // Where nothing can follow the terminal (the text that ends the output), where
             // it ends does not matter.
             let lex = self.lex_mask(earley, lex_cache, term, state, !earley.ends_output(term));
-            lex.tokens.or_into(out);
+            if lex.tokens.count > 0 {
+                lex.tokens.or_into(out);
+                parts.push(Part::Lex(lex.clone()));
+            }
             if lex.completions.is_empty() {
                 continue;
             }
@@ -92,11 +100,14 @@ impl CompiledGrammar {
             let (set, expected) = ov.current_expected();
             for next in expected {
                 let after = self.after_end(earley, (term, state), next, &lex.completions);
-                after.tokens.or_into(out);
+                if after.tokens.count > 0 {
+                    after.tokens.or_into(out);
+                    parts.push(Part::After(after.clone()));
+                }
                 if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
                     continue;
                 }
-                self.walk_after_end(earley, ov, &after.ends, out)?;
+                self.walk_after_end(earley, ov, &after.ends, &mut own)?;
                 ov.pop(1);
             }
             ov.pop(1);
@@ -105,11 +116,11 @@ impl CompiledGrammar {
             return Err(e);
         }
         if chart.is_accepting() {
-            for &e in self.vocab.eos_ids() {
-                out[(e >> 5) as usize] |= 1 << (e & 31);
-            }
+            own.extend(self.vocab.eos_ids());
         }
-        Ok(crate::index::state_mask::count_bits(out))
+        let own = own.into_mask();
+        own.or_into(out);
+        Ok((crate::index::state_mask::count_bits(out), parts, own))
     }
 
     /// Marks the tokens below the trie nodes `nodes` that the parse in `ov` (which stands
@@ -120,7 +131,13 @@ impl CompiledGrammar {
     ///
     /// The walk goes as deep as the longest token, so it keeps its own stack of frames
     /// (one per terminal ended inside a token) instead of recursing on the thread's stack.
-    fn walk_after_end(&self, earley: &EarleyGrammar, ov: &mut Overlay<'_>, nodes: &[u32], out: &mut [u32]) -> Result<()> {
+    fn walk_after_end<S: TokenSink + ?Sized>(
+        &self,
+        earley: &EarleyGrammar,
+        ov: &mut Overlay<'_>,
+        nodes: &[u32],
+        out: &mut S,
+    ) -> Result<()> {
         /// One parser position inside the tokens: the end nodes below which it reads, the
         /// terminals it expects, and the next of those to try.
         struct Frame {

@@ -40,7 +40,7 @@ pub(crate) enum Engine {
         /// reads: by (P's terminal, P's state, T). Independent of the rest of the parse.
         after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
         /// Whole masks by canonical parser state (see `Chart::state_key`).
-        state_cache: RwLock<FastMap<Box<[u32]>, Arc<StateMask>>>,
+        state_cache: RwLock<FastMap<Box<[u32]>, Arc<super::parts_mask::PartsMask>>>,
         /// With strings that must be regular expressions: the vocabulary sorted for
         /// their check's masks.
         pattern_tokens: OnceLock<PatternTokens>,

@@ -49,9 +49,9 @@ impl CompiledGrammar {
         // Inside free text (a JSON string), most of the vocabulary is one precomputed
         // slice: walk only the rest of the trie.
         match string_safe_slice_mask(&self.vocab, dfa, state, true) {
-            Some((s, bits)) => {
-                let m = self.walk_dfa_mask(dfa, state, &s.rest, bits);
-                if let Some(i) = slices.iter().position(|x| std::ptr::eq(x, s)) {
+            Some(sm) => {
+                let m = self.walk_dfa_mask(dfa, state, &sm.slice.rest, sm.bits);
+                if let Some(i) = slices.iter().position(|x| std::ptr::eq(x, sm.slice)) {
                     Self::note_sliced(sliced, state, i);
                 }
                 m

@@ -29,7 +29,8 @@ pub(crate) struct LexMask {
     /// The string-safe slice (its index in [`Vocabulary::string_safe_slices`]) whose
     /// tokens this mask took without a trie walk: its tokens here are exactly those the
     /// state keeps alive, and (where completions are recorded) none of them ends the
-    /// terminal. None for a mask found otherwise.
+    /// terminal. None for a mask found otherwise, or where the terminal may end inside a
+    /// slice token.
     pub(crate) slice: Option<usize>,
 }
 
@@ -65,10 +66,19 @@ pub(crate) fn compute_inside(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMa
 fn compute_with(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: bool) -> LexMask {
     // Where ends are recorded, a terminal must not end inside a slice token: its end would
     // need the parser there.
-    if let Some((slice, bits)) = string_safe_slice_mask(vocab, dfa, state, !ends) {
+    if let Some(sm) = string_safe_slice_mask(vocab, dfa, state, !ends) {
         // (The slice is one of the vocabulary's: its index is always found.)
-        if let Some(index) = vocab.string_safe_slices().iter().position(|s| std::ptr::eq(s, slice)) {
-            return with_rest_walked(vocab, dfa, state, index, bits, ends);
+        if let Some(index) = vocab.string_safe_slices().iter().position(|s| std::ptr::eq(s, sm.slice)) {
+            let mut mask = with_rest_walked(vocab, dfa, state, index, sm.bits, ends);
+            if !sm.ends.is_empty() {
+                // The terminal may end inside slice tokens: a sibling could not borrow
+                // the slice's part alone.
+                mask.completions.extend(sm.ends);
+                mask.completions.sort_unstable();
+                mask.completions.dedup();
+                mask.slice = None;
+            }
+            return mask;
         }
     }
     let mut full = compute_full(vocab.trie(), dfa, state, vocab.mask_words());

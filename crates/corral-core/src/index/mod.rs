@@ -11,6 +11,7 @@
 //!   terminal and state);
 //! * `string_safe`: masks over the vocabulary's string-safe slices;
 //! * `state_mask`: a cached mask, sparse or dense;
+//! * `parts_mask`: a parser state's cached mask, as the cached masks it is made of;
 //! * [`intersection`]: several compiled grammars that must all hold (`g1 & g2`), as one
 //!   compiled grammar.
 
@@ -19,6 +20,7 @@ pub mod compiled;
 mod dfa_mask;
 pub mod intersection;
 pub(crate) mod lexer_mask;
+mod parts_mask;
 pub(crate) mod state_mask;
 pub(crate) mod string_safe;
 #[cfg(test)]

@@ -223,6 +223,12 @@ impl StateMask {
         StateMask { repr: MaskRepr::Sparse(ids.into_boxed_slice()), count, only }
     }
 
+    /// Is it kept as a row of bits (dense, or nearly every token), so that writing it costs
+    /// a pass over a whole row?
+    pub(crate) fn is_row(&self) -> bool {
+        !matches!(self.repr, MaskRepr::Sparse(_))
+    }
+
     /// ORs the mask into `out`.
     pub(crate) fn or_into(&self, out: &mut [u32]) {
         match &self.repr {

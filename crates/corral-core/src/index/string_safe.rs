@@ -6,29 +6,42 @@ use crate::automata::{Dfa, DEAD};
 use crate::vocab::slices::MAX_SAFE_LEN;
 use crate::vocab::{StringSafeSlice, Vocabulary};
 
-/// The mask of a DFA standing in `state` over the tokens of a string-safe slice, and that
-/// slice (whose `rest` trie is still to be walked); None where no slice applies.
+/// A DFA state's tokens among a string-safe slice's (see [`string_safe_slice_mask`]).
+pub(crate) struct SliceMask<'v> {
+    /// The slice, whose `rest` trie is still to be walked.
+    pub(crate) slice: &'v StringSafeSlice,
+    /// The slice's tokens the state keeps alive, as mask bits.
+    pub(crate) bits: Vec<u32>,
+    /// Nodes of the full trie, with children, where a slice token passes through an
+    /// accepting state (only where `may_accept` is false): where the terminal may end
+    /// inside a token, and the parser goes on. Sorted, without repeats.
+    pub(crate) ends: Vec<u32>,
+}
+
+/// The mask of a DFA standing in `state` over the tokens of a string-safe slice; None
+/// where no slice applies.
 ///
 /// A state with a character budget (see [`Dfa::string_safe_char_budget`]) takes the
 /// longest slice's tokens that start at most that many characters. Otherwise, the first
 /// slice, longest bound first, whose [`Dfa::string_safe_risk`] is known: its tokens
 /// with an `always` byte are refused, those with a `check` byte and longer than
 /// `safe_len` are read one by one (at most [`max_checked_tokens`], else the next slice
-/// is tried), the others are allowed. Unless `may_accept`, no slice token reaches an
-/// accepting state (so no terminal ends inside one).
+/// is tried), the others are allowed. Unless `may_accept`, entering an accepting state is
+/// a risk too: the tokens that may do so (holding an `ends` byte) are read one by one, and
+/// where they accept is kept in [`SliceMask::ends`].
 pub(crate) fn string_safe_slice_mask<'v>(
     vocab: &'v Vocabulary,
     dfa: &Dfa,
     state: u32,
     may_accept: bool,
-) -> Option<(&'v StringSafeSlice, Vec<u32>)> {
+) -> Option<SliceMask<'v>> {
     let len_le = vocab.safe_len_le();
     let weight = vocab.safe_byte_weight();
     // A state counting the characters left (a small `maxLength`) takes its tokens by
     // character count: the byte risks below would leave nearly every token to read.
     if let (Some(k), Some(slice)) = (dfa.string_safe_char_budget(state, may_accept), vocab.string_safe_slices().first()) {
         let bits = slice.bits.iter().zip(&vocab.safe_chars_le()[k]).map(|(&s, &c)| s & c).collect();
-        return Some((slice, bits));
+        return Some(SliceMask { slice, bits, ends: Vec::new() });
     }
     for (i, slice) in vocab.string_safe_slices().iter().enumerate() {
         // The longest bound with bytes to check only for a small DFA: its search runs
@@ -39,7 +52,7 @@ pub(crate) fn string_safe_slice_mask<'v>(
             continue;
         };
         if risk.is_clear() {
-            return Some((slice, slice.bits.clone()));
+            return Some(SliceMask { slice, bits: slice.bits.clone(), ends: Vec::new() });
         }
         let mut always = vocab.safe_tokens_holding(&risk.always);
         if risk.short_only && risk.safe_len <= MAX_SAFE_LEN {
@@ -47,14 +60,17 @@ pub(crate) fn string_safe_slice_mask<'v>(
             for ((a, &bits), &short) in always.iter_mut().zip(&slice.bits).zip(&len_le[risk.safe_len]) {
                 *a = bits & short & !*a;
             }
-            return Some((slice, always));
+            return Some(SliceMask { slice, bits: always, ends: Vec::new() });
         }
         let mut check = vocab.safe_tokens_holding(&risk.check);
-        // `check` becomes the tokens to read, `always` the allowed ones.
+        let ending = if risk.ends == [0; 4] { None } else { Some(vocab.safe_tokens_holding(&risk.ends)) };
+        // `check` becomes the tokens to read, `always` the allowed ones. A token that may
+        // accept is read even if it holds an `always` byte: it may accept before that byte.
         let short = &len_le[risk.safe_len.min(MAX_SAFE_LEN)];
         let mut checked = 0u32;
-        for (((a, c), &bits), &short) in always.iter_mut().zip(check.iter_mut()).zip(&slice.bits).zip(short) {
-            *c = bits & *c & !*a & !short;
+        for (w, (((a, c), &bits), &short)) in always.iter_mut().zip(check.iter_mut()).zip(&slice.bits).zip(short).enumerate() {
+            let e = ending.as_ref().map_or(0, |e| e[w]);
+            *c = bits & !short & ((*c & !*a) | e);
             *a = bits & !(*a | *c);
             checked += c.count_ones();
         }
@@ -62,26 +78,43 @@ pub(crate) fn string_safe_slice_mask<'v>(
             continue;
         }
         let mut allowed = always;
+        let mut ends = Vec::new();
         for (w, &word) in check.iter().enumerate() {
             let mut word = word;
             while word != 0 {
                 let id = (w as u32) << 5 | word.trailing_zeros();
                 word &= word - 1;
-                let mut q = state;
-                for &b in vocab.token_bytes(id) {
-                    q = dfa.next(q, b);
-                    if q == DEAD {
-                        break;
-                    }
-                }
-                if q != DEAD {
+                if read_token(vocab, dfa, state, id, !may_accept, &mut ends) {
                     allowed[w] |= 1 << (id & 31);
                 }
             }
         }
-        return Some((slice, allowed));
+        ends.sort_unstable();
+        ends.dedup();
+        return Some(SliceMask { slice, bits: allowed, ends });
     }
     None
+}
+
+/// Reads token `id` from `state`: does the DFA live to its end? With `record_ends`, the
+/// full trie's nodes (with children) where it passes through an accepting state go to
+/// `ends`.
+fn read_token(vocab: &Vocabulary, dfa: &Dfa, state: u32, id: u32, record_ends: bool, ends: &mut Vec<u32>) -> bool {
+    let bytes = vocab.token_bytes(id);
+    let mut q = state;
+    for (i, &b) in bytes.iter().enumerate() {
+        q = dfa.next(q, b);
+        if q == DEAD {
+            return false;
+        }
+        if record_ends && dfa.is_accepting(q) {
+            let trie = vocab.trie();
+            if let Some(node) = trie.node_of(&bytes[..=i]).filter(|&n| trie.has_children(n)) {
+                ends.push(node);
+            }
+        }
+    }
+    true
 }
 
 /// Past this many string-safe bytes that kill at once (of the 144 a string-safe fragment may start

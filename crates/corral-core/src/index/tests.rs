@@ -118,8 +118,16 @@ fn string_safe_slices_change_no_mask() {
         r#""[^"\\\x00-\x1f]{2,5}""#,
         r#"[^"\\\x00-\x1f]{1,4}"#,
         r#""[ab1 é]{0,3}""#,
+        // A terminal that may end inside slice tokens (a closing marker): going on after
+        // it and dying after it, after a count, and at `ab`, whose node has slice tokens
+        // only below it (no walk of the rest meets it).
+        r#"[^"\\\x00-\x1f]*}"#,
+        r#"[^"\\\x00-\x1f}]*}"#,
+        r#"[^"\\\x00-\x1f]{0,20}%1"#,
+        r#"[^"\\\x00-\x1f]*ab"#,
+        r#"[^"\\\x00-\x1fb]*ab"#,
     ];
-    let (mut sliced, mut risky, mut mid, mut budgets) = (0, 0, 0, 0);
+    let (mut sliced, mut risky, mut mid, mut budgets, mut ending) = (0, 0, 0, 0, 0);
     for pattern in patterns {
         let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
         let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
@@ -142,14 +150,44 @@ fn string_safe_slices_change_no_mask() {
             let clear = vocab.string_safe_slices().iter().any(|s| dfa.admits_string_safe(state, s.max_len, true));
             sliced += clear as usize;
             budgets += dfa.string_safe_char_budget(state, false).is_some() as usize;
-            mid += (string_safe_slice_mask(&vocab, dfa, state, true).map(|(s, _)| s.max_len) == Some(32)) as usize;
+            mid += (string_safe_slice_mask(&vocab, dfa, state, true).map(|m| m.slice.max_len) == Some(32)) as usize;
             risky += (!clear && string_safe_slice_mask(&vocab, dfa, state, true).is_some()) as usize;
+            ending += string_safe_slice_mask(&vocab, dfa, state, false).is_some_and(|m| !m.ends.is_empty()) as usize;
         }
     }
     assert!(sliced >= 10, "the slices were used in {sliced} states only");
     assert!(risky >= 4, "slices with risky bytes were used in {risky} states only");
     assert!(mid >= 4, "the 32-byte slice was used in {mid} states only");
     assert!(budgets >= 8, "character budgets were used in {budgets} states only");
+    assert!(ending >= 3, "slices where the terminal ends inside tokens were used in {ending} states only");
+}
+
+/// A slice token that passes a closing marker and then a byte that kills everywhere ends
+/// the terminal inside it: the slice mask reads it rather than refuse it for that byte, so
+/// the marker's node (which only such tokens reach) is an end node, as a walk finds.
+#[test]
+fn slice_tokens_that_end_a_terminal_before_a_killing_byte_are_read() {
+    let pieces = ["a", "b", "<", "/", "p", ">", "~", "\"", "\n", "ab", "a<", "</p>~", "</p>~~", "a</p>~"];
+    let vocab = Vocabulary::new(
+        pieces.iter().map(|p| Some(p.as_bytes().to_vec())).chain([None]).collect(),
+        &[],
+        &[pieces.len() as u32],
+        None,
+    )
+    .unwrap();
+    let g = Grammar::regex(r#"[^"\\\x00-\x1f~]*</p>"#, &Limits::default(), None).unwrap();
+    let c = CompiledGrammar::new(&g, Arc::new(vocab.clone()), &Limits::default(), false).unwrap();
+    let dfa = c.dfa().unwrap();
+    let ends: Vec<u32> = [&b"</p>"[..], b"a</p>"].iter().map(|m| vocab.trie().node_of(m).unwrap()).collect();
+    let sliced = string_safe_slice_mask(&vocab, dfa, dfa.start(), false).expect("a slice applies");
+    assert_eq!(sliced.ends, ends);
+    let (fast, full) = (lexmask::compute(&vocab, dfa, dfa.start()), lexmask::compute_full(vocab.trie(), dfa, dfa.start(), 1));
+    assert_eq!((fast.completions, fast.slice), (ends.clone(), None));
+    assert_eq!(full.completions, ends);
+    let (mut a, mut b) = ([0u32], [0u32]);
+    fast.tokens.write(&mut a);
+    full.tokens.write(&mut b);
+    assert_eq!(a, b);
 }
 
 /// A lexer mask that takes its slice part from a sibling state's (states that read every
@@ -701,6 +739,37 @@ fn derived_lexer_masks_equal_computed() {
         }
     }
     assert!(derived > 20, "only {derived} derivations checked");
+}
+
+/// A parser state's cached mask, kept as the lexer and after-end masks it is made of
+/// (see `index::parts_mask`), writes on a later visit what its first visit computed:
+/// walks replayed on the same compiled grammar (every mask then from the cache) give the
+/// reference masks.
+#[test]
+fn masks_kept_as_parts_write_what_was_computed() {
+    use crate::frontend::Dialect;
+    // Tokens the grammar never allows make rows long next to the few ids after an end.
+    let unused: Vec<Vec<u8>> = (0..4000).map(|i| format!("x{i}").into_bytes()).collect();
+    let vocab = Arc::new(strings_over(b"[],a1", &unused.iter().map(|t| t.as_slice()).collect::<Vec<_>>()));
+    let limits = Limits::default();
+    let g =
+        Grammar::cfg_text(r#"s ::= "[" item ("," item)* "]" ; item ::= "a" | "11" | s ;"#, Dialect::Ebnf, None, &limits, None)
+            .unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab, &limits, false).unwrap());
+    for what in ["first visits", "cached masks"] {
+        walks_agree_with_reference(&c, (40, 30), 3, None, what, |m, slow| {
+            m.fill_mask_reference(slow).unwrap();
+        });
+    }
+    let Engine::Cfg { state_cache, .. } = &c.engine else { panic!("a context-free grammar") };
+    let shapes: Vec<(usize, u32)> = state_cache.read().unwrap().values().map(|m| m.shape()).collect();
+    let several = shapes.iter().filter(|s| s.0 >= 2).count();
+    let own = shapes.iter().filter(|s| s.0 >= 1 && s.1 > 0).count();
+    assert!(
+        several >= 5 && own >= 5,
+        "{several} and {own} of {} cached masks with several parts, and with tokens of their own",
+        shapes.len()
+    );
 }
 
 /// Free text, a marker, then a small grammar: masks along random walks (where half-written

@@ -305,16 +305,17 @@ impl TokenTrie {
         &self.token_ids[self.nodes[i].tokens_start as usize..self.nodes[i + 1].tokens_start as usize]
     }
 
+    /// The node that spells `bytes` (a prefix of some token), found in `bytes.len()` steps.
+    pub fn node_of(&self, bytes: &[u8]) -> Option<u32> {
+        bytes.iter().try_fold(0u32, |node, &b| self.children(node).find(|&(_, c)| c == b).map(|(child, _)| child))
+    }
+
     /// The tokens whose bytes start with `prefix` (`prefix` itself included), in byte
     /// order: the subtree of the node that spells `prefix`, found in `prefix.len()` steps.
     pub fn with_prefix(&self, prefix: &[u8]) -> &[u32] {
-        let mut node = 0u32;
-        for &b in prefix {
-            match self.children(node).find(|&(_, c)| c == b) {
-                Some((child, _)) => node = child,
-                None => return &[],
-            }
-        }
+        let Some(node) = self.node_of(prefix) else {
+            return &[];
+        };
         let n = &self.nodes[node as usize];
         &self.token_ids[n.tokens_start as usize..self.nodes[n.subtree_end as usize].tokens_start as usize]
     }
