@@ -211,7 +211,8 @@ struct Kills {
     alive: Vec<bool>,
     /// Per key: it enters an accepting state from some pair (where that is a risk).
     ends: Vec<bool>,
-    /// Per key, the first position (1-based) at which it killed.
+    /// Per key, the first position (1-based) at which it killed (or entered an accepting
+    /// state, where that is a risk).
     dead_at: Vec<usize>,
 }
 
