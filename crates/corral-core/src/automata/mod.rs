@@ -56,7 +56,7 @@ pub mod within;
 use counted::{Counted, ROW_DEAD};
 pub use expr::DfaExpr;
 pub use look::LookTree;
-pub use string_safe::StringSafeRisk;
+pub use string_safe::{StringSafeRisk, ANY_BYTE};
 
 impl Dfa {
     /// The DFA of a regular expression over DFAs (concatenation, union, repetition; see

@@ -36,10 +36,13 @@ pub struct StringSafeRisk {
     /// Every fragment longer than `safe_len` dies (`check` and `ends` are then empty): an
     /// ASCII count near its end, such as `[A-Z0-9]{17}` with 3 characters left.
     pub short_only: bool,
-    /// Bytes that bring a fragment into an accepting state (found only where accepting
-    /// states count as a risk): every fragment that reaches one holds such a byte, and may
-    /// hold an `always` byte after it, so it is read even then. The closing marker of a
-    /// raw XML argument (`</parameter>`: its `>`) is one.
+    /// Bytes around which a fragment may pass through an accepting state (found only where
+    /// ends count as a risk): every fragment that ends the terminal where the parser may
+    /// go on holds such a byte, and may hold an `always` byte after it, so it is read even
+    /// then. Either the bytes that enter an accepting state (the closing marker of a raw
+    /// XML argument, `</parameter>`: its `>`), or, where more than 8 bytes do (free text,
+    /// which may end anywhere), the bytes that can follow the end and are read from an
+    /// accepting state (the `<` of the marker after the text).
     pub ends: [u64; 4],
 }
 
@@ -50,6 +53,9 @@ impl StringSafeRisk {
     }
 }
 
+/// Every byte: where a terminal may be followed by anything.
+pub const ANY_BYTE: [u64; 4] = [u64::MAX; 4];
+
 impl Dfa {
     /// Does every string-safe fragment (see `vocab::slices::is_string_safe_fragment`) of 1 to
     /// `max_len` bytes, read from `state`, keep the DFA alive and, unless `may_accept`, out
@@ -57,15 +63,19 @@ impl Dfa {
     /// bound is allowed from `state`, and (without accepting states) no terminal ends
     /// inside one, so a mask needs no walk over the slice.
     pub fn admits_string_safe(&self, state: u32, max_len: usize, may_accept: bool) -> bool {
-        self.string_safe_risk(state, max_len, may_accept, 0, 0, &[0; 256]).is_some_and(|r| r.is_clear())
+        let ends = (!may_accept).then_some(&ANY_BYTE);
+        self.string_safe_risk(state, max_len, ends, 0, 0, &[0; 256]).is_some_and(|r| r.is_clear())
     }
 
     /// Which bytes decide whether a string-safe fragment of 1 to `max_len` bytes, read from
-    /// `state`, keeps the DFA alive and, unless `may_accept`, out of accepting states (see
-    /// [`StringSafeRisk`]). Unless `may_accept`, entering an accepting state is a risk like
-    /// dying: the bytes that do so are `ends`. None where more than 8 bytes enter
-    /// accepting states (a terminal that may end nearly anywhere, such as an identifier at
-    /// every letter: a trie walk records its ends as cheaply), where more than
+    /// `state`, keeps the DFA alive and, where `ends` is given, does not end the terminal
+    /// where the parser may go on (see [`StringSafeRisk`]). `ends`: the bytes that can
+    /// follow the terminal (None: its ends do not matter). Entering an accepting state is
+    /// then a risk like dying: the bytes that do so are `ends`. Where more than 8 bytes
+    /// enter accepting states, the risk is reading, from an accepting state, a byte that
+    /// can follow the terminal (an end followed by anything else leads nowhere): those
+    /// bytes are `ends`. None where more than 8 bytes do that too (an identifier that ends
+    /// at every letter, followed by anything: a trie walk records its ends as cheaply), where more than
     /// `max_dead_at_once` string-safe bytes kill at the first read (few tokens live: a trie walk ends quickly), or where
     /// more than `max_check` bytes would make a fragment need reading. `weight[b]` (how
     /// many tokens hold byte `b`) steers which bytes are left to check.
@@ -78,7 +88,7 @@ impl Dfa {
         &self,
         state: u32,
         max_len: usize,
-        may_accept: bool,
+        ends: Option<&[u64; 4]>,
         max_dead_at_once: usize,
         max_check: usize,
         weight: &[u32; 256],
@@ -91,15 +101,17 @@ impl Dfa {
         if dead_at_once > max_dead_at_once {
             return None;
         }
-        let search = RiskSearch::new(self, state, max_len, may_accept);
-        let kills = search.kills()?;
-        let mut ends = [0u64; 4];
-        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && kills.ends[search.key_of(b)]) {
-            ends[(b >> 6) as usize] |= 1 << (b & 63);
-        }
-        if ends.iter().map(|w| w.count_ones() as usize).sum::<usize>() > MAX_END_BYTES {
-            return None;
-        }
+        let entering = RiskSearch::new(self, state, max_len, ends.map_or(EndRisk::Harmless, |_| EndRisk::Entering));
+        let (search, kills, ends) = match (entering.kills_and_ends(), ends) {
+            (Some((kills, ends)), _) => (entering, kills, ends),
+            (None, Some(follow)) if *follow != ANY_BYTE => {
+                let leaving = RiskSearch::new(self, state, max_len, EndRisk::Leaving(Vec::new()));
+                let leaving = RiskSearch { risk: EndRisk::Leaving(leaving.keys_of(follow)), ..leaving };
+                let (kills, ends) = leaving.kills_and_ends()?;
+                (leaving, kills, ends)
+            }
+            (None, _) => return None,
+        };
         let any_sometimes = (0..KEYS).any(|k| kills.sometimes(k));
         // Fragments shorter than the first "sometimes" kill meet only `always` bytes.
         let safe_len = (0..KEYS).filter(|&k| kills.sometimes(k)).map(|k| kills.dead_at[k] - 1).min().unwrap_or(max_len);
@@ -202,17 +214,28 @@ pub(super) fn build_safe_moves(dfa: &Dfa) -> SafeMoves {
     moves
 }
 
+/// When a terminal's end is a risk in [`RiskSearch`].
+enum EndRisk {
+    /// Never: where the terminal ends does not matter.
+    Harmless,
+    /// Entering an accepting state.
+    Entering,
+    /// Reading, from an accepting state, a byte of one of these keys (those of the bytes
+    /// that can follow the terminal).
+    Leaving(Vec<bool>),
+}
+
 /// Where string-safe bytes kill, per key, as the search from a state found them.
 struct Kills {
-    /// Per key: it kills (or enters an accepting state, where that is a risk) from some
+    /// Per key: it kills (or ends the terminal, where that is a risk) from some
     /// pair that reads it.
     dead: Vec<bool>,
     /// Per key: it leaves some pair that reads it alive.
     alive: Vec<bool>,
-    /// Per key: it enters an accepting state from some pair (where that is a risk).
+    /// Per key: it ends the terminal from some pair (where that is a risk, see `EndRisk`).
     ends: Vec<bool>,
-    /// Per key, the first position (1-based) at which it killed (or entered an accepting
-    /// state, where that is a risk).
+    /// Per key, the first position (1-based) at which it killed (or ended the terminal,
+    /// where that is a risk).
     dead_at: Vec<usize>,
 }
 
@@ -234,8 +257,8 @@ struct RiskSearch<'a> {
     dfa: &'a Dfa,
     state: u32,
     max_len: usize,
-    /// Is entering an accepting state harmless (else it is a risk, like dying)?
-    may_accept: bool,
+    /// Which ends are a risk, like dying.
+    risk: EndRisk,
     utf8: [u8; 256],
     /// Per UTF-8 state, the string-safe bytes it takes, one representative per key, with
     /// the UTF-8 state after (its index in [`U`]) and the key.
@@ -243,14 +266,32 @@ struct RiskSearch<'a> {
 }
 
 impl<'a> RiskSearch<'a> {
-    fn new(dfa: &'a Dfa, state: u32, max_len: usize, may_accept: bool) -> RiskSearch<'a> {
-        RiskSearch { dfa, state, max_len, may_accept, utf8: Utf8::classes(), moves: safe_moves(dfa) }
+    fn new(dfa: &'a Dfa, state: u32, max_len: usize, risk: EndRisk) -> RiskSearch<'a> {
+        RiskSearch { dfa, state, max_len, risk, utf8: Utf8::classes(), moves: safe_moves(dfa) }
     }
 
-    /// Does the move into `t` end a fragment's safety: `t` is dead, or accepting where
-    /// that is a risk?
-    fn risky(&self, t: u32) -> bool {
-        t == DEAD || (!self.may_accept && self.dfa.is_accepting(t))
+    /// Per key: does it hold one of the string-safe `bytes`?
+    fn keys_of(&self, bytes: &[u64; 4]) -> Vec<bool> {
+        let mut keys = vec![false; KEYS];
+        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && bytes[(b >> 6) as usize] >> (b & 63) & 1 == 1) {
+            keys[self.key_of(b)] = true;
+        }
+        keys
+    }
+
+    /// Does the move from `s` by `key` into `t` end a fragment's safety: `t` is dead, or
+    /// the move ends the terminal where that is a risk?
+    fn risky(&self, s: u32, key: u16, t: u32) -> bool {
+        t == DEAD || self.ends_at(s, key, t)
+    }
+
+    /// Is the move from `s` by `key` into `t` an end that is a risk?
+    fn ends_at(&self, s: u32, key: u16, t: u32) -> bool {
+        match &self.risk {
+            EndRisk::Harmless => false,
+            EndRisk::Entering => t != DEAD && self.dfa.is_accepting(t),
+            EndRisk::Leaving(keys) => keys[key as usize] && self.dfa.is_accepting(s),
+        }
     }
 
     /// The key of byte `b`.
@@ -258,7 +299,19 @@ impl<'a> RiskSearch<'a> {
         key_of(self.dfa, &self.utf8, b)
     }
 
-    /// Where each key kills (or enters an accepting state, where that is a risk) within
+    /// [`RiskSearch::kills`], and the string-safe bytes of the keys whose ends are a risk;
+    /// None where more than [`MAX_END_BYTES`] bytes are.
+    fn kills_and_ends(&self) -> Option<(Kills, [u64; 4])> {
+        let kills = self.kills()?;
+        let mut ends = [0u64; 4];
+        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && kills.ends[self.key_of(b)]) {
+            ends[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+        let count: usize = ends.iter().map(|w| w.count_ones() as usize).sum();
+        (count <= MAX_END_BYTES).then_some((kills, ends))
+    }
+
+    /// Where each key kills (or ends the terminal, where that is a risk) within
     /// `max_len` bytes; None once more than [`MAX_END_BYTES`] keys (so bytes) enter
     /// accepting states.
     fn kills(&self) -> Option<Kills> {
@@ -276,14 +329,10 @@ impl<'a> RiskSearch<'a> {
             for &(s, u) in &frontier {
                 for &(b, u2, key) in &self.moves[u as usize] {
                     let t = self.dfa.next(s, b);
-                    if t == DEAD {
-                        kills.dead[key as usize] = true;
-                        kills.dead_at[key as usize] = kills.dead_at[key as usize].min(depth + 1);
-                        continue;
-                    }
-                    if !self.may_accept && self.dfa.is_accepting(t) {
+                    if self.ends_at(s, key, t) {
                         // A risk, like a kill: fragments that hold the key are read (the
-                        // search goes on past it: they may live on).
+                        // search goes on past it: they may live on), even where the DFA
+                        // dies on it (the terminal ended before).
                         if !kills.ends[key as usize] {
                             end_keys += 1;
                             if end_keys > MAX_END_BYTES {
@@ -292,7 +341,13 @@ impl<'a> RiskSearch<'a> {
                         }
                         kills.ends[key as usize] = true;
                         kills.dead[key as usize] = true;
+                        kills.alive[key as usize] = true;
                         kills.dead_at[key as usize] = kills.dead_at[key as usize].min(depth + 1);
+                    }
+                    if t == DEAD {
+                        kills.dead[key as usize] = true;
+                        kills.dead_at[key as usize] = kills.dead_at[key as usize].min(depth + 1);
+                        continue;
                     }
                     kills.alive[key as usize] = true;
                     if seen.get(t) & (1 << u2) == 0 {
@@ -370,7 +425,7 @@ impl<'a> RiskSearch<'a> {
     fn initial_safe(&self, kills: &Kills) -> Vec<bool> {
         let mut safe: Vec<bool> = (0..KEYS).map(|k| !kills.always(k)).collect();
         for &(b, _, key) in &self.moves[0] {
-            if self.risky(self.dfa.next(self.state, b)) {
+            if self.risky(self.state, key, self.dfa.next(self.state, b)) {
                 safe[key as usize] = false;
             }
         }
@@ -392,7 +447,7 @@ impl<'a> RiskSearch<'a> {
             for &(s, u) in &frontier {
                 for &(b, u2, key) in self.moves[u as usize].iter().filter(|m| safe[m.2 as usize]) {
                     let t = self.dfa.next(s, b);
-                    if self.risky(t) {
+                    if self.risky(s, key, t) {
                         round.violating.set(s, true);
                         round.kills.push((s, key));
                     } else if round.seen.get(t) & (1 << u2) == 0 {

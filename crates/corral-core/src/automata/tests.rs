@@ -417,31 +417,31 @@ fn string_safe_risk_checks_the_bytes_that_enter_danger() {
         bytes.iter().for_each(|&b| s[(b >> 6) as usize] |= 1 << (b & 63));
         s
     };
-    let r = d.string_safe_risk(body, 8, false, 256, 48, &ONE).unwrap();
+    let r = d.string_safe_risk(body, 8, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     assert_eq!(r.check, set(b"%"));
     let always: Vec<u8> = set_bytes(&r.always).collect();
     assert!(always.contains(&b'A') && always.contains(&0xC3) && !always.contains(&b'a') && !always.contains(&b'z'));
     // After `%`: the state is dangerous; what kills somewhere is read (`g`-`z`, `%`).
     let pct = d.next(body, b'%');
-    let r = d.string_safe_risk(pct, 8, false, 256, 48, &ONE).unwrap();
+    let r = d.string_safe_risk(pct, 8, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     let check: Vec<u8> = set_bytes(&r.check).collect();
     assert!(check.contains(&b'z') && check.contains(&b'%') && !check.contains(&b'0'), "{check:?}");
     // Limits: too many bytes dead at once, too many to check; a reachable accept.
-    assert_eq!(d.string_safe_risk(pct, 8, false, 256, 5, &ONE), None);
-    assert_eq!(d.string_safe_risk(d.start(), 8, false, 100, 48, &ONE), None);
+    assert_eq!(d.string_safe_risk(pct, 8, Some(&ANY_BYTE), 256, 5, &ONE), None);
+    assert_eq!(d.string_safe_risk(d.start(), 8, Some(&ANY_BYTE), 100, 48, &ONE), None);
     // Where accepting is a risk: a few bytes that accept are read, a class is not.
-    assert_eq!(dfa("[a-z]*").string_safe_risk(1, 8, false, 256, 48, &ONE), None);
-    assert!(dfa("[a-z]*").string_safe_risk(1, 8, true, 256, 48, &ONE).is_some());
-    let r = dfa("[ab]*").string_safe_risk(1, 8, false, 256, 48, &ONE).unwrap();
+    assert_eq!(dfa("[a-z]*").string_safe_risk(1, 8, Some(&ANY_BYTE), 256, 48, &ONE), None);
+    assert!(dfa("[a-z]*").string_safe_risk(1, 8, None, 256, 48, &ONE).is_some());
+    let r = dfa("[ab]*").string_safe_risk(1, 8, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     assert_eq!((r.ends, r.safe_len), (set(b"ab"), 0));
     // A count: fragments up to what is left of it need no reading.
     let d = dfa("\"[a-z]{2,12}\"");
     let mut q = d.next(d.start(), b'"');
-    assert_eq!(d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap().safe_len, 8);
+    assert_eq!(d.string_safe_risk(q, 8, Some(&ANY_BYTE), 256, 48, &ONE).unwrap().safe_len, 8);
     for _ in 0..7 {
         q = d.next(q, b'x');
     }
-    let r = d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap();
+    let r = d.string_safe_risk(q, 8, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     assert_eq!((r.safe_len, r.short_only, set_bytes(&r.check).count()), (5, true, 0));
     // With two-byte characters, 6 bytes may still be 3 characters: read them.
     let d = dfa("\"(?:[a-z]|é){2,12}\"");
@@ -449,18 +449,26 @@ fn string_safe_risk_checks_the_bytes_that_enter_danger() {
     for _ in 0..7 {
         q = d.next(q, b'x');
     }
-    let r = d.string_safe_risk(q, 8, false, 256, 48, &ONE).unwrap();
+    let r = d.string_safe_risk(q, 8, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     assert_eq!((r.safe_len, r.short_only), (5, false));
     assert!(set_bytes(&r.check).any(|b| b == b'a'));
     // A closing marker: fragments shorter than it need no reading; longer ones holding
     // the byte that ends it are read, also when they hold a byte that kills after it.
     let d = dfa(r#"[^"\\\x00-\x1f~]*</p>"#);
-    let r = d.string_safe_risk(d.start(), 16, false, 256, 48, &ONE).unwrap();
+    let r = d.string_safe_risk(d.start(), 16, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     assert_eq!((r.ends, r.check, r.safe_len, r.short_only), (set(b">"), set(b">"), 3, false));
     assert!(set_bytes(&r.always).any(|b| b == b'~'));
-    let r = d.string_safe_risk(d.walk(d.start(), b"</p"), 16, false, 256, 48, &ONE).unwrap();
+    let r = d.string_safe_risk(d.walk(d.start(), b"</p"), 16, Some(&ANY_BYTE), 256, 48, &ONE).unwrap();
     assert_eq!((r.ends, r.safe_len), (set(b">"), 0));
-    assert_eq!(d.string_safe_risk(d.start(), 16, true, 256, 48, &ONE).map(|r| r.ends), Some([0; 4]));
+    assert_eq!(d.string_safe_risk(d.start(), 16, None, 256, 48, &ONE).map(|r| r.ends), Some([0; 4]));
+    // Text that may end at every letter: the risk is reading, where it may end, a byte
+    // that can follow it (`<`), not every letter; followed by a byte of a class with
+    // many (`:`, with every other byte the text refuses), no answer.
+    let d = dfa("(?:[a-z]|<[a-z])*");
+    assert_eq!(d.string_safe_risk(d.start(), 8, Some(&ANY_BYTE), 256, 48, &ONE), None);
+    let r = d.string_safe_risk(d.start(), 8, Some(&set(b"<")), 256, 48, &ONE).unwrap();
+    assert_eq!((r.ends, r.check, r.safe_len), (set(b"<"), set(b"<"), 0));
+    assert_eq!(d.string_safe_risk(d.start(), 8, Some(&set(b":")), 256, 48, &ONE), None);
 }
 
 #[test]

@@ -81,7 +81,7 @@ impl CompiledGrammar {
         for &(term, state) in &pairs {
             // Where nothing can follow the terminal (the text that ends the output), where
             // it ends does not matter.
-            let lex = self.lex_mask(earley, lex_cache, term, state, !earley.ends_output(term));
+            let lex = self.lex_mask(earley, lex_cache, term, state, Self::ends_of(earley, term));
             if lex.tokens.count > 0 {
                 lex.tokens.or_into(out);
                 parts.push(Part::Lex(lex.clone()));
@@ -279,7 +279,7 @@ impl CompiledGrammar {
                     if self.mask_bytes.load(Ordering::Relaxed) >= self.limits.max_mask_cache_bytes {
                         break;
                     }
-                    let (dfa, ends) = (&t.dfa, !earley.ends_output(term as u32));
+                    let (dfa, ends) = (&t.dfa, Self::ends_of(earley, term as u32));
                     let mut states = vec![dfa.start()];
                     for byte in 0..=255u8 {
                         let next = dfa.next(dfa.start(), byte);
@@ -298,15 +298,31 @@ impl CompiledGrammar {
         }
     }
 
-    /// The cached lexer mask of terminal `term` in DFA state `state`.
-    /// `ends`: are the nodes where the terminal may end needed (something can follow it)?
-    /// Without them, the mask may be cheaper (see [`lexmask::compute_inside`]); both kinds
-    /// are cached, apart.
-    fn lex_mask(&self, earley: &EarleyGrammar, cache: &RwLock<LexCache>, term: u32, state: u32, ends: bool) -> Arc<LexMask> {
+    /// Where terminal `term`'s lexer masks record its ends: nowhere where nothing can follow
+    /// it, else before the bytes that can.
+    fn ends_of(earley: &EarleyGrammar, term: u32) -> lexmask::Ends {
+        if earley.ends_output(term) {
+            lexmask::Ends::NONE
+        } else {
+            lexmask::Ends::before(earley.follow_bytes(term))
+        }
+    }
+
+    /// The cached lexer mask of terminal `term` in DFA state `state`, recording the ends
+    /// `ends` says (always [`Self::ends_of`] the terminal; masks without ends are cached
+    /// apart from those with).
+    fn lex_mask(
+        &self,
+        earley: &EarleyGrammar,
+        cache: &RwLock<LexCache>,
+        term: u32,
+        state: u32,
+        ends: lexmask::Ends,
+    ) -> Arc<LexMask> {
         let dfa = &earley.cfg().terminals[term as usize].dfa;
         // A lexer mask reads at most the trie's depth: equivalent states share it.
         let state = dfa.equivalent_within(state, self.vocab.trie().max_depth());
-        let key = (term, if ends { state } else { state | INSIDE_ONLY });
+        let key = (term, if ends.recorded() { state } else { state | INSIDE_ONLY });
         if let Some(l) = cache.read().ok().and_then(|c| c.masks.get(&key).cloned()) {
             return l;
         }
@@ -316,8 +332,7 @@ impl CompiledGrammar {
                 Some(sibling) => lexmask::from_slice_sibling(&self.vocab, dfa, state, &sibling, ends),
                 None => match self.depth_sibling(cache, dfa, key) {
                     Some((sibling, depth)) => lexmask::from_depth_sibling(&self.vocab, dfa, state, &sibling, depth, ends),
-                    None if ends => lexmask::compute(&self.vocab, dfa, state),
-                    None => lexmask::compute_inside(&self.vocab, dfa, state),
+                    None => lexmask::compute(&self.vocab, dfa, state, ends),
                 },
             },
         });

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use super::compiled::{CompiledGrammar, Engine};
-use super::lexer_mask::{slice_part, MAX_SIBLING_PAIRS};
+use super::lexer_mask::{slice_part, Ends, MAX_SIBLING_PAIRS};
 use super::state_mask::StateMask;
 use super::string_safe::string_safe_slice_mask;
 use super::walker::DfaWalker;
@@ -48,7 +48,7 @@ impl CompiledGrammar {
         }
         // Inside free text (a JSON string), most of the vocabulary is one precomputed
         // slice: walk only the rest of the trie.
-        match string_safe_slice_mask(&self.vocab, dfa, state, true) {
+        match string_safe_slice_mask(&self.vocab, dfa, state, Ends::NONE) {
             Some(sm) => {
                 let m = self.walk_dfa_mask(dfa, state, &sm.slice.rest, sm.bits);
                 if let Some(i) = slices.iter().position(|x| std::ptr::eq(x, sm.slice)) {

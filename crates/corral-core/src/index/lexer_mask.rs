@@ -13,6 +13,7 @@
 //! alike share that part, and only the rest is walked.
 
 use crate::automata::Dfa;
+pub(crate) use crate::index::ends::Ends;
 use crate::index::state_mask::TokenCollector;
 use crate::index::string_safe::string_safe_slice_mask;
 use crate::index::walker::DfaWalker;
@@ -23,8 +24,8 @@ use crate::vocab::{ByteRecognizer, TokenTrie, Vocabulary};
 pub(crate) struct LexMask {
     /// Tokens read entirely inside the terminal.
     pub(crate) tokens: crate::index::state_mask::StateMask,
-    /// Trie nodes with children where the terminal may end (its DFA accepts there): below
-    /// them the parser goes on.
+    /// Trie nodes where the terminal may end (its DFA accepts there) with a child that may
+    /// follow it (see [`Ends`]): below them the parser goes on.
     pub(crate) completions: Vec<u32>,
     /// The string-safe slice (its index in [`Vocabulary::string_safe_slices`]) whose
     /// tokens this mask took without a trie walk: its tokens here are exactly those the
@@ -48,25 +49,16 @@ pub(crate) struct AfterEnd {
     pub(crate) ends: Vec<u32>,
 }
 
-/// Computes the lexer mask of DFA `dfa` standing in `state`: a walk of the whole trie, or,
-/// where a string-safe slice applies (free text, such as inside a JSON string), the slice's
-/// tokens the state allows plus a walk of the rest (see
-/// [`crate::index::string_safe::string_safe_slice_mask`]).
-pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
-    compute_with(vocab, dfa, state, true)
-}
-
-/// [`compute`] for a terminal whose end leads nowhere but the end of the output (the free
-/// text that ends an agent's turn): the nodes where it may end are not recorded, so a
-/// slice applies even where the terminal accepts at every byte.
-pub(crate) fn compute_inside(vocab: &Vocabulary, dfa: &Dfa, state: u32) -> LexMask {
-    compute_with(vocab, dfa, state, false)
-}
-
-fn compute_with(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: bool) -> LexMask {
-    // Where ends are recorded, a terminal must not end inside a slice token: its end would
-    // need the parser there.
-    if let Some(sm) = string_safe_slice_mask(vocab, dfa, state, !ends) {
+/// Computes the lexer mask of DFA `dfa` standing in `state`, recording the nodes `ends`
+/// says where the terminal may end: a walk of the whole trie, or, where a string-safe slice
+/// applies (free text, such as inside a JSON string), the slice's tokens the state allows
+/// plus a walk of the rest (see [`crate::index::string_safe::string_safe_slice_mask`]).
+/// Without ends to record (the free text that ends an agent's turn), a slice applies even
+/// where the terminal accepts at every byte.
+pub(crate) fn compute(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: Ends) -> LexMask {
+    // Where ends are recorded, a slice token in which the terminal may end is read: its
+    // end needs the parser there.
+    if let Some(sm) = string_safe_slice_mask(vocab, dfa, state, ends) {
         // (The slice is one of the vocabulary's: its index is always found.)
         if let Some(index) = vocab.string_safe_slices().iter().position(|s| std::ptr::eq(s, sm.slice)) {
             let mut mask = with_rest_walked(vocab, dfa, state, index, sm.bits, ends);
@@ -81,16 +73,12 @@ fn compute_with(vocab: &Vocabulary, dfa: &Dfa, state: u32, ends: bool) -> LexMas
             return mask;
         }
     }
-    let mut full = compute_full(vocab.trie(), dfa, state, vocab.mask_words());
-    if !ends {
-        full.completions.clear();
-    }
-    full
+    compute_full(vocab.trie(), dfa, state, vocab.mask_words(), ends)
 }
 
 /// The lexer mask of `dfa` in `state` from `bits`, the tokens of string-safe slice
 /// `slice` the state keeps alive: the slice's rest trie is walked for the others.
-fn with_rest_walked(vocab: &Vocabulary, dfa: &Dfa, state: u32, slice: usize, mut bits: Vec<u32>, ends: bool) -> LexMask {
+fn with_rest_walked(vocab: &Vocabulary, dfa: &Dfa, state: u32, slice: usize, mut bits: Vec<u32>, ends: Ends) -> LexMask {
     let trie = vocab.trie();
     let rest = &vocab.string_safe_slices()[slice];
     let mut walker = DfaWalker::<true>::new(dfa, state, rest.rest.max_depth());
@@ -100,7 +88,7 @@ fn with_rest_walked(vocab: &Vocabulary, dfa: &Dfa, state: u32, slice: usize, mut
             bits[(t >> 5) as usize] |= 1 << (t & 31);
         }
         let full = rest.rest_to_full[node as usize];
-        if ends && w.accepting && trie.has_children(full) {
+        if w.accepting && ends.keeps(trie, full) {
             completions.push(full);
         }
     });
@@ -126,7 +114,7 @@ pub(crate) fn slice_sibling_agrees(vocab: &Vocabulary, dfa: &Dfa, state: u32, si
 /// reaches a new state, and this is its first mask's cost.
 ///
 /// `ends`: as for [`compute`]; `sibling` must have been computed the same way.
-pub(crate) fn from_slice_sibling(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, ends: bool) -> LexMask {
+pub(crate) fn from_slice_sibling(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, ends: Ends) -> LexMask {
     let slice = sibling.slice.expect("a slice sibling took its mask from a slice");
     with_rest_walked(vocab, dfa, state, slice, slice_part(vocab, &sibling.tokens, slice), ends)
 }
@@ -145,7 +133,7 @@ pub(crate) fn from_depth_sibling(
     state: u32,
     sibling: &LexMask,
     depth: usize,
-    ends: bool,
+    ends: Ends,
 ) -> LexMask {
     let trie = vocab.trie();
     let mut bits = vec![0u32; vocab.mask_words()];
@@ -159,7 +147,7 @@ pub(crate) fn from_depth_sibling(
         for &t in tokens {
             bits[(t >> 5) as usize] |= 1 << (t & 31);
         }
-        if ends && w.accepting && trie.has_children(node) {
+        if w.accepting && ends.keeps(trie, node) {
             completions.push(node);
         }
     });
@@ -197,7 +185,7 @@ pub(crate) fn slice_part(vocab: &Vocabulary, mask: &crate::index::state_mask::St
 }
 
 /// [`compute`] by a walk of the whole trie.
-pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize) -> LexMask {
+pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize, ends: Ends) -> LexMask {
     let mut walker = DfaWalker::<true>::new(dfa, state, trie.max_depth());
     // Ids while few: most such masks (a keyword, a number's first digits) are a few
     // tokens, and a row of bits would cost a pass over 4k words to read back.
@@ -205,7 +193,7 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
     let mut completions = Vec::new();
     trie.walk_nodes(0, &mut walker, |w, node, tokens| {
         collected.extend(tokens);
-        if w.accepting && trie.has_children(node) {
+        if w.accepting && ends.keeps(trie, node) {
             completions.push(node);
         }
     });
@@ -266,9 +254,8 @@ pub(crate) fn differing_bytes(dfa: &Dfa, a: u32, b: u32) -> Option<Vec<u8>> {
 /// text that has read part of a marker (`<tool`) differs from free text at one byte
 /// (`_`), so its first mask costs a walk of one subtree instead of the whole trie.
 ///
-/// `ends`: as for [`compute`] (record the completions or not); `sibling` must have been
-/// computed the same way.
-pub(crate) fn derive(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, differ: &[u8], ends: bool) -> LexMask {
+/// `ends`: as for [`compute`]; `sibling` must have been computed the same way.
+pub(crate) fn derive(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMask, differ: &[u8], ends: Ends) -> LexMask {
     let trie = vocab.trie();
     let mut bits = vec![0u32; vocab.mask_words()];
     sibling.tokens.write(&mut bits);
@@ -292,7 +279,7 @@ pub(crate) fn derive(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMas
             for &t in tokens {
                 bits[(t >> 5) as usize] |= 1 << (t & 31);
             }
-            if ends && w.accepting && trie.has_children(node) {
+            if w.accepting && ends.keeps(trie, node) {
                 completions.push(node);
             }
         };

@@ -9,6 +9,7 @@
 //! * `walker`: the one DFA walker over the token trie;
 //! * `lexer_mask`: the tokens a terminal's DFA state reads without ending (cached per
 //!   terminal and state);
+//! * `ends`: where a lexer mask records its terminal's ends (before what may follow it);
 //! * `string_safe`: masks over the vocabulary's string-safe slices;
 //! * `state_mask`: a cached mask, sparse or dense;
 //! * `parts_mask`: a parser state's cached mask, as the cached masks it is made of;
@@ -18,6 +19,7 @@
 mod cfg_mask;
 pub mod compiled;
 mod dfa_mask;
+mod ends;
 pub mod intersection;
 pub(crate) mod lexer_mask;
 mod parts_mask;

@@ -274,6 +274,29 @@ const SKIP_BLOCK: usize = 16;
 
 /// The number of set bits of `row`.
 pub(crate) fn count_bits(row: &[u32]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { count_bits_avx2(row) };
+    }
+    count_bits_portable(row)
+}
+
+/// [`count_bits`] compiled for AVX2: x86-64's baseline has no popcount instruction, and
+/// the count of a new parser state's 129k-token row was most of the time its mask spent
+/// outside the lexer and the parser; AVX2's byte shuffles count it several times faster.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn count_bits_avx2(row: &[u32]) -> u32 {
+    count_bits_portable(row)
+}
+
+/// [`count_bits`] in plain code (inlined into the AVX2 version, which compiles it anew).
+#[inline(always)]
+fn count_bits_portable(row: &[u32]) -> u32 {
     // Counted by pairs of words: without a popcount instruction in the target's baseline,
     // the vectorized count of 64-bit lanes takes about two thirds of the time of 32-bit ones.
     let mut pairs = row.chunks_exact(2);
@@ -326,5 +349,24 @@ mod tests {
         }
         kinds.dedup();
         assert!(kinds.len() >= 3, "dense, sparse and all-but are all exercised");
+    }
+
+    /// The dispatched count (AVX2 where the CPU has it) equals a count word by word, on
+    /// rows of every length up to a few vectors (odd lengths leave a word over) and bits
+    /// from a generator.
+    #[test]
+    fn counted_bits_equal_word_by_word() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..200usize {
+            let row: Vec<u32> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 11) as u32 & (x >> 40) as u32
+                })
+                .collect();
+            assert_eq!(count_bits(&row), row.iter().map(|w| w.count_ones()).sum::<u32>(), "a row of {len} words");
+        }
     }
 }

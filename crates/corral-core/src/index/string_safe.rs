@@ -3,6 +3,7 @@
 //! instead of a walk of the whole trie.
 
 use crate::automata::{Dfa, DEAD};
+use crate::index::ends::Ends;
 use crate::vocab::slices::MAX_SAFE_LEN;
 use crate::vocab::{StringSafeSlice, Vocabulary};
 
@@ -12,9 +13,9 @@ pub(crate) struct SliceMask<'v> {
     pub(crate) slice: &'v StringSafeSlice,
     /// The slice's tokens the state keeps alive, as mask bits.
     pub(crate) bits: Vec<u32>,
-    /// Nodes of the full trie, with children, where a slice token passes through an
-    /// accepting state (only where `may_accept` is false): where the terminal may end
-    /// inside a token, and the parser goes on. Sorted, without repeats.
+    /// Nodes of the full trie where a slice token passes through an accepting state and
+    /// that `ends` records: where the terminal may end inside a token, and the parser goes
+    /// on. Sorted, without repeats.
     pub(crate) ends: Vec<u32>,
 }
 
@@ -26,20 +27,15 @@ pub(crate) struct SliceMask<'v> {
 /// slice, longest bound first, whose [`Dfa::string_safe_risk`] is known: its tokens
 /// with an `always` byte are refused, those with a `check` byte and longer than
 /// `safe_len` are read one by one (at most [`max_checked_tokens`], else the next slice
-/// is tried), the others are allowed. Unless `may_accept`, entering an accepting state is
-/// a risk too: the tokens that may do so (holding an `ends` byte) are read one by one, and
+/// is tried), the others are allowed. Where `ends` are recorded, ending the terminal is a
+/// risk too: the tokens that may do so (holding an `ends` byte) are read one by one, and
 /// where they accept is kept in [`SliceMask::ends`].
-pub(crate) fn string_safe_slice_mask<'v>(
-    vocab: &'v Vocabulary,
-    dfa: &Dfa,
-    state: u32,
-    may_accept: bool,
-) -> Option<SliceMask<'v>> {
+pub(crate) fn string_safe_slice_mask<'v>(vocab: &'v Vocabulary, dfa: &Dfa, state: u32, ends: Ends) -> Option<SliceMask<'v>> {
     let len_le = vocab.safe_len_le();
     let weight = vocab.safe_byte_weight();
     // A state counting the characters left (a small `maxLength`) takes its tokens by
     // character count: the byte risks below would leave nearly every token to read.
-    if let (Some(k), Some(slice)) = (dfa.string_safe_char_budget(state, may_accept), vocab.string_safe_slices().first()) {
+    if let (Some(k), Some(slice)) = (dfa.string_safe_char_budget(state, !ends.recorded()), vocab.string_safe_slices().first()) {
         let bits = slice.bits.iter().zip(&vocab.safe_chars_le()[k]).map(|(&s, &c)| s & c).collect();
         return Some(SliceMask { slice, bits, ends: Vec::new() });
     }
@@ -48,7 +44,7 @@ pub(crate) fn string_safe_slice_mask<'v>(
         // deepest (hundreds of microseconds in a URI's), and the next bound's rest
         // trie is small too.
         let max_check = if i == 0 && dfa.num_states() > DEEP_RISK_MAX_STATES { 0 } else { MAX_CHECK_BYTES };
-        let Some(risk) = dfa.string_safe_risk(state, slice.max_len, may_accept, MAX_DEAD_AT_ONCE, max_check, weight) else {
+        let Some(risk) = dfa.string_safe_risk(state, slice.max_len, ends.follow(), MAX_DEAD_AT_ONCE, max_check, weight) else {
             continue;
         };
         if risk.is_clear() {
@@ -78,28 +74,27 @@ pub(crate) fn string_safe_slice_mask<'v>(
             continue;
         }
         let mut allowed = always;
-        let mut ends = Vec::new();
+        let mut end_nodes = Vec::new();
         for (w, &word) in check.iter().enumerate() {
             let mut word = word;
             while word != 0 {
                 let id = (w as u32) << 5 | word.trailing_zeros();
                 word &= word - 1;
-                if read_token(vocab, dfa, state, id, !may_accept, &mut ends) {
+                if read_token(vocab, dfa, state, id, ends, &mut end_nodes) {
                     allowed[w] |= 1 << (id & 31);
                 }
             }
         }
-        ends.sort_unstable();
-        ends.dedup();
-        return Some(SliceMask { slice, bits: allowed, ends });
+        end_nodes.sort_unstable();
+        end_nodes.dedup();
+        return Some(SliceMask { slice, bits: allowed, ends: end_nodes });
     }
     None
 }
 
-/// Reads token `id` from `state`: does the DFA live to its end? With `record_ends`, the
-/// full trie's nodes (with children) where it passes through an accepting state go to
-/// `ends`.
-fn read_token(vocab: &Vocabulary, dfa: &Dfa, state: u32, id: u32, record_ends: bool, ends: &mut Vec<u32>) -> bool {
+/// Reads token `id` from `state`: does the DFA live to its end? The full trie's nodes
+/// where it passes through an accepting state and that `ends` records go to `end_nodes`.
+fn read_token(vocab: &Vocabulary, dfa: &Dfa, state: u32, id: u32, ends: Ends, end_nodes: &mut Vec<u32>) -> bool {
     let bytes = vocab.token_bytes(id);
     let mut q = state;
     for (i, &b) in bytes.iter().enumerate() {
@@ -107,10 +102,10 @@ fn read_token(vocab: &Vocabulary, dfa: &Dfa, state: u32, id: u32, record_ends: b
         if q == DEAD {
             return false;
         }
-        if record_ends && dfa.is_accepting(q) {
+        if ends.recorded() && dfa.is_accepting(q) {
             let trie = vocab.trie();
-            if let Some(node) = trie.node_of(&bytes[..=i]).filter(|&n| trie.has_children(n)) {
-                ends.push(node);
+            if let Some(node) = trie.node_of(&bytes[..=i]).filter(|&n| ends.keeps(trie, n)) {
+                end_nodes.push(node);
             }
         }
     }

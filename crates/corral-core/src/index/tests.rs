@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::compiled::*;
-use super::lexer_mask as lexmask;
+use super::lexer_mask::{self as lexmask, Ends};
 use super::string_safe::string_safe_slice_mask;
 use crate::automata::DEAD;
 use crate::grammar::Grammar;
@@ -137,8 +137,8 @@ fn string_safe_slices_change_no_mask() {
             c.state_mask(state).write(&mut got);
             c.compute_mask_full(state).write(&mut want);
             assert_eq!(got, want, "/{pattern}/ state {state}");
-            let fast = lexmask::compute(&vocab, dfa, state);
-            let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words());
+            let fast = lexmask::compute(&vocab, dfa, state, Ends::ANY);
+            let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words(), Ends::ANY);
             let (mut a, mut b) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
             fast.tokens.write(&mut a);
             full.tokens.write(&mut b);
@@ -150,9 +150,9 @@ fn string_safe_slices_change_no_mask() {
             let clear = vocab.string_safe_slices().iter().any(|s| dfa.admits_string_safe(state, s.max_len, true));
             sliced += clear as usize;
             budgets += dfa.string_safe_char_budget(state, false).is_some() as usize;
-            mid += (string_safe_slice_mask(&vocab, dfa, state, true).map(|m| m.slice.max_len) == Some(32)) as usize;
-            risky += (!clear && string_safe_slice_mask(&vocab, dfa, state, true).is_some()) as usize;
-            ending += string_safe_slice_mask(&vocab, dfa, state, false).is_some_and(|m| !m.ends.is_empty()) as usize;
+            mid += (string_safe_slice_mask(&vocab, dfa, state, Ends::NONE).map(|m| m.slice.max_len) == Some(32)) as usize;
+            risky += (!clear && string_safe_slice_mask(&vocab, dfa, state, Ends::NONE).is_some()) as usize;
+            ending += string_safe_slice_mask(&vocab, dfa, state, Ends::ANY).is_some_and(|m| !m.ends.is_empty()) as usize;
         }
     }
     assert!(sliced >= 10, "the slices were used in {sliced} states only");
@@ -179,9 +179,12 @@ fn slice_tokens_that_end_a_terminal_before_a_killing_byte_are_read() {
     let c = CompiledGrammar::new(&g, Arc::new(vocab.clone()), &Limits::default(), false).unwrap();
     let dfa = c.dfa().unwrap();
     let ends: Vec<u32> = [&b"</p>"[..], b"a</p>"].iter().map(|m| vocab.trie().node_of(m).unwrap()).collect();
-    let sliced = string_safe_slice_mask(&vocab, dfa, dfa.start(), false).expect("a slice applies");
+    let sliced = string_safe_slice_mask(&vocab, dfa, dfa.start(), Ends::ANY).expect("a slice applies");
     assert_eq!(sliced.ends, ends);
-    let (fast, full) = (lexmask::compute(&vocab, dfa, dfa.start()), lexmask::compute_full(vocab.trie(), dfa, dfa.start(), 1));
+    let (fast, full) = (
+        lexmask::compute(&vocab, dfa, dfa.start(), Ends::ANY),
+        lexmask::compute_full(vocab.trie(), dfa, dfa.start(), 1, Ends::ANY),
+    );
     assert_eq!((fast.completions, fast.slice), (ends.clone(), None));
     assert_eq!(full.completions, ends);
     let (mut a, mut b) = ([0u32], [0u32]);
@@ -208,8 +211,8 @@ fn slice_sibling_lexer_masks_equal_computed() {
         let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
         let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
         let dfa = c.dfa().unwrap();
-        for ends in [true, false] {
-            let compute = |s| if ends { lexmask::compute(&vocab, dfa, s) } else { lexmask::compute_inside(&vocab, dfa, s) };
+        for ends in [Ends::ANY, Ends::NONE] {
+            let compute = |s| lexmask::compute(&vocab, dfa, s, ends);
             let masks: Vec<_> = (0..dfa.num_states() as u32).map(|s| (s > 0).then(|| compute(s))).collect();
             for a in 1..dfa.num_states() as u32 {
                 let sibling = masks[a as usize].as_ref().unwrap();
@@ -222,11 +225,11 @@ fn slice_sibling_lexer_masks_equal_computed() {
                     let (mut g, mut w) = (vec![0u32; words], vec![0u32; words]);
                     got.tokens.write(&mut g);
                     want.tokens.write(&mut w);
-                    assert_eq!(g, w, "/{pattern}/ tokens of state {b} from {a} (ends {ends})");
+                    assert_eq!(g, w, "/{pattern}/ tokens of state {b} from {a} (ends {ends:?})");
                     let (mut gc, mut wc) = (got.completions.clone(), want.completions.clone());
                     gc.sort_unstable();
                     wc.sort_unstable();
-                    assert_eq!(gc, wc, "/{pattern}/ completions of state {b} from {a} (ends {ends})");
+                    assert_eq!(gc, wc, "/{pattern}/ completions of state {b} from {a} (ends {ends:?})");
                     derived += 1;
                 }
             }
@@ -255,8 +258,8 @@ fn depth_sibling_lexer_masks_equal_computed() {
         let g = Grammar::regex(pattern, &Limits::default(), None).unwrap();
         let c = CompiledGrammar::new(&g, vocab.clone(), &Limits::default(), false).unwrap();
         let dfa = c.dfa().unwrap();
-        for ends in [true, false] {
-            let compute = |s| if ends { lexmask::compute(&vocab, dfa, s) } else { lexmask::compute_inside(&vocab, dfa, s) };
+        for ends in [Ends::ANY, Ends::NONE] {
+            let compute = |s| lexmask::compute(&vocab, dfa, s, ends);
             let masks: Vec<_> = (0..dfa.num_states() as u32).map(|s| (s > 0).then(|| compute(s))).collect();
             for a in 1..dfa.num_states() as u32 {
                 let sibling = masks[a as usize].as_ref().unwrap();
@@ -270,10 +273,13 @@ fn depth_sibling_lexer_masks_equal_computed() {
                     let (mut g, mut w) = (vec![0u32; words], vec![0u32; words]);
                     got.tokens.write(&mut g);
                     want.tokens.write(&mut w);
-                    assert_eq!(g, w, "/{pattern}/ tokens of state {b} from {a} within {depth} (ends {ends})");
+                    assert_eq!(g, w, "/{pattern}/ tokens of state {b} from {a} within {depth} (ends {ends:?})");
                     let mut wc = want.completions.clone();
                     wc.sort_unstable();
-                    assert_eq!(got.completions, wc, "/{pattern}/ completions of state {b} from {a} within {depth} (ends {ends})");
+                    assert_eq!(
+                        got.completions, wc,
+                        "/{pattern}/ completions of state {b} from {a} within {depth} (ends {ends:?})"
+                    );
                     derived += 1;
                     deep += usize::from(depth >= 8 && w.iter().any(|&x| x != 0));
                 }
@@ -396,7 +402,7 @@ fn masks_where_children_are_partly_readable() {
         for state in 1..dfa.num_states() as u32 {
             let mut got = vec![0u32; vocab.mask_words()];
             c.state_mask(state).write(&mut got);
-            let lex = lexmask::compute(&vocab, dfa, state);
+            let lex = lexmask::compute(&vocab, dfa, state, Ends::ANY);
             let mut lex_bits = vec![0u32; vocab.mask_words()];
             lex.tokens.write(&mut lex_bits);
             for id in 0..eos {
@@ -529,12 +535,12 @@ fn slices_read_many_risky_tokens_one_by_one() {
     for prefix in [&b"\""[..], b"\"a", b"\"ba"] {
         let state = dfa.walk(dfa.start(), prefix);
         assert!(
-            string_safe_slice_mask(&vocab, dfa, state, false).is_some(),
+            string_safe_slice_mask(&vocab, dfa, state, Ends::ANY).is_some(),
             "no slice after {prefix:?} ({} trie nodes)",
             vocab.trie().num_nodes()
         );
-        let fast = lexmask::compute(&vocab, dfa, state);
-        let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words());
+        let fast = lexmask::compute(&vocab, dfa, state, Ends::ANY);
+        let full = lexmask::compute_full(vocab.trie(), dfa, state, vocab.mask_words(), Ends::ANY);
         let (mut a, mut b) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
         fast.tokens.write(&mut a);
         full.tokens.write(&mut b);
@@ -718,8 +724,8 @@ fn derived_lexer_masks_equal_computed() {
         let c = CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap();
         let dfa = c.dfa().expect("a regular grammar").clone();
         let words = vocab.mask_words();
-        for ends in [true, false] {
-            let compute = |s| if ends { lexmask::compute(&vocab, &dfa, s) } else { lexmask::compute_inside(&vocab, &dfa, s) };
+        for ends in [Ends::ANY, Ends::NONE] {
+            let compute = |s| lexmask::compute(&vocab, &dfa, s, ends);
             for a in 1..dfa.num_states() as u32 {
                 let sibling = compute(a);
                 for b in 1..dfa.num_states() as u32 {
@@ -729,10 +735,10 @@ fn derived_lexer_masks_equal_computed() {
                     let (mut g, mut w) = (vec![0u32; words], vec![0u32; words]);
                     got.tokens.write(&mut g);
                     want.tokens.write(&mut w);
-                    assert_eq!(g, w, "tokens of state {b} from {a} (ends {ends})");
+                    assert_eq!(g, w, "tokens of state {b} from {a} (ends {ends:?})");
                     let mut wc = want.completions.clone();
                     wc.sort_unstable();
-                    assert_eq!(got.completions, wc, "completions of state {b} from {a} (ends {ends})");
+                    assert_eq!(got.completions, wc, "completions of state {b} from {a} (ends {ends:?})");
                     derived += usize::from(!differ.is_empty());
                 }
             }
@@ -791,4 +797,57 @@ fn masks_with_derived_lexer_masks_equal_reference() {
     walks_agree_with_reference(&c, (40, 16), 7, Some(b"<"), "free text and a marker", |m, slow| {
         m.fill_mask_reference(slow).unwrap();
     });
+}
+
+/// Every 1- and 2-piece string over some text and the bytes of a closing marker `</t>`,
+/// with longer tokens that hold the marker or its first byte, plus EOS.
+fn closing_marker_tokens() -> Vocabulary {
+    let pieces: [&[u8]; 9] = [b"a", b"b", b" ", b"<", b"/", b"t", b">", b"\n", b"\""];
+    let mut toks: Vec<Option<Vec<u8>>> = Vec::new();
+    for x in pieces {
+        toks.push(Some(x.to_vec()));
+        toks.extend(pieces.iter().map(|y| Some([x, *y].concat())));
+    }
+    for n in [5usize, 9, 12, 17, 24] {
+        toks.push(Some(b"ab".repeat(n)[..n].to_vec()));
+        toks.push(Some([&b"a</t>"[..], &b"b".repeat(n - 5)].concat()));
+        toks.push(Some([b"x".repeat(n - 1), b"<".to_vec()].concat()));
+        toks.push(Some([b"a ".repeat(n)[..n].to_vec(), b"</t>a".to_vec()].concat()));
+    }
+    toks.push(Some(b"</t>".to_vec()));
+    toks.push(None);
+    let eos = toks.len() as u32 - 1;
+    Vocabulary::new(toks, &[], &[eos], None).unwrap()
+}
+
+/// Free text with a budget in tokens ends at every byte, but only its closing marker can
+/// follow it: its lexer masks record the ends before the marker's first byte only, so a
+/// string-safe slice serves them (which recording every end would refuse), and masks
+/// along random walks equal the reference trie walk.
+#[test]
+fn text_that_ends_anywhere_records_ends_before_what_follows() {
+    use crate::frontend::Dialect;
+    use crate::grammar::Join;
+    let vocab = Arc::new(closing_marker_tokens());
+    let limits = Limits::default();
+    let text = Grammar::text_excluding(&[b"</t>".to_vec()], &limits).unwrap().within_tokens(5, &limits).unwrap();
+    let marker = Grammar::literal(b"</t>", &limits).unwrap();
+    let body = Grammar::cfg_text(r#"s ::= "a" s | " b" ;"#, Dialect::Ebnf, None, &limits, None).unwrap();
+    let g = Grammar::join(&[text, marker, body], Join::Concat, &limits).unwrap();
+    let c = Arc::new(CompiledGrammar::new(&g, vocab.clone(), &limits, false).unwrap());
+    let Engine::Cfg { earley, .. } = &c.engine else { panic!("a context-free grammar") };
+    let term = earley.cfg().terminals.iter().position(|t| t.token_budget.is_some()).expect("a budgeted terminal") as u32;
+    let follow = *earley.follow_bytes(term);
+    assert_eq!(crate::util::bytes::set_bytes(&follow).collect::<Vec<u8>>(), b"<");
+    let dfa = &earley.cfg().terminals[term as usize].dfa;
+    assert!(string_safe_slice_mask(&vocab, dfa, dfa.start(), Ends::ANY).is_none());
+    let sliced = string_safe_slice_mask(&vocab, dfa, dfa.start(), Ends::before(&follow)).expect("a slice applies");
+    let want = lexmask::compute_full(vocab.trie(), dfa, dfa.start(), vocab.mask_words(), Ends::before(&follow));
+    let a_marker = vocab.trie().node_of(b"a").unwrap();
+    assert!(sliced.ends.contains(&a_marker) && want.completions.contains(&a_marker));
+    for what in ["first visits", "cached masks"] {
+        walks_agree_with_reference(&c, (40, 10), 11, Some(b"<"), what, |m, slow| {
+            m.fill_mask_reference(slow).unwrap();
+        });
+    }
 }

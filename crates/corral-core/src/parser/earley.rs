@@ -64,6 +64,8 @@ pub struct EarleyGrammar {
     /// Per terminal: does the output end wherever it ends (no production lets anything
     /// follow it)?
     pub(super) ends_output: Vec<bool>,
+    /// Per terminal: the bytes that can start what follows it (see `parser::follow`).
+    pub(super) follow_bytes: Vec<[u64; 4]>,
 }
 
 /// Per terminal: can nothing follow it? A symbol is followed when it is not last in some
@@ -125,7 +127,7 @@ impl EarleyGrammar {
             left_corners[a].dedup();
         }
         let num_dotted = dr_next.len();
-        let first_bytes = cfg
+        let first_bytes: Vec<[u64; 4]> = cfg
             .terminals
             .iter()
             .map(|t| {
@@ -151,9 +153,11 @@ impl EarleyGrammar {
         }
         let dr_rank = rank_by_next(&dr_next, n, cfg.terminals.len());
         let ends_output = ends_output(&cfg);
+        let follow_bytes = super::follow::follow_bytes(&cfg, &first_bytes);
         let region_closure = left_closure(&left_corners, |nt| distinct_entry[nt] == Distinct::Json);
         EarleyGrammar {
             ends_output,
+            follow_bytes,
             cfg,
             dr_next,
             dr_lhs,
@@ -264,6 +268,12 @@ impl EarleyGrammar {
     /// Does the output end wherever terminal `term` ends (nothing can follow it)?
     pub(crate) fn ends_output(&self, term: u32) -> bool {
         self.ends_output[term as usize]
+    }
+
+    /// The bytes that can come right after terminal `term` ends (a 256-bit set; empty
+    /// where nothing can follow it).
+    pub(crate) fn follow_bytes(&self, term: u32) -> &[u64; 4] {
+        &self.follow_bytes[term as usize]
     }
 
     /// The bytes that can start terminal `term` (a 256-bit set).

@@ -6,13 +6,15 @@
 //! an [`Overlay`] reads bytes on top of it without changing it (the token trie walks) and
 //! is committed by [`advance_chart`]. `completion` finds the shortest way to a sentence;
 //! `entries` tells where an item of a distinct list (a `uniqueItems` array) may start;
-//! `budgets` closes matches that have spent their budget in tokens.
+//! `budgets` closes matches that have spent their budget in tokens; `follow` says which
+//! bytes may come right after each terminal.
 
 mod budgets;
 mod chart;
 mod completion;
 pub mod earley;
 mod entries;
+mod follow;
 mod overlay;
 mod state_key;
 
