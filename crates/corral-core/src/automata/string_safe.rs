@@ -68,17 +68,18 @@ impl Dfa {
     }
 
     /// Which bytes decide whether a string-safe fragment of 1 to `max_len` bytes, read from
-    /// `state`, keeps the DFA alive and, where `ends` is given, does not end the terminal
-    /// where the parser may go on (see [`StringSafeRisk`]). `ends`: the bytes that can
-    /// follow the terminal (None: its ends do not matter). Entering an accepting state is
-    /// then a risk like dying: the bytes that do so are `ends`. Where more than 8 bytes
-    /// enter accepting states, the risk is reading, from an accepting state, a byte that
-    /// can follow the terminal (an end followed by anything else leads nowhere): those
-    /// bytes are `ends`. None where more than 8 bytes do that too (an identifier that ends
-    /// at every letter, followed by anything: a trie walk records its ends as cheaply), where more than
-    /// `max_dead_at_once` string-safe bytes kill at the first read (few tokens live: a trie walk ends quickly), or where
-    /// more than `max_check` bytes would make a fragment need reading. `weight[b]` (how
-    /// many tokens hold byte `b`) steers which bytes are left to check.
+    /// `state`, keeps the DFA alive and, where `follow` is given, does not end the terminal
+    /// where the parser may go on (see [`StringSafeRisk`]). `follow`: the bytes that can
+    /// come right after the terminal (None: where it ends does not matter). Entering an
+    /// accepting state is then a risk like dying: the bytes that do so are the risk's
+    /// `ends`. Where more than 8 bytes enter accepting states, the risk is reading, from
+    /// an accepting state, a byte of `follow` (an end followed by any other byte leads
+    /// nowhere): those bytes are the `ends`. None where more than 8 bytes do that too (an
+    /// identifier that ends at every letter, followed by anything: a trie walk records
+    /// its ends as cheaply), where more than `max_dead_at_once` string-safe bytes kill at
+    /// the first read (few tokens live: a trie walk ends quickly), or where more than
+    /// `max_check` bytes would make a fragment need reading. `weight[b]` (how many tokens
+    /// hold byte `b`) steers which bytes are left to check.
     ///
     /// A breadth-first search over (DFA state, UTF-8 state) pairs finds, per byte, whether
     /// it kills from every pair that reads it (`always`) or from some only, and the first
@@ -88,7 +89,7 @@ impl Dfa {
         &self,
         state: u32,
         max_len: usize,
-        ends: Option<&[u64; 4]>,
+        follow: Option<&[u64; 4]>,
         max_dead_at_once: usize,
         max_check: usize,
         weight: &[u32; 256],
@@ -101,8 +102,8 @@ impl Dfa {
         if dead_at_once > max_dead_at_once {
             return None;
         }
-        let entering = RiskSearch::new(self, state, max_len, ends.map_or(EndRisk::Harmless, |_| EndRisk::Entering));
-        let (search, kills, ends) = match (entering.kills_and_ends(), ends) {
+        let entering = RiskSearch::new(self, state, max_len, follow.map_or(EndRisk::Harmless, |_| EndRisk::Entering));
+        let (search, kills, ends) = match (entering.kills_and_ends(), follow) {
             (Some((kills, ends)), _) => (entering, kills, ends),
             (None, Some(follow)) if *follow != ANY_BYTE => {
                 let leaving = RiskSearch::new(self, state, max_len, EndRisk::Leaving(Vec::new()));
