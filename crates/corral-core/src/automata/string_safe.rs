@@ -106,8 +106,7 @@ impl Dfa {
         let (search, kills, ends) = match (entering.kills_and_ends(), follow) {
             (Some((kills, ends)), _) => (entering, kills, ends),
             (None, Some(follow)) if *follow != ANY_BYTE => {
-                let leaving = RiskSearch::new(self, state, max_len, EndRisk::Leaving(Vec::new()));
-                let leaving = RiskSearch { risk: EndRisk::Leaving(leaving.keys_of(follow)), ..leaving };
+                let leaving = RiskSearch::new(self, state, max_len, EndRisk::Leaving(keys_of(self, follow)));
                 let (kills, ends) = leaving.kills_and_ends()?;
                 (leaving, kills, ends)
             }
@@ -154,6 +153,16 @@ const MAX_END_BYTES: usize = 8;
 
 /// Byte keys: bytes with the same (DFA class, UTF-8 class) pair behave alike everywhere.
 const KEYS: usize = 256 * 12;
+
+/// Per key of `dfa`: does it hold one of the string-safe `bytes`?
+fn keys_of(dfa: &Dfa, bytes: &[u64; 4]) -> Vec<bool> {
+    let utf8 = Utf8::classes();
+    let mut keys = vec![false; KEYS];
+    for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && bytes[(b >> 6) as usize] >> (b & 63) & 1 == 1) {
+        keys[key_of(dfa, &utf8, b)] = true;
+    }
+    keys
+}
 
 /// The UTF-8 states a string-safe fragment passes through, by index.
 pub(super) const U: [Utf8; 8] =
@@ -269,15 +278,6 @@ struct RiskSearch<'a> {
 impl<'a> RiskSearch<'a> {
     fn new(dfa: &'a Dfa, state: u32, max_len: usize, risk: EndRisk) -> RiskSearch<'a> {
         RiskSearch { dfa, state, max_len, risk, utf8: Utf8::classes(), moves: safe_moves(dfa) }
-    }
-
-    /// Per key: does it hold one of the string-safe `bytes`?
-    fn keys_of(&self, bytes: &[u64; 4]) -> Vec<bool> {
-        let mut keys = vec![false; KEYS];
-        for b in (0..=255u8).filter(|&b| is_string_safe_byte(b) && bytes[(b >> 6) as usize] >> (b & 63) & 1 == 1) {
-            keys[self.key_of(b)] = true;
-        }
-        keys
     }
 
     /// Does the move from `s` by `key` into `t` end a fragment's safety: `t` is dead, or
