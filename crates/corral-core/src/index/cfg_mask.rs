@@ -15,7 +15,8 @@ use crate::automata::Dfa;
 use crate::error::Result;
 use crate::parser::{Chart, EarleyGrammar, Overlay};
 
-/// Longest parser-state key cached (deeper states are computed every time).
+/// Longest parser-state key cached, in words (a position with more open scans is
+/// computed every time).
 const STATE_KEY_MAX_WORDS: usize = 1 << 14;
 
 /// How many of a terminal's latest broad lexer masks a new state is compared with for a
@@ -37,12 +38,15 @@ impl CompiledGrammar {
         let Engine::Cfg { earley, lex_cache, state_cache, .. } = &self.engine else {
             unreachable!("chart_mask is only called on context-free grammars")
         };
+        if let Some(count) = self.lexical_mask(earley, lex_cache, chart, out) {
+            return Ok(count);
+        }
         // The key is built in a buffer kept per thread (one per mask otherwise).
         thread_local! {
             static KEY: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let mut key = KEY.with(|k| std::mem::take(&mut *k.borrow_mut()));
-        let keyed = chart.state_key(earley, &mut key, STATE_KEY_MAX_WORDS);
+        let keyed = chart.state_key(&mut key, STATE_KEY_MAX_WORDS);
         if keyed {
             if let Some(m) = state_cache.read().ok().and_then(|c| c.get(key.as_slice()).cloned()) {
                 m.write(out);
@@ -50,15 +54,66 @@ impl CompiledGrammar {
                 return Ok(m.count);
             }
         }
-        let (count, parts, own) = self.chart_mask_uncached(earley, lex_cache, chart, out)?;
-        if keyed && self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes {
-            let m = PartsMask::new(parts, own, count, out);
-            self.mask_bytes.fetch_add(m.memory_bytes() + key.len() * 4, Ordering::Relaxed);
-            if let Ok(mut c) = state_cache.write() {
-                c.insert(key.into_boxed_slice(), Arc::new(m));
+        let uncached = self.chart_mask_uncached(earley, lex_cache, chart, out);
+        let result = uncached.map(|(count, parts, own)| {
+            if keyed && self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes {
+                let m = PartsMask::new(parts, own, count, out);
+                self.mask_bytes.fetch_add(m.memory_bytes() + key.len() * 4, Ordering::Relaxed);
+                if let Ok(mut c) = state_cache.write() {
+                    // A copy: the buffer stays with the thread for the next key.
+                    c.insert(key.as_slice().into(), Arc::new(m));
+                }
             }
+            count
+        });
+        KEY.with(|k| *k.borrow_mut() = key);
+        result
+    }
+
+    /// Numbers the sets `chart` committed since it was last numbered, for its state keys
+    /// (see `Chart::state_key`): called after each step it reads. New numbers count with
+    /// the cached masks against `Limits::max_mask_cache_bytes`; past it, parses that reach
+    /// new sets are computed without the cache.
+    pub(crate) fn number_sets(&self, chart: &mut Chart) {
+        let Engine::Cfg { earley, set_numbers, .. } = &self.engine else { return };
+        let may_grow = self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes;
+        let added = chart.number_sets(earley, set_numbers, may_grow);
+        self.mask_bytes.fetch_add(added, Ordering::Relaxed);
+    }
+
+    /// The mask of `chart` where one terminal is open and may not end inside a token that
+    /// goes on (inside a literal, a key, most of a number): its cached lexer mask, and the
+    /// end of the output where the parse may end there. It needs no parser state, so no
+    /// state key: a first visit costs what a cached one does. None (with `out` untouched)
+    /// elsewhere: where several terminals are open, the cached union of their masks is
+    /// cheaper to write than to make again.
+    fn lexical_mask(&self, earley: &EarleyGrammar, lex_cache: &RwLock<LexCache>, chart: &Chart, out: &mut [u32]) -> Option<u32> {
+        let open = chart.lex_entries(earley);
+        let &(term, state, _) = open.first()?;
+        if open.iter().any(|&(t, q, _)| (t, q) != (term, state)) {
+            return None;
         }
-        Ok(count)
+        let lex = self.lex_mask(earley, lex_cache, term, state, Self::ends_of(earley, term));
+        if !lex.completions.is_empty() {
+            return None;
+        }
+        lex.tokens.write(out);
+        Some(lex.tokens.count + self.add_eos(chart, out))
+    }
+
+    /// Allows the end of the output in `out` where the parse `chart` may end; returns the
+    /// number of ids so newly allowed.
+    fn add_eos(&self, chart: &Chart, out: &mut [u32]) -> u32 {
+        if !chart.is_accepting() {
+            return 0;
+        }
+        let mut added = 0;
+        for &e in self.vocab.eos_ids() {
+            let (word, bit) = ((e >> 5) as usize, 1 << (e & 31));
+            added += u32::from(out[word] & bit == 0);
+            out[word] |= bit;
+        }
+        added
     }
 
     /// The mask of `chart` computed from its parts (see [`PartsMask`]): its count, the
@@ -74,16 +129,23 @@ impl CompiledGrammar {
         let mut pairs: Vec<(u32, u32)> = open.iter().map(|&(t, q, _)| (t, q)).collect();
         pairs.sort_unstable();
         pairs.dedup();
-        out.fill(0);
         let mut ov: Option<Overlay<'_>> = None;
         let mut parts = Vec::new();
         let mut own = TokenCollector::new(self.vocab.mask_words());
+        // The first part is written over the row (no pass to clear it first), the others OR'd.
+        let put = |mask: &StateMask, out: &mut [u32], parts: &[Part]| {
+            if parts.is_empty() {
+                mask.write(out)
+            } else {
+                mask.or_into(out)
+            }
+        };
         for &(term, state) in &pairs {
             // Where nothing can follow the terminal (the text that ends the output), where
             // it ends does not matter.
             let lex = self.lex_mask(earley, lex_cache, term, state, Self::ends_of(earley, term));
             if lex.tokens.count > 0 {
-                lex.tokens.or_into(out);
+                put(&lex.tokens, out, &parts);
                 parts.push(Part::Lex(lex.clone()));
             }
             if lex.completions.is_empty() {
@@ -101,7 +163,7 @@ impl CompiledGrammar {
             for next in expected {
                 let after = self.after_end(earley, (term, state), next, &lex.completions);
                 if after.tokens.count > 0 {
-                    after.tokens.or_into(out);
+                    put(&after.tokens, out, &parts);
                     parts.push(Part::After(after.clone()));
                 }
                 if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
@@ -119,8 +181,14 @@ impl CompiledGrammar {
             own.extend(self.vocab.eos_ids());
         }
         let own = own.into_mask();
-        own.or_into(out);
-        Ok((crate::index::state_mask::count_bits(out), parts, own))
+        put(&own, out, &parts);
+        // One mask written alone knows its count; a union is counted.
+        let count = match (parts.as_slice(), own.count) {
+            ([], _) => own.count,
+            ([only], 0) => only.tokens().count,
+            _ => crate::index::state_mask::count_bits(out),
+        };
+        Ok((count, parts, own))
     }
 
     /// Marks the tokens below the trie nodes `nodes` that the parse in `ov` (which stands

@@ -16,7 +16,7 @@ use crate::grammar::distinct_keys::{EntryRecognizer, KeyTracker, NoDistinctLists
 use crate::grammar::regex_text::{PatternTokens, RegexTexts};
 use crate::grammar::Grammar;
 use crate::limits::Limits;
-use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay, ReadEntries};
+use crate::parser::{advance_chart, Chart, EarleyGrammar, Overlay, ReadEntries, SetNumbers};
 use crate::util::hash::FastMap;
 use crate::vocab::{ByteRecognizer, TokenKind, Vocabulary};
 
@@ -39,6 +39,8 @@ pub(crate) enum Engine {
         /// Below the nodes where terminal-state pair P may end, what expected terminal T
         /// reads: by (P's terminal, P's state, T). Independent of the rest of the parse.
         after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
+        /// Earley sets numbered by content, for the state keys (see `Chart::state_key`).
+        set_numbers: SetNumbers,
         /// Whole masks by canonical parser state (see `Chart::state_key`).
         state_cache: RwLock<FastMap<Box<[u32]>, Arc<super::parts_mask::PartsMask>>>,
         /// With strings that must be regular expressions: the vocabulary sorted for
@@ -101,10 +103,14 @@ impl CompiledGrammar {
             }
             Grammar::Cfg(cfg) => {
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
-                let start = earley.start_chart()?;
+                let mut start = earley.start_chart()?;
+                let set_numbers = SetNumbers::default();
+                // (A few sets, counted with the other cached state below.)
+                start.number_sets(&earley, &set_numbers, true);
                 Engine::Cfg {
                     earley,
                     start,
+                    set_numbers,
                     shortest: OnceLock::new(),
                     lex_cache: RwLock::new(LexCache::default()),
                     after_end_cache: RwLock::new(FastMap::default()),

@@ -23,7 +23,8 @@ pub(crate) enum Part {
 }
 
 impl Part {
-    fn tokens(&self) -> &StateMask {
+    /// Its tokens.
+    pub(crate) fn tokens(&self) -> &StateMask {
         match self {
             Part::Lex(l) => &l.tokens,
             Part::After(a) => &a.tokens,

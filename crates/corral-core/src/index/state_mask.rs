@@ -24,11 +24,13 @@ enum MaskRepr {
 }
 
 /// A mask that allows nearly every token: the runs of words with no bit set, and the
-/// clear bit positions of the other words (padding bits included).
+/// words with some bits clear (padding bits included), each with its index. Every other
+/// word is all ones, so writing it is a few fills and a few stores: a vector pass, not a
+/// test per word.
 #[derive(Debug)]
 struct AllBut {
     zero_words: Box<[(u32, u32)]>,
-    clear: Box<[u32]>,
+    partial: Box<[(u32, u32)]>,
 }
 
 impl AllBut {
@@ -43,7 +45,7 @@ impl AllBut {
         if scattered > bits.len() / 4 {
             return None;
         }
-        let (mut zero_words, mut clear) = (Vec::new(), Vec::new());
+        let (mut zero_words, mut partial) = (Vec::new(), Vec::new());
         let mut w = 0;
         while w < bits.len() {
             if bits[w] == 0 {
@@ -54,49 +56,55 @@ impl AllBut {
                 zero_words.push((start as u32, w as u32));
                 continue;
             }
-            let mut x = !bits[w];
-            while x != 0 {
-                clear.push((w * 32) as u32 + x.trailing_zeros());
-                x &= x - 1;
-            }
-            if clear.len() + 2 * zero_words.len() > bits.len() / 4 {
-                return None;
+            if bits[w] != u32::MAX {
+                partial.push((w as u32, bits[w]));
+                if 2 * (partial.len() + zero_words.len()) > bits.len() / 4 {
+                    return None;
+                }
             }
             w += 1;
         }
-        Some(AllBut { zero_words: zero_words.into_boxed_slice(), clear: clear.into_boxed_slice() })
+        Some(AllBut { zero_words: zero_words.into_boxed_slice(), partial: partial.into_boxed_slice() })
+    }
+
+    /// Writes the mask into `out` (`or`: ORs it in): the all-ones runs between the
+    /// listed words are filled, the partial words stored (or OR'd), the empty runs
+    /// cleared (or left).
+    fn put(&self, out: &mut [u32], or: bool) {
+        let (mut z, mut p, mut w) = (0, 0, 0);
+        while w < out.len() {
+            let next_zero = self.zero_words.get(z).map_or(out.len(), |&(a, _)| a as usize);
+            let next_part = self.partial.get(p).map_or(out.len(), |&(i, _)| i as usize);
+            let next = next_zero.min(next_part);
+            if w < next {
+                out[w..next].fill(u32::MAX);
+                w = next;
+            } else if next == next_zero {
+                let end = self.zero_words[z].1 as usize;
+                if !or {
+                    out[w..end].fill(0);
+                }
+                z += 1;
+                w = end;
+            } else {
+                let v = self.partial[p].1;
+                out[w] = if or { out[w] | v } else { v };
+                p += 1;
+                w += 1;
+            }
+        }
     }
 
     fn write(&self, out: &mut [u32]) {
-        out.fill(u32::MAX);
-        for &(a, b) in self.zero_words.iter() {
-            out[a as usize..b as usize].fill(0);
-        }
-        for &t in self.clear.iter() {
-            out[(t >> 5) as usize] &= !(1 << (t & 31));
-        }
+        self.put(out, false);
     }
 
     fn or_into(&self, out: &mut [u32]) {
-        let (mut r, mut k, mut w) = (0, 0, 0);
-        while w < out.len() {
-            if self.zero_words.get(r).is_some_and(|&(a, _)| a as usize == w) {
-                w = self.zero_words[r].1 as usize;
-                r += 1;
-                continue;
-            }
-            let mut word = u32::MAX;
-            while self.clear.get(k).is_some_and(|&t| (t >> 5) as usize == w) {
-                word &= !(1 << (self.clear[k] & 31));
-                k += 1;
-            }
-            out[w] |= word;
-            w += 1;
-        }
+        self.put(out, true);
     }
 
     fn memory_bytes(&self) -> usize {
-        self.zero_words.len() * 8 + self.clear.len() * 4
+        (self.zero_words.len() + self.partial.len()) * 8
     }
 }
 
@@ -328,6 +336,15 @@ mod tests {
         nearly[10] &= !(1 << 7);
         nearly[words - 1] = 0x0000_ffff;
         rows.push(nearly);
+        // Runs that touch the row's ends and each other: an empty word first, a partial
+        // word right after it and before an empty run, an empty run to the end.
+        let mut edges = vec![u32::MAX; words];
+        edges[0] = 0;
+        edges[1] = !(1 << 4);
+        edges[2] = 0;
+        edges[words - 3..].fill(0);
+        assert!(matches!(StateMask::from_bits(edges.clone()).repr, MaskRepr::AllBut(_)));
+        rows.push(edges);
         let mut few = vec![0; words];
         few[5] = 0b1001;
         rows.push(few);

@@ -450,6 +450,7 @@ impl Matcher {
             }
             (State::Cfg { chart, bounds }, Engine::Cfg { earley, .. }) => {
                 let ok = advance_chart(earley, chart, bytes)?;
+                self.grammar.number_sets(chart);
                 bounds.push(chart.num_rows() as u32);
                 ok && {
                     self.count_budgets(Some(bytes))?;
@@ -596,6 +597,7 @@ impl Matcher {
                         None
                     }
                     TokenKind::Normal if advance_chart(earley, chart, vocab.token_bytes(token))? => {
+                        self.grammar.number_sets(chart);
                         bounds.push(chart.num_rows() as u32);
                         Some(vocab.token_bytes(token))
                     }

@@ -64,6 +64,9 @@ pub struct Chart {
     pub(super) scans: Vec<Scan>,
     /// States of `perm!` lists (see [`Item::aux`]), each `Perm::width` words.
     pub(super) perm: Vec<u64>,
+    /// The numbers of the first sets by content (see [`Chart::number_sets`]); `NONE` for a
+    /// set that has none.
+    pub(super) set_numbers: Vec<u32>,
 }
 
 impl Chart {
@@ -77,6 +80,7 @@ impl Chart {
             + self.rows.len() * size_of::<Row>()
             + self.scans.len() * size_of::<Scan>()
             + self.perm.len() * size_of::<u64>()
+            + self.set_numbers.len() * size_of::<u32>()
     }
 
     pub(super) fn lens(&self) -> [u32; 5] {
@@ -110,6 +114,7 @@ impl Chart {
             self.expected.truncate(e as usize);
             self.leo.truncate(l as usize);
             self.perm.truncate(p as usize);
+            self.set_numbers.truncate(s as usize);
         }
     }
 

@@ -34,3 +34,4 @@ use earley::*;
 pub use entries::{AheadEntries, ReadEntries};
 pub use overlay::Overlay;
 use overlay::*;
+pub use state_key::SetNumbers;

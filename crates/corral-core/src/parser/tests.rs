@@ -573,3 +573,64 @@ fn pieces(s: &str, min: u32, max: Option<u32>, accepts: &impl Fn(&str) -> bool) 
     }
     (min as usize..=cap).any(|k| reach[k][s.len()])
 }
+
+/// The state key of `chart` after numbering its sets in `numbers` (None: no key).
+fn key_of(g: &EarleyGrammar, chart: &mut Chart, numbers: &SetNumbers) -> Option<Vec<u32>> {
+    chart.number_sets(g, numbers, true);
+    let mut key = Vec::new();
+    chart.state_key(&mut key, 1 << 14).then_some(key)
+}
+
+/// A state key names sets by numbers that stand for their content: it is as long as the
+/// open scans however deep the parse, tells depths apart (each needs its own closing
+/// brackets), and is the same for the same position reached by another parse, or again
+/// after a rollback.
+#[test]
+fn state_keys_stay_short_and_tell_positions_apart() {
+    let g = grammar(r#"s ::= "(" s ")" | "x" ;"#);
+    let numbers = SetNumbers::default();
+    let mut chart = g.start_chart().unwrap();
+    let mut keys = vec![key_of(&g, &mut chart, &numbers).unwrap()];
+    for _ in 0..60 {
+        assert!(advance_chart(&g, &mut chart, b"(").unwrap());
+        let key = key_of(&g, &mut chart, &numbers).unwrap();
+        assert!(key.len() <= 1 + 3 * 2, "a key of {} words at depth {}", key.len(), keys.len());
+        assert!(!keys.contains(&key), "depth {} shares a key with a shallower one", keys.len());
+        keys.push(key);
+    }
+    // Another parse of the same grammar, and the first one rolled back and read again.
+    let mut other = g.start_chart().unwrap();
+    assert!(advance_chart(&g, &mut other, b"(((").unwrap());
+    assert_eq!(key_of(&g, &mut other, &numbers).unwrap(), keys[3]);
+    chart.truncate_rows(3);
+    assert_eq!(key_of(&g, &mut chart, &numbers).unwrap(), keys[2]);
+    assert!(advance_chart(&g, &mut chart, b"(").unwrap());
+    assert_eq!(key_of(&g, &mut chart, &numbers).unwrap(), keys[3]);
+    // The same text read as a different position (after "x" a closing bracket is due).
+    assert!(advance_chart(&g, &mut other, b"x").unwrap());
+    assert!(!keys.contains(&key_of(&g, &mut other, &numbers).unwrap()));
+}
+
+/// Where the table of numbers may not grow, a parse that reaches a set it does not hold
+/// has no key (its masks are computed, not cached), and so has every later position that
+/// reaches that set.
+#[test]
+fn sets_without_a_number_give_no_key() {
+    let g = grammar(r#"s ::= "(" s ")" | "x" ;"#);
+    let numbers = SetNumbers::default();
+    let mut chart = g.start_chart().unwrap();
+    chart.number_sets(&g, &numbers, true);
+    assert!(advance_chart(&g, &mut chart, b"((").unwrap());
+    assert_eq!(chart.number_sets(&g, &numbers, false), 0);
+    let mut key = Vec::new();
+    assert!(!chart.state_key(&mut key, 1 << 14));
+    assert!(advance_chart(&g, &mut chart, b"x").unwrap());
+    chart.number_sets(&g, &numbers, true);
+    assert!(!chart.state_key(&mut key, 1 << 14), "a set reaching an unnumbered one got a key");
+    let before = numbers.len();
+    let mut fresh = g.start_chart().unwrap();
+    assert!(advance_chart(&g, &mut fresh, b"((x").unwrap());
+    assert!(fresh.number_sets(&g, &numbers, true) > 0);
+    assert!(numbers.len() > before);
+    assert!(fresh.state_key(&mut key, 1 << 14));
+}
