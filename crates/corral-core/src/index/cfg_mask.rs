@@ -70,6 +70,17 @@ impl CompiledGrammar {
         result
     }
 
+    /// The sets the terminals `completed` end from (`(terminal, origin set)`), for a cache
+    /// key: each terminal with its origin's content number, sorted. None where an origin
+    /// has no number.
+    fn completion_key(chart: &Chart, completed: &[(u32, u32)]) -> Option<Vec<u32>> {
+        let mut pairs: Vec<(u32, u32)> =
+            completed.iter().map(|&(t, origin)| chart.set_number(origin).map(|n| (t, n))).collect::<Option<_>>()?;
+        pairs.sort_unstable();
+        pairs.dedup();
+        Some(pairs.into_iter().flat_map(|(t, n)| [t, n]).collect())
+    }
+
     /// Numbers the sets `chart` committed since it was last numbered, for its state keys
     /// (see `Chart::state_key`): called after each step it reads. New numbers count with
     /// the cached masks against `Limits::max_mask_cache_bytes`; past it, parses that reach
@@ -125,6 +136,9 @@ impl CompiledGrammar {
         chart: &Chart,
         out: &mut [u32],
     ) -> Result<(u32, Vec<Part>, StateMask)> {
+        let Engine::Cfg { completion_cache, .. } = &self.engine else {
+            unreachable!("chart_mask is only called on context-free grammars")
+        };
         let open = chart.lex_entries(earley);
         let mut pairs: Vec<(u32, u32)> = open.iter().map(|&(t, q, _)| (t, q)).collect();
         pairs.sort_unstable();
@@ -132,12 +146,16 @@ impl CompiledGrammar {
         let mut ov: Option<Overlay<'_>> = None;
         let mut parts = Vec::new();
         let mut own = TokenCollector::new(self.vocab.mask_words());
-        // The first part is written over the row (no pass to clear it first), the others OR'd.
-        let put = |mask: &StateMask, out: &mut [u32], parts: &[Part]| {
-            if parts.is_empty() {
-                mask.write(out)
+        // The first part is written over the row (no pass to clear it first), the others
+        // OR'd. The count follows while the parts after the first are lists of ids (it
+        // takes a pass over the row otherwise).
+        let (mut blank, mut count) = (true, Some(0));
+        let mut put = |mask: &StateMask, out: &mut [u32]| {
+            if std::mem::take(&mut blank) {
+                mask.write(out);
+                count = Some(mask.count);
             } else {
-                mask.or_into(out)
+                count = count.zip(mask.or_into_counting(out)).map(|(c, added)| c + added);
             }
         };
         for &(term, state) in &pairs {
@@ -145,34 +163,43 @@ impl CompiledGrammar {
             // it ends does not matter.
             let lex = self.lex_mask(earley, lex_cache, term, state, Self::ends_of(earley, term));
             if lex.tokens.count > 0 {
-                put(&lex.tokens, out, &parts);
+                put(&lex.tokens, out);
                 parts.push(Part::Lex(lex.clone()));
             }
             if lex.completions.is_empty() {
                 continue;
             }
-            // Below a node where the terminal may end, the parser takes over: the parser
-            // state there is the same at every such node, so it is built once.
+            // Below a node where the terminal may end, the parser takes over. What it reads
+            // there is a function of the pair (up to equivalence within the trie's depth)
+            // and of the sets the terminal ends from (by content): cached under those, so
+            // a string read a character at a time builds that parser state once.
             let completed: Vec<(u32, u32)> =
                 open.iter().filter(|&&(t, q, _)| (t, q) == (term, state)).map(|&(t, _, origin)| (t, origin)).collect();
-            let ov = ov.get_or_insert_with(|| Overlay::new(earley, chart));
-            if !ov.push_completed(&completed) {
-                break;
-            }
-            let (set, expected) = ov.current_expected();
-            for next in expected {
-                let after = self.after_end(earley, (term, state), next, &lex.completions);
-                if after.tokens.count > 0 {
-                    put(&after.tokens, out, &parts);
-                    parts.push(Part::After(after.clone()));
+            let dfa = &earley.cfg().terminals[term as usize].dfa;
+            let key = Self::completion_key(chart, &completed)
+                .map(|k| [&[term, dfa.equivalent_within(state, self.vocab.trie().max_depth())], k.as_slice()].concat());
+            let cached = key.as_ref().and_then(|k| completion_cache.read().ok()?.get(k.as_slice()).cloned());
+            let part = match cached {
+                Some(part) => part,
+                None => {
+                    let ov = ov.get_or_insert_with(|| Overlay::new(earley, chart));
+                    let Some(tokens) = self.read_after_end(earley, ov, (term, state), &completed, &lex.completions)? else {
+                        break;
+                    };
+                    let part = Arc::new(AfterEnd { tokens, ends: Vec::new() });
+                    if let Some(k) = key.filter(|_| self.mask_bytes.load(Ordering::Relaxed) < self.limits.max_mask_cache_bytes) {
+                        self.mask_bytes.fetch_add(part.tokens.memory_bytes() + k.len() * 4, Ordering::Relaxed);
+                        if let Ok(mut c) = completion_cache.write() {
+                            c.insert(k.into_boxed_slice(), part.clone());
+                        }
+                    }
+                    part
                 }
-                if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
-                    continue;
-                }
-                self.walk_after_end(earley, ov, &after.ends, &mut own)?;
-                ov.pop(1);
+            };
+            if part.tokens.count > 0 {
+                put(&part.tokens, out);
+                parts.push(Part::After(part));
             }
-            ov.pop(1);
         }
         if let Some(e) = ov.and_then(|mut o| o.error.take()) {
             return Err(e);
@@ -181,14 +208,40 @@ impl CompiledGrammar {
             own.extend(self.vocab.eos_ids());
         }
         let own = own.into_mask();
-        put(&own, out, &parts);
-        // One mask written alone knows its count; a union is counted.
-        let count = match (parts.as_slice(), own.count) {
-            ([], _) => own.count,
-            ([only], 0) => only.tokens().count,
-            _ => crate::index::state_mask::count_bits(out),
-        };
+        put(&own, out);
+        let count = count.unwrap_or_else(|| crate::index::state_mask::count_bits(out));
         Ok((count, parts, own))
+    }
+
+    /// What the parser reads below the trie nodes `nodes` where the open pair `pair` may
+    /// end (its completions), having ended from the sets of `completed`: for each terminal
+    /// expected there, the tokens it reads below those nodes (cached per pair and next
+    /// terminal), and below the nodes where that one ends in turn, the walk of
+    /// [`Self::walk_after_end`]. None where a limit was hit (`ov` holds the error).
+    fn read_after_end(
+        &self,
+        earley: &EarleyGrammar,
+        ov: &mut Overlay<'_>,
+        pair: (u32, u32),
+        completed: &[(u32, u32)],
+        nodes: &[u32],
+    ) -> Result<Option<StateMask>> {
+        if !ov.push_completed(completed) {
+            return Ok(None);
+        }
+        let mut tokens = TokenCollector::new(self.vocab.mask_words());
+        let (set, expected) = ov.current_expected();
+        for next in expected {
+            let after = self.after_end(earley, pair, next, nodes);
+            tokens.add_mask(&after.tokens);
+            if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
+                continue;
+            }
+            self.walk_after_end(earley, ov, &after.ends, &mut tokens)?;
+            ov.pop(1);
+        }
+        ov.pop(1);
+        Ok(ov.error.is_none().then(|| tokens.into_mask()))
     }
 
     /// Marks the tokens below the trie nodes `nodes` that the parse in `ov` (which stands

@@ -41,6 +41,10 @@ pub(crate) enum Engine {
         after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
         /// Earley sets numbered by content, for the state keys (see `Chart::state_key`).
         set_numbers: SetNumbers,
+        /// What the parser reads below the nodes where an open pair P may end, by (P's
+        /// terminal, P's state up to equivalence, the sets P ends from by content: see
+        /// `CompiledGrammar::completion_key`).
+        completion_cache: RwLock<FastMap<Box<[u32]>, Arc<AfterEnd>>>,
         /// Whole masks by canonical parser state (see `Chart::state_key`).
         state_cache: RwLock<FastMap<Box<[u32]>, Arc<super::parts_mask::PartsMask>>>,
         /// With strings that must be regular expressions: the vocabulary sorted for
@@ -114,6 +118,7 @@ impl CompiledGrammar {
                     shortest: OnceLock::new(),
                     lex_cache: RwLock::new(LexCache::default()),
                     after_end_cache: RwLock::new(FastMap::default()),
+                    completion_cache: RwLock::new(FastMap::default()),
                     state_cache: RwLock::new(FastMap::default()),
                     pattern_tokens: OnceLock::new(),
                 }

@@ -23,8 +23,7 @@ pub(crate) enum Part {
 }
 
 impl Part {
-    /// Its tokens.
-    pub(crate) fn tokens(&self) -> &StateMask {
+    fn tokens(&self) -> &StateMask {
         match self {
             Part::Lex(l) => &l.tokens,
             Part::After(a) => &a.tokens,

@@ -143,6 +143,18 @@ impl TokenCollector {
         }
     }
 
+    /// Adds the tokens of `mask`.
+    pub(crate) fn add_mask(&mut self, mask: &StateMask) {
+        match &mask.repr {
+            MaskRepr::Sparse(ids) => self.extend(ids),
+            _ => {
+                let words = self.words;
+                let bits = self.bits.get_or_insert_with(|| bits_of(&std::mem::take(&mut self.ids), words));
+                mask.or_into(bits);
+            }
+        }
+    }
+
     /// The collected set.
     pub(crate) fn into_mask(self) -> StateMask {
         match self.bits {
@@ -254,6 +266,22 @@ impl StateMask {
         }
     }
 
+    /// ORs the mask into `out`; for a list of ids, returns how many bits it set that were
+    /// clear (a row's union with `out` is left for the caller to count).
+    pub(crate) fn or_into_counting(&self, out: &mut [u32]) -> Option<u32> {
+        let MaskRepr::Sparse(ids) = &self.repr else {
+            self.or_into(out);
+            return None;
+        };
+        let mut added = 0;
+        for &t in ids.iter() {
+            let (word, bit) = ((t >> 5) as usize, 1 << (t & 31));
+            added += u32::from(out[word] & bit == 0);
+            out[word] |= bit;
+        }
+        Some(added)
+    }
+
     /// Writes the mask into `out` (one row of `mask_words` words).
     pub(crate) fn write(&self, out: &mut [u32]) {
         match &self.repr {
@@ -362,6 +390,12 @@ mod tests {
             mask.or_into(&mut or);
             let want: Vec<u32> = bits.iter().map(|b| b | 0x0101_0101).collect();
             assert_eq!(or, want);
+            let mut counted = vec![0x0101_0101; words];
+            let added = mask.or_into_counting(&mut counted);
+            assert_eq!(counted, want);
+            let new_bits: u32 = bits.iter().map(|b| (b & !0x0101_0101).count_ones()).sum();
+            assert!(added.is_none_or(|a| a == new_bits), "{added:?} bits counted as new, {new_bits} are");
+            assert_eq!(added.is_some(), !mask.is_row());
             assert_eq!(mask.count, bits.iter().map(|w| w.count_ones()).sum::<u32>());
         }
         kinds.dedup();

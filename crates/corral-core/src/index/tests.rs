@@ -770,12 +770,7 @@ fn masks_kept_as_parts_write_what_was_computed() {
     let Engine::Cfg { state_cache, .. } = &c.engine else { panic!("a context-free grammar") };
     let shapes: Vec<(usize, u32)> = state_cache.read().unwrap().values().map(|m| m.shape()).collect();
     let several = shapes.iter().filter(|s| s.0 >= 2).count();
-    let own = shapes.iter().filter(|s| s.0 >= 1 && s.1 > 0).count();
-    assert!(
-        several >= 5 && own >= 5,
-        "{several} and {own} of {} cached masks with several parts, and with tokens of their own",
-        shapes.len()
-    );
+    assert!(several >= 5, "{several} of {} cached masks with several parts", shapes.len());
 }
 
 /// Free text, a marker, then a small grammar: masks along random walks (where half-written

@@ -187,6 +187,11 @@ impl Chart {
         true
     }
 
+    /// The content number of set `k` (see [`Chart::number_sets`]), if it has one.
+    pub(crate) fn set_number(&self, k: u32) -> Option<u32> {
+        self.set_numbers.get(k as usize).copied().filter(|&n| n != NONE)
+    }
+
     /// A canonical description of everything the rest of the parse can depend on: the
     /// number of the set built here, and the open scans with their origins' numbers (see
     /// [`Chart::number_sets`]). Two positions with equal keys allow exactly the same
