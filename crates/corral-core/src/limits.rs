@@ -43,9 +43,10 @@ pub struct Limits {
     /// an earlier one; see [`crate::grammar::distinct_keys`]). Past it the mask, or the
     /// token check, fails with [`crate::Error::LimitExceeded`] naming this field.
     pub max_fresh_item_steps: usize,
-    /// Heap bytes a context-free grammar may spend caching masks of parser states; past
-    /// it, new states are computed but not cached (never an error), and
-    /// `CompiledGrammar::warm_up` stops warming.
+    /// Heap bytes a context-free grammar may spend caching masks of parser states (and
+    /// the content numbers of the Earley sets their keys name); past it, new states are
+    /// computed but not cached (never an error), and `CompiledGrammar::warm_up` stops
+    /// warming.
     pub max_mask_cache_bytes: usize,
     /// Wall-clock milliseconds one build step may take: parsing a grammar text,
     /// normalizing a grammar, translating a JSON Schema, compiling a grammar for a

@@ -1,7 +1,8 @@
 //! Masks of a context-free grammar at a parser position: the union of the open
 //! terminals' lexer masks, plus the tokens in which a terminal ends and the parser goes
 //! on, computed below the trie nodes where it ends and cached per (terminal, state, next
-//! terminal); whole masks cached per canonical parser state.
+//! terminal) and, all of them, per (terminal, state, origin sets by content); whole masks
+//! cached per canonical parser state.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};

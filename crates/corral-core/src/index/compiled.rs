@@ -109,8 +109,8 @@ impl CompiledGrammar {
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
                 let mut start = earley.start_chart()?;
                 let set_numbers = SetNumbers::default();
-                // (A few sets, counted with the other cached state below.)
-                start.number_sets(&earley, &set_numbers, true);
+                // (The start's one set: too small to count against the cache's bound.)
+                start.number_sets(&earley, &set_numbers, limits.max_mask_cache_bytes > 0);
                 Engine::Cfg {
                     earley,
                     start,
