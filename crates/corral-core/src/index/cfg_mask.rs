@@ -1,7 +1,7 @@
 //! Masks of a context-free grammar at a parser position: the union of the open
 //! terminals' lexer masks, plus the tokens in which a terminal ends and the parser goes
-//! on, computed below the trie nodes where it ends and cached per (terminal, state, next
-//! terminal) and, all of them, per (terminal, state, origin sets by content); whole masks
+//! on, computed below the trie nodes where it ends and cached per (those nodes, next
+//! terminal) and, all of them, per (those nodes, origin sets by content); whole masks
 //! cached per canonical parser state.
 
 use std::sync::atomic::Ordering;
@@ -171,20 +171,20 @@ impl CompiledGrammar {
                 continue;
             }
             // Below a node where the terminal may end, the parser takes over. What it reads
-            // there is a function of the pair (up to equivalence within the trie's depth)
-            // and of the sets the terminal ends from (by content): cached under those, so
-            // a string read a character at a time builds that parser state once.
+            // there is a function of those nodes (by their list's number) and of the sets
+            // the terminal ends from (by content): cached under those, so a string read a
+            // character at a time builds that parser state once.
             let completed: Vec<(u32, u32)> =
                 open.iter().filter(|&&(t, q, _)| (t, q) == (term, state)).map(|&(t, _, origin)| (t, origin)).collect();
-            let dfa = &earley.cfg().terminals[term as usize].dfa;
             let key = Self::completion_key(chart, &completed)
-                .map(|k| [&[term, dfa.equivalent_within(state, self.vocab.trie().max_depth())], k.as_slice()].concat());
+                .filter(|_| lex.completions_number != lexmask::UNNUMBERED)
+                .map(|k| [&[lex.completions_number], k.as_slice()].concat());
             let cached = key.as_ref().and_then(|k| completion_cache.read().ok()?.get(k.as_slice()).cloned());
             let part = match cached {
                 Some(part) => part,
                 None => {
                     let ov = ov.get_or_insert_with(|| Overlay::new(earley, chart));
-                    let Some(tokens) = self.read_after_end(earley, ov, (term, state), &completed, &lex.completions)? else {
+                    let Some(tokens) = self.read_after_end(earley, ov, &lex, &completed)? else {
                         break;
                     };
                     let part = Arc::new(AfterEnd { tokens, ends: Vec::new() });
@@ -214,18 +214,17 @@ impl CompiledGrammar {
         Ok((count, parts, own))
     }
 
-    /// What the parser reads below the trie nodes `nodes` where the open pair `pair` may
-    /// end (its completions), having ended from the sets of `completed`: for each terminal
-    /// expected there, the tokens it reads below those nodes (cached per pair and next
+    /// What the parser reads below the trie nodes where an open terminal may end (`lex`'s
+    /// completions), having ended from the sets of `completed`: for each terminal expected
+    /// there, the tokens it reads below those nodes (cached per node list and next
     /// terminal), and below the nodes where that one ends in turn, the walk of
     /// [`Self::walk_after_end`]. None where a limit was hit (`ov` holds the error).
     fn read_after_end(
         &self,
         earley: &EarleyGrammar,
         ov: &mut Overlay<'_>,
-        pair: (u32, u32),
+        lex: &LexMask,
         completed: &[(u32, u32)],
-        nodes: &[u32],
     ) -> Result<Option<StateMask>> {
         if !ov.push_completed(completed) {
             return Ok(None);
@@ -233,7 +232,7 @@ impl CompiledGrammar {
         let mut tokens = TokenCollector::new(self.vocab.mask_words());
         let (set, expected) = ov.current_expected();
         for next in expected {
-            let after = self.after_end(earley, pair, next, nodes);
+            let after = self.after_end(earley, lex, next);
             tokens.add_mask(&after.tokens);
             if after.ends.is_empty() || !ov.push_completed(&[(next, set)]) {
                 continue;
@@ -356,26 +355,27 @@ impl CompiledGrammar {
         }
     }
 
-    /// What terminal `term` reads below `nodes` (the completions of `pair`), cached.
-    fn after_end(&self, earley: &EarleyGrammar, pair: (u32, u32), term: u32, nodes: &[u32]) -> Arc<AfterEnd> {
+    /// What terminal `term` reads below `lex`'s completions, cached under their number.
+    fn after_end(&self, earley: &EarleyGrammar, lex: &LexMask, term: u32) -> Arc<AfterEnd> {
         let Engine::Cfg { after_end_cache, .. } = &self.engine else {
             unreachable!("after_end is only called on context-free grammars")
         };
-        // What follows the terminal's end depends on the completions only, which states
-        // equivalent over the trie's depth share.
-        let dfa = &earley.cfg().terminals[pair.0 as usize].dfa;
-        let key = (pair.0, dfa.equivalent_within(pair.1, self.vocab.trie().max_depth()), term);
-        if let Some(a) = after_end_cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+        let key = (lex.completions_number, term);
+        let numbered = lex.completions_number != lexmask::UNNUMBERED;
+        if let Some(a) = after_end_cache.read().ok().filter(|_| numbered).and_then(|c| c.get(&key).cloned()) {
             return a;
         }
         // Ids while few: most terminals read a few tokens below the end nodes (a comma,
         // a closing bracket), and a row of bits would cost passes over every word.
         let mut tokens = TokenCollector::new(self.vocab.mask_words());
         let mut ends = Vec::new();
-        self.read_terminal_below(earley, term, nodes, &mut tokens, &mut ends);
+        self.read_terminal_below(earley, term, &lex.completions, &mut tokens, &mut ends);
         ends.sort_unstable();
         ends.dedup();
         let a = Arc::new(AfterEnd { tokens: tokens.into_mask(), ends });
+        if !numbered {
+            return a;
+        }
         self.mask_bytes.fetch_add(a.tokens.memory_bytes() + a.ends.len() * 4, Ordering::Relaxed);
         if let Ok(mut c) = after_end_cache.write() {
             c.insert(key, a.clone());
@@ -448,7 +448,7 @@ impl CompiledGrammar {
         if let Some(l) = cache.read().ok().and_then(|c| c.masks.get(&key).cloned()) {
             return l;
         }
-        let l = Arc::new(match Self::sibling(cache, dfa, key) {
+        let mut l = match Self::sibling(cache, dfa, key) {
             Some((sibling, differ)) => lexmask::derive(&self.vocab, dfa, state, &sibling, &differ, ends),
             None => match self.slice_sibling(cache, dfa, key) {
                 Some(sibling) => lexmask::from_slice_sibling(&self.vocab, dfa, state, &sibling, ends),
@@ -457,11 +457,15 @@ impl CompiledGrammar {
                     None => lexmask::compute(&self.vocab, dfa, state, ends),
                 },
             },
-        });
-        self.mask_bytes.fetch_add(l.memory_bytes(), Ordering::Relaxed);
-        if let Ok(mut c) = cache.write() {
-            c.insert(key, l.clone(), self.vocab.size());
-        }
+        };
+        // Sorted before the lock is taken: equal lists get one number.
+        l.completions.sort_unstable();
+        l.completions.dedup();
+        let Ok(mut c) = cache.write() else { return Arc::new(l) };
+        let list_bytes = c.number_completions(&mut l);
+        let l = Arc::new(l);
+        self.mask_bytes.fetch_add(l.memory_bytes() + list_bytes, Ordering::Relaxed);
+        c.insert(key, l.clone(), self.vocab.size());
         l
     }
 

@@ -36,13 +36,14 @@ pub(crate) enum Engine {
         /// Shortest strings of the symbols, for completions: built on first use (few
         /// matchers ask, and large terminals make it costly).
         shortest: OnceLock<crate::grammar::shortest::Shortest>,
-        /// Below the nodes where terminal-state pair P may end, what expected terminal T
-        /// reads: by (P's terminal, P's state, T). Independent of the rest of the parse.
-        after_end_cache: RwLock<FastMap<(u32, u32, u32), Arc<AfterEnd>>>,
+        /// Below the nodes where an open terminal may end (a lexer mask's completions),
+        /// what expected terminal T reads: by (the list's number, T). Independent of the
+        /// rest of the parse.
+        after_end_cache: RwLock<FastMap<(u32, u32), Arc<AfterEnd>>>,
         /// Earley sets numbered by content, for the state keys (see `Chart::state_key`).
         set_numbers: SetNumbers,
-        /// What the parser reads below the nodes where an open pair P may end, by (P's
-        /// terminal, P's state up to equivalence, the sets P ends from by content: see
+        /// What the parser reads below the nodes where an open terminal may end, by (the
+        /// number of that node list, the sets it ends from by content: see
         /// `CompiledGrammar::completion_key`).
         completion_cache: RwLock<FastMap<Box<[u32]>, Arc<AfterEnd>>>,
         /// Whole masks by canonical parser state (see `Chart::state_key`).

@@ -33,7 +33,14 @@ pub(crate) struct LexMask {
     /// terminal. None for a mask found otherwise, or where the terminal may end inside a
     /// slice token.
     pub(crate) slice: Option<usize>,
+    /// The number of `completions` (sorted) among the lists of the grammar's cached lexer
+    /// masks, equal lists sharing one (see [`LexCache::number_completions`]): what the
+    /// parser reads below those nodes is cached under it. [`UNNUMBERED`] until cached.
+    pub(crate) completions_number: u32,
 }
+
+/// [`LexMask::completions_number`] of a mask not cached (yet).
+pub(crate) const UNNUMBERED: u32 = u32::MAX;
 
 impl LexMask {
     pub(crate) fn memory_bytes(&self) -> usize {
@@ -92,7 +99,12 @@ fn with_rest_walked(vocab: &Vocabulary, dfa: &Dfa, state: u32, slice: usize, mut
             completions.push(full);
         }
     });
-    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice: Some(slice) }
+    LexMask {
+        tokens: crate::index::state_mask::StateMask::from_bits(bits),
+        completions,
+        slice: Some(slice),
+        completions_number: UNNUMBERED,
+    }
 }
 
 /// Most pairs of states a slice-sibling comparison ([`slice_sibling_agrees`], and the
@@ -155,7 +167,7 @@ pub(crate) fn from_depth_sibling(
     // The slice's tokens are no longer than its bound: within `depth`, they are the
     // sibling's, and so is what its slice vouched for.
     let slice = sibling.slice.filter(|&i| vocab.string_safe_slices()[i].max_len <= depth);
-    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice }
+    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice, completions_number: UNNUMBERED }
 }
 
 /// Is a mask from a sibling agreeing to `depth` bytes (see [`from_depth_sibling`]) cheaper
@@ -197,7 +209,7 @@ pub(crate) fn compute_full(trie: &TokenTrie, dfa: &Dfa, state: u32, words: usize
             completions.push(node);
         }
     });
-    LexMask { tokens: collected.into_mask(), completions, slice: None }
+    LexMask { tokens: collected.into_mask(), completions, slice: None, completions_number: UNNUMBERED }
 }
 
 /// The lexer masks of one compiled grammar computed so far, by (terminal, state key), and
@@ -208,6 +220,9 @@ pub(crate) struct LexCache {
     pub(crate) masks: crate::util::hash::FastMap<(u32, u32), std::sync::Arc<LexMask>>,
     /// Per terminal: (state key, mask) of masks that allow many tokens, the latest last.
     pub(crate) broad: crate::util::hash::FastMap<u32, Vec<(u32, std::sync::Arc<LexMask>)>>,
+    /// The completions lists of the cached masks, each with its number (see
+    /// [`LexMask::completions_number`]).
+    completion_lists: crate::util::hash::FastMap<Box<[u32]>, u32>,
 }
 
 impl LexCache {
@@ -217,6 +232,7 @@ impl LexCache {
     /// Keeps `mask` for `key`; also as a sibling when it allows at least a sixteenth of the
     /// `size` ids (a narrow mask is cheap to walk again: comparing states would cost more).
     pub(crate) fn insert(&mut self, key: (u32, u32), mask: std::sync::Arc<LexMask>, size: usize) {
+        debug_assert_ne!(mask.completions_number, UNNUMBERED, "a lexer mask is numbered before it is cached");
         if mask.tokens.count as usize >= size / 16 {
             let kept = self.broad.entry(key.0).or_default();
             if kept.len() == Self::BROAD {
@@ -225,6 +241,28 @@ impl LexCache {
             kept.push((key.1, mask.clone()));
         }
         self.masks.insert(key, mask);
+    }
+
+    /// How many distinct completions lists the cached masks have.
+    #[cfg(test)]
+    pub(crate) fn completion_lists(&self) -> usize {
+        self.completion_lists.len()
+    }
+
+    /// Gives `mask`'s completions (sorted, without repeats) their number: a state whose
+    /// list equals a cached mask's (the states of a counted string, one per character,
+    /// far from its bound) shares that mask's number, and so what is read below. Returns
+    /// the heap bytes a new list adds.
+    pub(crate) fn number_completions(&mut self, mask: &mut LexMask) -> usize {
+        debug_assert!(mask.completions.windows(2).all(|w| w[0] < w[1]), "completions sorted, without repeats");
+        if let Some(&n) = self.completion_lists.get(mask.completions.as_slice()) {
+            mask.completions_number = n;
+            return 0;
+        }
+        let n = self.completion_lists.len() as u32;
+        self.completion_lists.insert(mask.completions.as_slice().into(), n);
+        mask.completions_number = n;
+        mask.completions.len() * 4 + 8
     }
 }
 
@@ -288,5 +326,10 @@ pub(crate) fn derive(vocab: &Vocabulary, dfa: &Dfa, state: u32, sibling: &LexMas
         walker.pop_bytes(1);
     }
     completions.sort_unstable();
-    LexMask { tokens: crate::index::state_mask::StateMask::from_bits(bits), completions, slice: None }
+    LexMask {
+        tokens: crate::index::state_mask::StateMask::from_bits(bits),
+        completions,
+        slice: None,
+        completions_number: UNNUMBERED,
+    }
 }
