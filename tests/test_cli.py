@@ -193,6 +193,15 @@ def test_structural_tags_and_tools(tmp_path):
     assert re.match(r"<tool_call>\n<function=get_time>\n\s*<parameter=zone>(UTC|CET)</parameter>\s*\n</function>\n</tool_call>", proc.stdout), proc.stdout
     proc = run("generate", "--tools", str(tools), "--tool-choice", "get_weather")
     assert proc.returncode == 2 and "not among the tools" in proc.stderr
+    # A budget of 0 tokens asks for reasoning and leaves it empty; one call at most.
+    for seed in range(3):
+        proc = run("generate", "--tools", str(tools), "--tool-choice", "get_time", "--reasoning-budget", "0", "--single-call", "--seed", str(seed), "--max-tokens", "120")
+        assert proc.returncode in (0, 3), proc.stderr
+        assert proc.stdout.startswith("<think></think><tool_call>\n") and proc.stdout.count("<tool_call>") == 1, proc.stdout
+    proc = run("generate", "--tools", str(tools), "--tool-choice", "get_time", "--reasoning", "--seed", "0", "--max-tokens", "200")
+    assert proc.returncode in (0, 3) and proc.stdout.startswith("<think>"), proc.stderr
+    proc = run("generate", "--tools", str(tools), "--reasoning-budget", "-1")
+    assert proc.returncode == 2 and "number of tokens" in proc.stderr
     proc = run("generate", "--tools", str(tools), "--regex", "x")
     assert proc.returncode == 2 and "at most one" in proc.stderr
 
@@ -208,6 +217,9 @@ def test_a_shaping_flag_without_its_constraint_is_an_error(tmp_path):
         (["--tools", str(tools), "--indent", "2"], "--indent applies to --json-schema"),
         (["--structural-tag", str(tag), "--tool-choice", "f"], "--tool-choice applies to --tools"),
         (["--structural-tag", str(tag), "--tool-format", "mistral"], "--tool-format applies to --tools"),
+        (["--structural-tag", str(tag), "--reasoning"], "--reasoning applies to --tools"),
+        (["--json-schema", str(schema), "--reasoning-budget", "5"], "--reasoning-budget applies to --tools"),
+        (["--regex", "a", "--single-call"], "--single-call applies to --tools"),
         (["--regex", "a", "--whitespace", "compact"], "--whitespace applies to"),
         (["--regex", "a", "--grammar-format", "lark"], "--grammar-format applies to --grammar"),
         (["--regex", "a", "--ignore-case"], "--ignore-case applies to --ban"),

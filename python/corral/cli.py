@@ -51,6 +51,13 @@ def _indent(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
 
+def _token_count(text: str) -> int:
+    """``--reasoning-budget``: a number of tokens from 0."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"a number of tokens from 0, got {text!r}")
+    return int(text)
+
+
 def _version() -> str:
     """corral's version: the installed distribution's, else the package's ``__version__``."""
     try:
@@ -180,6 +187,9 @@ _MODIFIERS = (
     ("indent", "--indent", ("json_schema",)),
     ("tool_format", "--tool-format", ("tools",)),
     ("tool_choice", "--tool-choice", ("tools",)),
+    ("single_call", "--single-call", ("tools",)),
+    ("reasoning", "--reasoning", ("tools",)),
+    ("reasoning_budget", "--reasoning-budget", ("tools",)),
     ("ban_mode", "--ban-mode", ("ban",)),
     ("ignore_case", "--ignore-case", ("ban",)),
     ("whole_words", "--whole-words", ("ban",)),
@@ -194,6 +204,9 @@ def _modifier_defaults() -> dict[str, Any]:
         "indent": _api_default(Grammar.json_schema, "indent"),
         "tool_format": "hermes",
         "tool_choice": "auto",
+        "single_call": False,
+        "reasoning": False,
+        "reasoning_budget": None,
         "ban_mode": _api_default(Grammar.ban, "mode"),
         "ignore_case": False,
         "whole_words": False,
@@ -267,7 +280,17 @@ def _grammar_from_args(args: argparse.Namespace) -> tuple[Grammar | None, tuple[
                     except RecursionError:
                         raise GenerationError(f"{_display_name(path)}: JSON nested too deep to read") from None
                     choice = args.tool_choice if args.tool_choice in ("auto", "none", "required") else {"name": args.tool_choice}
-                    grammar = Grammar.tool_calls(spec, format=args.tool_format, tool_choice=choice, whitespace=whitespace)
+                    # A budget bounds the reasoning, so it asks for it.
+                    reasoning = True if args.reasoning or args.reasoning_budget is not None else None
+                    grammar = Grammar.tool_calls(
+                        spec,
+                        format=args.tool_format,
+                        tool_choice=choice,
+                        parallel=not args.single_call,
+                        reasoning=reasoning,
+                        reasoning_budget=args.reasoning_budget,
+                        whitespace=whitespace,
+                    )
             except GrammarError as e:
                 raise GenerationError(f"{_display_name(path)}: {e}") from e
         elif args.grammar is not None:
@@ -455,6 +478,17 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--tools", metavar="FILE", help="JSON list of OpenAI-style tool definitions the output may call")
     what.add_argument("--tool-format", choices=list(FORMATS), default="hermes", help="how --tools calls are written")
     what.add_argument("--tool-choice", default="auto", metavar="auto|none|required|NAME", help="which --tools calls are allowed or required")
+    what.add_argument("--single-call", action="store_true", help="at most one --tools call (no parallel calls)")
+    what.add_argument(
+        "--reasoning", action="store_true", help="--tools: the turn opens with reasoning, <think>...</think> (harmony: analysis messages)"
+    )
+    what.add_argument(
+        "--reasoning-budget",
+        type=_token_count,
+        default=None,
+        metavar="N",
+        help="--tools: the reasoning (implied) spends at most N tokens; then its closing marker is forced",
+    )
     what.add_argument(
         "--whitespace",
         choices=["compact", "flexible"],
