@@ -16,11 +16,11 @@ single-threaded.
    through token by token on one compiled grammar per engine (10 tools); every mask-fill
    call timed on its own, and classed by where the step is: free text, the tokens that
    write a call's opening marker (``<tool_call>...`` up to the arguments), or inside the
-   arguments. Each step's time is the least of 3 passes, each on a grammar compiled
+   arguments. Each step's time is the least of 5 passes, each on grammars compiled
    afresh (every pass pays the first visits: a lazy engine's included), the engines taking
-   turns; the machine's stalls, which a single pass meets at random steps, are so left
-   out for every engine alike. Each peer's mask is compared with corral's at every step,
-   outside the timing.
+   turns at every agent turn; the machine's stalls, which a single pass meets at random
+   steps, are so left out for every engine alike. Each peer's mask is compared with
+   corral's at every step, outside the timing.
 
 llguidance has no structural tags; the same constraint is written in its Lark
 (``lark_tool_calls``): free text up to each trigger as a lazy rule
@@ -28,8 +28,8 @@ llguidance has no structural tags; the same constraint is written in its Lark
 trigger cannot end), each call as the fixed text around a ``%json`` of the tool's
 parameters, and the last free text as ``/(?s:.*)/ & ~/(?s:.*<tool_call>.*)/``. The JSON
 arguments are read with flexible whitespace by every engine (XGrammar's structural tags
-always allow it). Each engine replays the turns in a pass of its own, so that one
-engine's mask fills do not evict another's caches.
+always allow it). Each engine replays a whole turn at a time, so that one engine's mask
+fills do not evict another's caches within a turn.
 """
 
 from __future__ import annotations
@@ -231,41 +231,51 @@ class Replay:
         return bool(self.m.consume_token(t)) and not self.m.is_error()
 
 
-WALK_REPEATS = 3
+WALK_REPEATS = 5
 
 
-def replay(e: Engines, engine: str, compiled, turns: list[tuple[list[int], list[str]]]) -> tuple[list[float], list]:
-    """One pass of `engine` over `turns` on `compiled`: each mask fill's µs, and the mask
-    rows (kept packed: unpacked rows for every step would be a few hundred MB, whose pages
-    and caches would weigh on the timings)."""
+def replay_turn(e: Engines, engine: str, compiled, ids: list[int]) -> tuple[list[float], list]:
+    """One turn of `engine` on `compiled` (a matcher of its own): each mask fill's µs, and
+    the mask rows (kept packed: unpacked rows for every step would be a few hundred MB,
+    whose pages and caches would weigh on the timings)."""
     per, rows = [], []
-    for ids, _ in turns:
-        r = Replay(e, engine.split()[0], compiled)
-        for k, t in enumerate(ids):
-            t0 = ns()
-            r.fill(*r.args)
-            per.append((ns() - t0) / 1e3)
-            rows.append(r.row.copy())
-            assert r.advance(t), f"{engine} rejects token {k} of a valid turn"
+    r = Replay(e, engine.split()[0], compiled)
+    for k, t in enumerate(ids):
+        t0 = ns()
+        r.fill(*r.args)
+        per.append((ns() - t0) / 1e3)
+        rows.append(r.row.copy())
+        assert r.advance(t), f"{engine} rejects token {k} of a valid turn"
     return per, rows
 
 
 def timed_replays(e: Engines, makers: dict, turns: list[tuple[list[int], list[str]]]) -> tuple[dict, dict]:
     """Per engine (`makers`: name -> a function compiling its grammar): each step's least
-    time over `WALK_REPEATS` passes, each on a grammar compiled afresh (so every pass pays
-    the first visits), the engines taking turns; and the masks of the first pass, by class."""
+    time over `WALK_REPEATS` passes, each on grammars compiled afresh (so every pass pays
+    the first visits), the engines taking turns at every agent turn (so that a slow
+    stretch of the machine weighs on them alike); and the masks of the first pass, by
+    class."""
     best: dict = {}
     masks: dict = {}
     order = list(makers)
     for rep in range(WALK_REPEATS):
-        for engine in order[rep % len(order):] + order[: rep % len(order)]:
-            per, rows = replay(e, engine, makers[engine](), turns)
-            best[engine] = per if engine not in best else [min(a, b) for a, b in zip(best[engine], per, strict=True)]
-            masks.setdefault(engine, rows)
+        shift = rep % len(order)
+        engines = order[shift:] + order[:shift]
+        compiled = {engine: makers[engine]() for engine in engines}
+        per: dict = {engine: [] for engine in engines}
+        rows: dict = {engine: [] for engine in engines}
+        for ids, _ in turns:
+            for engine in engines:
+                p, r = replay_turn(e, engine, compiled[engine], ids)
+                per[engine] += p
+                rows[engine] += r
+        for engine in engines:
+            best[engine] = per[engine] if engine not in best else [min(a, b) for a, b in zip(best[engine], per[engine], strict=True)]
+            masks.setdefault(engine, rows[engine])
     classes_all = [c for _, cls in turns for c in cls]
     times = {engine: {} for engine in makers}
-    for engine, per in best.items():
-        for c, v in zip(classes_all, per, strict=True):
+    for engine, steps in best.items():
+        for c, v in zip(classes_all, steps, strict=True):
             times[engine].setdefault(c, []).append(v)
     return times, masks
 
