@@ -48,6 +48,8 @@ use piece::Piece;
 use productive::*;
 use regular::*;
 use rules::*;
+#[cfg(test)]
+pub(crate) use terminals::OPERATOR_STATES;
 
 /// A production `lhs → rhs`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -203,7 +205,8 @@ struct Lowering<'a> {
     /// Rule references being followed by [`Lowering::rule_reg`] right now (see
     /// `Limits::max_grammar_nesting`).
     ref_depth: usize,
-    /// Regular rules whose piece is too heavy to keep (see [`Lowering::is_heavy`]).
+    /// Regular rules whose piece is too heavy to keep (see [`Lowering::is_heavy`]), or
+    /// that join a front-end's automaton past half a fold's budget: a fold stops at them.
     oversized: FastSet<&'a str>,
     /// Regex terms (by their text) that match no string: they lower to [`Reg::Void`].
     void_terms: FastMap<&'a str, usize>,

@@ -112,6 +112,18 @@ impl<'a> Lowering<'a> {
             if !pure {
                 continue;
             }
+            // A front-end's automaton (an object's class of other keys) repeated or among
+            // alternatives would be one product built now, its states copied at every
+            // join; as grammar structure, its terminal is joined to its neighbours by
+            // concatenation where that is deterministic (see `merge_terminal_runs`). A
+            // Lark token is one terminal however it is made.
+            if !self.lark_terminals.contains(n) && self.defs[n].0.iter().any(|e| joins_an_automaton(e)) {
+                // One past a fold's budget makes folding the rules around it hopeless.
+                if self.defs[n].0.iter().any(|e| largest_automaton(e) > FOLD_MAX_STATES / 2) {
+                    self.oversized.insert(n);
+                }
+                continue;
+            }
             let kept = match self.probe(|lw| lw.rule_reg(n))? {
                 Some(Reg::Hir(p)) if self.is_heavy(p.measure()) => None,
                 other => other,
@@ -431,6 +443,10 @@ impl<'a> Lowering<'a> {
         if let Some(reg) = self.regular.get(name).or_else(|| self.fold_memo.get(name)) {
             return Ok(reg.clone());
         }
+        // A rule found too heavy to keep whole is too heavy for a fold's smaller budget.
+        if self.fold_limits.is_some() && self.oversized.contains(name) {
+            return Err(super::terminals::fold_stopped(FOLD_MAX_STATES));
+        }
         let reg = self.rule_reg(name)?;
         if let Some((&key, _)) = self.defs.get_key_value(name) {
             if self.fold_limits.is_some() {
@@ -641,5 +657,45 @@ pub(super) fn collect_regex_terms<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>
     match e {
         Expr::Term { term: Term::Regex(src), pos } => out.push((src.as_str(), *pos)),
         _ => e.children().for_each(|x| collect_regex_terms(x, out)),
+    }
+}
+
+/// Does `e` repeat an automaton built by a front-end ([`Term::Dfa`]), or offer it as one
+/// alternative among others? Joined as one automaton, such a rule copies its states per
+/// alternative and repetition; a plain sequence around it (a string's quotes) is one
+/// concatenation either way.
+fn joins_an_automaton(e: &Expr) -> bool {
+    fn holds(e: &Expr) -> bool {
+        match e {
+            Expr::Term { term: Term::Dfa(_), .. } => true,
+            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => false,
+            Expr::Seq(v) | Expr::Alt(v) => v.iter().any(holds),
+            Expr::Repeat { expr, .. } | Expr::Not { expr, .. } | Expr::Except { expr, .. } => holds(expr),
+            Expr::And { exprs, .. } => exprs.iter().any(holds),
+            Expr::Perm { sep, entries, .. } => holds(sep) || entries.iter().any(|x| holds(&x.expr)),
+        }
+    }
+    match e {
+        Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => false,
+        Expr::Seq(v) => v.iter().any(joins_an_automaton),
+        Expr::Alt(v) => v.len() > 1 && v.iter().any(holds),
+        Expr::Repeat { expr, .. } => holds(expr),
+        Expr::Not { expr, .. } | Expr::Except { expr, .. } => joins_an_automaton(expr),
+        Expr::And { exprs, .. } => exprs.iter().any(joins_an_automaton),
+        Expr::Perm { .. } => holds(e),
+    }
+}
+
+/// The most states of an automaton built by a front-end ([`Term::Dfa`]) in `e`.
+fn largest_automaton(e: &Expr) -> usize {
+    match e {
+        Expr::Term { term: Term::Dfa(d), .. } => d.dfa().num_states(),
+        Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => 0,
+        Expr::Seq(v) | Expr::Alt(v) => v.iter().map(largest_automaton).max().unwrap_or(0),
+        Expr::Repeat { expr, .. } | Expr::Not { expr, .. } | Expr::Except { expr, .. } => largest_automaton(expr),
+        Expr::And { exprs, .. } => exprs.iter().map(largest_automaton).max().unwrap_or(0),
+        Expr::Perm { sep, entries, .. } => {
+            entries.iter().map(|x| largest_automaton(&x.expr)).max().unwrap_or(0).max(largest_automaton(sep))
+        }
     }
 }

@@ -12,6 +12,13 @@ use crate::frontend::ast::Pos;
 use crate::frontend::scanner::grammar_error;
 use crate::limits::Limits;
 
+#[cfg(test)]
+thread_local! {
+    /// States of the automata built by operators and joins on this thread (see
+    /// [`Lowering::cached`]), for tests of what a lowering builds.
+    pub(crate) static OPERATOR_STATES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl<'a> Lowering<'a> {
     /// Limits for building DFAs: the grammar's, or a speculative fold's smaller budget.
     pub(super) fn dfa_limits(&self) -> &Limits {
@@ -116,6 +123,8 @@ impl<'a> Lowering<'a> {
         }
         let dfa = Arc::new(build(self)?);
         self.count_fold_work(&dfa)?;
+        #[cfg(test)]
+        OPERATOR_STATES.with(|n| n.set(n.get() + dfa.num_states()));
         let id = self.op_cache.len();
         self.op_cache.insert(key, (dfa.clone(), id));
         Ok(Reg::Dfa { dfa, key: format!("@{id}") })
@@ -171,6 +180,6 @@ impl<'a> Lowering<'a> {
 }
 
 /// The error that ends a fold attempt past one of its budgets (`value`).
-fn fold_stopped(value: usize) -> Error {
+pub(super) fn fold_stopped(value: usize) -> Error {
     Error::LimitExceeded { limit: "max_dfa_states", value, context: "folding the grammar into one DFA".into() }
 }

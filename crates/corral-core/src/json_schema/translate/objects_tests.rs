@@ -124,6 +124,44 @@ fn contains_past_its_limits_is_refused() {
 // --- objects ----------------------------------------------------------------------
 
 #[test]
+fn the_class_of_other_keys_is_joined_to_its_members_not_multiplied() {
+    // ty's lint rules (the JSON Schema Store's `ty.json`, MIT): 124 named keys and any
+    // other key, all of one level. The class of other keys is an automaton of the names'
+    // trie (1,311 states); joined with the members around it as one regular rule, it was
+    // a product built for each rule of the layout (most of the schema's compile).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/json_schemas/store/ty.schema.json");
+    let ty: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("the Store's ty.json")).expect("JSON");
+    let schema = json!({"$ref": "#/definitions/Rules", "definitions": ty["definitions"]});
+    let joins = || crate::grammar::lower::OPERATOR_STATES.with(|n| n.get());
+    let before = joins();
+    let c = compile(&schema).unwrap_or_else(|e| panic!("{e}"));
+    let joined = joins() - before;
+    let pass = [
+        r#"{}"#,
+        r#"{"division-by-zero":"warn"}"#,
+        r#"{"abstract-and-final-method":"error","zero-stepsize-in-slice":"ignore","my-own-rule":"warn"}"#,
+        r#"{"my-own-rule":"ignore","another":"warn"}"#,
+    ];
+    let fail = [
+        r#"{"division-by-zero":"off"}"#,
+        r#"{"my-own-rule":1}"#,
+        r#"{"division-by-zero":"warn","division-by-zero":"warn"}"#,
+        r#"{"my-own-rule":"warn","my-own-rule":"warn"}"#,
+    ];
+    for s in pass {
+        assert!(accepts(&c, s), "{s} must be allowed");
+    }
+    for s in fail {
+        assert!(!accepts(&c, s), "{s} must not be allowed");
+    }
+    let crate::grammar::Grammar::Cfg(g) = c.grammar() else { panic!("an object of open keys is context-free here") };
+    let states: Vec<usize> = g.cfg.terminals.iter().map(|t| t.dfa.num_states()).collect();
+    let class = states.iter().copied().max().unwrap_or(0);
+    assert!(class > 1000, "the class of other keys is one terminal: {states:?}");
+    assert!(joined < class, "the lowering joined the class of keys into products of {joined} states");
+}
+
+#[test]
 fn required_and_optional_properties_in_order() {
     let s = json!({"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "boolean"}}, "required": ["b"]});
     check(
