@@ -665,37 +665,19 @@ pub(super) fn collect_regex_terms<'e>(e: &'e Expr, out: &mut Vec<(&'e str, Pos)>
 /// alternative and repetition; a plain sequence around it (a string's quotes) is one
 /// concatenation either way.
 fn joins_an_automaton(e: &Expr) -> bool {
-    fn holds(e: &Expr) -> bool {
-        match e {
-            Expr::Term { term: Term::Dfa(_), .. } => true,
-            Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => false,
-            Expr::Seq(v) | Expr::Alt(v) => v.iter().any(holds),
-            Expr::Repeat { expr, .. } | Expr::Not { expr, .. } | Expr::Except { expr, .. } => holds(expr),
-            Expr::And { exprs, .. } => exprs.iter().any(holds),
-            Expr::Perm { sep, entries, .. } => holds(sep) || entries.iter().any(|x| holds(&x.expr)),
-        }
-    }
+    let holds = |x: &Expr| largest_automaton(x) > 0;
     match e {
-        Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => false,
-        Expr::Seq(v) => v.iter().any(joins_an_automaton),
         Expr::Alt(v) => v.len() > 1 && v.iter().any(holds),
         Expr::Repeat { expr, .. } => holds(expr),
-        Expr::Not { expr, .. } | Expr::Except { expr, .. } => joins_an_automaton(expr),
-        Expr::And { exprs, .. } => exprs.iter().any(joins_an_automaton),
         Expr::Perm { .. } => holds(e),
+        _ => e.children().any(joins_an_automaton),
     }
 }
 
-/// The most states of an automaton built by a front-end ([`Term::Dfa`]) in `e`.
+/// The most states of an automaton built by a front-end ([`Term::Dfa`]) in `e` (0: none).
 fn largest_automaton(e: &Expr) -> usize {
     match e {
         Expr::Term { term: Term::Dfa(d), .. } => d.dfa().num_states(),
-        Expr::Empty | Expr::Term { .. } | Expr::Ref { .. } => 0,
-        Expr::Seq(v) | Expr::Alt(v) => v.iter().map(largest_automaton).max().unwrap_or(0),
-        Expr::Repeat { expr, .. } | Expr::Not { expr, .. } | Expr::Except { expr, .. } => largest_automaton(expr),
-        Expr::And { exprs, .. } => exprs.iter().map(largest_automaton).max().unwrap_or(0),
-        Expr::Perm { sep, entries, .. } => {
-            entries.iter().map(|x| largest_automaton(&x.expr)).max().unwrap_or(0).max(largest_automaton(sep))
-        }
+        _ => e.children().map(largest_automaton).max().unwrap_or(0),
     }
 }
