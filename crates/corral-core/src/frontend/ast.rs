@@ -88,6 +88,12 @@ impl HirTerm {
     pub fn key_if_printed(&self) -> Option<&str> {
         self.key.get().map(|k| &**k)
     }
+
+    /// Where the tree is shared: terms with equal addresses are one language (equal
+    /// languages may have different addresses). Compares terms without printing them.
+    pub fn address(&self) -> usize {
+        Arc::as_ptr(&self.hir) as usize
+    }
 }
 
 /// A regular language as a built [`Dfa`], shared, with the canonical name its builder
@@ -360,6 +366,20 @@ impl Expr {
                 Children { first: Some(expr), list: [].iter(), entries: [].iter() }
             }
             Expr::Perm { sep, entries, .. } => Children { first: Some(sep), list: [].iter(), entries: entries.iter() },
+        }
+    }
+
+    /// Calls `f` on the name of every rule this expression refers to, which it may change.
+    pub fn visit_refs_mut(&mut self, f: &mut impl FnMut(&mut String)) {
+        match self {
+            Expr::Ref { name, .. } => f(name),
+            Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter_mut().for_each(|e| e.visit_refs_mut(f)),
+            Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => expr.visit_refs_mut(f),
+            Expr::Perm { sep, entries, .. } => {
+                sep.visit_refs_mut(f);
+                entries.iter_mut().for_each(|e| e.expr.visit_refs_mut(f));
+            }
+            Expr::Empty | Expr::Term { .. } => {}
         }
     }
 

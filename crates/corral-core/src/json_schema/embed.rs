@@ -80,7 +80,7 @@ fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec
         }
         for mut rule in t.ast.rules {
             rule.name = format!("{prefix}{}", rule.name);
-            rename_refs(&mut rule.expr, &prefix);
+            rule.expr.visit_refs_mut(&mut |name| *name = format!("{prefix}{name}"));
             rule.pos = schema.pos;
             ast.rules.push(rule);
         }
@@ -89,20 +89,6 @@ fn with_schemas(mut ast: GrammarAst, limits: &Limits) -> Result<(GrammarAst, Vec
     }
     ast.schemas = schemas;
     Ok((ast, warnings, checks))
-}
-
-/// Prefixes every rule `expr` references with `prefix`.
-fn rename_refs(expr: &mut Expr, prefix: &str) {
-    match expr {
-        Expr::Ref { name, .. } => *name = format!("{prefix}{name}"),
-        Expr::Seq(v) | Expr::Alt(v) | Expr::And { exprs: v, .. } => v.iter_mut().for_each(|e| rename_refs(e, prefix)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => rename_refs(expr, prefix),
-        Expr::Perm { sep, entries, .. } => {
-            rename_refs(sep, prefix);
-            entries.iter_mut().for_each(|e| rename_refs(&mut e.expr, prefix));
-        }
-        Expr::Empty | Expr::Term { .. } => {}
-    }
 }
 
 /// A schema's error, saying where in the grammar the schema is written.

@@ -418,17 +418,6 @@ fn parse_items(text: &str, limits: &Limits) -> Result<(Vec<Item>, TokenRefs, Vec
     Ok((items, p.refs, p.schemas))
 }
 
-/// Renames references in an imported definition (for `%import common.X -> Y`).
-fn rename(e: &mut Expr, from: &str, to: &str) {
-    match e {
-        Expr::Ref { name, .. } if name == from => *name = to.to_string(),
-        Expr::Seq(v) | Expr::Alt(v) => v.iter_mut().for_each(|x| rename(x, from, to)),
-        Expr::Repeat { expr, .. } | Expr::Except { expr, .. } | Expr::Not { expr, .. } => rename(expr, from, to),
-        Expr::And { exprs, .. } => exprs.iter_mut().for_each(|x| rename(x, from, to)),
-        _ => {}
-    }
-}
-
 /// Parses a Lark grammar into the grammar AST.
 pub fn parse(text: &str, limits: &Limits) -> Result<GrammarAst> {
     if text.len() > limits.max_grammar_bytes {
@@ -565,7 +554,11 @@ impl Assembly {
                     Some(rest) => format!("_COMMON__{rest}"),
                     None => format!("COMMON__{r}"),
                 };
-                rename(&mut def.expr, &r, &inner);
+                def.expr.visit_refs_mut(&mut |name| {
+                    if *name == r {
+                        *name = inner.clone()
+                    }
+                });
                 if !self.g.imported.contains(&inner) && !stack.iter().any(|(_, x)| *x == inner) {
                     if let Some(d) = self.common.iter().find(|d| d.name == r) {
                         stack.push((d.clone(), inner));

@@ -8,7 +8,8 @@ use crate::util::hash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::expr::{rule, seq, AT};
 use super::shape::SubNode;
-use super::{Place, Translator};
+use super::share;
+use super::{Place, Rules, Translator};
 use crate::error::{Error, Result};
 use crate::frontend::ast::{Distinct, Expr, GrammarAst, PermEntry, RuleDef};
 
@@ -99,6 +100,8 @@ impl<'a> Translator<'a> {
     /// A value inside other text whose keys or items the matcher must keep distinct is
     /// marked as a JSON region, where that check reads the output as JSON.
     fn ast(&self, start: &str) -> GrammarAst {
+        let (start, merged) = share::merged(&self.pass.rules, start);
+        let start = start.as_str();
         let mut rules = Vec::with_capacity(self.pass.rules.len() + 2);
         let ws = self.ws_body();
         if self.opts.xml.is_some() {
@@ -106,11 +109,9 @@ impl<'a> Translator<'a> {
             // regions, needed only where some object is open to other keys.
             rules.push(def("start", rule(start)));
             rules.extend(ws.map(|body| def(WS, body)));
-            for (name, body) in &self.pass.rules {
-                if let Some(body) = body {
-                    let body = if self.open_keys { body.clone() } else { without_regions(body.clone()) };
-                    rules.push(def(name, body));
-                }
+            for (name, body) in merged {
+                let body = if self.open_keys { body } else { without_regions(body) };
+                rules.push(def(&name, body));
             }
             return GrammarAst { rules, ..Default::default() };
         }
@@ -125,11 +126,7 @@ impl<'a> Translator<'a> {
         if let Some(body) = ws {
             rules.push(def(WS, body));
         }
-        for (name, body) in &self.pass.rules {
-            if let Some(body) = body {
-                rules.push(def(name, body.clone()));
-            }
-        }
+        rules.extend(merged.into_iter().map(|(name, body)| def(&name, body)));
         GrammarAst { rules, ..Default::default() }
     }
 }
@@ -186,7 +183,7 @@ fn refs<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
 
 /// The rules that can never finish (need themselves, forever). A worklist: a rule is
 /// looked at again only when a rule it names becomes productive.
-fn unproductive(rules: &indexmap::IndexMap<String, Option<Expr>>) -> HashSet<String> {
+fn unproductive(rules: &Rules) -> HashSet<String> {
     let mut users: HashMap<&str, Vec<&str>> = HashMap::new();
     for (name, body) in rules {
         if let Some(body) = body {

@@ -43,6 +43,7 @@ mod objects;
 mod order;
 mod scalars;
 mod shape;
+mod share;
 mod value;
 mod xml;
 
@@ -56,6 +57,8 @@ mod negated_open_tests;
 mod objects_tests;
 #[cfg(test)]
 mod scalars_tests;
+#[cfg(test)]
+mod share_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -269,12 +272,16 @@ pub(crate) struct Translator<'a> {
     scalars: scalars::ScalarCache,
 }
 
+/// The value rules of a pass by name, in the order they were made (a body is None while
+/// it is built, and for a rule that allows no value).
+type Rules = IndexMap<String, Option<Expr>, foldhash::fast::RandomState>;
+
 /// The state of one pass of the translation (see [`assemble`]).
 #[derive(Default)]
 struct Pass {
     /// The rules, in the order they were made (a value rule's body is None while it is
     /// built, and for a rule that allows no value).
-    rules: IndexMap<String, Option<Expr>>,
+    rules: Rules,
     memo: HashMap<RuleKey, Option<String>>,
     rule_keys: HashMap<String, RuleKey>,
     /// Value rules whose body is being built.
@@ -297,8 +304,8 @@ struct Pass {
     layouts: usize,
     /// With an indent: value rules with no container, by their subs.
     depth_free: HashMap<Vec<SubKey>, String>,
-    /// Long bodies written once (see `shared_rule`), by their printed form.
-    shared: HashMap<String, String>,
+    /// Rules made by `shared_rule` so far.
+    shared: usize,
 }
 
 /// The separators of a non-empty container: open, close, comma, colon.
@@ -722,18 +729,15 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// `body` as one rule that every place writing the same body refers to (with an
-    /// indent, the value rules of each depth repeat their scalars).
+    /// `body` as a rule of its own, which every place writing the same body will refer to
+    /// (equal rules are written once, see `share`; with an indent, the value rules of each
+    /// depth repeat their scalars).
     fn shared_rule(&mut self, body: Expr) -> Expr {
         if matches!(body, Expr::Term { .. } | Expr::Ref { .. }) {
             return body;
         }
-        let printed = format!("{body:?}");
-        if let Some(name) = self.pass.shared.get(&printed) {
-            return rule(name);
-        }
-        let name = format!("s{}", self.pass.shared.len());
-        self.pass.shared.insert(printed, name.clone());
+        let name = format!("s{}", self.pass.shared);
+        self.pass.shared += 1;
         self.add_rule(name.clone(), body);
         rule(&name)
     }
