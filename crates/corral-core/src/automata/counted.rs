@@ -137,6 +137,15 @@ pub(crate) const MAX_REGION_STATES: usize = 1 << 31;
 /// length of the bound, so no two of them share a mask (see [`Dfa::equivalent_within`]).
 pub(crate) const COUNTED_REGION_FROM: usize = 2048;
 
+/// Counts of fewer units than this are short: a JSON string character (14 rows) repeated
+/// that often stays under [`COUNTED_REGION_FROM`] states (see
+/// [`Dfa::short_count_written_out`]).
+pub(crate) const SHORT_COUNT: u32 = (COUNTED_REGION_FROM / 14) as u32;
+
+/// The most states a short count's region is written out to (see
+/// [`Dfa::short_count_written_out`]); past it, it stays a region (exact, slower to step).
+pub(crate) const SHORT_COUNT_MAX_STATES: usize = 1 << 16;
+
 impl Dfa {
     /// A state that reads any `depth` bytes as `state` does: the same bytes live, the same
     /// acceptance after each. Deep inside a long counted repetition, where no bound of the
@@ -257,6 +266,51 @@ impl Dfa {
         self.counted.is_some()
     }
 
+    /// A counted region of a short count (fewer than [`SHORT_COUNT`] units: one kept as a
+    /// region only to meet a pattern or format as one block of rows, see
+    /// [`Dfa::repeat_counted_region`]) written out, its reachable states only, where
+    /// they are at most [`SHORT_COUNT_MAX_STATES`] and fit `limits`: stored rows are
+    /// quicker to step through, and no two states of a short count share a mask anyway.
+    /// None for anything else (kept as it is).
+    pub fn short_count_written_out(&self, limits: &Limits) -> Result<Option<Dfa>> {
+        let Some(c) = self.counted.as_ref() else { return Ok(None) };
+        let most = limits.max_dfa_states.min(SHORT_COUNT_MAX_STATES);
+        if c.last >= SHORT_COUNT || self.accepting.len() != 1 {
+            return Ok(None);
+        }
+        // Classes the region reads alike (equal in every row of its template and in its
+        // exit) are one class written out: the block's classes refine both operands', and
+        // a table is as wide as its classes (masks walk it, and this walk reads it).
+        let (class_of, representative) = region_classes(self, c);
+        let stride = representative.len();
+        // Numbered as reached from the start (the dead state stays 0, the start 1): the
+        // region numbers every (count, row) pair, most of which no string reaches.
+        let mut id = vec![u32::MAX; self.num_states()];
+        id[DEAD as usize] = DEAD;
+        id[self.start() as usize] = 1;
+        let mut states = vec![DEAD, self.start()];
+        let mut table = vec![DEAD; stride];
+        let mut i = 1;
+        while i < states.len() {
+            for &b in &representative {
+                let t = self.next(states[i], b);
+                if id[t as usize] == u32::MAX {
+                    id[t as usize] = states.len() as u32;
+                    states.push(t);
+                }
+                table.push(id[t as usize]);
+            }
+            if states.len() > most {
+                return Ok(None);
+            }
+            crate::util::interrupt::check()?;
+            i += 1;
+        }
+        let accepting = states.iter().map(|&q| self.is_accepting(q)).collect();
+        // (Rows unreachable in the template may still split a class: merged here.)
+        Ok(Some(Dfa { class_of, stride, table, accepting, counted: None }.with_coarsest_classes()))
+    }
+
     /// The same automaton with every state stored (a counted region written out), for
     /// the constructions that read rows directly.
     pub(crate) fn stored(&self) -> std::borrow::Cow<'_, Dfa> {
@@ -282,6 +336,27 @@ impl Dfa {
     /// Returns `Ok(None)` otherwise. Subset construction over `max` copies (what a regex
     /// engine does for `x{0,1000}`) is far slower and needs no fewer states than this.
     pub fn repeat_counted(&self, min: u32, max: Option<u32>, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
+        self.repeat_counted_as(min, max, false, limits, what)
+    }
+
+    /// [`Dfa::repeat_counted`] kept as a counted region however short the count (from
+    /// two units on): a bounded string that a pattern or format must also match then
+    /// meets it as one block of rows (see [`Dfa::intersect`]), where written out its
+    /// count would multiply the pattern's own.
+    pub fn repeat_counted_region(&self, min: u32, max: Option<u32>, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
+        self.repeat_counted_as(min, max, true, limits, what)
+    }
+
+    /// [`Dfa::repeat_counted`], as a region from [`COUNTED_REGION_FROM`] states on or,
+    /// with `always_region`, from two units on.
+    fn repeat_counted_as(
+        &self,
+        min: u32,
+        max: Option<u32>,
+        always_region: bool,
+        limits: &Limits,
+        what: &str,
+    ) -> Result<Option<Dfa>> {
         if self.accepts_empty() || max.is_some_and(|m| m < min) {
             return Ok(None);
         }
@@ -290,7 +365,7 @@ impl Dfa {
             if (max.unwrap_or(min) as usize + 1).saturating_mul(self.num_states() - 1) > limits.max_dfa_states {
                 return Err(too_many_states(limits, what));
             }
-            return self.stored().repeat_counted(min, max, limits, what);
+            return self.stored().repeat_counted_as(min, max, always_region, limits, what);
         }
         // Prefix-free: an accepting state has no live move (states here are pruned).
         for s in 1..self.num_states() {
@@ -324,7 +399,7 @@ impl Dfa {
         let last = max.unwrap_or(min) as usize; // counts 0..=last
         let boundary = |k: usize| (1 + k * per) as u32;
         let total = 1 + last * per + if max.is_some() { 1 } else { per };
-        let region = total >= COUNTED_REGION_FROM && last >= 1;
+        let region = (always_region || total >= COUNTED_REGION_FROM) && last >= 1;
         if !region && total > limits.max_dfa_states {
             return Err(too_many_states(limits, what));
         }
@@ -388,6 +463,28 @@ impl Dfa {
         let dfa = Dfa { class_of: self.class_of, stride, table, accepting, counted: None };
         Ok(Some(dfa))
     }
+}
+
+/// The byte classes of `d` (whose stored part is the dead state alone) that its counted
+/// region `c` tells apart: classes with equal columns in every template row and in the
+/// exit are one. Returns the new class of every byte and a byte of each class.
+fn region_classes(d: &Dfa, c: &Counted) -> ([u8; 256], Vec<u8>) {
+    let column = |k: usize| -> Vec<u32> {
+        c.template.chunks_exact(d.stride).map(|row| row[k]).chain(std::iter::once(c.exit[k])).collect()
+    };
+    let mut group_of_column: crate::util::hash::HashMap<Vec<u32>, u8> = Default::default();
+    let mut group = vec![0u8; d.stride];
+    for (k, g) in group.iter_mut().enumerate() {
+        let n = group_of_column.len() as u8;
+        *g = *group_of_column.entry(column(k)).or_insert(n);
+    }
+    let mut class_of = [0u8; 256];
+    let mut representative = vec![0u8; group_of_column.len()];
+    for b in (0..=255u8).rev() {
+        class_of[b as usize] = group[d.class_of[b as usize] as usize];
+        representative[class_of[b as usize] as usize] = b;
+    }
+    (class_of, representative)
 }
 
 #[cfg(test)]

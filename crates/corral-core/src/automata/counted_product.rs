@@ -19,20 +19,34 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::util::hash::FastMap;
 
+/// The most states of a counted automaton written out to be intersected with a bounded
+/// string (see [`Dfa::intersect_counted`]); a larger one takes the general product.
+const MAX_WRITTEN_OUT: usize = 1 << 16;
+
 impl Dfa {
     /// `self ∩ other` as a counted region, where `self` is a bounded counted repetition
     /// and nothing else (its stored part is the dead state alone, its count starts at 0,
-    /// nothing follows it) and `other` stores all its states. None where that does not
-    /// hold: the general product applies.
+    /// nothing follows it) and `other` stores all its states or has at most
+    /// [`MAX_WRITTEN_OUT`] of them. None where that does not hold: the general product
+    /// applies.
     ///
     /// `Error::EmptyLanguage` if the intersection is empty; `Error::LimitExceeded` past
     /// `limits.max_dfa_states` rows.
     pub(super) fn intersect_counted(&self, other: &Dfa, limits: &Limits, what: &str) -> Result<Option<Dfa>> {
         let Some(c) = self.counted.as_ref() else { return Ok(None) };
         let plain_region = self.accepting.len() == 1 && c.bounded && c.min == 0 && c.accepts;
-        if !plain_region || other.counted.is_some() || c.exit.iter().any(|&e| e != DEAD) {
+        if !plain_region || c.exit.iter().any(|&e| e != DEAD) {
             return Ok(None);
         }
+        // A pattern or format with counted parts of its own (an e-mail's labels of up to
+        // 63 characters) is read with its states written out: the product's block then
+        // holds at most a character row per state, where the general product would write
+        // out this side's count too, once per count.
+        if other.counted.is_some() && other.num_states() > MAX_WRITTEN_OUT {
+            return Ok(None);
+        }
+        let stored = other.stored();
+        let other: &Dfa = &stored;
         let class_of = refine(&[&self.class_of, &other.class_of]);
         let stride = class_of.iter().map(|&k| k as usize).max().unwrap_or(0) + 1;
         let mut representative = vec![0u8; stride];

@@ -56,6 +56,8 @@ pub mod within;
 use counted::{Counted, ROW_DEAD};
 pub use expr::DfaExpr;
 pub use look::LookTree;
+#[cfg(test)]
+pub(crate) use product::GENERAL_PRODUCT_STATES;
 pub use string_safe::{StringSafeRisk, ANY_BYTE};
 
 impl Dfa {

@@ -10,6 +10,13 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::util::utf8::Utf8;
 
+#[cfg(test)]
+thread_local! {
+    /// States of the intersections built pair by pair on this thread (not as a counted
+    /// region), for tests of which construction a case takes.
+    pub(crate) static GENERAL_PRODUCT_STATES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Dfa {
     /// The DFA of every string of whole UTF-8 characters (Python's `(?s:.)*`): the universe
     /// that [`Dfa::complement`] is taken in.
@@ -34,7 +41,7 @@ impl Dfa {
             return Ok(d);
         }
         let class_of = refine(&[&self.class_of, &other.class_of]);
-        Dfa::from_automaton(
+        let product = Dfa::from_automaton(
             (self.start(), other.start()),
             &class_of,
             |(a, b), byte| {
@@ -45,7 +52,12 @@ impl Dfa {
             |(a, b)| self.is_accepting(a) && other.is_accepting(b),
             limits,
             what,
-        )
+        );
+        #[cfg(test)]
+        if let Ok(d) = &product {
+            GENERAL_PRODUCT_STATES.with(|n| n.set(n.get() + d.num_states()));
+        }
+        product
     }
 
     /// The strings accepted by `self` and not by `other`: one product, where a complement

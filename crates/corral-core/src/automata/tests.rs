@@ -672,6 +672,29 @@ fn a_counted_string_meets_a_pattern_as_one_block() {
     assert!(short.intersect(&dfa("a{250}"), &limits, "t").unwrap().matches(&[b'a'; 250]));
 }
 
+/// A short count kept as a region only to meet a pattern as one block, then written out:
+/// the pattern's language within the bound, read state by state as the product explored
+/// pair by pair reads it, and over the coarsest byte classes (the block's classes are
+/// the refinement of both sides', and every table built from the DFA is as wide as its
+/// classes: masks walked finer classes a third slower).
+#[test]
+fn a_short_count_met_as_a_block_is_written_out_over_the_coarsest_classes() {
+    let json_char = r#"(?:[ -!#-\[\]-\uD7FF\uE000-\U0010FFFF]|\\[btnfr"\\]|\\u00(?:0[0-9a-f]|1[0-9a-f]))"#;
+    let limits = Limits::default();
+    let unit = dfa(json_char);
+    for (p, n) in [("[a-z]+@[a-z]{1,9}\\.(?:com|org)", 30u32), ("(?:[0-9]{1,3}\\.){3}[0-9]{1,3}", 12), ("[ -~]*x", 40)] {
+        let region = unit.repeat_counted_region(0, Some(n), &limits, "t").unwrap().expect("prefix-free unit");
+        assert!(region.has_counted_region(), "{p}: a region however short");
+        let built = region.intersect(&dfa(p), &limits, "t").unwrap();
+        let written = built.short_count_written_out(&limits).unwrap().expect("short");
+        assert!(!written.has_counted_region(), "{p}");
+        let whole = dfa(&format!("{json_char}{{0,{n}}}")).stored().intersect(&dfa(p), &limits, "t").unwrap();
+        same_moves(&written, &whole).unwrap_or_else(|e| panic!("{p}: {e}"));
+        same_moves(&whole, &written).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert_eq!(written.num_classes(), written.clone().with_coarsest_classes().num_classes(), "{p}");
+    }
+}
+
 /// `agreeing_depth` is the depth of bounded equivalence over every byte: against Moore's
 /// refinement (the states' classes after `d` rounds over all bytes), for every pair of
 /// states of counted character classes near and far from their bounds, free text and a

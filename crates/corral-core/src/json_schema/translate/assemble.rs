@@ -96,13 +96,13 @@ impl<'a> Translator<'a> {
         })
     }
 
-    /// The grammar: `start` (with whitespace around it when flexible), then every rule.
-    /// A value inside other text whose keys or items the matcher must keep distinct is
+    /// The grammar: `start` (with whitespace around it when flexible), then every rule
+    /// (the pass's rules are moved into it). A value inside other text whose keys or items the matcher must keep distinct is
     /// marked as a JSON region, where that check reads the output as JSON.
-    fn ast(&self, start: &str) -> GrammarAst {
-        let (start, merged) = share::merged(&self.pass.rules, start);
+    fn ast(&mut self, start: &str) -> GrammarAst {
+        let (start, merged) = share::merged(std::mem::take(&mut self.pass.rules), start);
         let start = start.as_str();
-        let mut rules = Vec::with_capacity(self.pass.rules.len() + 2);
+        let mut rules = Vec::with_capacity(merged.len() + 2);
         let ws = self.ws_body();
         if self.opts.xml.is_some() {
             // The parameters hold their whitespace; the JSON values among them are the

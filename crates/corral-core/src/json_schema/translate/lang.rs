@@ -97,6 +97,27 @@ impl LangCache {
         }
     }
 
+    /// `unit{0,max}` (a JSON string character, say) as a counted region however short
+    /// the bound (see [`Dfa::repeat_counted_region`]): the count that a pattern or format
+    /// is intersected with. Named as the same language written as a HIR.
+    pub fn counted_region(&mut self, unit: Hir, max: u32, limits: &Limits) -> Result<Lang> {
+        let what = "a string of bounded length";
+        let sub = Box::new(unit.clone());
+        let hir = Hir::repetition(regex_syntax::hir::Repetition { min: 0, max: Some(max), greedy: true, sub });
+        let key = Lang::hir(hir.clone()).key();
+        if let Some(d) = self.dfas.get(&key) {
+            return Ok(Lang::Dfa(d.clone(), key));
+        }
+        let unit_dfa = regex::compile_hir(&unit, what, limits)?;
+        let d = match unit_dfa.repeat_counted_region(0, Some(max), limits, what)? {
+            Some(d) => Arc::new(d),
+            // (A unit that is no prefix-free code is counted by the regex compiler.)
+            None => Arc::new(regex::compile_hir(&hir, what, limits)?),
+        };
+        self.dfas.insert(key.clone(), d.clone());
+        Ok(Lang::Dfa(d, key))
+    }
+
     /// [`Lang::dfa`], built once per name.
     pub fn dfa(&mut self, lang: &Lang, limits: &Limits) -> Result<Arc<Dfa>> {
         if let Lang::Dfa(d, _) = lang {
@@ -173,6 +194,12 @@ fn combine(terms: &[Arc<Dfa>], negs: &[Arc<Dfa>], limits: &Limits) -> Result<Opt
         let Some(outside) = empty(union.complement(limits, what))? else { return Ok(None) };
         acc = Some(Arc::new(outside));
     }
+    // A short bound, a region only to meet the others as one block of rows, is written
+    // out now (see `Dfa::short_count_written_out`).
+    let acc = match acc {
+        Some(d) => Some(d.short_count_written_out(limits)?.map(Arc::new).unwrap_or(d)),
+        None => None,
+    };
     // Products of products grow; the terminal the grammar keeps is the minimal one. One
     // product of two minimal automata (any key but the named ones) is left as it is: its
     // few redundant states cost less than minimizing every object's key class. A counted

@@ -633,12 +633,16 @@ impl<'a> Translator<'a> {
                 || !shape.neg_formats.is_empty()
                 || shape.not_values.iter().any(|v| v.is_string());
             match shape.max_len {
-                // The bound as a count from 0 and the least length apart: a long count
-                // from 0 meets the other constraints as one block of rows (see
-                // `automata::counted_product`).
-                Some(max) if constrained && shape.min_len > 0 => {
-                    terms.push(Lang::hir(json_chars(0, Some(max))));
-                    terms.push(Lang::hir(json_chars(shape.min_len, None)));
+                // The bound as a count from 0 (kept as a counted region however short)
+                // and the least length apart: the count meets the other constraints as
+                // one block of rows (see `automata::counted_product`).
+                Some(max) if constrained => {
+                    // (A bound past `u32` is refused before: see `check_length_states`.)
+                    let max = u32::try_from(max).unwrap_or(u32::MAX);
+                    terms.push(self.langs.counted_region(ecma::json_any_char_hir(), max, &self.limits)?);
+                    if shape.min_len > 0 {
+                        terms.push(Lang::hir(json_chars(shape.min_len, None)));
+                    }
                 }
                 _ => terms.push(Lang::hir(json_chars(shape.min_len, shape.max_len))),
             }

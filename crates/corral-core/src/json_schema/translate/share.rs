@@ -27,26 +27,35 @@ use crate::util::hash::{HashMap, HashMapExt};
 
 /// `rules` with equal ones merged: each kept rule (in order) with the rules it names
 /// replaced by their representatives, and the representative of `start`.
-pub(super) fn merged(rules: &Rules, start: &str) -> (String, Vec<(String, Expr)>) {
-    let bodies = Bodies::of(rules);
-    let rep = bodies.representatives();
-    let name = |i: usize| rules.get_index(rep[i]).map_or_else(String::new, |(n, _)| n.clone());
+pub(super) fn merged(rules: Rules, start: &str) -> (String, Vec<(String, Expr)>) {
+    let (rep, refs) = {
+        let bodies = Bodies::of(&rules);
+        let rep = bodies.representatives();
+        let refs: Vec<Vec<Option<usize>>> = bodies
+            .refs
+            .iter()
+            .map(|r| r.iter().map(|n| if let Named::Rule(i) = n { Some(*i) } else { None }).collect())
+            .collect();
+        (rep, refs)
+    };
+    // The names rules merged away are written as.
+    let written_as: Vec<Option<String>> =
+        (0..rules.len()).map(|i| (rep[i] != i).then(|| rules.get_index(rep[i]).map(|(n, _)| n.clone())).flatten()).collect();
+    let start = rules.get_index_of(start).and_then(|i| written_as[i].clone()).unwrap_or_else(|| start.to_string());
     let mut kept = Vec::with_capacity(rules.len());
-    for (i, (own, body)) in rules.iter().enumerate() {
-        let Some(body) = body.as_ref().filter(|_| rep[i] == i) else { continue };
-        let mut body = body.clone();
+    for (i, (own, body)) in rules.into_iter().enumerate() {
+        let Some(mut body) = body.filter(|_| rep[i] == i) else { continue };
         // The references in walk order, as `Bodies::of` found them.
-        let mut refs = bodies.refs[i].iter();
+        let mut named = refs[i].iter();
         body.visit_refs_mut(&mut |r| {
-            if let Some(&Named::Rule(to)) = refs.next() {
-                if rep[to] != to {
-                    *r = name(to);
+            if let Some(Some(to)) = named.next() {
+                if let Some(name) = &written_as[*to] {
+                    r.clone_from(name);
                 }
             }
         });
-        kept.push((own.clone(), body));
+        kept.push((own, body));
     }
-    let start = rules.get_index_of(start).map_or_else(|| start.to_string(), name);
     (start, kept)
 }
 

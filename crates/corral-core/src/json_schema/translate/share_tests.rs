@@ -82,7 +82,7 @@ fn rules_merge_bottom_up_and_references_follow() {
         ("z", Some(seq(vec![rule("y2"), rule("ws"), rule("gone")]))),
         ("gone", None),
     ]);
-    let (start, kept) = merged(&r, "y2");
+    let (start, kept) = merged(r, "y2");
     assert_eq!(start, "y1");
     assert_eq!(names(&kept), ["x1", "y1", "z"]);
     assert_eq!(kept[2].1, seq(vec![rule("y1"), rule("ws"), rule("gone")]));
@@ -92,11 +92,11 @@ fn rules_merge_bottom_up_and_references_follow() {
 fn names_outside_the_rules_are_compared_as_written() {
     // `ws` and `sp` are no rules of the pass: bodies naming them differ.
     let r = rules(vec![("a", Some(seq(vec![lit("x"), rule("ws")]))), ("b", Some(seq(vec![lit("x"), rule("sp")])))]);
-    let (_, kept) = merged(&r, "a");
+    let (_, kept) = merged(r, "a");
     assert_eq!(names(&kept), ["a", "b"]);
     // A rule with no body (allows nothing) is not equal to one that allows "".
     let r = rules(vec![("e", None), ("f", Some(Expr::Empty)), ("g", Some(rule("e"))), ("h", Some(rule("f")))]);
-    let (_, kept) = merged(&r, "g");
+    let (_, kept) = merged(r, "g");
     assert_eq!(names(&kept), ["f", "g", "h"]);
 }
 
@@ -111,7 +111,7 @@ fn rules_on_a_cycle_merge_where_equal_as_written() {
         ("s", Some(seq(vec![rule("p"), lit("!")]))),
         ("t", Some(seq(vec![rule("p"), lit("!")]))),
     ]);
-    let (_, kept) = merged(&r, "s");
+    let (_, kept) = merged(r, "s");
     assert_eq!(names(&kept), ["p", "q", "s"]);
 }
 
