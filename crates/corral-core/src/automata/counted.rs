@@ -266,10 +266,10 @@ impl Dfa {
         self.counted.is_some()
     }
 
-    /// A counted region of a short count (fewer than [`SHORT_COUNT`] units: one kept as a
-    /// region only to meet a pattern or format as one block of rows, see
+    /// A counted region of a short count (fewer than `SHORT_COUNT`, 146, units: one kept
+    /// as a region only to meet a pattern or format as one block of rows, see
     /// [`Dfa::repeat_counted_region`]) written out, its reachable states only, where
-    /// they are at most [`SHORT_COUNT_MAX_STATES`] and fit `limits`: stored rows are
+    /// they are at most `SHORT_COUNT_MAX_STATES` (65,536) and fit `limits`: stored rows are
     /// quicker to step through, and no two states of a short count share a mask anyway.
     /// None for anything else (kept as it is).
     pub fn short_count_written_out(&self, limits: &Limits) -> Result<Option<Dfa>> {
