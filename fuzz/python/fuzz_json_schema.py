@@ -45,7 +45,7 @@ else:  # imported by the regression test: no fuzzing engine needed
     atheris = None
     import corral
 
-from corral.errors import CorralError, InternalError, InvalidGrammarError
+from corral.errors import CorralError, InternalError, InvalidGrammarError, LimitExceededError
 
 try:
     import jsonschema
@@ -62,6 +62,7 @@ LIMITS = corral.Limits(
     max_earley_items=20_000,
     max_mask_cache_bytes=1 << 20,
     max_compile_ms=2_000,
+    max_completion_bytes=1 << 16,
 )
 
 VOCAB = corral.Vocabulary.from_token_bytes(
@@ -383,7 +384,8 @@ def _check(text: str, data: bytes) -> None:
     validator = oracle_validator(schema) if judge else None
     rng = random.Random(data)
     for _ in range(2):
-        sentence = grammar._inner.sample(rng.randrange(2**32), 64)
+        # (A long count's sentences are drawn no further than a completion may run.)
+        sentence = grammar._inner.sample(rng.randrange(2**32), 64, LIMITS.max_completion_bytes)
         if sentence is None:
             break
         if not compiled.matches(sentence):
@@ -401,7 +403,10 @@ def _check(text: str, data: bytes) -> None:
         if not m.advance(t):
             raise Finding(f"allowed token {t} was refused after {prefix!r}")
         prefix += VOCAB.token_bytes(t)
-    completion = m.completion()
+    try:
+        completion = m.completion()
+    except LimitExceededError:  # the shortest ending is longer than max_completion_bytes
+        return
     if completion is not None:
         # Byte by byte (ids 0..255 are the bytes), then as a whole.
         done = m.copy()

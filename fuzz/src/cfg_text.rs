@@ -30,7 +30,7 @@ pub fn run(data: &[u8], dialect: Dialect) {
     if grammar.token_refs().is_some() {
         return run_naming_tokens(&grammar, &mut rng);
     }
-    let samples: Vec<Vec<u8>> = (0..3).filter_map(|seed| grammar.sample(rng.next_u64() ^ seed, 48)).collect();
+    let samples: Vec<Vec<u8>> = (0..3).filter_map(|seed| grammar.sample(rng.next_u64() ^ seed, 48, limits.max_completion_bytes)).collect();
     // Tokens of 2-4 bytes cut from the samples, so multi-byte tokens meet the grammar.
     let mut extra = Vec::new();
     for s in &samples {

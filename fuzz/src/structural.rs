@@ -22,7 +22,7 @@ pub fn run(data: &[u8]) {
         Ok(t) => t.grammar,
         Err(e) => return check_error(&e),
     };
-    let samples: Vec<Vec<u8>> = (0..3).filter_map(|seed| grammar.sample(rng.next_u64() ^ seed, 48)).collect();
+    let samples: Vec<Vec<u8>> = (0..3).filter_map(|seed| grammar.sample(rng.next_u64() ^ seed, 48, limits.max_completion_bytes)).collect();
     let extra: Vec<Vec<u8>> = samples.iter().flat_map(|s| s.chunks(3).map(<[u8]>::to_vec)).take(48).collect();
     let compiled = match CompiledGrammar::new(&grammar, Arc::new(byte_vocab(&extra)), &limits, false) {
         Ok(c) => Arc::new(c),

@@ -263,9 +263,9 @@ class Grammar:
         `key_endings_infinite`: every half-written key is known to have infinitely many
         endings (only closed keys are then checked).
         """
-    def sample(self, seed: int, budget: int = 64) -> bytes | None:
+    def sample(self, seed: int, budget: int = 64, max_bytes: int = 1 << 20) -> bytes | None:
         """A random sentence of a context-free grammar (about `budget` bytes): for tests and
-        examples. None for a regex."""
+        examples. None for a regex, and when the draw runs past `max_bytes`."""
     @staticmethod
     def structural_tag(
         spec: str, options: _SchemaOptions, limits: Limits | None = None, classes: _PerlClasses | None = None

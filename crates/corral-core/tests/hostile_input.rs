@@ -316,10 +316,37 @@ fn sampling_a_long_chain_is_linear() {
     let v = vocab(&[b"a".to_vec(), b"(".to_vec(), b")".to_vec(), b"x".to_vec()]);
     let c = CompiledGrammar::new(&g, v, &Limits::default(), false).unwrap();
     for seed in 0..3 {
-        let s = g.sample(seed, 64).unwrap();
+        let s = g.sample(seed, 64, usize::MAX).unwrap();
         assert!(s.len() >= 3_000 + 2 * n - 1, "{}", s.len());
         assert!(c.matches(&s).unwrap());
     }
+}
+
+#[test]
+fn sampling_stops_at_its_byte_cap() {
+    // A counted region's shortest string can be millions of bytes long (a JSON Schema
+    // `minLength` of 20,000,000): the draw used to write it all out, about a minute of
+    // work. Found by the JSON Schema fuzzer, kept in fuzz/regressions/json_schema/.
+    let schema = r#"{"anyOf": [{"type": "string", "minLength": 20000000}, {"type": "integer"}]}"#;
+    let options = corral_core::json_schema::translate::SchemaOptions::default();
+    let g = corral_core::json_schema::compile::schema_grammar(schema, &[], &options, &Limits::default()).unwrap().grammar;
+    let started = Instant::now();
+    let (mut long, mut short) = (0, 0);
+    for seed in 0..20 {
+        match g.sample(seed, 64, 1 << 12) {
+            None => long += 1,
+            Some(s) => {
+                assert!(s.len() <= 1 << 12 && s.iter().all(|&b| b == b'-' || b.is_ascii_digit()), "{s:?}");
+                short += 1;
+            }
+        }
+    }
+    assert!(long > 0 && short > 0, "{long} long, {short} short draws");
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    // Under the cap, a count past it is met exactly.
+    let g = ebnf("start ::= [a-z]{5000} ;", &Limits::default()).unwrap();
+    assert_eq!(g.sample(1, 64, 5000).map(|s| s.len()), Some(5000));
+    assert_eq!(g.sample(1, 64, 4999), None);
 }
 
 #[test]

@@ -311,10 +311,11 @@ impl PyGrammar {
     }
 
     /// A random sentence of a context-free grammar (about `budget` bytes): for tests and
-    /// examples. None for a regex.
-    #[pyo3(signature = (seed, budget=64))]
-    fn sample<'py>(&self, py: Python<'py>, seed: u64, budget: usize) -> Option<Bound<'py, PyBytes>> {
-        self.inner.sample(seed, budget).map(|b| PyBytes::new(py, &b))
+    /// examples. None for a regex, and when the draw runs past `max_bytes`.
+    #[pyo3(signature = (seed, budget=64, max_bytes=1 << 20))]
+    fn sample<'py>(&self, py: Python<'py>, seed: u64, budget: usize, max_bytes: usize) -> Option<Bound<'py, PyBytes>> {
+        let sentence = py.detach(|| self.inner.sample(seed, budget, max_bytes));
+        sentence.map(|b| PyBytes::new(py, &b))
     }
 
     /// The grammar text translated to Lark syntax (a test oracle: an independent parser

@@ -351,18 +351,21 @@ impl Grammar {
     /// tries all repeated a key or an item (the check of distinct keys and items reads each
     /// try where the sampler wrote its checked entries: `uniqueItems` arrays, JSON values
     /// inside other text). A string that must be a regular expression is drawn again, up
-    /// to 16 times, until it is one.
-    pub fn sample(&self, seed: u64, budget: usize) -> Option<Vec<u8>> {
+    /// to 16 times, until it is one. None too when a draw runs past `max_bytes`: it stops
+    /// there (the shortest string of a counted region can be millions of bytes long).
+    pub fn sample(&self, seed: u64, budget: usize, max_bytes: usize) -> Option<Vec<u8>> {
         let Grammar::Cfg(c) = self else { return None };
         // (The matcher keeps keys and items distinct only with `distinct_keys`.)
         if !c.distinct_keys {
-            return Some(sample::sample(&c.cfg, seed, budget));
+            return sample::sample(&c.cfg, seed, budget, max_bytes);
         }
         let lists = c.cfg.perms.iter().any(|p| p.distinct.iter().any(|d| d.keeps_distinct()));
         // Redrawn while the check of distinct keys and items refuses the sample, reading it
         // where the sampler wrote its checked entries.
         (0..16u64)
-            .map(|i| sample::sample_with_entries(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget))
+            .map_while(|i| {
+                sample::sample_with_entries(&c.cfg, seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)), budget, max_bytes)
+            })
             .find(|(s, entries)| {
                 let mut keys = distinct_keys::KeyTracker::new(lists).in_json_regions(c.json_regions);
                 keys.push_token(s, &mut sample::SampledEntries(entries)).unwrap_or(false)

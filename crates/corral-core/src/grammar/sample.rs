@@ -111,24 +111,34 @@ fn expansion_costs(cfg: &Cfg) -> Vec<u64> {
 }
 
 /// The bytes of a shortest way from `state` to an accepting state of `dfa` (a
-/// breadth-first search forwards; every live state has one).
-fn shortest_ending(dfa: &Dfa, state: u32) -> Vec<u8> {
+/// breadth-first search forwards; every live state has one), or None if it is longer than
+/// `room` bytes: the search stops there.
+fn shortest_ending(dfa: &Dfa, state: u32, room: usize) -> Option<Vec<u8>> {
     let mut prev: StateMap<(u32, u8)> = StateMap::new(dfa.num_states(), (DEAD, 0));
-    let mut queue = std::collections::VecDeque::from([state]);
-    let mut end = state;
-    while let Some(s) = queue.pop_front() {
-        if dfa.is_accepting(s) {
-            end = s;
+    let mut level = vec![state];
+    let mut end = None;
+    // Level by level, so that the search knows its depth and stops past `room`.
+    for _ in 0..=room {
+        if let Some(&s) = level.iter().find(|&&s| dfa.is_accepting(s)) {
+            end = Some(s);
             break;
         }
-        for b in 0..=255u8 {
-            let t = dfa.next(s, b);
-            if t != DEAD && t != state && prev.get(t).0 == DEAD {
-                prev.set(t, (s, b));
-                queue.push_back(t);
+        let mut next = Vec::new();
+        for &s in &level {
+            for b in 0..=255u8 {
+                let t = dfa.next(s, b);
+                if t != DEAD && t != state && prev.get(t).0 == DEAD {
+                    prev.set(t, (s, b));
+                    next.push(t);
+                }
             }
         }
+        if next.is_empty() {
+            break;
+        }
+        level = next;
     }
+    let mut end = end?;
     let mut path = Vec::new();
     while end != state {
         let (p, b) = prev.get(end);
@@ -136,21 +146,27 @@ fn shortest_ending(dfa: &Dfa, state: u32) -> Vec<u8> {
         end = p;
     }
     path.reverse();
-    path
+    Some(path)
 }
 
-/// A random string of terminal `dfa`, about `target` bytes long, biased to ASCII.
-fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, rng: &mut Rng, out: &mut Vec<u8>) {
+/// Appends a random string of terminal `dfa`, about `target` bytes long, biased to
+/// ASCII, to `out`; false if that would take `out` past `max_bytes`.
+fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, max_bytes: usize, rng: &mut Rng, out: &mut Vec<u8>) -> bool {
     let mut s = dfa.start();
     let mut len = 0;
     loop {
         let done = dfa.is_accepting(s);
-        if done && (len >= target || rng.chance(0.3)) {
-            return;
+        let full = out.len() >= max_bytes;
+        if done && (len >= target || full || rng.chance(0.3)) {
+            return true;
+        }
+        if full {
+            return false;
         }
         if len >= target && dist.is_empty() {
-            out.extend(shortest_ending(dfa, s));
-            return;
+            let Some(ending) = shortest_ending(dfa, s, max_bytes - out.len()) else { return false };
+            out.extend(ending);
+            return true;
         }
         let live: Vec<u8> = (0..=255u8).filter(|&b| dfa.next(s, b) != DEAD).collect();
         let over = len >= target;
@@ -167,7 +183,7 @@ fn sample_terminal(dfa: &Dfa, dist: &[u32], target: usize, rng: &mut Rng, out: &
             }
         };
         if candidates.is_empty() {
-            return;
+            return true;
         }
         let b = candidates[rng.below(candidates.len())];
         out.push(b);
@@ -202,16 +218,20 @@ fn sample_list(perm: &super::perm::Perm, over: bool, rng: &mut Rng) -> Vec<usize
 }
 
 /// A random sentence of `cfg` (about `budget` bytes; it may run longer to finish), or
-/// None if the grammar only accepts the empty string.
-pub fn sample(cfg: &Cfg, seed: u64, budget: usize) -> Vec<u8> {
-    sample_with_entries(cfg, seed, budget).0
+/// None if the one being drawn runs past `max_bytes` (the draw stops there: a counted
+/// region's shortest string can be millions of bytes long).
+pub fn sample(cfg: &Cfg, seed: u64, budget: usize, max_bytes: usize) -> Option<Vec<u8>> {
+    sample_with_entries(cfg, seed, budget, max_bytes).map(|(s, _)| s)
 }
+
+/// Where each checked entry of a sample starts (byte offset), and its kind.
+pub type EntryStarts = Vec<(usize, Distinct)>;
 
 /// [`sample`], with where each entry checked at run time (a `perm!` entry marked
 /// [`Distinct`], but for regular expressions, which the sampler checks itself) starts in
 /// it: what the parser would answer the check of distinct keys and items there (see
 /// [`SampledEntries`]).
-pub fn sample_with_entries(cfg: &Cfg, seed: u64, budget: usize) -> (Vec<u8>, Vec<(usize, Distinct)>) {
+pub fn sample_with_entries(cfg: &Cfg, seed: u64, budget: usize, max_bytes: usize) -> Option<(Vec<u8>, EntryStarts)> {
     let mut rng = Rng(seed);
     let mut entries = Vec::new();
     let dists: Vec<Vec<u32>> = cfg.terminals.iter().map(|t| distances(&t.dfa)).collect();
@@ -219,7 +239,7 @@ pub fn sample_with_entries(cfg: &Cfg, seed: u64, budget: usize) -> (Vec<u8>, Vec
     let cost = expansion_costs(cfg);
     let mut out = Vec::new();
     if cfg.productions_of[cfg.start as usize].is_empty() || (cfg.accepts_empty && rng.chance(0.1)) {
-        return (out, entries);
+        return Some((out, entries));
     }
     let mut stack: Vec<Step> = vec![Step::Sym(Sym::n(cfg.start))];
     let mut expansions = 0usize;
@@ -247,7 +267,9 @@ pub fn sample_with_entries(cfg: &Cfg, seed: u64, budget: usize) -> (Vec<u8>, Vec
         if sym.is_terminal() {
             let t = &cfg.terminals[sym.index() as usize];
             let target = 1 + rng.below(8);
-            sample_terminal(&t.dfa, &dists[sym.index() as usize], target, &mut rng, &mut out);
+            if !sample_terminal(&t.dfa, &dists[sym.index() as usize], target, max_bytes, &mut rng, &mut out) {
+                return None;
+            }
             continue;
         }
         expansions += 1;
@@ -287,7 +309,7 @@ pub fn sample_with_entries(cfg: &Cfg, seed: u64, budget: usize) -> (Vec<u8>, Vec
             stack.push(Step::Sym(s));
         }
     }
-    (out, entries)
+    Some((out, entries))
 }
 
 /// Draws of a string that must be a regular expression (see `regex_text`) before the

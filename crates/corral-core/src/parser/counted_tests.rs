@@ -86,7 +86,7 @@ fn completions_and_samples_are_sentences() {
     assert_eq!(rest, format!("{}]", "a".repeat(70)));
     let cfg = lower(&parse(&text, Dialect::Ebnf, &Limits::default()).unwrap(), None, &Limits::default(), None).unwrap();
     for seed in 0..20 {
-        let s = String::from_utf8(sample::sample(&cfg, seed, 200)).unwrap();
+        let s = String::from_utf8(sample::sample(&cfg, seed, 200, usize::MAX).unwrap()).unwrap();
         assert!(accepts(&g, &s), "sampled {s}");
     }
 }

@@ -188,7 +188,7 @@ fn sampled_sentences_are_lists() {
             continue;
         };
         for seed in 0..20 {
-            let s = String::from_utf8(sample::sample(&cfg, seed, 30)).unwrap();
+            let s = String::from_utf8(sample::sample(&cfg, seed, 30, usize::MAX).unwrap()).unwrap();
             let inner: Vec<char> =
                 s[1..s.len() - 1].split(',').filter(|x| !x.is_empty()).map(|x| x.chars().next().unwrap()).collect();
             assert!(spec.valid(&inner), "{text}: sampled {s}");
