@@ -31,6 +31,17 @@ pub(crate) fn refine(partitions: &[&[u8; 256]]) -> [u8; 256] {
     class_of
 }
 
+/// The least byte of each class of `class_of` (classes numbered from 0 with none
+/// skipped, as everywhere here): the byte a construction reads a column by.
+pub(crate) fn representatives(class_of: &[u8; 256]) -> Vec<u8> {
+    let n = class_of.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
+    let mut representative = vec![0u8; n];
+    for b in (0..=255u8).rev() {
+        representative[class_of[b as usize] as usize] = b;
+    }
+    representative
+}
+
 impl Dfa {
     /// The same automaton over the coarsest byte classes: bytes whose moves agree from
     /// every state share one. A construction's classes only separate what its inputs did

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::classes::refine;
+use super::classes::{refine, representatives};
 use super::counted::{Counted, ROW_DEAD};
 use super::{too_many_states, Dfa, DEAD};
 use crate::error::Result;
@@ -191,11 +191,8 @@ impl<'p> Join<'p> {
         }
         let classes: Vec<&[u8; 256]> = parts.iter().map(|d| &d.class_of).collect();
         let class_of = refine(&classes);
-        let stride = class_of.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
-        let mut representative = vec![0u8; stride];
-        for b in (0..=255u8).rev() {
-            representative[class_of[b as usize] as usize] = b;
-        }
+        let representative = representatives(&class_of);
+        let stride = representative.len();
         let mut offset = Vec::with_capacity(n);
         let mut total = 2usize;
         for d in parts {

@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
+use super::classes::representatives;
 use super::{too_many_states, Dfa, DEAD};
 use crate::error::Result;
 use crate::limits::Limits;
+use crate::util::state_map::StateMap;
 
 /// A counted repetition `unit{min,max}` whose states are not stored: block `k` (k units
 /// read) repeats the same rows (the boundary "k units read", then the unit's inner
@@ -284,21 +286,24 @@ impl Dfa {
         let (class_of, representative) = region_classes(self, c);
         let stride = representative.len();
         // Numbered as reached from the start (the dead state stays 0, the start 1): the
-        // region numbers every (count, row) pair, most of which no string reaches.
-        let mut id = vec![u32::MAX; self.num_states()];
-        id[DEAD as usize] = DEAD;
-        id[self.start() as usize] = 1;
+        // region numbers every (count, row) pair, most of which no string reaches, and a
+        // long pattern's block can number millions (a map then, not a table of them).
+        let mut id = StateMap::new(self.num_states(), u32::MAX);
+        id.set(DEAD, DEAD);
+        id.set(self.start(), 1);
         let mut states = vec![DEAD, self.start()];
         let mut table = vec![DEAD; stride];
         let mut i = 1;
         while i < states.len() {
             for &b in &representative {
                 let t = self.next(states[i], b);
-                if id[t as usize] == u32::MAX {
-                    id[t as usize] = states.len() as u32;
+                let mut to = id.get(t);
+                if to == u32::MAX {
+                    to = states.len() as u32;
+                    id.set(t, to);
                     states.push(t);
                 }
-                table.push(id[t as usize]);
+                table.push(to);
             }
             if states.len() > most {
                 return Ok(None);
@@ -318,10 +323,7 @@ impl Dfa {
             return std::borrow::Cow::Borrowed(self);
         }
         let n = self.num_states();
-        let mut representative = vec![0u8; self.stride];
-        for b in (0..=255u8).rev() {
-            representative[self.class_of[b as usize] as usize] = b;
-        }
+        let representative = representatives(&self.class_of);
         let mut table = Vec::with_capacity(n * self.stride);
         for s in 0..n as u32 {
             table.extend(representative.iter().map(|&b| self.next(s, b)));
@@ -478,13 +480,8 @@ fn region_classes(d: &Dfa, c: &Counted) -> ([u8; 256], Vec<u8>) {
         let n = group_of_column.len() as u8;
         *g = *group_of_column.entry(column(k)).or_insert(n);
     }
-    let mut class_of = [0u8; 256];
-    let mut representative = vec![0u8; group_of_column.len()];
-    for b in (0..=255u8).rev() {
-        class_of[b as usize] = group[d.class_of[b as usize] as usize];
-        representative[class_of[b as usize] as usize] = b;
-    }
-    (class_of, representative)
+    let class_of = d.class_of.map(|k| group[k as usize]);
+    (class_of, representatives(&class_of))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use super::classes::refine;
+use super::classes::{refine, representatives};
 use super::counted::{Counted, MAX_REGION_STATES, ROW_DEAD, ROW_NEXT};
 use super::{too_many_states, Dfa, DEAD};
 use crate::error::{Error, Result};
@@ -48,11 +48,8 @@ impl Dfa {
         let stored = other.stored();
         let other: &Dfa = &stored;
         let class_of = refine(&[&self.class_of, &other.class_of]);
-        let stride = class_of.iter().map(|&k| k as usize).max().unwrap_or(0) + 1;
-        let mut representative = vec![0u8; stride];
-        for b in (0..=255u8).rev() {
-            representative[class_of[b as usize] as usize] = b;
-        }
+        let representative = representatives(&class_of);
+        let stride = representative.len();
         // Rows: (row of `self`'s block, state of `other`), numbered as reached from the
         // start (the block's boundary, `other`'s start).
         let mut ids: FastMap<(u32, u32), u32> = FastMap::default();

@@ -4,6 +4,7 @@
 
 use std::hash::Hash;
 
+use super::classes::representatives;
 use super::{too_many_states, Dfa, DEAD};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -27,11 +28,8 @@ impl Dfa {
         N: FnMut(S, u8) -> Option<S>,
         A: FnMut(S) -> bool,
     {
-        let n_classes = class_of.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
-        let mut representative = vec![0u8; n_classes];
-        for b in (0..=255u8).rev() {
-            representative[class_of[b as usize] as usize] = b;
-        }
+        let representative = representatives(class_of);
+        let n_classes = representative.len();
         // Explore reachable states (index i here = state i+1 later, before pruning).
         let mut ids: FastMap<S, u32> = FastMap::default();
         let mut states: Vec<S> = vec![start];

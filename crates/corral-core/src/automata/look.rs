@@ -31,6 +31,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::classes::representatives;
 use super::expr::{Edge, Guard, LeafNfa};
 use super::minimize::{MINIMIZE_FROM, MINIMIZE_UP_TO};
 use super::{size_error, Dfa, DfaExpr, DEAD};
@@ -106,11 +107,7 @@ impl<'n, 'a> Look<'n, 'a> {
         for (k, body) in nfa.aheads.iter().enumerate() {
             end_of[body.end as usize] = Some(k as u32);
         }
-        let n_classes = class_of.iter().map(|&c| c as usize).max().unwrap_or(0) + 1;
-        let mut representative = vec![0u8; n_classes];
-        for b in (0..=255u8).rev() {
-            representative[class_of[b as usize] as usize] = b;
-        }
+        let representative = representatives(class_of);
         Look {
             nfa,
             end_of,

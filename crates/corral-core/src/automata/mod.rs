@@ -241,10 +241,7 @@ impl Dfa {
             return Err(too_many_states(limits, what));
         }
         let up = |t: u32| if t == DEAD { DEAD } else { t + 1 };
-        let mut representative = vec![0u8; self.stride];
-        for b in (0..=255u8).rev() {
-            representative[self.class_of[b as usize] as usize] = b;
-        }
+        let representative = classes::representatives(&self.class_of);
         let mut table = Vec::with_capacity(self.table.len() + self.stride);
         table.extend_from_slice(&self.table[..self.stride]);
         table.extend(representative.iter().map(|&b| up(self.next(self.start(), b))));

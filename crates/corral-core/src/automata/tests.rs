@@ -693,6 +693,19 @@ fn a_short_count_met_as_a_block_is_written_out_over_the_coarsest_classes() {
         same_moves(&whole, &written).unwrap_or_else(|e| panic!("{p}: {e}"));
         assert_eq!(written.num_classes(), written.clone().with_coarsest_classes().num_classes(), "{p}");
     }
+    // A pattern of thousands of states under a bound near the short counts' end: the
+    // block numbers over a million (count, row) pairs, of which a few hundred are reached
+    // (the walk keeps a map of those, not a table of every pair).
+    let n = counted::SHORT_COUNT - 6;
+    let p = "(?:[a-z]{3}[0-9]){0,2500}";
+    let region = unit.repeat_counted_region(0, Some(n), &limits, "t").unwrap().expect("prefix-free unit");
+    let long = region.intersect(&dfa(p), &limits, "t").unwrap();
+    assert!(long.num_states() > 1 << 20, "{}", long.num_states());
+    let written = long.short_count_written_out(&limits).unwrap().expect("short");
+    assert!(written.num_states() < 1 << 10, "{}", written.num_states());
+    let whole = dfa(&format!("{json_char}{{0,{n}}}")).stored().intersect(&dfa("(?:[a-z]{3}[0-9])*"), &limits, "t").unwrap();
+    same_moves(&written, &whole).unwrap();
+    same_moves(&whole, &written).unwrap();
 }
 
 /// `agreeing_depth` is the depth of bounded equivalence over every byte: against Moore's
