@@ -39,7 +39,7 @@ fn remote(uri: &str) -> Option<Value> {
 /// were resolved, or the first failure.
 fn resolve_all<'a>(r: &Resources<'a>, root: Subschema<'a>) -> Result<usize, String> {
     let mut stack = vec![root];
-    let mut seen: Vec<(*const Value, String)> = Vec::new();
+    let mut seen: Vec<(*const Value, std::rc::Rc<str>)> = Vec::new();
     let mut resolved = 0;
     while let Some(sub) = stack.pop() {
         let key = (sub.node as *const Value, sub.base.clone());

@@ -11,6 +11,7 @@
 //! before the translation starts.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use crate::util::hash::HashMap;
 
@@ -87,8 +88,8 @@ pub struct Subschema<'a> {
     /// Where it is, for messages.
     pub pointer: String,
     /// The URI its relative references resolve against (no fragment), its own id
-    /// applied (see [`Resources::enter`]).
-    pub base: String,
+    /// applied (see [`Resources::enter`]). Shared: every child of a resource has its base.
+    pub base: Rc<str>,
     /// Its draft.
     pub draft: Draft,
 }
@@ -228,7 +229,7 @@ pub struct Resources<'a> {
     /// Each `$ref` resolved so far, by (base URI, reference): a large schema points to
     /// its definitions hundreds of times, and each resolution parses URIs and walks a
     /// pointer.
-    resolved: std::cell::RefCell<HashMap<(String, String), Subschema<'a>>>,
+    resolved: std::cell::RefCell<HashMap<(Rc<str>, String), Subschema<'a>>>,
     /// Read a metaschema corral does not know as the draft in force (`strict=False`)
     /// instead of refusing it; the `$schema`s so read, with their messages.
     lenient: bool,
@@ -265,8 +266,8 @@ impl<'a> Resources<'a> {
         let draft = r.draft_named(schema, "")?.unwrap_or(default_draft);
         r.docs.insert(ROOT_URI.to_string(), (schema, String::new(), draft));
         r.index(schema, ROOT_URI, "", draft)?;
-        let root = r.enter(&Subschema { node: schema, pointer: String::new(), base: ROOT_URI.to_string(), draft });
-        r.scope.root = root.base.clone();
+        let root = r.enter(&Subschema { node: schema, pointer: String::new(), base: ROOT_URI.into(), draft });
+        r.scope.root = root.base.to_string();
         Ok((r, root))
     }
 
@@ -371,7 +372,7 @@ impl<'a> Resources<'a> {
         if let Some(ident) = node.get(id_key).and_then(Value::as_str).filter(|_| !ref_overrides) {
             let target = join(base, ident, here, id_key)?;
             let (uri, frag) = uri::split_fragment(&target);
-            let sub = |b: &str| Subschema { node, pointer: here.to_string(), base: b.to_string(), draft };
+            let sub = |b: &str| Subschema { node, pointer: here.to_string(), base: b.into(), draft };
             if ident.starts_with('#') && draft < Draft::Draft2019 {
                 let resource = uri::split_fragment(base).0.to_string();
                 self.add_anchor((resource, frag.to_string()), sub(base), id_key)?;
@@ -390,7 +391,7 @@ impl<'a> Resources<'a> {
                 }
             }
         }
-        let declared = || Subschema { node, pointer: here.to_string(), base: base.clone(), draft };
+        let declared = || Subschema { node, pointer: here.to_string(), base: base.as_str().into(), draft };
         if let Some(name) = node.get("$dynamicAnchor").and_then(Value::as_str) {
             self.dynamic_anchors.entry(name.to_string()).or_default().insert(node as *const Value as usize);
             self.scope.declare(name, declared());
@@ -401,7 +402,7 @@ impl<'a> Resources<'a> {
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(name) = node.get(key).and_then(Value::as_str) {
-                let sub = Subschema { node, pointer: here.to_string(), base: base.clone(), draft };
+                let sub = Subschema { node, pointer: here.to_string(), base: base.as_str().into(), draft };
                 self.add_anchor((uri::split_fragment(base).0.to_string(), name.to_string()), sub, key)?;
             }
         }
@@ -433,7 +434,7 @@ impl<'a> Resources<'a> {
         let mut base = sub.base.clone();
         if let Some(ident) = resource_id(sub.node, draft) {
             if let Ok(target) = join(&sub.base, ident, &sub.pointer, draft.id_keyword()) {
-                base = uri::split_fragment(&target).0.to_string();
+                base = uri::split_fragment(&target).0.into();
             }
         }
         Subschema { node: sub.node, pointer: sub.pointer.clone(), base, draft }
@@ -524,7 +525,7 @@ impl<'a> Resources<'a> {
                 base = uri::split_fragment(&join(&base, ident, &path, draft.id_keyword())?).0.to_string();
             }
         }
-        Ok(Subschema { node, pointer: path, base, draft })
+        Ok(Subschema { node, pointer: path, base: base.into(), draft })
     }
 
     /// The root document.

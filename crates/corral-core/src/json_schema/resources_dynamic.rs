@@ -99,13 +99,13 @@ impl<'a> ScopeIndex<'a> {
             self.nested.push((outer.to_string(), base.to_string()));
         }
         if REFERENCES.iter().any(|k| node.get(k).is_some()) {
-            self.sites.push(Subschema { node, pointer: here.to_string(), base: base.to_string(), draft });
+            self.sites.push(Subschema { node, pointer: here.to_string(), base: base.into(), draft });
         }
     }
 
     /// Records that `sub` declares the dynamic anchor `name` in its resource.
     pub(super) fn declare(&mut self, name: &str, sub: Subschema<'a>) {
-        self.declarers.entry(name.to_string()).or_default().entry(sub.base.clone()).or_insert(sub);
+        self.declarers.entry(name.to_string()).or_default().entry(sub.base.to_string()).or_insert(sub);
     }
 }
 

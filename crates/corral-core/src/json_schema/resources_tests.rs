@@ -51,14 +51,14 @@ fn ids_change_the_base_of_references() {
         }
     });
     let (r, top) = root(&s);
-    assert_eq!(top.base, "http://example.com/root.json");
+    assert_eq!(&*top.base, "http://example.com/root.json");
     assert_eq!(target(&r, &top, "nested/a.json#/$defs/x").0, &s["$defs"]["A"]["$defs"]["x"]);
     assert_eq!(target(&r, &top, "http://example.com/nested/a.json").0, &s["$defs"]["A"]);
     assert_eq!(target(&r, &top, "urn:uuid:deadbeef-1234#/$defs/y").0, &s["$defs"]["B"]["$defs"]["y"]);
     // Inside B, "#/..." is relative to B (a `urn:` base resolves fragments too).
     let b = r.resolve(&top, &json!("#/$defs/B")).unwrap();
     let b = r.enter(&b);
-    assert_eq!(b.base, "urn:uuid:deadbeef-1234");
+    assert_eq!(&*b.base, "urn:uuid:deadbeef-1234");
     assert_eq!(target(&r, &b, "#/$defs/y").0, &s["$defs"]["B"]["$defs"]["y"]);
 }
 
@@ -87,7 +87,7 @@ fn before_2019_a_ref_hides_its_sibling_id() {
                    "definitions": {"a": {"$id": "http://other/x.json", "$ref": "#/definitions/b"}, "b": {"type": "null"}}});
     let (r, top) = root(&s);
     let a = r.resolve(&top, &json!("#/definitions/a")).unwrap();
-    assert_eq!(r.enter(&a).base, ROOT_URI);
+    assert_eq!(&*r.enter(&a).base, ROOT_URI);
     let e = r.resolve(&top, &json!("http://other/x.json"));
     assert!(e.is_err(), "{e:?}");
 }

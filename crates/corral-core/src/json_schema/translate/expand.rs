@@ -19,7 +19,20 @@ use super::{Kinds, Translator};
 use crate::error::{Error, Result, SchemaErrorKind};
 
 /// A shape with the disjunctions still to distribute over it.
-type ExpandItem<'a> = (Shape<'a>, Vec<Disjunction<'a>>);
+pub(crate) type ExpandItem<'a> = (Shape<'a>, Vec<Disjunction<'a>>);
+
+/// Lists of subschemas whose rough reading `satisfiable` keeps for the lists one longer
+/// (the map is cleared past it). A schema's `if`/`then` pairs on one property (a `type`
+/// discriminator, each pair for one of its values) make a proof per pair and per branch
+/// taken, over lists that grow by one: read from the start, each costs its length.
+pub(crate) const ABSORBED_LISTS_KEPT: usize = 4096;
+
+#[cfg(test)]
+thread_local! {
+    /// Subschemas read by `satisfiable` on this thread, and its lists (memo misses), for
+    /// the test that lists are read from their prefixes.
+    pub(crate) static SATISFIABLE_READS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
 
 impl<'a> Translator<'a> {
     /// The conjunction of `subs` as alternative shapes (unsatisfiable ones dropped).
@@ -30,7 +43,7 @@ impl<'a> Translator<'a> {
             self.absorb(&mut shape, s, &mut disj, &[])?;
         }
         let mut out = Vec::new();
-        if let Err(e) = self.expand(shape, disj, &mut out) {
+        if let Err(e) = self.expand(shape, disj, usize::MAX, &mut out) {
             return Err(match e {
                 Error::LimitExceeded { limit: "max_schema_alternatives", value, context } => {
                     let at = subs.iter().map(|s| s.pointer().to_string()).find(|p| !p.is_empty()).unwrap_or_default();
@@ -43,10 +56,14 @@ impl<'a> Translator<'a> {
     }
 
     /// Distributes the pending disjunctions of `shape` (a loop with its own stack, not a
-    /// recursion per disjunction).
-    fn expand(&mut self, shape: Shape<'a>, disj: Vec<Disjunction<'a>>, out: &mut Vec<Shape<'a>>) -> Result<()> {
+    /// recursion per disjunction), until `out` holds `most` shapes (depth first: the
+    /// first ones found with no bound).
+    fn expand(&mut self, shape: Shape<'a>, disj: Vec<Disjunction<'a>>, most: usize, out: &mut Vec<Shape<'a>>) -> Result<()> {
         let mut stack = vec![(shape, disj)];
         while let Some((shape, mut disj)) = stack.pop() {
+            if out.len() >= most {
+                break;
+            }
             // Pruned before it multiplies: a whole shape that cannot be met is found empty
             // where it is written anyway.
             if shape.unsat || (!disj.is_empty() && !self.requirements_possible(&shape)?) {
@@ -405,7 +422,15 @@ impl<'a> Translator<'a> {
         if let Some(&known) = self.satisfiable_memo.get(&key) {
             return Ok(known);
         }
-        let known = match self.rough_shapes(&subs) {
+        let rough = std::mem::replace(&mut self.rough, true);
+        let first = self.absorbed_list(&subs, &key).and_then(|(shape, disj)| {
+            // One alternative is an answer: the rest are not distributed (each `if`/`then`
+            // pair doubles them).
+            let mut out = Vec::new();
+            self.expand(shape, disj, 1, &mut out).map(|()| out)
+        });
+        self.rough = rough;
+        let known = match first {
             Ok(shapes) => !shapes.is_empty(),
             Err(e @ (Error::Interrupted | Error::Internal(_) | Error::LimitExceeded { limit: "max_compile_ms", .. })) => {
                 return Err(e)
@@ -414,6 +439,27 @@ impl<'a> Translator<'a> {
         };
         self.satisfiable_memo.insert(key, known);
         Ok(known)
+    }
+
+    /// `subs` (with memo keys `key`) read roughly into one shape, their disjunctions
+    /// pending: the reading of `subs` without its last one, when kept, and the last one
+    /// read into it (the same shape as reading all in order: reading only adds).
+    fn absorbed_list(&mut self, subs: &[Sub<'a>], key: &[SubKey]) -> Result<ExpandItem<'a>> {
+        let n = subs.len();
+        let (mut shape, mut disj, from) = match self.absorbed_lists.get(&key[..n - 1]) {
+            Some((shape, disj)) => (shape.clone(), disj.clone(), n - 1),
+            None => (Shape::default(), Vec::new(), 0),
+        };
+        #[cfg(test)]
+        SATISFIABLE_READS.with(|c| c.set((c.get().0 + n - from, c.get().1 + 1)));
+        for s in &subs[from..] {
+            self.absorb(&mut shape, s, &mut disj, &[])?;
+        }
+        if self.absorbed_lists.len() >= ABSORBED_LISTS_KEPT {
+            self.absorbed_lists.clear();
+        }
+        self.absorbed_lists.insert(key.to_vec(), (shape.clone(), disj.clone()));
+        Ok((shape, disj))
     }
 
     /// "Not equal to `v`" for one value `v`, as a synthetic constraint.
@@ -445,7 +491,7 @@ impl<'a> Translator<'a> {
     fn unequal_array(&mut self, a: &'a [Value]) -> Vec<Vec<Sub<'a>>> {
         static TRUE: Value = Value::Bool(true);
         let anything =
-            SubNode::schema(Subschema { node: &TRUE, pointer: String::new(), base: String::new(), draft: Draft::Draft2020 });
+            SubNode::schema(Subschema { node: &TRUE, pointer: String::new(), base: "".into(), draft: Draft::Draft2020 });
         let n = a.len() as u64;
         let mut alts = vec![vec![self.synthetic(Synthetic::Kinds(Kinds::ALL.without(Kinds::ARR)))]];
         if n > 0 {
@@ -721,7 +767,7 @@ impl<'a> Translator<'a> {
             self.absorb_context(&mut s, sub, &mut disj)?;
             self.absorb(&mut s, b, &mut disj, &[])?;
             let mut out = Vec::new();
-            self.expand(s, disj, &mut out)?;
+            self.expand(s, disj, usize::MAX, &mut out)?;
             per_branch.push(out);
         }
         let mut apart = vec![vec![false; n]; n];

@@ -209,3 +209,29 @@ fn too_many_alternatives_names_the_subschema() {
         Ok(_) => panic!("expected a schema limit, got a grammar"),
     }
 }
+
+#[test]
+fn proofs_over_a_discriminator_read_each_list_from_its_prefix() {
+    // One `if`/`then` pair per value of a required `type` (as configuration schemas
+    // write their node kinds): each alternative proves the other pairs' `if`s apart over
+    // lists of the property's subschemas that grow by one. Read from the start, the
+    // reads grew with the cube of the pairs (125 pairs: seconds).
+    let n = 40;
+    let kinds: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+    let pairs: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"if": {"properties": {"type": {"const": format!("t{i}")}}},
+                   "then": {"required": [format!("p{i}")], "properties": {format!("p{i}"): {"type": "integer"}}}})
+        })
+        .collect();
+    let schema = json!({"type": "object", "required": ["type"], "properties": {"type": {"enum": kinds}}, "allOf": pairs});
+    super::expand::SATISFIABLE_READS.with(|c| c.set((0, 0)));
+    check(
+        schema,
+        &[r#"{"type":"t3","p3":1}"#, r#"{"type":"t39","p39":-2}"#],
+        &[r#"{"type":"t3"}"#, r#"{"type":"t3","p3":"x"}"#, r#"{"type":"t40","p40":1}"#, r#"{"p3":1}"#],
+    );
+    let (reads, lists) = super::expand::SATISFIABLE_READS.with(|c| c.get());
+    assert!(lists > n, "{lists} lists proven");
+    assert!(reads <= 3 * lists, "{reads} subschemas read for {lists} lists");
+}

@@ -204,6 +204,12 @@ pub(crate) fn enum_members(val: &Value) -> (Vec<&Value>, Vec<String>) {
 }
 
 impl<'a> Translator<'a> {
+    /// [`enum_members`] of an `enum` array, canonicalized once per array: a disjunction's
+    /// alternatives each read it again.
+    pub(crate) fn enum_members_of(&mut self, val: &'a Value) -> (Vec<&'a Value>, Vec<String>) {
+        self.enums.entry(val as *const Value as usize).or_insert_with(|| enum_members(val)).clone()
+    }
+
     /// Adds the keywords of the (entered, positive) subschema `sub` to `shape`.
     pub(crate) fn absorb_keywords(
         &mut self,
@@ -335,7 +341,7 @@ impl<'a> Translator<'a> {
             if !val.is_array() {
                 return Err(Self::invalid(&sub.pointer, "enum", "must be an array"));
             }
-            enum_members(val)
+            self.enum_members_of(val)
         };
         if kw == "enum" && obj.get("nullable") == Some(&Value::Bool(true)) && shape.enumeration.is_none() {
             static NULL: Value = Value::Null;

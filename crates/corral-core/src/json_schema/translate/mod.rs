@@ -258,6 +258,12 @@ pub(crate) struct Translator<'a> {
     rough: bool,
     /// Lists of subschemas found to allow some value, or none (see `satisfiable`).
     satisfiable_memo: HashMap<Vec<SubKey>, bool>,
+    /// Lists of subschemas read roughly into one shape, before their disjunctions are
+    /// distributed: a list one longer is read from its prefix's (see `satisfiable`).
+    /// Cleared past [`expand::ABSORBED_LISTS_KEPT`] lists.
+    absorbed_lists: HashMap<Vec<SubKey>, expand::ExpandItem<'a>>,
+    /// Each `enum` array's members and canonical keys, by the array's address.
+    enums: HashMap<usize, (Vec<&'a Value>, Vec<String>)>,
     /// Value rules known to allow no value (found by an earlier pass).
     known_empty: HashSet<RuleKey>,
     /// Some class of keys leaves a half-written key finitely many endings.
@@ -342,6 +348,8 @@ impl<'a> Translator<'a> {
             branching_unevaluated: HashSet::new(),
             rough: false,
             satisfiable_memo: HashMap::default(),
+            absorbed_lists: HashMap::default(),
+            enums: HashMap::default(),
             known_empty: HashSet::new(),
             finite_key_endings: false,
             open_keys: false,

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::super::resources::{Draft, Subschema};
-use super::keywords::{child, count, enum_members, introduced, is_annotation, num, schema_list, type_kinds};
+use super::keywords::{child, count, introduced, is_annotation, num, schema_list, type_kinds};
 use super::shape::{Evaluated, Field, KeyFilter, Sub, SubNode, Synthetic};
 use super::value::{self, show};
 use super::{Kinds, Translator, REGEX_FORMAT};
@@ -292,7 +292,7 @@ impl<'a> Translator<'a> {
             if !val.is_array() {
                 return Err(Self::invalid(&s.pointer, "enum", "must be an array"));
             }
-            enum_members(val)
+            self.enum_members_of(val)
         };
         // Arrays and objects among them are excluded as values too (see `absorb`).
         Ok(vec![vec![self.synthetic(Synthetic::NotValues(values, keys))]])

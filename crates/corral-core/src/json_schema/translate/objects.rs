@@ -111,7 +111,7 @@ impl<'a> Translator<'a> {
 
     /// The schema `true` or `false` of the translation's root resource.
     fn constant_schema(&self, node: &'static Value) -> Sub<'a> {
-        SubNode::schema(Subschema { node, pointer: String::new(), base: ROOT_URI.to_string(), draft: self.root.draft })
+        SubNode::schema(Subschema { node, pointer: String::new(), base: ROOT_URI.into(), draft: self.root.draft })
     }
 
     /// The named keys of `shape` with the subschemas of their values, and the classes of

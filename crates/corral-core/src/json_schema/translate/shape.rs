@@ -79,10 +79,22 @@ pub(crate) enum SubNode<'a> {
 /// What identifies a [`Sub`] for memoization: a subschema by its node, base URI, draft
 /// and sign; a synthetic constraint by its identity (they are kept alive by the
 /// translator for as long as keys are compared).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SubKey {
     Schema { node: usize, base: Rc<str>, draft: Draft, negated: bool },
     Synthetic(usize),
+}
+
+impl std::hash::Hash for SubKey {
+    /// Everything but the base URI's text: a node is read under one base but for a
+    /// resource reached through several ids, and keys are hashed in bulk (a shape's set
+    /// of subschemas read, cloned and grown per alternative; memo keys of long lists).
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match self {
+            SubKey::Schema { node, base: _, draft, negated } => (0u8, node, draft, negated).hash(h),
+            SubKey::Synthetic(id) => (1u8, id).hash(h),
+        }
+    }
 }
 
 impl<'a> SubNode<'a> {
@@ -96,7 +108,7 @@ impl<'a> SubNode<'a> {
         match &**self {
             SubNode::Schema { sub, negated } => SubKey::Schema {
                 node: sub.node as *const Value as usize,
-                base: sub.base.as_str().into(),
+                base: sub.base.clone(),
                 draft: sub.draft,
                 negated: *negated,
             },
