@@ -22,36 +22,161 @@ impl Dfa {
     /// and those that start each part that may come next (skipping parts that match ""),
     /// are pairwise disjoint. Otherwise `None`: the general case needs subset construction.
     pub fn concat_all(parts: &[&Dfa], limits: &Limits, what: &str) -> Result<Option<Dfa>> {
-        if parts.is_empty() {
+        let facts: Vec<JoinFacts> = parts.iter().map(|d| d.join_facts()).collect();
+        Ok(ConcatPlan::new(&facts, limits, what)?.map(|plan| plan.build(parts)))
+    }
+
+    /// What planning a concatenation needs to know of this automaton (see [`JoinFacts`]).
+    pub fn join_facts(&self) -> JoinFacts {
+        JoinFacts {
+            accepts_empty: self.accepts_empty(),
+            first: self.first_bytes(),
+            end_continues: self.end_continues(),
+            stored: self.accepting.len(),
+            states: self.num_states(),
+            region: self.counted.as_ref().map(|c| (c.per, c.len())),
+        }
+    }
+
+    /// The bytes its start state moves on (bit `b & 63` of word `b >> 6`).
+    pub fn first_bytes(&self) -> [u64; 4] {
+        let mut first = [0u64; 4];
+        for b in 0..=255u8 {
+            if self.next(self.start(), b) != DEAD {
+                first[(b >> 6) as usize] |= 1 << (b & 63);
+            }
+        }
+        first
+    }
+
+    /// The bytes on which a state where this automaton may end goes on: an accepting
+    /// stored state's live moves, and those of a boundary of its counted region that may
+    /// end (by the unit's first row, unless the only such boundary is the bounded last,
+    /// and by `exit`).
+    fn end_continues(&self) -> [u64; 4] {
+        let mut live_class = vec![false; self.stride];
+        for s in (1..self.accepting.len()).filter(|&s| self.accepting[s]) {
+            let row = &self.table[s * self.stride..(s + 1) * self.stride];
+            for (l, &t) in live_class.iter_mut().zip(row) {
+                *l |= t != DEAD;
+            }
+        }
+        if let Some(c) = self.counted.as_ref().filter(|c| c.accepts) {
+            let unit_moves = !(c.bounded && c.min == c.last);
+            for r in (0..c.per as usize).filter(|&r| c.ends[r]) {
+                for (cl, l) in live_class.iter_mut().enumerate() {
+                    *l |= (unit_moves && c.template[r * self.stride + cl] != ROW_DEAD) || c.exit[cl] != DEAD;
+                }
+            }
+        }
+        let mut set = [0u64; 4];
+        for b in 0..=255u8 {
+            if live_class[self.class_of[b as usize] as usize] {
+                set[(b >> 6) as usize] |= 1 << (b & 63);
+            }
+        }
+        set
+    }
+}
+
+/// What planning a concatenation needs to know of a part, without its tables: read once
+/// from a built automaton ([`Dfa::join_facts`]), or derived from the parts of a
+/// concatenation not built yet ([`ConcatPlan::facts`]), so that runs of terminals can be
+/// planned now and built when first needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinFacts {
+    /// Does it match ""?
+    pub accepts_empty: bool,
+    /// The bytes its start state moves on (bit `b & 63` of word `b >> 6`).
+    pub first: [u64; 4],
+    /// The bytes on which a state where it may end goes on (a superset for a
+    /// concatenation not built yet: a junction it calls deterministic is one).
+    pub end_continues: [u64; 4],
+    /// Stored states, the dead state included.
+    pub stored: usize,
+    /// States in all, a counted region's included.
+    pub states: usize,
+    /// Its counted region's rows per block and states, if it has one.
+    pub region: Option<(u32, usize)>,
+}
+
+/// A concatenation checked but not built: every junction deterministic, the result
+/// within the limits (see [`Dfa::concat_all`]). Building it cannot fail.
+#[derive(Debug, Clone)]
+pub struct ConcatPlan {
+    /// The part whose counted region the result keeps (the largest; the others' are
+    /// written out).
+    keep: Option<usize>,
+    facts: JoinFacts,
+}
+
+impl ConcatPlan {
+    /// The plan of the concatenation of parts with `facts`, None where a junction is
+    /// not deterministic; past `limits.max_dfa_states`, an error naming `what`.
+    pub fn new(facts: &[JoinFacts], limits: &Limits, what: &str) -> Result<Option<ConcatPlan>> {
+        if facts.is_empty() {
             return Ok(None);
         }
         // One part keeps its counted region (the largest); any other is written out,
         // within the limit.
-        if parts.iter().filter(|d| d.counted.is_some()).count() > 1
-            && parts.iter().filter(|d| d.counted.is_some()).map(|d| d.num_states()).sum::<usize>() > limits.max_dfa_states
-        {
+        let counted = || facts.iter().filter(|f| f.region.is_some());
+        if counted().count() > 1 && counted().map(|f| f.states).sum::<usize>() > limits.max_dfa_states {
             return Err(too_many_states(limits, what));
         }
-        let keep =
-            parts.iter().enumerate().filter(|(_, d)| d.counted.is_some()).max_by_key(|(_, d)| d.num_states()).map(|(i, _)| i);
+        let keep = facts.iter().enumerate().filter(|(_, f)| f.region.is_some()).max_by_key(|(_, f)| f.states).map(|(i, _)| i);
+        let Some(entries) = entry_sets(facts) else { return Ok(None) };
+        let junction_free = facts.iter().zip(&entries[1..]).all(|(f, after)| (0..4).all(|w| f.end_continues[w] & after[w] == 0));
+        if !junction_free {
+            return Ok(None);
+        }
+        // Stored states once written out: a kept region stays a region.
+        let stored = |i: usize, f: &JoinFacts| if Some(i) == keep { f.stored } else { f.states };
+        let total = 2 + facts.iter().enumerate().map(|(i, f)| stored(i, f) - 1).sum::<usize>();
+        let region = keep.and_then(|j| facts[j].region);
+        let (region_rows, region_len) = region.map_or((0, 0), |(per, len)| (per as usize, len));
+        // A kept region costs its block of rows, whatever its count (its states are
+        // numbered, not stored: they only need ids).
+        if total + region_rows > limits.max_dfa_states || total + region_len >= u32::MAX as usize / 2 {
+            return Err(too_many_states(limits, what));
+        }
+        let n = facts.len();
+        let nullable_from = |i: usize| facts[i..].iter().all(|f| f.accepts_empty);
+        // Where the result may end: where a part may end with only nullable parts after
+        // it, going on by its own moves or into what follows.
+        let mut end_continues = [0u64; 4];
+        for i in (0..n).filter(|&i| nullable_from(i + 1)) {
+            for w in 0..4 {
+                end_continues[w] |= facts[i].end_continues[w] | entries[i + 1][w];
+            }
+        }
+        let facts = JoinFacts {
+            accepts_empty: nullable_from(0),
+            first: entries[0],
+            end_continues,
+            stored: total,
+            states: total + region_len,
+            region,
+        };
+        Ok(Some(ConcatPlan { keep, facts }))
+    }
+
+    /// What the concatenation will be, for planning joins with it before it is built.
+    pub fn facts(&self) -> JoinFacts {
+        self.facts
+    }
+
+    /// The concatenation of `parts`, the automata whose facts made the plan.
+    pub fn build(&self, parts: &[&Dfa]) -> Dfa {
+        let keep = self.keep;
         let stored: Vec<std::borrow::Cow<'_, Dfa>> = parts
             .iter()
             .enumerate()
             .map(|(i, d)| if Some(i) == keep { std::borrow::Cow::Borrowed(*d) } else { d.stored() })
             .collect();
         let parts: Vec<&Dfa> = stored.iter().map(|d| &**d).collect();
-        let Some(entries) = entry_bytes(&parts) else { return Ok(None) };
-        if !junctions_deterministic(&parts, &entries) {
-            return Ok(None);
-        }
-        let join = Join::new(&parts, keep);
-        // A kept region costs its block of rows, whatever its count (its states are
-        // numbered, not stored: they only need ids).
-        let region_rows = keep.and_then(|j| parts[j].counted.as_ref()).map_or(0, |c| c.per as usize);
-        if join.total + region_rows > limits.max_dfa_states || join.total + join.region_len >= u32::MAX as usize / 2 {
-            return Err(too_many_states(limits, what));
-        }
-        Ok(Some(join.build()))
+        let join = Join::new(&parts);
+        debug_assert_eq!(join.total, self.facts.stored);
+        join.build()
     }
 }
 
@@ -109,59 +234,21 @@ impl Dfa {
 /// Per part `i`, the bytes that can start the text after part `i - 1` ends (parts `i..`,
 /// with nullable parts skipped), and the same past the last part (none); None if two
 /// candidates share a byte.
-fn entry_bytes(parts: &[&Dfa]) -> Option<Vec<[bool; 256]>> {
-    let n = parts.len();
-    let mut entries = vec![[false; 256]; n + 1];
+fn entry_sets(facts: &[JoinFacts]) -> Option<Vec<[u64; 4]>> {
+    let n = facts.len();
+    let mut entries = vec![[0u64; 4]; n + 1];
     for i in (0..n).rev() {
-        let d = parts[i];
-        let mut e = [false; 256];
-        for b in 0..=255u8 {
-            e[b as usize] = d.next(d.start(), b) != DEAD;
-        }
-        if d.accepts_empty() {
-            let rest = &entries[i + 1];
-            for b in 0..256 {
-                if e[b] && rest[b] {
-                    return None;
-                }
-                e[b] |= rest[b];
+        let mut e = facts[i].first;
+        if facts[i].accepts_empty {
+            let rest = entries[i + 1];
+            if (0..4).any(|w| e[w] & rest[w] != 0) {
+                return None;
             }
+            (0..4).for_each(|w| e[w] |= rest[w]);
         }
         entries[i] = e;
     }
     Some(entries)
-}
-
-/// Does no accepting state of a part (stored, or a boundary of its counted region that
-/// may end) continue on a byte that can start what follows?
-fn junctions_deterministic(parts: &[&Dfa], entries: &[[bool; 256]]) -> bool {
-    for (i, d) in parts.iter().enumerate() {
-        let after = &entries[i + 1];
-        // The part's classes that hold a byte of `after`.
-        let mut after_class = vec![false; d.stride];
-        // (Few bytes can follow: a store only for those, not a read-modify-write per byte.)
-        for b in (0..256).filter(|&b| after[b]) {
-            after_class[d.class_of[b] as usize] = true;
-        }
-        for s in 1..d.accepting.len() {
-            let row = &d.table[s * d.stride..(s + 1) * d.stride];
-            if d.accepting[s] && row.iter().zip(&after_class).any(|(&t, &a)| a && t != DEAD) {
-                return false;
-            }
-        }
-        if let Some(c) = d.counted.as_ref().filter(|c| c.accepts) {
-            // The boundaries that may end move by the unit's first row (unless the
-            // only one is the bounded last) and by `exit`.
-            let unit_moves = !(c.bounded && c.min == c.last);
-            for r in (0..c.per as usize).filter(|&r| c.ends[r]) {
-                let live = |cl: usize| (unit_moves && c.template[r * d.stride + cl] != ROW_DEAD) || c.exit[cl] != DEAD;
-                if (0..d.stride).any(|cl| after_class[cl] && live(cl)) {
-                    return false;
-                }
-            }
-        }
-    }
-    true
 }
 
 /// The concatenation built directly as the sum of the parts (no exploration): state 1 is
@@ -174,7 +261,6 @@ struct Join<'p> {
     /// Stored states in all (the dead state and state 1 included).
     total: usize,
     region_first: u32,
-    region_len: usize,
     /// Does everything from part i on match ""?
     nullable_from: Vec<bool>,
     class_of: [u8; 256],
@@ -183,7 +269,7 @@ struct Join<'p> {
 }
 
 impl<'p> Join<'p> {
-    fn new(parts: &'p [&'p Dfa], keep: Option<usize>) -> Join<'p> {
+    fn new(parts: &'p [&'p Dfa]) -> Join<'p> {
         let n = parts.len();
         let mut nullable_from = vec![true; n + 1];
         for i in (0..n).rev() {
@@ -199,8 +285,7 @@ impl<'p> Join<'p> {
             offset.push(total as u32);
             total += d.accepting.len() - 1;
         }
-        let region_len = keep.and_then(|j| parts[j].counted.as_ref()).map_or(0, |c| c.len());
-        Join { parts, offset, total, region_first: total as u32, region_len, nullable_from, class_of, stride, representative }
+        Join { parts, offset, total, region_first: total as u32, nullable_from, class_of, stride, representative }
     }
 
     /// The joined id of part `i`'s state `q`.

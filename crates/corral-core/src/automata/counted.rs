@@ -293,10 +293,13 @@ impl Dfa {
         id.set(self.start(), 1);
         let mut states = vec![DEAD, self.start()];
         let mut table = vec![DEAD; stride];
+        let classes: Vec<usize> = representative.iter().map(|&b| self.class_of[b as usize] as usize).collect();
+        let mut moves = Vec::with_capacity(stride);
         let mut i = 1;
         while i < states.len() {
-            for &b in &representative {
-                let t = self.next(states[i], b);
+            moves.clear();
+            self.moves_into(states[i], &classes, &mut moves);
+            for &t in &moves {
                 let mut to = id.get(t);
                 if to == u32::MAX {
                     to = states.len() as u32;

@@ -20,6 +20,7 @@
 //!   junction is deterministic;
 //! * [`sequences`]: finite languages (literals, small sets of byte sequences), built and
 //!   minimized directly;
+//! * [`lazy`]: an automaton built the first time it is read (a planned concatenation);
 //! * [`counted`]: counted repetitions kept as a counter (a *counted region*);
 //! * `counted_product`: the intersection of a counted region with another automaton,
 //!   kept as a counted region (a bounded string with a pattern);
@@ -43,6 +44,7 @@ pub mod counted;
 mod counted_product;
 pub mod explore;
 pub mod expr;
+pub mod lazy;
 pub mod look;
 pub mod minimize;
 pub mod product;
@@ -55,6 +57,7 @@ pub mod within;
 
 use counted::{Counted, ROW_DEAD};
 pub use expr::DfaExpr;
+pub use lazy::LazyDfa;
 pub use look::LookTree;
 #[cfg(test)]
 pub(crate) use product::GENERAL_PRODUCT_STATES;
@@ -79,6 +82,22 @@ impl Dfa {
     /// A DFA of no string at all (a look-behind whose prefix language is empty).
     pub(crate) fn nothing() -> Dfa {
         Dfa { class_of: [0; 256], stride: 1, table: vec![DEAD; 2], accepting: vec![false; 2], counted: None }
+    }
+}
+
+/// The move on `class` from block `k`, row `r` of counted region `c` (whose first state
+/// is `first`, in an automaton of `stride` classes).
+#[inline(always)]
+fn counted_step(c: &Counted, first: u32, k: u32, r: u32, stride: usize, class: usize) -> u32 {
+    // The bounded repetition's last boundary: no further unit fits.
+    let full = c.bounded && k == c.last;
+    let t = if full { ROW_DEAD } else { c.template[r as usize * stride + class] };
+    if t == ROW_DEAD {
+        return if c.ends[r as usize] && k >= c.min { c.exit[class] } else { DEAD };
+    }
+    match c.target(k, t) {
+        Some((k2, r2)) => first + k2 * c.per + r2,
+        None => DEAD,
     }
 }
 
@@ -141,16 +160,22 @@ impl Dfa {
         let Some(c) = &self.counted else { return DEAD };
         let first = self.accepting.len() as u32;
         let (k, r) = c.block_row(state - first);
-        // The bounded repetition's last boundary: no further unit fits.
-        let full = c.bounded && k == c.last;
-        let t = if full { ROW_DEAD } else { c.template[r as usize * self.stride + class] };
-        if t == ROW_DEAD {
-            return if c.ends[r as usize] && k >= c.min { c.exit[class] } else { DEAD };
+        counted_step(c, first, k, r, self.stride, class)
+    }
+
+    /// The moves of `state` on each of `classes` (this automaton's class numbers), pushed
+    /// to `out`: a row read once (a counted state's block and row decoded once, not per
+    /// class, for a walk over every class of many states).
+    pub(crate) fn moves_into(&self, state: u32, classes: &[usize], out: &mut Vec<u32>) {
+        if (state as usize) < self.accepting.len() {
+            let row = &self.table[state as usize * self.stride..(state as usize + 1) * self.stride];
+            out.extend(classes.iter().map(|&cl| row[cl]));
+            return;
         }
-        match c.target(k, t) {
-            Some((k2, r2)) => first + k2 * c.per + r2,
-            None => DEAD,
-        }
+        let Some(c) = &self.counted else { return out.extend(classes.iter().map(|_| DEAD)) };
+        let first = self.accepting.len() as u32;
+        let (k, r) = c.block_row(state - first);
+        out.extend(classes.iter().map(|&cl| counted_step(c, first, k, r, self.stride, cl)));
     }
 
     /// The state after reading all of `bytes` (`DEAD` as soon as no match is reachable).

@@ -54,7 +54,10 @@ impl Dfa {
             return Err(Error::EmptyLanguage { what: what.to_string() });
         }
         let class_of = range_classes(seqs);
-        let trie = SequenceSets::build(seqs, &class_of, limits, what)?;
+        let trie = match SequenceSets::build_literals(seqs, &class_of, limits, what)? {
+            Some(trie) => trie,
+            None => SequenceSets::build(seqs, &class_of, limits, what)?,
+        };
         let merged = trie.merge_equivalent();
         Ok(trie.into_dfa(class_of, &merged).with_coarsest_classes())
     }
@@ -144,6 +147,48 @@ impl SequenceSets {
         Ok(SequenceSets { sets, moves, starts, classes, accepting })
     }
 
+    /// [`SequenceSets::build`] for literals (every range one byte: a set of keys), with
+    /// no interning: sorted, the literals that share a prefix are a run of them, and each
+    /// run is reached by one move from its parent's, so a state is a run found once. The
+    /// same states in the same order as `build`'s (each byte present is a class of its
+    /// own, and children come by class). None when some range is wider than a byte.
+    fn build_literals(seqs: &[Vec<(u8, u8)>], class_of: &[u8; 256], limits: &Limits, what: &str) -> Result<Option<SequenceSets>> {
+        if !seqs.iter().flatten().all(|&(lo, hi)| lo == hi) {
+            return Ok(None);
+        }
+        let mut lits: Vec<&[(u8, u8)]> = seqs.iter().map(|s| s.as_slice()).collect();
+        lits.sort_unstable();
+        lits.dedup();
+        // Per state: its depth and run of literals (`sets` keeps only the depth here).
+        let mut runs: Vec<(usize, usize, usize)> = vec![(0, 0, lits.len())];
+        let (mut moves, mut starts, mut accepting) = (Vec::new(), vec![0u32], Vec::new());
+        let mut i = 0;
+        while i < runs.len() {
+            let (depth, lo, hi) = runs[i];
+            // (A literal sorts before those it is a prefix of; deduplicated, one at most.)
+            let ends = lits[lo].len() == depth;
+            accepting.push(ends);
+            let mut k = lo + ends as usize;
+            while k < hi {
+                let b = lits[k][depth].0;
+                let mut e = k + 1;
+                while e < hi && lits[e][depth].0 == b {
+                    e += 1;
+                }
+                moves.push((class_of[b as usize], runs.len() as u32));
+                runs.push((depth + 1, k, e));
+                k = e;
+            }
+            starts.push(moves.len() as u32);
+            if runs.len() > limits.max_dfa_states {
+                return Err(too_many_states(limits, what));
+            }
+            i += 1;
+        }
+        let sets = runs.iter().map(|&(depth, _, _)| (depth, Vec::new())).collect();
+        Ok(Some(SequenceSets { sets, moves, starts, classes: class_of[255] as usize + 1, accepting }))
+    }
+
     fn moves(&self, s: usize) -> &[(u8, u32)] {
         &self.moves[self.starts[s] as usize..self.starts[s + 1] as usize]
     }
@@ -197,5 +242,52 @@ impl SequenceSets {
             }
         }
         Dfa { class_of, stride: n_classes, table, accepting, counted: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A set of literals is built by runs of the sorted literals, to the very automaton
+    /// the subset construction builds (same states, same numbering); a set with a wider
+    /// range takes the subset construction.
+    #[test]
+    fn literal_sets_build_as_the_subset_construction_does() {
+        let lit = |s: &[u8]| s.iter().map(|&b| (b, b)).collect::<Vec<_>>();
+        let sets: Vec<Vec<&[u8]>> = vec![
+            vec![b"\"name\"", b"\"names\"", b"\"nam\"", b"\"id\"", b"\"name\""],
+            vec![b"", b"a", b"ab", b"abc", b"b"],
+            vec!["caf\u{e9}".as_bytes(), b"cafe", b"\xff\x00", b"z"],
+            vec![b"x"],
+            vec![b""],
+        ];
+        let limits = Limits::default();
+        for set in &sets {
+            let seqs: Vec<Vec<(u8, u8)>> = set.iter().map(|s| lit(s)).collect();
+            let class_of = range_classes(&seqs);
+            let fast = SequenceSets::build_literals(&seqs, &class_of, &limits, "t").unwrap().expect("literals");
+            let general = SequenceSets::build(&seqs, &class_of, &limits, "t").unwrap();
+            assert_eq!(
+                (&fast.moves, &fast.starts, &fast.accepting),
+                (&general.moves, &general.starts, &general.accepting),
+                "{set:?}"
+            );
+            let depths = |t: &SequenceSets| t.sets.iter().map(|s| s.0).collect::<Vec<_>>();
+            assert_eq!(depths(&fast), depths(&general));
+            let d = Dfa::from_byte_sequences(&seqs, &limits, "t").unwrap();
+            for s in set {
+                assert!(d.matches(s), "{s:?}");
+            }
+            for s in [&b"\"na\""[..], b"abcd", b"caf", b"y", b"\"id"] {
+                assert_eq!(d.matches(s), set.contains(&s), "{s:?} in {set:?}");
+            }
+        }
+        let classes = vec![vec![(b'a', b'c')], lit(b"d")];
+        assert!(SequenceSets::build_literals(&classes, &range_classes(&classes), &limits, "t").unwrap().is_none());
+        // The state bound holds on both paths.
+        let small = Limits { max_dfa_states: 3, ..Limits::default() };
+        let seqs = vec![lit(b"abcdef")];
+        assert!(SequenceSets::build_literals(&seqs, &range_classes(&seqs), &small, "t").is_err());
     }
 }

@@ -235,6 +235,61 @@ fn deterministic_concat() {
     }
 }
 
+/// A planned concatenation knows what planning needs of it before it is built: its
+/// facts equal those read from the built automaton (the bytes where it may end and go on
+/// may be more: a junction it calls deterministic is one). Joins of unbuilt joins build
+/// on first read, to the regex engine's language.
+#[test]
+fn planned_joins_know_their_facts_before_they_are_built() {
+    use super::concat::ConcatPlan;
+    use std::sync::Arc;
+    let limits = Limits::default();
+    let counted = |min, max| dfa("[a-c]").repeat_counted(min, Some(max), &limits, "t").unwrap().unwrap();
+    let lists: Vec<Vec<Dfa>> = vec![
+        vec![dfa("\""), dfa("[^\"]*"), dfa("\"")],
+        vec![dfa("a+"), dfa("b?"), dfa("c")],
+        vec![dfa("a*"), dfa("b*"), dfa("c*")],
+        vec![dfa("(?:ab|a)c"), dfa("[x-z]{2,5}"), dfa(",?")],
+        vec![dfa("x"), counted(3, 40), dfa("[xy]z|xz")],
+        vec![counted(2, 30), dfa("-"), counted(5, 90), dfa("!")],
+        vec![dfa("k"), counted(0, 12)],
+    ];
+    for parts in &lists {
+        let refs: Vec<&Dfa> = parts.iter().collect();
+        let facts: Vec<_> = refs.iter().map(|d| d.join_facts()).collect();
+        let plan = ConcatPlan::new(&facts, &limits, "t").unwrap().expect("deterministic junctions");
+        let built = plan.build(&refs);
+        let (want, got) = (plan.facts(), built.join_facts());
+        assert_eq!(
+            (want.accepts_empty, want.first, want.stored, want.states),
+            (got.accepts_empty, got.first, got.stored, got.states)
+        );
+        assert_eq!(want.region, got.region, "{} parts", parts.len());
+        assert!(
+            (0..4).all(|w| got.end_continues[w] & !want.end_continues[w] == 0),
+            "ends go on by no byte the plan did not name"
+        );
+    }
+    // Joined lazily in two levels: nothing is built until the outer join is read.
+    let leaves: Vec<Arc<LazyDfa>> =
+        ["\\{", "\"[a-z]*\"", ":", "[0-9]+", "\\}"].iter().map(|p| Arc::new(LazyDfa::from(dfa(p)))).collect();
+    let inner_facts: Vec<_> = leaves[..3].iter().map(|l| l.facts()).collect();
+    let inner = ConcatPlan::new(&inner_facts, &limits, "t").unwrap().unwrap();
+    let inner = Arc::new(LazyDfa::concat(inner, leaves[..3].to_vec()));
+    let outer_parts = vec![inner.clone(), leaves[3].clone(), leaves[4].clone()];
+    let outer_facts: Vec<_> = outer_parts.iter().map(|l| l.facts()).collect();
+    let outer = LazyDfa::concat(ConcatPlan::new(&outer_facts, &limits, "t").unwrap().unwrap(), outer_parts);
+    assert!(!inner.is_built() && !outer.is_built());
+    assert!(!outer.accepts_empty());
+    assert_eq!(set_bytes(&outer.first_bytes()).collect::<Vec<_>>(), vec![b'{'], "read from its facts");
+    assert!(!outer.is_built(), "facts build nothing");
+    let want = dfa("\\{\"[a-z]*\":[0-9]+\\}");
+    for s in [&b"{\"ab\":12}"[..], b"{\"\":0}", b"{\"a\":}", b"{\"a\"12}", b"{\"a\":1"] {
+        assert_eq!(outer.matches(s), want.matches(s), "{s:?}");
+    }
+    assert!(outer.is_built() && inner.is_built(), "reading the outer join built both");
+}
+
 #[test]
 fn from_expr_agrees_with_the_regex_engine() {
     let limits = Limits::default();

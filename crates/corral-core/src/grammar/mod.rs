@@ -43,8 +43,8 @@ pub fn expression_is_empty(expr: &str, limits: &Limits, classes: Option<&PerlCla
 /// A context-free grammar, validated and normalized.
 #[derive(Debug, Clone)]
 pub struct CfgGrammar {
-    /// The normalized grammar.
-    pub cfg: Cfg,
+    /// The normalized grammar (shared with the parsers of its compiled grammars).
+    pub cfg: Arc<Cfg>,
     /// What it is, for messages.
     pub description: String,
     /// The output is JSON whose objects must not repeat a key (see [`distinct_keys`]).
@@ -126,7 +126,14 @@ impl Grammar {
     /// A normalized grammar with no condition beside it (no repeated-key check).
     fn plain_cfg(cfg: Cfg, description: String) -> Grammar {
         let (distinct_keys, key_endings_infinite, open_keys, json_regions) = (false, false, false, false);
-        Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys, json_regions }))
+        Grammar::Cfg(Arc::new(CfgGrammar {
+            cfg: Arc::new(cfg),
+            description,
+            distinct_keys,
+            key_endings_infinite,
+            open_keys,
+            json_regions,
+        }))
     }
 
     /// Validates and normalizes a grammar built directly as an AST (by a front-end that
@@ -197,7 +204,14 @@ impl Grammar {
         let open_keys = checked.iter().any(|p| matches!(p, Grammar::Cfg(c) if c.open_keys));
         let description = format!("{word} of {} grammars", parts.len());
         let json_regions = regions;
-        Ok(Grammar::Cfg(Arc::new(CfgGrammar { cfg, description, distinct_keys, key_endings_infinite, open_keys, json_regions })))
+        Ok(Grammar::Cfg(Arc::new(CfgGrammar {
+            cfg: Arc::new(cfg),
+            description,
+            distinct_keys,
+            key_endings_infinite,
+            open_keys,
+            json_regions,
+        })))
     }
 
     /// The parts of a join, lowered, without those that match no string (a regex such as
@@ -259,7 +273,7 @@ impl Grammar {
                     let (distinct_keys, key_endings_infinite, open_keys) = (c.distinct_keys, c.key_endings_infinite, c.open_keys);
                     let json_regions = c.json_regions;
                     Grammar::Cfg(Arc::new(CfgGrammar {
-                        cfg,
+                        cfg: Arc::new(cfg),
                         description,
                         distinct_keys,
                         key_endings_infinite,

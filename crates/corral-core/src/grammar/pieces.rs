@@ -159,8 +159,9 @@ impl Grammar {
             return Err(Error::InvalidArgument("a token budget needs free text of one piece".into()));
         }
         let mut c = Arc::unwrap_or_clone(c);
-        c.cfg.terminals.iter_mut().for_each(|t| t.token_budget = Some(max_tokens));
-        c.cfg.regular = None;
+        let cfg = Arc::make_mut(&mut c.cfg);
+        cfg.terminals.iter_mut().for_each(|t| t.token_budget = Some(max_tokens));
+        cfg.regular = None;
         c.description = format!("{} in at most {max_tokens} tokens", c.description);
         Ok(Grammar::Cfg(Arc::new(c)))
     }

@@ -107,6 +107,7 @@ impl CompiledGrammar {
                 Engine::Dfa { dfa, masks, sliced: Default::default() }
             }
             Grammar::Cfg(cfg) => {
+                // (The grammar's own, shared: not a copy per compile.)
                 let earley = EarleyGrammar::new(cfg.cfg.clone(), limits);
                 let mut start = earley.start_chart()?;
                 let set_numbers = SetNumbers::default();
@@ -176,6 +177,42 @@ impl CompiledGrammar {
             Engine::Dfa { masks, .. } => masks.iter().filter(|m| m.get().is_some()).count(),
             Engine::Cfg { state_cache, .. } => state_cache.read().map_or(0, |c| c.len()),
             Engine::Intersection { parts } => parts.iter().map(|p| p.cached_states()).sum(),
+        }
+    }
+
+    /// Of the grammar's terminals, how many have their automaton built, and how many there
+    /// are: lowering plans a joined run of terminals and leaves it to be built the first
+    /// time a parser state reads it (see [`crate::automata::lazy`]). A regular grammar
+    /// has none.
+    pub fn terminals_built(&self) -> (usize, usize) {
+        match &self.engine {
+            Engine::Dfa { .. } => (0, 0),
+            Engine::Cfg { earley, .. } => {
+                let terms = &earley.cfg().terminals;
+                (terms.iter().filter(|t| t.dfa.is_built()).count(), terms.len())
+            }
+            Engine::Intersection { parts } => {
+                parts.iter().map(|p| p.terminals_built()).fold((0, 0), |(b, n), (pb, pn)| (b + pb, n + pn))
+            }
+        }
+    }
+
+    /// Builds now every terminal automaton left to be built on first use (see
+    /// [`CompiledGrammar::terminals_built`]), as a compile did before joins were built
+    /// lazily; returns how many it built. Stops when interrupted.
+    pub fn build_terminals(&self) -> Result<usize> {
+        match &self.engine {
+            Engine::Dfa { .. } => Ok(0),
+            Engine::Cfg { earley, .. } => {
+                let mut built = 0;
+                for t in earley.cfg().terminals.iter().filter(|t| !t.dfa.is_built()) {
+                    crate::util::interrupt::check_now()?;
+                    t.dfa.get();
+                    built += 1;
+                }
+                Ok(built)
+            }
+            Engine::Intersection { parts } => parts.iter().map(|p| p.build_terminals()).sum(),
         }
     }
 

@@ -51,7 +51,7 @@ pub fn schema_grammar(
         let grammar = match grammar {
             Grammar::Cfg(c) if !c.cfg.warnings.is_empty() => {
                 let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
-                c.cfg.warnings.clear();
+                Arc::make_mut(&mut c.cfg).warnings.clear();
                 Grammar::Cfg(Arc::new(c))
             }
             g => g,

@@ -110,8 +110,9 @@ fn with_warnings(grammar: Grammar, warnings: Vec<String>) -> Grammar {
     match grammar {
         Grammar::Cfg(c) => {
             let mut c = Arc::try_unwrap(c).unwrap_or_else(|shared| (*shared).clone());
-            c.cfg.warnings.retain(|w| !w.contains(EmbeddedSchema::PREFIX));
-            c.cfg.warnings.extend(warnings);
+            let cfg = Arc::make_mut(&mut c.cfg);
+            cfg.warnings.retain(|w| !w.contains(EmbeddedSchema::PREFIX));
+            cfg.warnings.extend(warnings);
             Grammar::Cfg(Arc::new(c))
         }
         g => g,

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::grammar::lower::Cfg;
 use crate::grammar::Sym;
 use crate::limits::Limits;
+use std::sync::Arc;
 
 /// "No set here" / "complete item" marker.
 pub(super) const NONE: u32 = u32::MAX;
@@ -28,7 +29,7 @@ pub(super) const ADD_AT_START: u32 = 1 << 31;
 /// The grammar with the tables the recognizer needs.
 #[derive(Debug)]
 pub struct EarleyGrammar {
-    pub(super) cfg: Cfg,
+    pub(super) cfg: Arc<Cfg>,
     /// Per dotted rule: the symbol after the dot (`NONE` when complete).
     pub(super) dr_next: Vec<u32>,
     /// Per dotted rule: its production's left-hand side.
@@ -99,7 +100,8 @@ fn ends_output(cfg: &Cfg) -> Vec<bool> {
 
 impl EarleyGrammar {
     /// Precomputes the recognizer's tables.
-    pub fn new(cfg: Cfg, limits: &Limits) -> EarleyGrammar {
+    pub fn new(cfg: impl Into<Arc<Cfg>>, limits: &Limits) -> EarleyGrammar {
+        let cfg: Arc<Cfg> = cfg.into();
         let mut dr_next = Vec::new();
         let mut dr_lhs = Vec::new();
         let mut first_dr = Vec::with_capacity(cfg.productions.len());
@@ -127,19 +129,8 @@ impl EarleyGrammar {
             left_corners[a].dedup();
         }
         let num_dotted = dr_next.len();
-        let first_bytes: Vec<[u64; 4]> = cfg
-            .terminals
-            .iter()
-            .map(|t| {
-                let mut set = [0u64; 4];
-                for b in 0..=255u8 {
-                    if t.dfa.next(t.dfa.start(), b) != DEAD {
-                        set[(b >> 6) as usize] |= 1 << (b & 63);
-                    }
-                }
-                set
-            })
-            .collect();
+        // (From a joined terminal's facts: it is built when first read.)
+        let first_bytes: Vec<[u64; 4]> = cfg.terminals.iter().map(|t| t.dfa.first_bytes()).collect();
         let (dr_perm, nt_perm) = perm_tables(&cfg, &first_dr, num_dotted);
         let mut distinct_entry = vec![Distinct::No; cfg.nonterminals.len()];
         for perm in &cfg.perms {

@@ -5,7 +5,6 @@ use crate::util::hash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use super::*;
-use crate::automata::Dfa;
 use crate::error::Result;
 use crate::frontend::scanner::grammar_error;
 use crate::grammar::perm::Perm;
@@ -152,7 +151,7 @@ pub(super) const MAX_INLINED_ALTERNATIVES: usize = 4;
 pub(super) fn build_perms(lw: &mut Lowering<'_>, bnf: &mut [Alts]) -> Result<Vec<Perm>> {
     let mut out = Vec::new();
     let mut merged: FastMap<Vec<Sym>, u32> = FastMap::default();
-    let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
+    let mut joins: HashMap<(String, String), Option<Arc<crate::automata::LazyDfa>>> = HashMap::new();
     for di in 0..lw.perms.len() {
         let list = lw.perms[di].list;
         if bnf[list as usize].is_empty() {

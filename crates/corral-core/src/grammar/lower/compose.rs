@@ -346,7 +346,7 @@ pub fn regular_cfg(dfa: Dfa, name: &str, limits: &Limits) -> Result<Cfg> {
     let stripped = if accepts_empty { dfa.without_empty(limits, name) } else { Ok(dfa.clone()) };
     match stripped {
         Ok(t) => {
-            terminals.push(Terminal { name: name.to_string(), dfa: std::sync::Arc::new(t), token_budget: None });
+            terminals.push(Terminal { name: name.to_string(), dfa: std::sync::Arc::new(t.into()), token_budget: None });
             bnf[0].push(vec![Sym::t(0)]);
         }
         // Only "" is matched: no terminal.

@@ -5,7 +5,8 @@ use crate::util::hash::{HashMap, HashMapExt, HashSet};
 use std::sync::Arc;
 
 use super::*;
-use crate::automata::{Dfa, DfaExpr};
+use crate::automata::concat::{ConcatPlan, JoinFacts};
+use crate::automata::{Dfa, DfaExpr, LazyDfa};
 use crate::error::{Error, Result};
 use crate::frontend::ast::Pos;
 use crate::limits::Limits;
@@ -15,11 +16,12 @@ use crate::util::hash::FastMap;
 /// DFA states, see [`merge_terminal_runs`]).
 pub(super) const MERGE_MAX_STATES: usize = 4_096;
 
-/// A terminal being merged with its neighbours: its DFA, the terminal it is (None once
-/// merged), name and canonical key (a merged run's names its parts' keys).
+/// A terminal being merged with its neighbours: its DFA (a join is built on first use),
+/// the terminal it is (None once merged), name and canonical key (a merged run's names
+/// its parts' keys).
 #[derive(Clone)]
 pub(super) struct RunPart {
-    dfa: Arc<Dfa>,
+    dfa: Arc<LazyDfa>,
     terminal: Option<u32>,
     name: String,
     key: String,
@@ -27,14 +29,15 @@ pub(super) struct RunPart {
 
 /// Replaces runs of adjacent terminals by one terminal (same language, fewer parser
 /// steps, and a string's quotes inside its terminal, so that the terminal ends only where
-/// the string does). Two terminals are joined by [`Dfa::concat`] where the junction is
-/// deterministic; otherwise by subset construction while the result stays small (see
-/// [`merge_pairwise`]), else they stay apart.
+/// the string does). Two terminals are joined by one-pass concatenation where the
+/// junction is deterministic, planned now and built the first time the parser reads the
+/// join (see [`crate::automata::lazy`]); otherwise by subset construction while the
+/// result stays small (see [`merge_pairwise`]), else they stay apart.
 pub(super) fn merge_terminal_runs(lw: &mut Lowering<'_>) -> Result<()> {
     let mut merged: FastMap<Vec<Sym>, u32> = FastMap::default();
     // Joins tried so far, by the two parts' keys (a run may repeat one pair many times,
     // as a long string's chunks do).
-    let mut joins: HashMap<(String, String), Option<Arc<Dfa>>> = HashMap::new();
+    let mut joins: HashMap<(String, String), Option<Arc<LazyDfa>>> = HashMap::new();
     for n in 0..lw.bnf.len() {
         for a in 0..lw.bnf[n].len() {
             let seq = lw.bnf[n][a].clone();
@@ -49,7 +52,7 @@ pub(super) fn merge_seq(
     lw: &mut Lowering<'_>,
     seq: &[Sym],
     merged: &mut FastMap<Vec<Sym>, u32>,
-    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+    joins: &mut HashMap<(String, String), Option<Arc<LazyDfa>>>,
 ) -> Result<Vec<Sym>> {
     let mut out = Vec::with_capacity(seq.len());
     let mut i = 0;
@@ -82,7 +85,7 @@ pub(super) fn merge_seq(
 pub(super) fn merge_run(
     lw: &mut Lowering<'_>,
     run: &[Sym],
-    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+    joins: &mut HashMap<(String, String), Option<Arc<LazyDfa>>>,
     out: &mut Vec<Sym>,
 ) -> Result<()> {
     let part = |lw: &Lowering<'_>, s: Sym| {
@@ -102,20 +105,21 @@ pub(super) fn merge_run(
     let mut start = 0;
     while start < all.len() {
         let mut end = start + 1;
-        let mut states = all[start].dfa.num_states();
-        while end < all.len() && states + all[end].dfa.num_states() <= MERGE_MAX_STATES {
-            states += all[end].dfa.num_states();
+        let mut states = all[start].dfa.facts().states;
+        while end < all.len() && states + all[end].dfa.facts().states <= MERGE_MAX_STATES {
+            states += all[end].dfa.facts().states;
             end += 1;
         }
         let segment = &all[start..end];
         start = end;
         if segment.len() > 2 {
-            let dfas: Vec<&Dfa> = segment.iter().map(|p| &*p.dfa).collect();
-            let what = format!("the terminals {}", segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" "));
-            if let Some(d) = Dfa::concat_all(&dfas, lw.limits, &what)? {
+            let facts: Vec<JoinFacts> = segment.iter().map(|p| p.dfa.facts()).collect();
+            let what = || format!("the terminals {}", segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" "));
+            if let Some(plan) = ConcatPlan::new(&facts, lw.limits, &what())? {
                 let name = segment.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ");
                 let key = format!("seq({})", segment.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(","));
-                parts.push(RunPart { dfa: Arc::new(d), terminal: None, name, key });
+                let dfa = Arc::new(LazyDfa::concat(plan, segment.iter().map(|p| p.dfa.clone()).collect()));
+                parts.push(RunPart { dfa, terminal: None, name, key });
                 continue;
             }
         }
@@ -123,7 +127,7 @@ pub(super) fn merge_run(
     }
     for p in parts {
         // A merged run is one terminal per key (the same run in many places, say).
-        let t = p.terminal.unwrap_or_else(|| lw.dfa_terminal(&p.dfa, p.key, &p.name));
+        let t = p.terminal.unwrap_or_else(|| lw.lazy_terminal(p.dfa, p.key, &p.name));
         out.push(Sym::t(t));
     }
     Ok(())
@@ -134,7 +138,7 @@ pub(super) fn merge_run(
 pub(super) fn merge_pairwise(
     lw: &Lowering<'_>,
     segment: &[RunPart],
-    joins: &mut HashMap<(String, String), Option<Arc<Dfa>>>,
+    joins: &mut HashMap<(String, String), Option<Arc<LazyDfa>>>,
     parts: &mut Vec<RunPart>,
 ) -> Result<()> {
     let mut cur: Option<RunPart> = None;
@@ -144,7 +148,7 @@ pub(super) fn merge_pairwise(
             cur = Some(next);
             continue;
         };
-        if c.dfa.num_states() + next.dfa.num_states() > MERGE_MAX_STATES {
+        if c.dfa.facts().states + next.dfa.facts().states > MERGE_MAX_STATES {
             // Joining copies both automata; past this size it costs more than it saves.
             parts.push(c);
             cur = Some(next);
@@ -155,14 +159,14 @@ pub(super) fn merge_pairwise(
         let joined = match joins.get(&pair) {
             Some(j) => j.clone(),
             None => {
-                let j = match c.dfa.concat(&next.dfa, lw.limits, &what) {
-                    Ok(Some(d)) => Some(Arc::new(d)),
+                let j = match ConcatPlan::new(&[c.dfa.facts(), next.dfa.facts()], lw.limits, &what) {
+                    Ok(Some(plan)) => Some(Arc::new(LazyDfa::concat(plan, vec![c.dfa.clone(), next.dfa.clone()]))),
                     // A junction that is not deterministic: subset construction over the two
                     // automata, within the merge budget (else the parser reads them one by one).
                     Ok(None) => {
                         let small = Limits { max_dfa_states: MERGE_MAX_STATES, ..lw.limits.clone() };
-                        let e = DfaExpr::Seq(vec![DfaExpr::Leaf(&c.dfa), DfaExpr::Leaf(&next.dfa)]);
-                        Dfa::from_expr(&e, &small, &what).ok().map(Arc::new)
+                        let e = DfaExpr::Seq(vec![DfaExpr::Leaf(c.dfa.get()), DfaExpr::Leaf(next.dfa.get())]);
+                        Dfa::from_expr(&e, &small, &what).ok().map(|d| Arc::new(LazyDfa::from(d)))
                     }
                     Err(Error::LimitExceeded { .. }) => None,
                     Err(e) => return Err(e),
@@ -200,7 +204,8 @@ pub(super) fn split_nullable_terminals(lw: &mut Lowering<'_>) -> Result<()> {
         let sym = match lw.terminals[t as usize].dfa.without_empty(lw.limits, &name) {
             Ok(dfa) => {
                 let key = format!("plus({})", lw.terminal_key[t as usize]);
-                let plus = lw.push_terminal(Terminal { name: name.clone(), dfa: Arc::new(dfa), token_budget: None }, None, key);
+                let plus =
+                    lw.push_terminal(Terminal { name: name.clone(), dfa: Arc::new(dfa.into()), token_budget: None }, None, key);
                 let origin = (name.clone(), Pos::default());
                 let k = lw.nt_names.len();
                 let n = lw.new_nt(format!("{name}?#{k}"), origin);

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::perm::Perm;
 pub use super::sym::Sym;
-use crate::automata::Dfa;
+use crate::automata::{Dfa, LazyDfa};
 use crate::error::{Error, Result};
 use crate::frontend::ast::{EmbeddedSchema, Expr, GrammarAst, Pos};
 use crate::frontend::regex::{self, PerlClasses};
@@ -65,8 +65,9 @@ pub struct Production {
 pub struct Terminal {
     /// A readable name (the rule or literal it came from).
     pub name: String,
-    /// Its automaton (shared with the lowering's caches).
-    pub dfa: Arc<Dfa>,
+    /// Its automaton (shared with the lowering's caches): a joined run of terminals is
+    /// built the first time the parser reads it (see [`crate::automata::lazy`]).
+    pub dfa: Arc<LazyDfa>,
     /// A budget in tokens (a structural tag's `max_tokens`): at most this many of the
     /// model's tokens may start inside one match. The grammar cannot count tokens, so
     /// the matcher does, at token boundaries (see `matcher::budgets`).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::piece::Piece;
 use super::*;
-use crate::automata::Dfa;
+use crate::automata::{Dfa, LazyDfa};
 use crate::error::{Error, Result};
 use crate::frontend::ast::Pos;
 use crate::frontend::scanner::grammar_error;
@@ -135,7 +135,16 @@ impl<'a> Lowering<'a> {
         if let Some(&t) = self.terminal_of_key.get(&key) {
             return t;
         }
-        let id = self.push_terminal(Terminal { name: name.to_string(), dfa: dfa.clone(), token_budget: None }, None, key.clone());
+        self.lazy_terminal(Arc::new(LazyDfa::ready(dfa.clone())), key, name)
+    }
+
+    /// The terminal of an automaton that may be built on first use (a joined run; one
+    /// per key).
+    pub(super) fn lazy_terminal(&mut self, dfa: Arc<LazyDfa>, key: String, name: &str) -> u32 {
+        if let Some(&t) = self.terminal_of_key.get(&key) {
+            return t;
+        }
+        let id = self.push_terminal(Terminal { name: name.to_string(), dfa, token_budget: None }, None, key.clone());
         self.terminal_of_key.insert(key, id);
         id
     }
@@ -154,7 +163,7 @@ impl<'a> Lowering<'a> {
         if let Some(&t) = self.terminal_of_key.get(p.key()) {
             return Ok(t);
         }
-        let dfa = self.piece_dfa(p, name, pos.unwrap_or_default())?;
+        let dfa = Arc::new(LazyDfa::ready(self.piece_dfa(p, name, pos.unwrap_or_default())?));
         let key = p.key().to_string();
         let id = self.push_terminal(Terminal { name: name.to_string(), dfa, token_budget: None }, Some(p.clone()), key.clone());
         self.terminal_of_key.insert(key, id);
@@ -174,7 +183,7 @@ impl<'a> Lowering<'a> {
     pub(super) fn terminal_reg(&self, t: u32) -> Reg {
         match &self.terminal_piece[t as usize] {
             Some(p) => Reg::Hir(p.clone()),
-            None => Reg::Dfa { dfa: self.terminals[t as usize].dfa.clone(), key: self.terminal_key[t as usize].clone() },
+            None => Reg::Dfa { dfa: self.terminals[t as usize].dfa.arc(), key: self.terminal_key[t as usize].clone() },
         }
     }
 }

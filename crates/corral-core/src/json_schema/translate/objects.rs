@@ -434,8 +434,16 @@ impl<'a> Translator<'a> {
         let what = "a class of object keys";
         let inner = self.langs.dfa(keys, &self.limits)?;
         let q = Dfa::literal(b"\"", &self.limits, what)?;
-        let whole =
-            Dfa::from_expr(&DfaExpr::Seq(vec![DfaExpr::Leaf(&q), DfaExpr::Leaf(&inner), DfaExpr::Leaf(&q)]), &self.limits, what)?;
+        // (In one pass where no key may go on with a bare quote, as every JSON key is;
+        // else by subset construction.)
+        let whole = match Dfa::concat_all(&[&q, &inner, &q], &self.limits, what)? {
+            Some(d) => d,
+            None => Dfa::from_expr(
+                &DfaExpr::Seq(vec![DfaExpr::Leaf(&q), DfaExpr::Leaf(&inner), DfaExpr::Leaf(&q)]),
+                &self.limits,
+                what,
+            )?,
+        };
         Ok(Lang::Dfa(Arc::new(whole), format!("quoted!({})", keys.key())))
     }
 
